@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import { configSchema, type Config } from './schema.js';
+
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const DEFAULT_CONFIG_FILE = resolve(PROJECT_ROOT, 'config/default.yaml');
+
+type Tree = Record<string, unknown>;
+/** One source of settings, remembered so an error can name where a bad value came from. */
+interface Layer {
+  name: string;
+  values: Tree;
+}
+
+const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function merge(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isTree(b) && isTree(v) ? merge(b, v) : v;
+  }
+  return out;
+}
+
+function has(tree: Tree, path: PropertyKey[]): boolean {
+  let node: unknown = tree;
+  for (const key of path) {
+    if (!isTree(node) || !(String(key) in node)) return false;
+    node = node[String(key)];
+  }
+  return true;
+}
+
+function readLayer(file: string): Layer {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new GatewayError('CONFIG_INVALID', `${file}: cannot read: ${(e as Error).message}`);
+  }
+  let values: unknown;
+  try {
+    values = parseYaml(text) ?? {};
+  } catch (e) {
+    throw new GatewayError('CONFIG_INVALID', `${file}: not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (!isTree(values)) throw new GatewayError('CONFIG_INVALID', `${file}: expected a mapping at the top level`);
+  // A relative price file is relative to the config file that names it.
+  const prices = values['prices'];
+  if (isTree(prices) && typeof prices['file'] === 'string' && !isAbsolute(prices['file'])) {
+    values = merge(values, { prices: { file: resolve(dirname(file), prices['file']) } });
+  }
+  return { name: file, values: values as Tree };
+}
+
+const ENV_PATHS: Record<string, { path: string[]; number?: boolean }> = {
+  PORT: { path: ['listen', 'public', 'port'], number: true },
+  HOST: { path: ['listen', 'public', 'host'] },
+  ADMIN_PORT: { path: ['listen', 'admin', 'port'], number: true },
+  ADMIN_HOST: { path: ['listen', 'admin', 'host'] },
+  ADMIN_TOKEN: { path: ['listen', 'admin', 'token'] },
+  REDIS_URL: { path: ['store', 'redis', 'url'] },
+  LOG_LEVEL: { path: ['log', 'level'] },
+};
+
+function envLayers(env: NodeJS.ProcessEnv): Layer[] {
+  const layers: Layer[] = [];
+  for (const [name, { path, number }] of Object.entries(ENV_PATHS)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const value: unknown = number && /^\d+$/.test(raw) ? Number(raw) : raw;
+    const values = path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as Tree;
+    // Setting REDIS_URL is how ops select the shared store.
+    layers.push({ name: `environment ${name}`, values: name === 'REDIS_URL' ? merge(values, { store: { type: 'redis' } }) : values });
+  }
+  return layers;
+}
+
+function describe(issue: z.core.$ZodIssue, layers: Layer[]): string {
+  const origin = [...layers].reverse().find((l) => has(l.values, issue.path)) ?? layers[layers.length - 1];
+  const where = origin?.name.startsWith('/') ? relativeName(origin.name) : origin?.name;
+  return `${where}: ${issue.path.join('.') || '(top level)'}: ${issue.message}`;
+}
+
+const relativeName = (file: string): string =>
+  file.startsWith(process.cwd() + '/') ? file.slice(process.cwd().length + 1) : file;
+
+export interface LoadOptions {
+  /** An extra file layered over the defaults (--config). Falls back to FUEL_GATEWAY_CONFIG. */
+  file?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Settings layered last, for tests and embedding. */
+  overrides?: Tree;
+}
+
+/** Reads, layers and validates the configuration. Throws CONFIG_INVALID with one line per problem. */
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const layers: Layer[] = [readLayer(DEFAULT_CONFIG_FILE)];
+  const extra = opts.file ?? env['FUEL_GATEWAY_CONFIG'];
+  if (extra) layers.push(readLayer(resolve(extra)));
+  layers.push(...envLayers(env));
+  if (opts.overrides) layers.push({ name: 'overrides', values: opts.overrides });
+  const merged = layers.reduce<Tree>((acc, l) => merge(acc, l.values), {});
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => describe(i, layers));
+    throw new GatewayError('CONFIG_INVALID', `invalid configuration:\n${lines.join('\n')}`, lines);
+  }
+  return parsed.data;
+}
+
+/** The effective config for `config check`, with secrets masked. */
+export function maskSecrets(config: Config): Config {
+  const redisUrl = config.store.redis.url.replace(/\/\/([^@/]*)@/, '//***@');
+  return {
+    ...config,
+    listen: { ...config.listen, admin: { ...config.listen.admin, token: config.listen.admin.token ? '***' : '' } },
+    store: { ...config.store, redis: { ...config.store.redis, url: redisUrl } },
+  };
+}

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { isValidTimeZone } from '../quota/period.js';
+
+const port = z.number({ error: 'expected a port number' }).int().min(0).max(65535);
+const posInt = z.number({ error: 'expected a positive integer' }).int('expected a positive integer').positive('expected a positive integer');
+const nonNegInt = z.number({ error: 'expected a whole number ≥ 0' }).int().nonnegative();
+const message = z.string().min(1, 'expected a non-empty message');
+
+const listener = z.strictObject({ host: z.string().min(1), port });
+
+const plan = z.strictObject({
+  limit: posInt.optional(),
+  period: z.enum(['trial', 'monthly']),
+  trial_days: posInt.default(14),
+  // A trial plan may convert to another plan when its first trial period ends.
+  converts_to: z.string().optional(),
+});
+
+export const configSchema = z
+  .strictObject({
+    time_zone: z.string().refine(isValidTimeZone, 'expected an IANA time zone such as Africa/Johannesburg'),
+    listen: z.strictObject({
+      public: listener,
+      admin: listener.extend({ token: z.string() }),
+    }),
+    server: z.strictObject({
+      request_timeout_ms: posInt,
+      headers_timeout_ms: posInt,
+      keep_alive_timeout_ms: posInt,
+      max_header_bytes: z.number().int().min(1024, 'expected at least 1024').max(1048576, 'expected at most 1048576'),
+    }),
+    store: z.strictObject({
+      type: z.enum(['memory', 'redis']),
+      on_error: z.enum(['reject', 'allow']),
+      counter_retention_days: nonNegInt,
+      redis: z.strictObject({
+        url: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL'),
+        key_prefix: z.string(),
+        command_timeout_ms: posInt,
+        connect_timeout_ms: posInt,
+      }),
+    }),
+    plans: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, 'expected a lower-case plan name'), plan),
+    prices: z.strictObject({
+      file: z.string().min(1),
+      watch_file: z.boolean(),
+      source_name: z.string().min(1),
+      historical_enabled: z.boolean(),
+    }),
+    limits: z.strictObject({
+      max_key_length: posInt,
+      account_cache: z.strictObject({ max_entries: posInt, negative_ttl_ms: nonNegInt }),
+      invalid_key_throttle: z.strictObject({ max_attempts: posInt, window_s: posInt, block_s: posInt }),
+    }),
+    demo_accounts: z.boolean(),
+    log: z.strictObject({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    }),
+    messages: z.strictObject({
+      missing_key: message,
+      invalid_key: message,
+      inactive_key: message,
+      limit_monthly: message,
+      limit_trial: message,
+      throttled: message,
+      invalid_month: message,
+      invalid_year: message,
+      bad_request: message,
+      headers_too_large: message,
+      historical_disabled: message,
+      not_found: message,
+      method_not_allowed: message,
+      unavailable: message,
+      internal: message,
+    }),
+  })
+  .superRefine((cfg, ctx) => {
+    for (const [name, p] of Object.entries(cfg.plans)) {
+      if (p.converts_to !== undefined && !(p.converts_to in cfg.plans)) {
+        ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: `unknown plan "${p.converts_to}"` });
+      }
+      if (p.converts_to !== undefined && p.period !== 'trial') {
+        ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: 'only a trial plan converts' });
+      }
+    }
+  });
+
+export type Config = z.infer<typeof configSchema>;
+export type PlanConfig = Config['plans'][string];
+export type Messages = Config['messages'];

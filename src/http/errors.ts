@@ -1,0 +1,41 @@
+import type { Messages } from '../config/schema.js';
+
+/**
+ * The one table of error kinds: each maps to an HTTP status and to the configurable message of
+ * the same name (config `messages`). Every error answer of the public listener comes from here.
+ */
+export const ERROR_STATUS = {
+  missing_key: 401,
+  invalid_key: 401,
+  inactive_key: 403,
+  limit_monthly: 429,
+  limit_trial: 429,
+  throttled: 429,
+  invalid_month: 400,
+  invalid_year: 400,
+  bad_request: 400,
+  headers_too_large: 431,
+  historical_disabled: 501,
+  not_found: 404,
+  method_not_allowed: 405,
+  unavailable: 503,
+  internal: 500,
+} as const satisfies Record<keyof Messages, number>;
+
+export type ErrorKind = keyof typeof ERROR_STATUS;
+
+export interface ErrorAnswer {
+  status: number;
+  body: string;
+  length: number;
+}
+
+/** Error bodies, serialised once from the configured messages. */
+export function buildErrorAnswers(messages: Messages): Record<ErrorKind, ErrorAnswer> {
+  const out = {} as Record<ErrorKind, ErrorAnswer>;
+  for (const kind of Object.keys(ERROR_STATUS) as ErrorKind[]) {
+    const body = JSON.stringify({ success: false, message: messages[kind] });
+    out[kind] = { status: ERROR_STATUS[kind], body, length: Buffer.byteLength(body) };
+  }
+  return out;
+}

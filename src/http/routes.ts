@@ -1,0 +1,63 @@
+import type { Config } from '../config/schema.js';
+import { CSV_HEADER, type Snapshot } from '../prices/snapshot.js';
+import type { ErrorKind } from './errors.js';
+
+/** What a metered route will answer once the request is counted: `head + usage + tail`. */
+export interface Prepared {
+  contentType: string;
+  head: string;
+  tail: string;
+  /** Whether the per-request `usage` object goes between head and tail. */
+  withUsage: boolean;
+}
+
+export type Route =
+  | { kind: 'metered'; prepare(query: URLSearchParams, snapshot: Snapshot): Prepared | ErrorKind }
+  | { kind: 'health' }
+  | { kind: 'ready' };
+
+const JSON_TYPE = 'application/json';
+
+// One Prepared per snapshot and envelope, so a current-price request allocates none.
+const simple = new WeakMap<Snapshot, Prepared>();
+const full = new WeakMap<Snapshot, Prepared>();
+
+function envelope(cache: WeakMap<Snapshot, Prepared>, snap: Snapshot, head: string): Prepared {
+  let p = cache.get(snap);
+  if (!p) cache.set(snap, (p = { contentType: JSON_TYPE, head, tail: '}', withUsage: true }));
+  return p;
+}
+
+const MONTH = /^(0?[1-9]|1[0-2])$/;
+const YEAR = /^\d{4}$/;
+
+function historical(query: URLSearchParams, snap: Snapshot): Prepared | ErrorKind {
+  const month = query.get('month') ?? '';
+  const year = query.get('year') ?? '';
+  if (!MONTH.test(month)) return 'invalid_month';
+  if (!YEAR.test(year)) return 'invalid_year';
+  const m = Number(month);
+  const y = Number(year);
+  const answer = snap.months.get(`${year}-${String(m).padStart(2, '0')}`);
+  if (query.get('format') === 'csv') {
+    return { contentType: 'text/csv; charset=utf-8', head: answer?.csv ?? `${CSV_HEADER}\r\n`, tail: '', withUsage: false };
+  }
+  const body = `{"success":true,"month":${m},"year":${y},"results":${answer?.json ?? '[]'}}`;
+  return { contentType: JSON_TYPE, head: body, tail: '', withUsage: false };
+}
+
+/** The only table of public paths. */
+export function buildRoutes(config: Config): Map<string, Route> {
+  return new Map<string, Route>([
+    ['/fuel-api/api/simple-current.php', { kind: 'metered', prepare: (_q, s) => envelope(simple, s, s.simplePrefix) }],
+    ['/fuel-api/api/current.php', { kind: 'metered', prepare: (_q, s) => envelope(full, s, s.fullPrefix) }],
+    [
+      '/fuel-api/api/historical.php',
+      { kind: 'metered', prepare: config.prices.historical_enabled ? historical : () => 'historical_disabled' },
+    ],
+    ['/healthz', { kind: 'health' }],
+    ['/readyz', { kind: 'ready' }],
+  ]);
+}
+
+export const ALLOWED_METHODS = 'GET, HEAD';

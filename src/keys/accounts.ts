@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Config } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
+import type { Account, AccountPatch, Store, StoredAccount } from '../store/types.js';
+import { generateKey, hashKey } from './keys.js';
+
+const isoInstant = z
+  .string()
+  .refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)), {
+    message: 'expected an ISO 8601 time with offset, e.g. 2026-11-04T09:30:00+02:00',
+  });
+
+export const createAccountInput = z.strictObject({
+  plan: z.string().min(1),
+  label: z.string().max(200).default(''),
+  status: z.enum(['active', 'inactive']).default('active'),
+  limit: z.number().int().positive().nullable().default(null),
+  anchor: isoInstant.optional(),
+});
+
+export const patchAccountInput = z
+  .strictObject({
+    status: z.enum(['active', 'inactive']).optional(),
+    plan: z.string().min(1).optional(),
+    limit: z.number().int().positive().nullable().optional(),
+    anchor: isoInstant.optional(),
+    label: z.string().max(200).optional(),
+  })
+  .refine((p) => Object.keys(p).length > 0, { message: 'expected at least one of status, plan, limit, anchor, label' });
+
+export type CreateAccountInput = z.infer<typeof createAccountInput>;
+export type PatchAccountInput = z.infer<typeof patchAccountInput>;
+
+/** The account as operators see it: never the key hash. */
+export const publicAccount = ({ key_hash: _omit, ...account }: StoredAccount): Account => account;
+
+function checkPlan(plans: Config['plans'], plan: string, limit: number | null): void {
+  const p = plans[plan];
+  if (!p) throw new GatewayError('BAD_REQUEST', `plan: unknown plan "${plan}" (known: ${Object.keys(plans).join(', ')})`);
+  if (limit === null && p.limit === undefined) throw new GatewayError('BAD_REQUEST', `limit: plan "${plan}" has no default limit; give one`);
+}
+
+/** Creates an account with a new key (input validated by the caller, at the edge). The key is returned once and never stored. */
+export async function createAccount(
+  store: Store,
+  plans: Config['plans'],
+  data: CreateAccountInput,
+  now: number,
+): Promise<{ account: Account; api_key: string }> {
+  checkPlan(plans, data.plan, data.limit);
+  const apiKey = generateKey();
+  const created = new Date(now).toISOString();
+  const account: StoredAccount = {
+    id: `acct_${randomBytes(8).toString('hex')}`,
+    status: data.status,
+    plan: data.plan,
+    limit: data.limit,
+    anchor: data.anchor ?? created,
+    label: data.label,
+    created_at: created,
+    revision: 1,
+    key_hash: hashKey(apiKey),
+  };
+  await store.createAccount(account);
+  return { account: publicAccount(account), api_key: apiKey };
+}
+
+async function existing(store: Store, id: string): Promise<StoredAccount> {
+  const account = await store.getAccount(id);
+  if (!account) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+  return account;
+}
+
+export async function updateAccount(store: Store, plans: Config['plans'], id: string, patch: PatchAccountInput): Promise<Account> {
+  const current = await existing(store, id);
+  const next: AccountPatch = patch;
+  checkPlan(plans, next.plan ?? current.plan, next.limit === undefined ? current.limit : next.limit);
+  const updated = await store.updateAccount(id, next);
+  if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+  return publicAccount(updated);
+}
+
+/** Replaces the key; the old one stops working at once on this instance, within a second elsewhere. */
+export async function rotateKey(store: Store, id: string): Promise<{ account: Account; api_key: string }> {
+  await existing(store, id);
+  const apiKey = generateKey();
+  const updated = await store.updateAccount(id, { key_hash: hashKey(apiKey) });
+  if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+  return { account: publicAccount(updated), api_key: apiKey };
+}

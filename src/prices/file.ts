@@ -1,0 +1,68 @@
+import { watch, readFileSync, type FSWatcher } from 'node:fs';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors.js';
+import type { Store } from '../store/types.js';
+import { describeIssues, priceHistoryDocument, type PriceSet } from './schema.js';
+
+/**
+ * Reads a price-history file: a JSON array of price-set documents. A set without `updated_at`
+ * gets its effective time (the shipped research data records no announcement times).
+ */
+export function readPriceFile(file: string): PriceSet[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new GatewayError('PRICE_SET_INVALID', `${file}: ${(e as Error).message}`);
+  }
+  const parsed = priceHistoryDocument.safeParse(raw);
+  if (!parsed.success) {
+    const lines = describeIssues(parsed.error, `${file}: `);
+    throw new GatewayError('PRICE_SET_INVALID', lines.join('\n'), lines);
+  }
+  const dates = new Set<string>();
+  for (const s of parsed.data) {
+    if (dates.has(s.effective_date)) throw new GatewayError('PRICE_SET_INVALID', `${file}: effective_date ${s.effective_date} appears twice`);
+    dates.add(s.effective_date);
+  }
+  return parsed.data.map((s) => ({ ...s, updated_at: s.updated_at ?? `${s.effective_date} 00:01:00` }));
+}
+
+/** Loads the file's sets into the store. With `replace` false a set already published for a date is kept. */
+export async function loadPriceFile(store: Store, file: string, replace: boolean): Promise<number> {
+  let added = 0;
+  for (const set of readPriceFile(file)) if (await store.putPriceSet(set, replace)) added++;
+  return added;
+}
+
+/**
+ * Picks up edits to the price file: the file's sets replace those of the same dates. A bad edit
+ * is logged and changes nothing. Editors often replace the file, so the watch follows the path.
+ */
+export function watchPriceFile(store: Store, file: string, log: Logger): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let watcher: FSWatcher | undefined;
+  const reload = (): void => {
+    loadPriceFile(store, file, true)
+      .then((n) => log.info({ file, sets: n }, 'price file reloaded'))
+      .catch((err: unknown) => log.error({ err, file }, 'price file rejected; prices unchanged'));
+  };
+  const start = (): void => {
+    watcher = watch(file, () => {
+      clearTimeout(timer);
+      // Debounced: one save is several change events, and a rename needs a fresh watch.
+      timer = setTimeout(() => {
+        watcher?.close();
+        start();
+        reload();
+      }, 100);
+    });
+    watcher.on('error', (err) => log.warn({ err, file }, 'cannot watch price file'));
+  };
+  start();
+  return () => {
+    clearTimeout(timer);
+    watcher?.close();
+  };
+}
+

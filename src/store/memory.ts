@@ -1,0 +1,108 @@
+import type { PriceSet } from '../prices/schema.js';
+import type { AccountPatch, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
+
+const SWEEP_EVERY = 10_000;
+
+/**
+ * The embedded single-process store. Every operation completes synchronously, which is what
+ * makes `consume` atomic here; expired counters are swept lazily rather than by timers per key.
+ */
+export class MemoryStore implements Store {
+  readonly kind = 'memory';
+  private readonly accounts = new Map<string, StoredAccount>();
+  private readonly byKeyHash = new Map<string, string>();
+  private readonly counters = new Map<string, { used: number; expireAtMs: number }>();
+  private readonly prices = new Map<string, PriceSet>();
+  private readonly listeners: Array<(e: StoreEvent) => void> = [];
+  private insertsSinceSweep = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async findByKeyHash(keyHash: string): Promise<StoredAccount | null> {
+    const id = this.byKeyHash.get(keyHash);
+    return id === undefined ? null : this.copy(id);
+  }
+
+  async getAccount(id: string): Promise<StoredAccount | null> {
+    return this.copy(id);
+  }
+
+  async createAccount(account: StoredAccount): Promise<void> {
+    if (this.accounts.has(account.id) || this.byKeyHash.has(account.key_hash)) {
+      throw new Error(`account ${account.id} or its key already exists`);
+    }
+    this.accounts.set(account.id, { ...account });
+    this.byKeyHash.set(account.key_hash, account.id);
+    this.emit({ type: 'account', id: account.id, keyHashes: [account.key_hash] });
+  }
+
+  async updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null> {
+    const current = this.accounts.get(id);
+    if (!current) return null;
+    const next: StoredAccount = { ...current, ...patch, revision: current.revision + 1 };
+    if (next.key_hash !== current.key_hash) {
+      this.byKeyHash.delete(current.key_hash);
+      this.byKeyHash.set(next.key_hash, id);
+    }
+    this.accounts.set(id, next);
+    this.emit({ type: 'account', id, keyHashes: [...new Set([current.key_hash, next.key_hash])] });
+    return { ...next };
+  }
+
+  async consume(spec: ConsumeSpec): Promise<ConsumeResult> {
+    const account = this.accounts.get(spec.accountId);
+    if (!account || account.revision !== spec.revision) return { kind: 'changed' };
+    if (account.status !== 'active') return { kind: 'inactive' };
+    const key = `${spec.accountId}|${spec.periodId}`;
+    const now = this.now();
+    let counter = this.counters.get(key);
+    if (!counter || counter.expireAtMs <= now) {
+      counter = { used: 0, expireAtMs: spec.expireAtMs };
+      this.counters.set(key, counter);
+      if (++this.insertsSinceSweep >= SWEEP_EVERY) this.sweep(now);
+    }
+    if (counter.used >= spec.limit) return { kind: 'exhausted', used: counter.used };
+    counter.used += 1;
+    return { kind: 'ok', used: counter.used };
+  }
+
+  async usage(accountId: string, periodId: string): Promise<number> {
+    const counter = this.counters.get(`${accountId}|${periodId}`);
+    return counter && counter.expireAtMs > this.now() ? counter.used : 0;
+  }
+
+  async listPriceSets(): Promise<PriceSet[]> {
+    return [...this.prices.values()].sort((a, b) => a.effective_date.localeCompare(b.effective_date));
+  }
+
+  async putPriceSet(set: PriceSet, replace: boolean): Promise<boolean> {
+    if (!replace && this.prices.has(set.effective_date)) return false;
+    this.prices.set(set.effective_date, set);
+    this.emit({ type: 'prices' });
+    return true;
+  }
+
+  subscribe(listener: (event: StoreEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.listeners.length = 0;
+  }
+
+  private copy(id: string): StoredAccount | null {
+    const a = this.accounts.get(id);
+    return a ? { ...a } : null;
+  }
+
+  private emit(event: StoreEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  private sweep(now: number): void {
+    this.insertsSinceSweep = 0;
+    for (const [key, c] of this.counters) if (c.expireAtMs <= now) this.counters.delete(key);
+  }
+}

@@ -1,0 +1,76 @@
+import type { PriceSet } from '../prices/schema.js';
+
+export type AccountStatus = 'active' | 'inactive';
+
+export interface Account {
+  id: string;
+  status: AccountStatus;
+  plan: string;
+  /** Per-account allowance; null uses the plan's. */
+  limit: number | null;
+  /** Trial start or billing anchor, ISO 8601. */
+  anchor: string;
+  label: string;
+  created_at: string;
+  /** Bumped by every change, so a counter call made from a stale cached copy is refused. */
+  revision: number;
+}
+
+/** An account as the store keeps it: with the SHA-256 hash of its key, never the key. */
+export interface StoredAccount extends Account {
+  key_hash: string;
+}
+
+export type AccountPatch = Partial<Pick<Account, 'status' | 'plan' | 'limit' | 'anchor' | 'label'>> & {
+  key_hash?: string;
+};
+
+/** What the caller worked out from its copy of the account, for one metered request. */
+export interface ConsumeSpec {
+  accountId: string;
+  revision: number;
+  periodId: string;
+  limit: number;
+  /** When the counter may be forgotten: end of the period plus retention. */
+  expireAtMs: number;
+}
+
+/**
+ * The outcome of one metered request. `changed` means the account is not at the revision the
+ * caller had (or is gone): nothing was counted, reload it and decide again.
+ */
+export type ConsumeResult =
+  | { kind: 'ok'; used: number }
+  | { kind: 'exhausted'; used: number }
+  | { kind: 'inactive' }
+  | { kind: 'changed' };
+
+export type StoreEvent =
+  | { type: 'account'; id: string; keyHashes: string[] }
+  | { type: 'prices' };
+
+/**
+ * The shared state of the gateway. The memory store and the Redis store implement it and are
+ * proven by one contract suite (test/store/contract.ts).
+ */
+export interface Store {
+  readonly kind: 'memory' | 'redis';
+  findByKeyHash(keyHash: string): Promise<StoredAccount | null>;
+  getAccount(id: string): Promise<StoredAccount | null>;
+  createAccount(account: StoredAccount): Promise<void>;
+  /** Applies the patch, bumps the revision and announces the change. Null when there is no such account. */
+  updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null>;
+  /** Atomically: refuse if changed or inactive, refuse if used ≥ limit, else count one. */
+  consume(spec: ConsumeSpec): Promise<ConsumeResult>;
+  /** Requests counted for the account in the period (0 when none). */
+  usage(accountId: string, periodId: string): Promise<number>;
+  /** Price history, oldest first, one set per effective date. */
+  listPriceSets(): Promise<PriceSet[]>;
+  /** Adds a set (replacing one of the same date when `replace`) and announces it. Returns false when one existed and was kept. */
+  putPriceSet(set: PriceSet, replace: boolean): Promise<boolean>;
+  /** Changes made by any instance (including this one) are delivered here. */
+  subscribe(listener: (event: StoreEvent) => void): void;
+  /** Resolves when the store answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,60 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { startApp, type App, type AppOptions } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
+
+interface TestContext {
+  teardown(fn: () => unknown): void;
+}
+
+export interface TestGateway {
+  app: App;
+  config: Config;
+  base: string;
+  /** Every log line written so far, as text. */
+  logs(): string;
+  get(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** Starts a gateway on a free loopback port with logs captured in memory; closed on teardown. */
+export async function startGateway(
+  t: TestContext,
+  overrides: Record<string, unknown> = {},
+  opts: AppOptions = {},
+): Promise<TestGateway> {
+  const config = loadConfig({
+    env: {},
+    overrides: deepMerge({ listen: { public: { host: '127.0.0.1', port: 0 } }, prices: { watch_file: false } }, overrides),
+  });
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  const log = opts.log ?? pino({ level: 'info' }, sink);
+  const app = await startApp(config, { ...opts, log });
+  t.teardown(() => app.close());
+  const base = `http://127.0.0.1:${app.publicAddress.port}`;
+  return {
+    app,
+    config,
+    base,
+    logs: () => lines.join(''),
+    get: (path, init) => fetch(base + path, init),
+  };
+}
+
+type Tree = Record<string, unknown>;
+const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function deepMerge(a: Tree, b: Tree): Tree {
+  const out: Tree = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const cur = out[k];
+    out[k] = isTree(cur) && isTree(v) ? deepMerge(cur, v) : v;
+  }
+  return out;
+}

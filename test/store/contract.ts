@@ -1,0 +1,181 @@
+import type { Test } from 'tap';
+import type { PriceSet } from '../../src/prices/schema.js';
+import type { ConsumeSpec, Store, StoreEvent, StoredAccount } from '../../src/store/types.js';
+
+/**
+ * The store contract: every Store implementation runs this suite unchanged.
+ * `make` returns a fresh, empty store; each test gets its own.
+ */
+export function storeContract(t: Test, make: () => Promise<Store>): void {
+  let seq = 0;
+  const account = (over: Partial<StoredAccount> = {}): StoredAccount => {
+    seq++;
+    return {
+      id: `acct_test${process.pid}_${seq}_${Math.random().toString(36).slice(2, 8)}`,
+      status: 'active',
+      plan: 'developer',
+      limit: null,
+      anchor: '2026-11-01T00:00:00+02:00',
+      label: 'contract',
+      created_at: '2026-11-01T00:00:00.000Z',
+      revision: 1,
+      key_hash: `hash-${seq}-${Math.random().toString(36).slice(2)}`,
+      ...over,
+    };
+  };
+  const spec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec => ({
+    accountId: a.id,
+    revision: a.revision,
+    periodId: '1000',
+    limit: 3,
+    expireAtMs: Date.now() + 60_000,
+    ...over,
+  });
+  const priceSet = (date: string, p95 = '21.00'): PriceSet => ({
+    effective_date: date,
+    updated_at: `${date} 00:01:00`,
+    coastal: { zone: null, price_basis: 'official_regional_reference', petrol_93: null, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.90' },
+    inland: { zone: null, price_basis: 'official_regional_reference', petrol_93: '21.50', petrol_95: '21.60', diesel_50ppm: null, diesel_500ppm: '20.10' },
+  });
+
+  t.test('an account is found by its key hash and by id, and unknown hashes find nothing', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    t.same(await store.findByKeyHash(a.key_hash), a);
+    t.same(await store.getAccount(a.id), a);
+    t.equal(await store.findByKeyHash('no-such-hash'), null);
+    t.equal(await store.getAccount('acct_missing'), null);
+  });
+
+  t.test('creating an account whose id or key hash exists is refused', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    await t.rejects(store.createAccount({ ...a, key_hash: 'other' }));
+    await t.rejects(store.createAccount({ ...account(), key_hash: a.key_hash }));
+  });
+
+  t.test('consume counts successes up to the limit and never past it', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await store.consume(spec(a)));
+    t.same(results, [
+      { kind: 'ok', used: 1 },
+      { kind: 'ok', used: 2 },
+      { kind: 'ok', used: 3 },
+      { kind: 'exhausted', used: 3 },
+      { kind: 'exhausted', used: 3 },
+    ]);
+    t.equal(await store.usage(a.id, '1000'), 3, 'rejected requests are not counted');
+  });
+
+  t.test('concurrent consumes admit exactly the limit with distinct counts', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    const results = await Promise.all(Array.from({ length: 60 }, () => store.consume(spec(a, { limit: 20 }))));
+    const ok = results.filter((r) => r.kind === 'ok').map((r) => (r.kind === 'ok' ? r.used : 0));
+    t.equal(ok.length, 20);
+    t.same([...ok].sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1));
+    t.equal(await store.usage(a.id, '1000'), 20);
+  });
+
+  t.test('each period has its own counter', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    await store.consume(spec(a, { periodId: 'p1' }));
+    await store.consume(spec(a, { periodId: 'p1' }));
+    t.same(await store.consume(spec(a, { periodId: 'p2' })), { kind: 'ok', used: 1 });
+    t.equal(await store.usage(a.id, 'p1'), 2);
+    t.equal(await store.usage(a.id, 'unused'), 0);
+  });
+
+  t.test('an inactive account is refused and nothing is counted', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account({ status: 'inactive' });
+    await store.createAccount(a);
+    t.same(await store.consume(spec(a)), { kind: 'inactive' });
+    t.equal(await store.usage(a.id, '1000'), 0);
+  });
+
+  t.test('a consume made from an outdated copy of the account is refused as changed', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    const updated = await store.updateAccount(a.id, { status: 'inactive' });
+    t.equal(updated?.revision, 2);
+    t.equal(updated?.status, 'inactive');
+    t.same(await store.consume(spec(a)), { kind: 'changed' }, 'old revision');
+    t.same(await store.consume(spec(a, { accountId: 'acct_gone' })), { kind: 'changed' }, 'no such account');
+    t.equal(await store.usage(a.id, '1000'), 0);
+    t.equal(await store.updateAccount('acct_gone', { status: 'active' }), null);
+  });
+
+  t.test('a plan change mid-period keeps the count and the new limit applies at once', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    await store.consume(spec(a, { limit: 5 }));
+    await store.consume(spec(a, { limit: 5 }));
+    const b = await store.updateAccount(a.id, { plan: 'starter', limit: 2 });
+    t.ok(b);
+    t.same(await store.consume(spec(b as StoredAccount, { limit: 2 })), { kind: 'exhausted', used: 2 });
+    t.same(await store.consume(spec(b as StoredAccount, { limit: 10 })), { kind: 'ok', used: 3 });
+  });
+
+  t.test('rotating the key moves the account to the new hash and announces both hashes', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const events: StoreEvent[] = [];
+    store.subscribe((e) => events.push(e));
+    const a = account();
+    await store.createAccount(a);
+    await store.updateAccount(a.id, { key_hash: 'new-hash-' + a.id });
+    t.equal(await store.findByKeyHash(a.key_hash), null);
+    t.equal((await store.findByKeyHash('new-hash-' + a.id))?.id, a.id);
+    await waitFor(() => events.some((e) => e.type === 'account' && e.keyHashes.includes('new-hash-' + a.id)));
+    const rotation = events.find((e) => e.type === 'account' && e.keyHashes.includes('new-hash-' + a.id));
+    t.same(rotation && rotation.type === 'account' ? [...rotation.keyHashes].sort() : [], [a.key_hash, 'new-hash-' + a.id].sort());
+  });
+
+  t.test('price sets: one per date, oldest first; replace decides whether a date is overwritten', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const events: StoreEvent[] = [];
+    store.subscribe((e) => events.push(e));
+    t.equal(await store.putPriceSet(priceSet('2026-02-04'), false), true);
+    t.equal(await store.putPriceSet(priceSet('2026-01-07'), false), true);
+    t.equal(await store.putPriceSet(priceSet('2026-01-07', '99.99'), false), false, 'kept');
+    t.same((await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]), [['2026-01-07', '21.00'], ['2026-02-04', '21.00']]);
+    t.equal(await store.putPriceSet(priceSet('2026-01-07', '22.22'), true), true, 'replaced');
+    t.same(await store.listPriceSets(), [priceSet('2026-01-07', '22.22'), priceSet('2026-02-04')]);
+    await waitFor(() => events.filter((e) => e.type === 'prices').length >= 3);
+    t.pass('every accepted set is announced');
+  });
+
+  t.test('ping answers', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    await t.resolves(store.ping());
+  });
+}
+
+async function waitFor(cond: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
