@@ -36,7 +36,7 @@ function has(tree: Tree, path: PropertyKey[]): boolean {
   return true;
 }
 
-function readLayer(file: string): Layer {
+function readLayer(file: string, baseDir = dirname(file)): Layer {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -50,10 +50,10 @@ function readLayer(file: string): Layer {
     throw new GatewayError('CONFIG_INVALID', `${file}: not valid YAML: ${(e as Error).message.split('\n')[0]}`);
   }
   if (!isTree(values)) throw new GatewayError('CONFIG_INVALID', `${file}: expected a mapping at the top level`);
-  // A relative price file is relative to the config file that names it.
+  // A relative price file is relative to the config file that names it (the defaults: the project).
   const prices = values['prices'];
   if (isTree(prices) && typeof prices['file'] === 'string' && !isAbsolute(prices['file'])) {
-    values = merge(values, { prices: { file: resolve(dirname(file), prices['file']) } });
+    values = merge(values, { prices: { file: resolve(baseDir, prices['file']) } });
   }
   return { name: file, values: values as Tree };
 }
@@ -101,7 +101,7 @@ export interface LoadOptions {
 /** Reads, layers and validates the configuration. Throws CONFIG_INVALID with one line per problem. */
 export function loadConfig(opts: LoadOptions = {}): Config {
   const env = opts.env ?? process.env;
-  const layers: Layer[] = [readLayer(DEFAULT_CONFIG_FILE)];
+  const layers: Layer[] = [readLayer(DEFAULT_CONFIG_FILE, PROJECT_ROOT)];
   const extra = opts.file ?? env['FUEL_GATEWAY_CONFIG'];
   if (extra) layers.push(readLayer(resolve(extra)));
   layers.push(...envLayers(env));

@@ -1,0 +1,157 @@
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { ManualClock } from '../helpers/clock.js';
+import { newAccount, NOW } from '../helpers/fixtures.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { rawRequest } from '../helpers/raw.js';
+
+const SIMPLE = '/fuel-api/api/simple-current.php';
+const HIST = '/fuel-api/api/historical.php';
+
+async function expectError(t: Tap.Test, res: Response, status: number, message: string): Promise<void> {
+  t.equal(res.status, status, `status ${status} for "${message}"`);
+  t.equal(res.headers.get('content-type'), 'application/json');
+  t.equal(await res.text(), JSON.stringify({ success: false, message }));
+}
+
+/** The demo developer account's count, read without counting. */
+async function used(gw: TestGateway, key: string): Promise<number> {
+  const r = await gw.get(`${SIMPLE}?api_key=${key}`, { method: 'HEAD' });
+  return 100 - Number(r.headers.get('x-ratelimit-remaining'));
+}
+
+t.test('every bad key gets the error body, is never counted, and the process keeps serving', async (t) => {
+  const gw = await startGateway(t, { limits: { invalid_key_throttle: { max_attempts: 1000 } } }, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['developer'] as string;
+  await expectError(t, await gw.get(SIMPLE), 401, 'API key is required.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=`), 401, 'API key is required.');
+  await expectError(t, await gw.get(SIMPLE, { headers: { 'x-api-key': '' } }), 401, 'API key is required.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=fpg_${'A'.repeat(38)}`), 401, 'Invalid API key.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=nonsense`), 401, 'Invalid API key.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}&api_key=${key}`), 401, 'Invalid API key.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}&api_key=other`), 401, 'Invalid API key.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { 'x-api-key': 'other' } }), 401, 'Invalid API key.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=${'k'.repeat(200)}`), 401, 'Invalid API key.');
+  // 10 kB does not fit the request head limit (max_header_bytes, 8 kB by default).
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=${'k'.repeat(10_000)}`), 431, 'Request header fields too large.');
+  await expectError(t, await gw.get(SIMPLE, { headers: { 'x-api-key': 'k'.repeat(10_000) } }), 431, 'Request header fields too large.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=${encodeURIComponent('ключ-ключ')}`), 401, 'Invalid API key.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=%E0%A4%A`), 401, 'Invalid API key.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=%%%`), 401, 'Invalid API key.');
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`), 401, 'Invalid API key.');
+  t.equal(await used(gw, key), 0, 'nothing was counted');
+  t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'still serving');
+});
+
+t.test('an inactive account gets 403 and is not counted', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const { api_key } = await newAccount(gw, { plan: 'developer', status: 'inactive' });
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=${api_key}`), 403, 'API key is inactive.');
+});
+
+t.test('an exhausted allowance gets 429 with Retry-After until the period ends', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const monthly = await newAccount(gw, { plan: 'starter', limit: 1 });
+  t.equal((await gw.get(`${SIMPLE}?api_key=${monthly.api_key}`)).status, 200);
+  const m = await gw.get(`/fuel-api/api/current.php?api_key=${monthly.api_key}`);
+  t.equal(m.headers.get('retry-after'), String(30 * 86400), 'seconds until the cycle ends (Nov 23 → Dec 23)');
+  t.equal(m.headers.get('x-ratelimit-remaining'), '0');
+  await expectError(t, m, 429, 'Monthly API request limit reached.');
+  const trial = await newAccount(gw, { plan: 'developer', limit: 1 });
+  await gw.get(`${SIMPLE}?api_key=${trial.api_key}`);
+  const r = await gw.get(`${SIMPLE}?api_key=${trial.api_key}`);
+  t.equal(r.headers.get('retry-after'), String(14 * 86400));
+  await expectError(t, r, 429, 'Trial API request limit reached.');
+});
+
+t.test('too many invalid keys from one address are throttled, valid keys included, until the block lifts', async (t) => {
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(t, { limits: { invalid_key_throttle: { max_attempts: 3, window_s: 60, block_s: 30 } } }, { clock });
+  const key = gw.app.demoKeys['developer'] as string;
+  for (let i = 0; i < 3; i++) await expectError(t, await gw.get(`${SIMPLE}?api_key=fpg_${'B'.repeat(38)}`), 401, 'Invalid API key.');
+  const blocked = await gw.get(`${SIMPLE}?api_key=${key}`);
+  t.equal(blocked.headers.get('retry-after'), '30');
+  await expectError(t, blocked, 429, 'Too many invalid API key attempts.');
+  clock.advance(30_000);
+  t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200);
+  t.equal(await used(gw, key), 1, 'the throttled request was not counted');
+});
+
+t.test('historical: bad month and year get 400 and are not counted', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['developer'] as string;
+  for (const m of ['', '0', '13', 'ab', '1.5', '001']) {
+    await expectError(t, await gw.get(`${HIST}?api_key=${key}&month=${m}&year=2025`), 400, 'Invalid month.');
+  }
+  for (const y of ['', '25', '20255', 'year']) {
+    await expectError(t, await gw.get(`${HIST}?api_key=${key}&month=3&year=${y}`), 400, 'Invalid year.');
+  }
+  t.equal(await used(gw, key), 0);
+});
+
+t.test('historical switched off answers 501', async (t) => {
+  const gw = await startGateway(t, { prices: { historical_enabled: false } }, { clock: new ManualClock(NOW) });
+  await expectError(t, await gw.get(`${HIST}?api_key=${gw.app.demoKeys['developer']}&month=1&year=2026`), 501, 'Historical data is not yet available.');
+});
+
+t.test('unknown paths get 404 and other methods 405 with Allow', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  await expectError(t, await gw.get('/fuel-api/api/nope.php'), 404, 'Endpoint not found.');
+  await expectError(t, await gw.get('/'), 404, 'Endpoint not found.');
+  for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+    const r = await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`, { method });
+    t.equal(r.headers.get('allow'), 'GET, HEAD');
+    await expectError(t, r, 405, 'Method not allowed.');
+  }
+});
+
+t.test('no price set in effect answers 503 and /readyz says why', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'fpg-'));
+  const file = join(dir, 'future.json');
+  writeFileSync(file, JSON.stringify([{ effective_date: '2030-01-02', coastal: region(), inland: region() }]));
+  const gw = await startGateway(t, { prices: { file } }, { clock: new ManualClock(NOW) });
+  const r = await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`);
+  t.equal(r.headers.get('retry-after'), '1');
+  await expectError(t, r, 503, 'Service temporarily unavailable.');
+  const ready = await gw.get('/readyz');
+  t.equal(ready.status, 503);
+  t.same(await ready.json(), { ready: false, store: true, prices: false });
+});
+
+t.test('an unexpected failure answers 500 without a stack trace and the process goes on', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  // An account whose plan the config no longer defines cannot be metered.
+  const { api_key, account } = await newAccount(gw, { plan: 'starter' });
+  await gw.app.store.updateAccount(account.id, { plan: 'retired' });
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=${api_key}`), 500, 'Internal server error.');
+  t.equal((await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`)).status, 200);
+});
+
+t.test('messages come from the config', async (t) => {
+  const gw = await startGateway(t, { messages: { missing_key: 'Supply api_key.' } }, { clock: new ManualClock(NOW) });
+  await expectError(t, await gw.get(SIMPLE), 401, 'Supply api_key.');
+});
+
+t.test('malformed requests and oversized headers get the error body, and the process keeps serving', async (t) => {
+  const gw = await startGateway(t, { server: { max_header_bytes: 2048 } }, { clock: new ManualClock(NOW) });
+  const port = gw.app.publicAddress.port;
+  const bad = await rawRequest(port, 'GET /fuel api HTTP/1.1\r\nHost: x\r\n\r\n');
+  t.match(bad, /^HTTP\/1\.1 400 /);
+  t.match(bad, /\{"success":false,"message":"Bad request\."\}$/);
+  const junk = await rawRequest(port, '\x00\x01garbage\r\n\r\n');
+  t.match(junk, /^HTTP\/1\.1 400 /);
+  const large = await rawRequest(port, `GET ${SIMPLE} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(4096)}\r\n\r\n`);
+  t.match(large, /^HTTP\/1\.1 431 /);
+  t.match(large, /\{"success":false,"message":"Request header fields too large\."\}$/);
+  const star = await rawRequest(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  t.match(star, /^HTTP\/1\.1 400 /);
+  const absolute = await rawRequest(port, `GET http://example.test${SIMPLE} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  t.match(absolute, /^HTTP\/1\.1 401 /, 'absolute-form targets are routed by their path');
+  t.equal((await gw.get('/healthz')).status, 200);
+});
+
+function region() {
+  return { petrol_93: '20.00', petrol_95: '20.10', diesel_50ppm: '19.00', diesel_500ppm: '18.90' };
+}
