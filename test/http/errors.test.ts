@@ -1,7 +1,7 @@
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ManualClock } from '../helpers/clock.js';
 import { newAccount, NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -10,7 +10,7 @@ import { rawRequest } from '../helpers/raw.js';
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const HIST = '/fuel-api/api/historical.php';
 
-async function expectError(t: Tap.Test, res: Response, status: number, message: string): Promise<void> {
+async function expectError(t: Test, res: Response, status: number, message: string): Promise<void> {
   t.equal(res.status, status, `status ${status} for "${message}"`);
   t.equal(res.headers.get('content-type'), 'application/json');
   t.equal(await res.text(), JSON.stringify({ success: false, message }));

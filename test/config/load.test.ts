@@ -1,0 +1,89 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { loadConfig, maskSecrets } from '../../src/config/load.js';
+import { GatewayError } from '../../src/errors.js';
+import { runCli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'fpg-config-'));
+const file = (name: string, text: string): string => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+t.test('the defaults give PRODUCT.md plans, zone and listeners', async (t) => {
+  const c = loadConfig({ env: {} });
+  t.equal(c.time_zone, 'Africa/Johannesburg');
+  t.same(c.listen.public, { host: '0.0.0.0', port: 8080 });
+  t.same(c.listen.admin, { host: '127.0.0.1', port: 8081, token: '' });
+  t.equal(c.store.type, 'memory');
+  t.same(
+    Object.fromEntries(Object.entries(c.plans).map(([k, p]) => [k, [p.limit, p.period]])),
+    { developer: [100, 'trial'], starter: [2000, 'monthly'], business: [10000, 'monthly'], enterprise: [undefined, 'monthly'] },
+  );
+  t.equal(c.plans['developer']?.trial_days, 14);
+});
+
+t.test('a file layers over the defaults and the environment over both', async (t) => {
+  const f = file('layer.yaml', 'plans:\n  starter:\n    limit: 2500\n    period: monthly\nlisten:\n  public:\n    port: 9000\nprices:\n  file: mine.json\n');
+  const c = loadConfig({ file: f, env: { PORT: '9100', ADMIN_TOKEN: 's3cret', REDIS_URL: 'redis://10.0.0.5:6380', LOG_LEVEL: 'warn' } });
+  t.equal(c.plans['starter']?.limit, 2500);
+  t.equal(c.plans['business']?.limit, 10000, 'other plans stay');
+  t.equal(c.listen.public.port, 9100);
+  t.equal(c.listen.admin.token, 's3cret');
+  t.equal(c.store.type, 'redis', 'REDIS_URL selects the Redis store');
+  t.equal(c.store.redis.url, 'redis://10.0.0.5:6380');
+  t.equal(c.log.level, 'warn');
+  t.equal(c.prices.file, join(dir, 'mine.json'), 'a relative price file is relative to its config file');
+  const via = loadConfig({ env: { FUEL_GATEWAY_CONFIG: f } });
+  t.equal(via.listen.public.port, 9000, 'FUEL_GATEWAY_CONFIG names the file too');
+});
+
+t.test('a bad file stops with one line per problem naming file and field', async (t) => {
+  const f = file('local.yaml', 'plans:\n  starter:\n    limit: -5\n    period: weekly\ntime_zone: Mars/Olympus\nlisten:\n  public:\n    prot: 80\n');
+  const err = t.throws(() => loadConfig({ file: f, env: { ADMIN_PORT: 'eighty' } })) as GatewayError;
+  t.equal(err.code, 'CONFIG_INVALID');
+  const lines = err.details.map((l) => l.replace(dir + '/', ''));
+  t.ok(lines.some((l) => /^local\.yaml: plans\.starter\.limit: expected a positive integer$/.test(l)), lines.join('\n'));
+  t.ok(lines.some((l) => l.startsWith('local.yaml: plans.starter.period: ')));
+  t.ok(lines.some((l) => l.startsWith('local.yaml: time_zone: expected an IANA time zone')));
+  t.ok(lines.some((l) => l.startsWith('local.yaml: listen.public: ') && l.includes('prot')));
+  t.ok(lines.some((l) => l.startsWith('environment ADMIN_PORT: listen.admin.port: ')));
+});
+
+t.test('unreadable and non-YAML files are named', async (t) => {
+  t.throws(() => loadConfig({ file: join(dir, 'missing.yaml'), env: {} }), /missing\.yaml: cannot read/);
+  t.throws(() => loadConfig({ file: file('broken.yaml', 'a: [1, 2\n'), env: {} }), /broken\.yaml: not valid YAML/);
+  t.throws(() => loadConfig({ file: file('list.yaml', '- 1\n'), env: {} }), /list\.yaml: expected a mapping/);
+});
+
+t.test('a plan may only convert to a known plan, and only from a trial', async (t) => {
+  const f = file('convert.yaml', 'plans:\n  developer:\n    period: trial\n    limit: 100\n    converts_to: gold\n  starter:\n    period: monthly\n    limit: 1\n    converts_to: business\n');
+  const err = t.throws(() => loadConfig({ file: f, env: {} })) as GatewayError;
+  t.match(err.message, /plans\.developer\.converts_to: unknown plan "gold"/);
+  t.match(err.message, /plans\.starter\.converts_to: only a trial plan converts/);
+});
+
+t.test('secrets are masked for display', async (t) => {
+  const c = maskSecrets(loadConfig({ env: { ADMIN_TOKEN: 'tok', REDIS_URL: 'redis://user:pw@host:6379' } }));
+  t.equal(c.listen.admin.token, '***');
+  t.equal(c.store.redis.url, 'redis://***@host:6379');
+});
+
+t.test('`config check` prints the effective config, masked, or the problems and exits 1', async (t) => {
+  const ok = await runCli(['config', 'check'], { ADMIN_TOKEN: 'top-secret' });
+  t.equal(ok.code, 0, ok.stderr);
+  const printed = JSON.parse(ok.stdout) as { listen: { admin: { token: string } }; plans: Record<string, unknown> };
+  t.equal(printed.listen.admin.token, '***');
+  t.notMatch(ok.stdout, 'top-secret');
+  const bad = file('bad.yaml', 'plans:\n  starter:\n    limit: 0\n    period: monthly\n');
+  const r = await runCli(['config', 'check', '--config', bad]);
+  t.equal(r.code, 1);
+  t.match(r.stderr, /bad\.yaml: plans\.starter\.limit: expected a positive integer/);
+  t.equal(r.stdout, '');
+  const unknown = await runCli(['frobnicate']);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /unknown command/);
+});

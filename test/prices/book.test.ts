@@ -1,0 +1,98 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { readPriceFile } from '../../src/prices/file.js';
+import type { PriceSet } from '../../src/prices/schema.js';
+import { ManualClock } from '../helpers/clock.js';
+import { NOW } from '../helpers/fixtures.js';
+import { startGateway } from '../helpers/gateway.js';
+import { ROOT } from '../helpers/cli.js';
+
+const SIMPLE = '/fuel-api/api/simple-current.php';
+const region = (p95: string) => ({ zone: null, price_basis: 'official_regional_reference', petrol_93: null, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.50' });
+const set = (date: string, p95: string): PriceSet => ({ effective_date: date, updated_at: `${date} 00:00:00`, coastal: region(p95), inland: region(p95) });
+
+const effectiveDate = async (r: Response) => ((await r.json()) as { effective_date: string }).effective_date;
+
+t.test('the shipped history has 45 valid sets from 2023-01-04 to 2026-09-02', async (t) => {
+  const sets = readPriceFile(join(ROOT, 'data/prices/sa-fuel-prices-2023-2026.json'));
+  t.equal(sets.length, 45);
+  t.equal(sets[0]?.effective_date, '2023-01-04');
+  t.equal(sets[44]?.effective_date, '2026-09-02');
+  t.equal(sets[44]?.coastal.petrol_93, null, 'no coastal 93 published since April 2025');
+});
+
+t.test('a set published for a later date becomes current by itself at 00:01 local on that date', async (t) => {
+  const clock = new ManualClock(Date.parse('2026-10-06T12:00:00+02:00'));
+  const gw = await startGateway(t, {}, { clock });
+  const key = gw.app.demoKeys['business'] as string;
+  t.equal(await effectiveDate(await gw.get(`${SIMPLE}?api_key=${key}`)), '2026-09-02');
+  await gw.app.store.putPriceSet(set('2026-10-07', '25.55'), false);
+  t.equal(gw.app.book.view().scheduled.length, 1, 'scheduled, not yet current');
+  clock.advanceTo(Date.parse('2026-10-07T00:00:59+02:00'));
+  t.equal(await effectiveDate(await gw.get(`${SIMPLE}?api_key=${key}`)), '2026-09-02', 'still the old set at 00:00:59');
+  clock.advanceTo(Date.parse('2026-10-07T00:01:00+02:00'));
+  const r = await gw.get(`/fuel-api/api/current.php?api_key=${key}`);
+  const body = (await r.json()) as { effective_date: string; data: { coastal: { petrol_95: string } } };
+  t.equal(body.effective_date, '2026-10-07');
+  t.equal(body.data.coastal.petrol_95, '25.55');
+  t.equal(gw.app.book.view().scheduled.length, 0);
+});
+
+t.test('the switch timer fires on time without any request', async (t) => {
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(t, {}, { clock });
+  await gw.app.store.putPriceSet(set('2026-12-02', '24.00'), false);
+  t.equal(clock.pending(), 1, 'one timer armed for the next switch');
+  clock.advanceTo(Date.parse('2026-12-02T00:01:00+02:00'));
+  t.equal(gw.app.book.view().current?.effective_date, '2026-12-02');
+  t.equal(clock.pending(), 0);
+});
+
+t.test('a switch far in the future re-arms rather than overflowing the timer', async (t) => {
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(t, {}, { clock });
+  await gw.app.store.putPriceSet(set('2028-01-05', '30.00'), false);
+  clock.advance(2 ** 31 - 1);
+  t.equal(gw.app.book.view().current?.effective_date, '2026-09-02');
+  t.equal(clock.pending(), 1, 're-armed');
+  clock.advanceTo(Date.parse('2028-01-05T00:01:00+02:00'));
+  t.equal(gw.app.book.view().current?.effective_date, '2028-01-05');
+});
+
+t.test('a bad price file refuses to start with the field named', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'fpg-prices-'));
+  const file = join(dir, 'bad.json');
+  writeFileSync(file, JSON.stringify([{ effective_date: '2026-02-30', coastal: region('21.1'), inland: region('21.10') }]));
+  await t.rejects(startGateway(t, { prices: { file } }), /bad\.json: 0\.effective_date: expected a real calendar date\n.*bad\.json: 0\.coastal\.petrol_95: expected a price/);
+  const dup = join(dir, 'dup.json');
+  writeFileSync(dup, JSON.stringify([set('2026-01-07', '1.00'), set('2026-01-07', '2.00')]));
+  await t.rejects(startGateway(t, { prices: { file: dup } }), /appears twice/);
+  const notJson = join(dir, 'x.json');
+  writeFileSync(notJson, '{');
+  await t.rejects(startGateway(t, { prices: { file: notJson } }), /x\.json: /);
+});
+
+t.test('an edited price file is picked up; a broken edit changes nothing', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'fpg-watch-'));
+  const file = join(dir, 'prices.json');
+  writeFileSync(file, JSON.stringify([set('2026-01-07', '21.00')]));
+  const gw = await startGateway(t, { prices: { file, watch_file: true } }, { clock: new ManualClock(NOW) });
+  const current = () => gw.app.book.view().current?.coastal.petrol_95;
+  t.equal(current(), '21.00');
+  writeFileSync(file, JSON.stringify([set('2026-01-07', '21.00'), set('2026-02-04', '22.00')]));
+  await waitFor(() => current() === '22.00');
+  writeFileSync(file, '[{"effective_date":"nonsense"}]');
+  await new Promise((r) => setTimeout(r, 400));
+  t.equal(current(), '22.00', 'the broken edit was refused');
+  t.match(gw.logs(), /price file rejected/);
+});
+
+async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
