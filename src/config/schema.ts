@@ -7,6 +7,7 @@ const nonNegInt = z.number({ error: 'expected a whole number ≥ 0' }).int().non
 const message = z.string().min(1, 'expected a non-empty message');
 
 const listener = z.strictObject({ host: z.string().min(1), port });
+const redisNode = z.strictObject({ host: z.string().min(1), port: port.min(1) });
 
 const plan = z.strictObject({
   limit: posInt.optional(),
@@ -33,12 +34,18 @@ export const configSchema = z
       type: z.enum(['memory', 'redis']),
       on_error: z.enum(['reject', 'allow']),
       counter_retention_days: nonNegInt,
-      redis: z.strictObject({
-        url: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL'),
-        key_prefix: z.string(),
-        command_timeout_ms: posInt,
-        connect_timeout_ms: posInt,
-      }),
+      redis: z
+        .strictObject({
+          url: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL'),
+          key_prefix: z.string(),
+          command_timeout_ms: posInt,
+          connect_timeout_ms: posInt,
+          sentinel: z
+            .strictObject({ name: z.string().min(1), nodes: z.array(redisNode).min(1, 'expected at least one node'), password: z.string().optional() })
+            .optional(),
+          cluster: z.strictObject({ nodes: z.array(redisNode).min(1, 'expected at least one node') }).optional(),
+        })
+        .refine((r) => !(r.sentinel && r.cluster), { path: ['cluster'], message: 'sentinel and cluster exclude each other: pick one' }),
     }),
     plans: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, 'expected a lower-case plan name'), plan),
     prices: z.strictObject({
@@ -55,6 +62,7 @@ export const configSchema = z
     demo_accounts: z.boolean(),
     log: z.strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+      access: z.boolean(),
     }),
     messages: z.strictObject({
       missing_key: message,

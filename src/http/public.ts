@@ -37,12 +37,13 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
   const routes = buildRoutes(config);
   const errors = buildErrorAnswers(config.messages);
   const maxKeyLength = config.limits.max_key_length;
+  const access = config.log.access;
 
   function send(req: IncomingMessage, res: ServerResponse, status: number, headers: Headers, body: string): void {
     const length = Buffer.byteLength(body);
     res.writeHead(status, [...BASE_HEADERS, 'Content-Length', length, ...headers]);
     res.end(req.method === 'HEAD' ? undefined : body);
-    log.info({ method: req.method, url: redactUrl(req.url ?? ''), status }, 'request');
+    if (access) log.info({ method: req.method, url: redactUrl(req.url ?? ''), status }, 'request');
   }
 
   function fail(req: IncomingMessage, res: ServerResponse, kind: ErrorKind, headers: Headers = []): void {

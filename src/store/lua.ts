@@ -1,0 +1,78 @@
+/**
+ * Lua run by the Redis store. Each script touches only the keys of one account (which share the
+ * hash tag `{acct:ID}`) or only the price hash, so every script runs unchanged on Redis Cluster.
+ * Scripts that change something also PUBLISH its announcement: a change is stored if and only if
+ * it is announced, even when the gateway dies between two commands.
+ */
+
+/**
+ * Counts one metered request, checking before it counts: a refused request changes nothing.
+ *
+ * KEYS[1] account hash, KEYS[2] counter of the period.
+ * ARGV[1] revision of the caller's copy, ARGV[2] limit, ARGV[3] counter expiry (unix ms).
+ * Returns {code, used}: {'changed', 0} when the account is gone or at another revision,
+ * {'inactive', 0}, {'exhausted', used} when used ≥ limit, else {'ok', used} after counting.
+ *
+ * The expiry is set once, when the counter is created: it is fixed for a period (its end plus
+ * retention), so writing it on every increment would only add work and replication traffic.
+ */
+export const CONSUME = `
+local account = redis.call('HMGET', KEYS[1], 'revision', 'status')
+if account[1] ~= ARGV[1] then return {'changed', 0} end
+if account[2] ~= 'active' then return {'inactive', 0} end
+local used = tonumber(redis.call('GET', KEYS[2]) or 0)
+if used >= tonumber(ARGV[2]) then return {'exhausted', used} end
+used = redis.call('INCR', KEYS[2])
+if used == 1 then redis.call('PEXPIREAT', KEYS[2], ARGV[3]) end
+return {'ok', used}
+`;
+
+/**
+ * Creates an account unless one with that id exists, and announces it.
+ *
+ * KEYS[1] account hash. ARGV[1] channel, ARGV[2] announcement, ARGV[3..] field, value, … (a
+ * field left out is null).
+ * Returns 1 when created, 0 when the id was taken (nothing written or announced).
+ */
+export const CREATE_ACCOUNT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return 1
+`;
+
+/**
+ * Applies a patch and bumps the revision in one step, so no consume sees half a change, then
+ * announces the account with its previous and current key hashes.
+ *
+ * KEYS[1] account hash. ARGV[1] channel, ARGV[2] account id, ARGV[3] JSON object of
+ * field → string, or null to remove the field.
+ * Returns false (null) when there is no such account, else {previous key_hash, HGETALL after}.
+ */
+export const UPDATE_ACCOUNT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local previous = redis.call('HGET', KEYS[1], 'key_hash')
+for field, value in pairs(cjson.decode(ARGV[3])) do
+  if value == cjson.null then redis.call('HDEL', KEYS[1], field) else redis.call('HSET', KEYS[1], field, value) end
+end
+redis.call('HINCRBY', KEYS[1], 'revision', 1)
+local hashes = {previous}
+local current = redis.call('HGET', KEYS[1], 'key_hash')
+if current ~= previous then hashes[2] = current end
+redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = hashes}))
+return {previous, redis.call('HGETALL', KEYS[1])}
+`;
+
+/**
+ * Stores a price set under its effective date and announces it.
+ *
+ * KEYS[1] price hash. ARGV[1] effective date, ARGV[2] JSON of the set, ARGV[3] '1' to replace
+ * a set of the same date, ARGV[4] channel, ARGV[5] announcement.
+ * Returns 1 when stored, 0 when a set of that date exists and was kept (nothing announced).
+ */
+export const PUT_PRICE_SET = `
+if ARGV[3] ~= '1' and redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1
+`;
