@@ -1,8 +1,11 @@
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { Metrics } from './admin/metrics.js';
+import { Operations } from './admin/operations.js';
+import { adminHandler, isLoopback } from './admin/server.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
+import { GatewayError } from './errors.js';
 import { buildErrorAnswers } from './http/errors.js';
 import { publicHandler } from './http/public.js';
 import { close, createListener, listen } from './http/server.js';
@@ -22,8 +25,11 @@ export interface App {
   store: Store;
   book: PriceBook;
   meter: Meter;
+  metrics: Metrics;
+  ops: Operations;
   log: Logger;
   publicAddress: AddressInfo;
+  adminAddress: AddressInfo;
   /** Keys of the demo accounts created at start (memory store only), by plan. */
   demoKeys: Record<string, string>;
   close(): Promise<void>;
@@ -39,14 +45,31 @@ export interface AppOptions {
 export async function startApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.log.level);
+  const admin = config.listen.admin;
+  if (!admin.token && !isLoopback(admin.host)) {
+    throw new GatewayError('CONFIG_INVALID', `listen.admin.token: required when the admin listener binds to ${admin.host} (not loopback)`);
+  }
   const store = opts.store ?? new MemoryStore(clock.now);
-  const cleanups: Array<() => void | Promise<void>> = [];
+  const cleanups: Array<() => void | Promise<void>> = [() => store.close()];
+  const closeAll = async (): Promise<void> => {
+    for (const c of cleanups.reverse()) await c();
+    cleanups.length = 0;
+    log.flush();
+  };
+  try {
+    return { ...(await assemble(config, clock, log, store, cleanups)), close: closeAll };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
 
+async function assemble(config: Config, clock: Clock, log: Logger, store: Store, cleanups: Array<() => void | Promise<void>>): Promise<Omit<App, 'close'>> {
   const added = await loadPriceFile(store, config.prices.file, false);
   log.info({ file: config.prices.file, added }, 'price history loaded');
   const book = new PriceBook(store, config.time_zone, config.prices.source_name, clock, log);
-  await book.load();
   cleanups.push(() => book.close());
+  await book.load();
   if (config.prices.watch_file && store.kind === 'memory') cleanups.push(watchPriceFile(store, config.prices.file, log));
 
   const meter = new Meter({
@@ -59,38 +82,33 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
   });
   const t = config.limits.invalid_key_throttle;
   const throttle = new InvalidKeyThrottle({ maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 }, clock.now);
-
+  const metrics = new Metrics({
+    cacheHitRatio: () => meter.hitRatio(),
+    snapshotEffectiveMs: () => book.current()?.effectiveMs ?? null,
+    now: clock.now,
+  });
   const storeReady = (): Promise<boolean> => store.ping().then(() => true, () => false);
   const errors = buildErrorAnswers(config.messages);
-  const server: Server = createListener(
-    publicHandler({ config, meter, book, throttle, clock, log, storeReady }),
-    config.server,
-    { bad: errors.bad_request, large: errors.headers_too_large },
-  );
-  const publicAddress = await listen(server, config.listen.public.host, config.listen.public.port);
-  cleanups.push(() => close(server));
+  const parserErrors = { bad: errors.bad_request, large: errors.headers_too_large };
+
+  const publicServer = createListener(publicHandler({ config, meter, book, throttle, metrics, clock, log, storeReady }), config.server, parserErrors);
+  cleanups.push(() => close(publicServer));
+  const publicAddress = await listen(publicServer, config.listen.public.host, config.listen.public.port);
   log.info({ address: publicAddress }, 'public listener ready');
+
+  const ops = new Operations(store, config, book, clock);
+  const { host, port, token } = config.listen.admin;
+  const adminServer = createListener(adminHandler(ops, metrics, token, log), config.server, parserErrors);
+  cleanups.push(() => close(adminServer));
+  const adminAddress = await listen(adminServer, host, port);
+  log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
 
   const demoKeys: Record<string, string> = {};
   if (config.demo_accounts && store.kind === 'memory') {
     for (const [plan, p] of Object.entries(config.plans)) {
-      const { api_key } = await createAccount(store, config.plans, { plan, label: `demo ${plan}`, status: 'active', limit: p.limit === undefined ? 100_000 : null }, clock.now());
-      demoKeys[plan] = api_key;
+      const limit = p.limit === undefined ? 100_000 : null;
+      demoKeys[plan] = (await createAccount(store, config.plans, { plan, label: `demo ${plan}`, status: 'active', limit }, clock.now())).api_key;
     }
   }
-
-  return {
-    config,
-    store,
-    book,
-    meter,
-    log,
-    publicAddress,
-    demoKeys,
-    async close() {
-      for (const c of cleanups.reverse()) await c();
-      await store.close();
-      log.flush();
-    },
-  };
+  return { config, store, book, meter, metrics, ops, log, publicAddress, adminAddress, demoKeys };
 }

@@ -1,14 +1,21 @@
 /**
  * Failures the gateway raises (as opposed to request outcomes, which are values). Each has a
- * stable code so logs and the CLI can name it.
+ * stable code so logs, the admin API and the CLI can name it; `FAILURE_STATUS` is the one place
+ * a failure gets its HTTP status.
  */
-export type FailureCode =
-  | 'CONFIG_INVALID'
-  | 'STORE_UNAVAILABLE'
-  | 'PRICE_SET_INVALID'
-  | 'NOT_FOUND'
-  | 'BAD_REQUEST'
-  | 'CONFLICT';
+export const FAILURE_STATUS = {
+  BAD_REQUEST: 400,
+  PRICE_SET_INVALID: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  CONFIG_INVALID: 500,
+  STORE_UNAVAILABLE: 503,
+} as const;
+
+export type FailureCode = keyof typeof FAILURE_STATUS;
 
 export class GatewayError extends Error {
   constructor(

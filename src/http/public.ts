@@ -1,22 +1,25 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import type { Metrics } from '../admin/metrics.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
 import { hashKey, isWellFormedKey } from '../keys/keys.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import type { PriceBook } from '../prices/book.js';
-import type { CountedResult, Meter } from '../quota/meter.js';
+import type { CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import { buildErrorAnswers, type ErrorKind } from './errors.js';
 import { parseTarget, readKey, redactUrl } from './request.js';
-import { ALLOWED_METHODS, buildRoutes, type Prepared, type Route } from './routes.js';
+import { ALLOWED_METHODS, buildRoutes, type MeteredRoute, type Prepared } from './routes.js';
 
 export interface PublicDeps {
   config: Config;
   meter: Meter;
   book: PriceBook;
   throttle: InvalidKeyThrottle;
+  metrics: Metrics;
   clock: Clock;
   log: Logger;
   /** Whether the store answers; for /readyz. */
@@ -24,6 +27,17 @@ export interface PublicDeps {
 }
 
 type Headers = Array<string | number>;
+
+// Unmetered: the store could not be reached and the operator chose to serve anyway (store.on_error: allow).
+type Outcome = MeterResult | { kind: 'unmetered' };
+
+/** One request in flight: what the answer and the log line and metrics need. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  start: number;
+  route: string;
+}
 
 const BASE_HEADERS: Headers = ['Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff'];
 
@@ -33,96 +47,123 @@ const BASE_HEADERS: Headers = ['Cache-Control', 'no-store', 'X-Content-Type-Opti
  * only store failures and bugs are exceptions.
  */
 export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { config, meter, book, throttle, clock, log } = deps;
+  const { config, meter, book, throttle, metrics, clock, log } = deps;
   const routes = buildRoutes(config);
   const errors = buildErrorAnswers(config.messages);
   const maxKeyLength = config.limits.max_key_length;
   const access = config.log.access;
+  const failOpen = config.store.on_error === 'allow';
 
-  function send(req: IncomingMessage, res: ServerResponse, status: number, headers: Headers, body: string): void {
-    const length = Buffer.byteLength(body);
-    res.writeHead(status, [...BASE_HEADERS, 'Content-Length', length, ...headers]);
-    res.end(req.method === 'HEAD' ? undefined : body);
-    if (access) log.info({ method: req.method, url: redactUrl(req.url ?? ''), status }, 'request');
+  function send(x: Exchange, status: number, headers: Headers, body: string): void {
+    x.res.writeHead(status, [...BASE_HEADERS, 'Content-Length', Buffer.byteLength(body), ...headers]);
+    x.res.end(x.req.method === 'HEAD' ? undefined : body);
+    const seconds = (performance.now() - x.start) / 1000;
+    metrics.observeRequest(x.route, status, seconds);
+    if (access) log.info({ method: x.req.method, url: redactUrl(x.req.url ?? ''), status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
   }
 
-  function fail(req: IncomingMessage, res: ServerResponse, kind: ErrorKind, headers: Headers = []): void {
+  function fail(x: Exchange, kind: ErrorKind, headers: Headers = []): void {
     const e = errors[kind];
-    send(req, res, e.status, ['Content-Type', 'application/json', ...headers], e.body);
+    send(x, e.status, ['Content-Type', 'application/json', ...headers], e.body);
   }
 
   function rateHeaders(r: CountedResult): Headers {
     const { limit, period } = r.entry.allowance;
-    return [
-      'X-RateLimit-Limit', limit,
-      'X-RateLimit-Remaining', Math.max(0, limit - r.used),
-      'X-RateLimit-Reset', Math.ceil(period.endMs / 1000),
-    ];
+    return ['X-RateLimit-Limit', limit, 'X-RateLimit-Remaining', Math.max(0, limit - r.used), 'X-RateLimit-Reset', Math.ceil(period.endMs / 1000)];
   }
 
-  async function metered(req: IncomingMessage, res: ServerResponse, route: Route & { kind: 'metered' }, query: URLSearchParams): Promise<void> {
-    const address = req.socket.remoteAddress ?? '';
-    const blockedMs = throttle.blockedFor(address);
-    if (blockedMs > 0) return fail(req, res, 'throttled', ['Retry-After', Math.ceil(blockedMs / 1000)]);
-    const input = readKey(req, query, maxKeyLength);
-    if (input.kind === 'missing') return fail(req, res, 'missing_key');
-    if (input.kind === 'malformed' || !isWellFormedKey(input.key)) {
-      throttle.fail(address);
-      return fail(req, res, 'invalid_key');
-    }
-    const snapshot = book.current();
-    if (!snapshot) return fail(req, res, 'unavailable', ['Retry-After', 1]);
-    const prepared = route.prepare(query, snapshot);
-    if (typeof prepared === 'string') return fail(req, res, prepared);
+  function invalidKey(x: Exchange, address: string, reason: string): void {
+    throttle.fail(address);
+    metrics.invalidKeys.labels(reason).inc();
+    fail(x, 'invalid_key');
+  }
 
-    const keyHash = hashKey(input.key);
-    const result = req.method === 'HEAD' ? await meter.peek(keyHash) : await meter.consume(keyHash);
+  async function meterRequest(x: Exchange, keyHash: string): Promise<Outcome> {
+    const started = performance.now();
+    try {
+      return x.req.method === 'HEAD' ? await meter.peek(keyHash) : await meter.consume(keyHash);
+    } catch (err) {
+      if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
+      metrics.storeErrors.inc();
+      if (failOpen) {
+        metrics.unmetered.inc();
+        log.warn({ err: err.message }, 'store unavailable: serving unmetered (store.on_error: allow)');
+        return { kind: 'unmetered' };
+      }
+      throw err;
+    } finally {
+      metrics.storeLatency.observe((performance.now() - started) / 1000);
+    }
+  }
+
+  async function metered(x: Exchange, route: MeteredRoute, query: URLSearchParams): Promise<void> {
+    const address = x.req.socket.remoteAddress ?? '';
+    const blockedMs = throttle.blockedFor(address);
+    if (blockedMs > 0) {
+      metrics.invalidKeys.labels('throttled').inc();
+      return fail(x, 'throttled', ['Retry-After', Math.ceil(blockedMs / 1000)]);
+    }
+    const input = readKey(x.req, query, maxKeyLength);
+    if (input.kind === 'missing') {
+      metrics.invalidKeys.labels('missing').inc();
+      return fail(x, 'missing_key');
+    }
+    if (input.kind === 'malformed' || !isWellFormedKey(input.key)) return invalidKey(x, address, 'malformed');
+    const snapshot = book.current();
+    if (!snapshot) return fail(x, 'unavailable', ['Retry-After', 1]);
+    const prepared = route.prepare(query, snapshot);
+    if (typeof prepared === 'string') return fail(x, prepared);
+
+    const result = await meterRequest(x, hashKey(input.key));
     switch (result.kind) {
       case 'unknown':
-        throttle.fail(address);
-        return fail(req, res, 'invalid_key');
+        return invalidKey(x, address, 'unknown');
       case 'inactive':
-        return fail(req, res, 'inactive_key');
+        return fail(x, 'inactive_key');
       case 'exhausted': {
-        const { period } = result.entry.allowance;
+        const { period, plan } = result.entry.allowance;
+        metrics.quotaRejections.labels(plan).inc();
         const retryAfter = Math.max(1, Math.ceil((period.endMs - clock.now()) / 1000));
-        return fail(req, res, period.kind === 'trial' ? 'limit_trial' : 'limit_monthly', ['Retry-After', retryAfter, ...rateHeaders(result)]);
+        return fail(x, period.kind === 'trial' ? 'limit_trial' : 'limit_monthly', ['Retry-After', retryAfter, ...rateHeaders(result)]);
       }
+      case 'unmetered':
+        return send(x, 200, ['Content-Type', prepared.contentType], render(prepared, 'null'));
       case 'ok':
-        return succeed(req, res, prepared, result);
+        return send(x, 200, ['Content-Type', prepared.contentType, ...rateHeaders(result)], render(prepared, usageJson(result.entry.usage, result.used, result.entry.allowance.limit)));
     }
   }
 
-  function succeed(req: IncomingMessage, res: ServerResponse, p: Prepared, r: CountedResult): void {
-    const body = p.withUsage ? p.head + usageJson(r.entry.usage, r.used, r.entry.allowance.limit) + p.tail : p.head + p.tail;
-    send(req, res, 200, ['Content-Type', p.contentType, ...rateHeaders(r)], body);
+  function render(p: Prepared, usage: string): string {
+    return p.withUsage ? p.head + usage + p.tail : p.head + p.tail;
   }
 
-  async function ready(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function ready(x: Exchange): Promise<void> {
     const prices = book.current() !== null;
     const store = await deps.storeReady();
     const status = prices && store ? 200 : 503;
-    send(req, res, status, ['Content-Type', 'application/json'], JSON.stringify({ ready: status === 200, store, prices }));
+    send(x, status, ['Content-Type', 'application/json'], JSON.stringify({ ready: status === 200, store, prices }));
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const target = parseTarget(req.url ?? '');
-    if (!target) return fail(req, res, 'bad_request');
+  async function handle(x: Exchange): Promise<void> {
+    const target = parseTarget(x.req.url ?? '');
+    if (!target) return fail(x, 'bad_request');
     const route = routes.get(target.path);
-    if (!route) return fail(req, res, 'not_found');
-    if (req.method !== 'GET' && req.method !== 'HEAD') return fail(req, res, 'method_not_allowed', ['Allow', ALLOWED_METHODS]);
-    if (route.kind === 'health') return send(req, res, 200, ['Content-Type', 'application/json'], '{"status":"ok"}');
-    if (route.kind === 'ready') return ready(req, res);
-    return metered(req, res, route, target.query);
+    if (!route) return fail(x, 'not_found');
+    x.route = route.name;
+    if (x.req.method !== 'GET' && x.req.method !== 'HEAD') return fail(x, 'method_not_allowed', ['Allow', ALLOWED_METHODS]);
+    if (route.kind === 'health') return send(x, 200, ['Content-Type', 'application/json'], '{"status":"ok"}');
+    if (route.kind === 'ready') return ready(x);
+    return metered(x, route, target.query);
   }
 
   return (req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    const x: Exchange = { req, res, start: performance.now(), route: 'unmatched' };
+    handle(x).catch((err: unknown) => {
       const unavailable = isGatewayError(err, 'STORE_UNAVAILABLE');
       log[unavailable ? 'warn' : 'error']({ err, url: redactUrl(req.url ?? '') }, unavailable ? 'store unavailable' : 'request failed');
       if (res.headersSent) return void res.destroy();
-      if (unavailable) fail(req, res, 'unavailable', ['Retry-After', 1]);
-      else fail(req, res, 'internal');
+      if (unavailable) fail(x, 'unavailable', ['Retry-After', 1]);
+      else fail(x, 'internal');
     });
   };
 }

@@ -11,10 +11,15 @@ export interface Prepared {
   withUsage: boolean;
 }
 
-export type Route =
-  | { kind: 'metered'; prepare(query: URLSearchParams, snapshot: Snapshot): Prepared | ErrorKind }
-  | { kind: 'health' }
-  | { kind: 'ready' };
+export interface MeteredRoute {
+  kind: 'metered';
+  /** Label for metrics and logs. */
+  name: string;
+  /** Validates the query and picks the answer; an error kind refuses the request before it is counted. */
+  prepare(query: URLSearchParams, snapshot: Snapshot): Prepared | ErrorKind;
+}
+
+export type Route = MeteredRoute | { kind: 'health'; name: string } | { kind: 'ready'; name: string };
 
 const JSON_TYPE = 'application/json';
 
@@ -49,14 +54,14 @@ function historical(query: URLSearchParams, snap: Snapshot): Prepared | ErrorKin
 /** The only table of public paths. */
 export function buildRoutes(config: Config): Map<string, Route> {
   return new Map<string, Route>([
-    ['/fuel-api/api/simple-current.php', { kind: 'metered', prepare: (_q, s) => envelope(simple, s, s.simplePrefix) }],
-    ['/fuel-api/api/current.php', { kind: 'metered', prepare: (_q, s) => envelope(full, s, s.fullPrefix) }],
+    ['/fuel-api/api/simple-current.php', { kind: 'metered', name: 'simple-current', prepare: (_q, s) => envelope(simple, s, s.simplePrefix) }],
+    ['/fuel-api/api/current.php', { kind: 'metered', name: 'current', prepare: (_q, s) => envelope(full, s, s.fullPrefix) }],
     [
       '/fuel-api/api/historical.php',
-      { kind: 'metered', prepare: config.prices.historical_enabled ? historical : () => 'historical_disabled' },
+      { kind: 'metered', name: 'historical', prepare: config.prices.historical_enabled ? historical : () => 'historical_disabled' },
     ],
-    ['/healthz', { kind: 'health' }],
-    ['/readyz', { kind: 'ready' }],
+    ['/healthz', { kind: 'health', name: 'healthz' }],
+    ['/readyz', { kind: 'ready', name: 'readyz' }],
   ]);
 }
 

@@ -25,7 +25,7 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const config = loadConfig({
     env: {},
-    overrides: deepMerge({ listen: { public: { host: '127.0.0.1', port: 0 } }, prices: { watch_file: false } }, overrides),
+    overrides: deepMerge({ listen: { public: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 } }, prices: { watch_file: false } }, overrides),
   });
   const lines: string[] = [];
   const sink = new Writable({

@@ -1,0 +1,72 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The gateway's Prometheus metrics, in a registry per app (tests run several apps in one
+ * process). Hot-path counters keep their labelled children, so a request does no label hashing.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({ name: 'fuel_gateway_requests_total', help: 'Public requests by route and status', labelNames: ['route', 'status'], registers: [this.registry] });
+  private readonly latency = new Histogram({
+    name: 'fuel_gateway_request_duration_seconds',
+    help: 'Public request latency by route',
+    labelNames: ['route'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [this.registry],
+  });
+  readonly quotaRejections = new Counter({ name: 'fuel_gateway_quota_rejections_total', help: 'Requests refused because the allowance was used up, by plan', labelNames: ['plan'], registers: [this.registry] });
+  readonly invalidKeys = new Counter({ name: 'fuel_gateway_invalid_key_rejections_total', help: 'Requests refused for a missing, malformed or unknown key, or a throttled address', labelNames: ['reason'], registers: [this.registry] });
+  readonly storeErrors = new Counter({ name: 'fuel_gateway_store_errors_total', help: 'Metered requests that failed because the store was unreachable or too slow', registers: [this.registry] });
+  readonly unmetered = new Counter({ name: 'fuel_gateway_unmetered_requests_total', help: 'Requests served without counting during a store outage (store.on_error: allow)', registers: [this.registry] });
+  readonly storeLatency = new Histogram({
+    name: 'fuel_gateway_store_duration_seconds',
+    help: 'Latency of the metering store call',
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+    registers: [this.registry],
+  });
+  private readonly children = new Map<string, { count: ReturnType<Counter['labels']>; time: ReturnType<Histogram['labels']> }>();
+
+  constructor(sources: { cacheHitRatio(): number; snapshotEffectiveMs(): number | null; now(): number }) {
+    new Gauge({
+      name: 'fuel_gateway_account_cache_hit_ratio',
+      help: 'Share of account lookups answered from the in-process cache since start',
+      registers: [this.registry],
+      collect() {
+        this.set(sources.cacheHitRatio());
+      },
+    });
+    new Gauge({
+      name: 'fuel_gateway_price_snapshot_effective_timestamp_seconds',
+      help: 'Effective time of the price set being served (Unix seconds; 0 when none)',
+      registers: [this.registry],
+      collect() {
+        this.set((sources.snapshotEffectiveMs() ?? 0) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'fuel_gateway_price_snapshot_age_seconds',
+      help: 'Seconds since the price set being served took effect',
+      registers: [this.registry],
+      collect() {
+        const at = sources.snapshotEffectiveMs();
+        this.set(at === null ? 0 : (sources.now() - at) / 1000);
+      },
+    });
+    collectDefaultMetrics({ register: this.registry, prefix: 'fuel_gateway_' });
+  }
+
+  observeRequest(route: string, status: number, seconds: number): void {
+    const k = `${route}|${status}`;
+    let c = this.children.get(k);
+    if (!c) {
+      c = { count: this.requests.labels(route, String(status)), time: this.latency.labels(route) };
+      this.children.set(k, c);
+    }
+    c.count.inc();
+    c.time.observe(seconds);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

@@ -1,0 +1,97 @@
+import type { z } from 'zod';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
+import { createAccount, createAccountInput, patchAccountInput, publicAccount, rotateKey, updateAccount } from '../keys/accounts.js';
+import type { PriceBook } from '../prices/book.js';
+import { describeIssues, priceSetDocument, type PriceSet } from '../prices/schema.js';
+import { formatInZone } from '../quota/period.js';
+import { allowanceFor } from '../quota/allowance.js';
+import type { Account, Store } from '../store/types.js';
+
+/** Validates external input at the edge: a bad body is a 400 naming each field. */
+function parse<T extends z.ZodType>(schema: T, body: unknown, code: 'BAD_REQUEST' | 'PRICE_SET_INVALID' = 'BAD_REQUEST'): z.infer<T> {
+  const r = schema.safeParse(body);
+  if (r.success) return r.data;
+  const lines = describeIssues(r.error);
+  throw new GatewayError(code, lines.join('; '), lines);
+}
+
+export interface AccountView {
+  account: Account;
+  usage: {
+    plan_type: string;
+    requests_used: number;
+    request_limit: number;
+    requests_remaining: number;
+    request_period: string;
+    period_started_at: string;
+    period_ends_at: string;
+  };
+}
+
+/**
+ * Everything operators can do, shared by the admin API and the CLI so there is one
+ * implementation. Inputs arrive unvalidated (JSON bodies, argv) and are checked here, once.
+ */
+export class Operations {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly book: PriceBook,
+    private readonly clock: Clock,
+  ) {}
+
+  async createAccount(body: unknown): Promise<{ account: Account; api_key: string }> {
+    return createAccount(this.store, this.config.plans, parse(createAccountInput, body), this.clock.now());
+  }
+
+  async showAccount(id: string): Promise<AccountView> {
+    const stored = await this.store.getAccount(id);
+    if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    const a = allowanceFor(stored, this.config.plans, this.config.time_zone, this.clock.now());
+    const used = await this.store.usage(stored.id, a.period.id);
+    return {
+      account: publicAccount(stored),
+      usage: {
+        plan_type: a.plan,
+        requests_used: used,
+        request_limit: a.limit,
+        requests_remaining: Math.max(0, a.limit - used),
+        request_period: a.period.kind,
+        period_started_at: a.period.startedAt,
+        period_ends_at: a.period.endsAt,
+      },
+    };
+  }
+
+  async patchAccount(id: string, body: unknown): Promise<{ account: Account }> {
+    return { account: await updateAccount(this.store, this.config.plans, id, parse(patchAccountInput, body)) };
+  }
+
+  rotateKey(id: string): Promise<{ account: Account; api_key: string }> {
+    return rotateKey(this.store, id);
+  }
+
+  /** Validates and stores a price set (replacing one of the same date); every instance reloads. */
+  async publishPrices(body: unknown): Promise<{ status: 'current' | 'scheduled' | 'past'; price_set: PriceSet }> {
+    const doc = parse(priceSetDocument, body, 'PRICE_SET_INVALID');
+    const updatedAt = doc.updated_at ?? formatInZone(this.clock.now(), this.config.time_zone).slice(0, 19).replace('T', ' ');
+    const set: PriceSet = { ...doc, updated_at: updatedAt };
+    await this.store.putPriceSet(set, true);
+    await this.book.load();
+    const view = this.book.view();
+    const status = view.current?.effective_date === set.effective_date ? 'current' : view.scheduled.some((s) => s.effective_date === set.effective_date) ? 'scheduled' : 'past';
+    return { status, price_set: set };
+  }
+
+  prices(): { current: PriceSet | null; scheduled: PriceSet[] } {
+    const { current, scheduled } = this.book.view();
+    return { current, scheduled };
+  }
+
+  /** Sets that have been in effect, oldest first. */
+  priceHistory(): { history: PriceSet[] } {
+    return { history: this.book.view().history };
+  }
+}

@@ -1,0 +1,98 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { FAILURE_STATUS, GatewayError, isGatewayError } from '../errors.js';
+import type { Metrics } from './metrics.js';
+import type { Operations } from './operations.js';
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+type Handler = (params: string[], body: () => Promise<unknown>) => Promise<[number, unknown]> | [number, unknown];
+interface AdminRoute {
+  method: string;
+  pattern: RegExp;
+  handler: Handler;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+/** True for hosts that only this machine can reach. */
+export const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
+
+function readJson(req: IncomingMessage): Promise<unknown> {
+  const type = req.headers['content-type'] ?? '';
+  if (!/^application\/json\b/i.test(type)) return Promise.reject(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'expected Content-Type: application/json'));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new GatewayError('PAYLOAD_TOO_LARGE', `body larger than ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        reject(new GatewayError('BAD_REQUEST', 'body is not valid JSON'));
+      }
+    });
+  });
+}
+
+/**
+ * The admin listener's handler: bearer token (compared in constant time), a small route table
+ * over the shared operations, and JSON bodies bounded in size. Never bound on the public port.
+ */
+export function adminHandler(ops: Operations, metrics: Metrics, token: string, log: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+  const expected = token ? digest(`Bearer ${token}`) : null;
+  const routes: AdminRoute[] = [
+    { method: 'POST', pattern: /^\/admin\/accounts$/, handler: async (_p, body) => [201, await ops.createAccount(await body())] },
+    { method: 'GET', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async ([id]) => [200, await ops.showAccount(id as string)] },
+    { method: 'PATCH', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async ([id], body) => [200, await ops.patchAccount(id as string, await body())] },
+    { method: 'POST', pattern: /^\/admin\/accounts\/([\w-]+)\/rotate-key$/, handler: async ([id]) => [200, await ops.rotateKey(id as string)] },
+    { method: 'PUT', pattern: /^\/admin\/prices$/, handler: async (_p, body) => [201, await ops.publishPrices(await body())] },
+    { method: 'GET', pattern: /^\/admin\/prices$/, handler: () => [200, ops.prices()] },
+    { method: 'GET', pattern: /^\/admin\/prices\/history$/, handler: () => [200, ops.priceHistory()] },
+  ];
+
+  const reply = (res: ServerResponse, status: number, body: string, type = 'application/json'): void => {
+    res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+    res.end(body);
+  };
+  const failure = (res: ServerResponse, err: GatewayError): void =>
+    reply(res, FAILURE_STATUS[err.code], JSON.stringify({ success: false, code: err.code, message: err.message, ...(err.details.length > 1 ? { problems: err.details } : {}) }));
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (expected) {
+      const given = digest(req.headers.authorization ?? '');
+      if (!timingSafeEqual(given, expected)) {
+        res.setHeader('WWW-Authenticate', 'Bearer');
+        return failure(res, new GatewayError('UNAUTHORIZED', 'missing or wrong bearer token'));
+      }
+    }
+    const path = (req.url ?? '/').split('?')[0] as string;
+    if (path === '/metrics' && req.method === 'GET') return reply(res, 200, await metrics.text(), metrics.registry.contentType);
+    const matching = routes.map((r) => ({ r, m: r.pattern.exec(path) })).filter((x) => x.m !== null);
+    if (matching.length === 0) return failure(res, new GatewayError('NOT_FOUND', `no admin route ${path}`));
+    const hit = matching.find((x) => x.r.method === req.method);
+    if (!hit) {
+      res.setHeader('Allow', matching.map((x) => x.r.method).join(', '));
+      return reply(res, 405, JSON.stringify({ success: false, code: 'METHOD_NOT_ALLOWED', message: `${req.method} not allowed on ${path}` }));
+    }
+    const [status, body] = await hit.r.handler((hit.m as RegExpExecArray).slice(1), () => readJson(req));
+    reply(res, status, JSON.stringify(body));
+  }
+
+  return (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent) return void res.destroy();
+      if (isGatewayError(err)) return failure(res, err);
+      log.error({ err }, 'admin request failed');
+      reply(res, 500, JSON.stringify({ success: false, code: 'INTERNAL', message: 'internal error' }));
+    });
+  };
+}
