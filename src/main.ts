@@ -1,16 +1,24 @@
 #!/usr/bin/env node
+import pino from 'pino';
 import { parseArgs } from './cli/args.js';
+import { OPERATE_USAGE, runOperate } from './cli/operate.js';
 import { runServe } from './cli/serve.js';
 import { loadConfig, maskSecrets } from './config/load.js';
 import { GatewayError } from './errors.js';
 
 const USAGE = `usage: fuel-gateway [serve] [--config FILE]
-       fuel-gateway config check [--config FILE]`;
+       fuel-gateway config check [--config FILE]
+${OPERATE_USAGE}
+Every command takes --config FILE (or FUEL_GATEWAY_CONFIG) and the environment overrides.`;
 
 async function main(argv: string[]): Promise<number> {
-  const { positionals, options } = parseArgs(argv);
-  const configFile = options.get('config');
-  const [command = 'serve', sub] = positionals;
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  const args = parseArgs(argv);
+  const configFile = args.options.get('config');
+  const [command = 'serve', sub] = args.positionals;
   switch (command) {
     case 'serve':
       await runServe(loadConfig({ file: configFile }));
@@ -19,12 +27,16 @@ async function main(argv: string[]): Promise<number> {
       if (sub !== 'check') break;
       process.stdout.write(JSON.stringify(maskSecrets(loadConfig({ file: configFile })), null, 2) + '\n');
       return 0;
+    case 'accounts':
+    case 'prices':
+      // CLI logs (store connection trouble) go to stderr; stdout is the JSON answer.
+      await runOperate(loadConfig({ file: configFile }), args, pino({ level: 'warn' }, pino.destination(2)));
+      return 0;
     case 'help':
-    case '--help':
       process.stdout.write(USAGE + '\n');
       return 0;
   }
-  process.stderr.write(`unknown command: ${positionals.join(' ')}\n${USAGE}\n`);
+  process.stderr.write(`unknown command: ${args.positionals.join(' ')}\n${USAGE}\n`);
   return 2;
 }
 
@@ -33,7 +45,8 @@ main(process.argv.slice(2)).then(
     if (code !== 0) process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`${err instanceof GatewayError || err instanceof Error ? err.message : String(err)}\n`);
+    const text = err instanceof GatewayError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
+    process.stderr.write(`${text}\n`);
     process.exitCode = 1;
   },
 );

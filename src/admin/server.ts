@@ -27,10 +27,11 @@ function readJson(req: IncomingMessage): Promise<unknown> {
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new GatewayError('PAYLOAD_TOO_LARGE', `body larger than ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-      } else chunks.push(c);
+      if (size <= MAX_BODY_BYTES) return void chunks.push(c);
+      // Answer now and discard the rest; the connection closes after the answer.
+      req.removeAllListeners('data');
+      req.resume();
+      reject(new GatewayError('PAYLOAD_TOO_LARGE', `body larger than ${MAX_BODY_BYTES} bytes`));
     });
     req.on('error', reject);
     req.on('end', () => {
@@ -63,8 +64,10 @@ export function adminHandler(ops: Operations, metrics: Metrics, token: string, l
     res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
     res.end(body);
   };
-  const failure = (res: ServerResponse, err: GatewayError): void =>
+  const failure = (res: ServerResponse, err: GatewayError): void => {
+    if (err.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
     reply(res, FAILURE_STATUS[err.code], JSON.stringify({ success: false, code: err.code, message: err.message, ...(err.details.length > 1 ? { problems: err.details } : {}) }));
+  };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (expected) {

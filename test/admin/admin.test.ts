@@ -1,0 +1,169 @@
+import t from 'tap';
+import { adminCall } from '../helpers/admin.js';
+import { ManualClock } from '../helpers/clock.js';
+import { NOW } from '../helpers/fixtures.js';
+import { startGateway } from '../helpers/gateway.js';
+
+const TOKEN = 'admin-test-token';
+const SIMPLE = '/fuel-api/api/simple-current.php';
+const region = (p95: string) => ({ petrol_93: null, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.50' });
+
+t.test('accounts: create, show with usage, patch, rotate', async (t) => {
+  const gw = await startGateway(t, { listen: { admin: { token: TOKEN } } }, { clock: new ManualClock(NOW) });
+  const created = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', label: 'Acme Fleet' }, TOKEN);
+  t.equal(created.status, 201);
+  t.match(created.body.api_key, /^fpg_[A-Za-z0-9_-]{38}$/);
+  t.match(created.body.account, { plan: 'starter', label: 'Acme Fleet', status: 'active', limit: null, anchor: new Date(NOW).toISOString(), revision: 1 });
+  t.notOk('key_hash' in created.body.account, 'the hash is not shown either');
+  const id = created.body.account.id as string;
+  const key = created.body.api_key as string;
+
+  await gw.get(`${SIMPLE}?api_key=${key}`);
+  const shown = await adminCall(gw, 'GET', `/admin/accounts/${id}`, undefined, TOKEN);
+  t.equal(shown.status, 200);
+  t.same(shown.body.usage, {
+    plan_type: 'starter',
+    requests_used: 1,
+    request_limit: 2000,
+    requests_remaining: 1999,
+    request_period: 'monthly',
+    period_started_at: '2026-11-23T10:00:00+02:00',
+    period_ends_at: '2026-12-23T10:00:00+02:00',
+  });
+
+  const patched = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'business', label: 'Acme' }, TOKEN);
+  t.equal(patched.status, 200);
+  t.match(patched.body.account, { plan: 'business', label: 'Acme', revision: 2 });
+  const after = (await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as { usage: { plan_type: string; requests_used: number; request_limit: number } };
+  t.match(after.usage, { plan_type: 'business', requests_used: 2, request_limit: 10000 }, 'a plan change keeps the count and applies at once');
+
+  const off = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { status: 'inactive' }, TOKEN);
+  t.equal(off.body.account.status, 'inactive');
+  t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 403, 'deactivation applies at once');
+  await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { status: 'active' }, TOKEN);
+
+  const rotated = await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`, undefined, TOKEN);
+  t.equal(rotated.status, 200);
+  t.not(rotated.body.api_key, key);
+  t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 401, 'the old key stops at once');
+  t.equal((await gw.get(`${SIMPLE}?api_key=${rotated.body.api_key}`)).status, 200);
+
+  const enterprise = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'enterprise', limit: 50000, anchor: '2026-11-01T00:00:00+02:00' }, TOKEN);
+  t.equal(enterprise.status, 201);
+  t.match(enterprise.body.account, { plan: 'enterprise', limit: 50000, anchor: '2026-11-01T00:00:00+02:00' });
+});
+
+t.test('admin errors: token, body, unknown account, unknown plan, route and method', async (t) => {
+  const gw = await startGateway(t, { listen: { admin: { token: TOKEN } } }, { clock: new ManualClock(NOW) });
+  const noToken = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' });
+  t.equal(noToken.status, 401);
+  t.equal(noToken.headers.get('www-authenticate'), 'Bearer');
+  t.equal((await adminCall(gw, 'GET', '/admin/prices', undefined, 'wrong')).status, 401);
+  t.equal((await adminCall(gw, 'GET', '/metrics', undefined, 'wrong')).status, 401, 'metrics need the token too');
+
+  const badPlan = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'gold' }, TOKEN);
+  t.equal(badPlan.status, 400);
+  t.match(badPlan.body, { success: false, code: 'BAD_REQUEST', message: /plan: unknown plan "gold"/ });
+  const badBody = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', limit: -1, colour: 'red' }, TOKEN);
+  t.equal(badBody.status, 400);
+  t.match(badBody.body.message, /limit: /);
+  t.match(badBody.body.message, /colour/);
+  t.equal((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'enterprise' }, TOKEN)).status, 400, 'enterprise needs a limit');
+  t.equal((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', anchor: 'yesterday' }, TOKEN)).body.code, 'BAD_REQUEST');
+  const notJson = await adminCall(gw, 'POST', '/admin/accounts', undefined, TOKEN, '{plan:');
+  t.match(notJson, { status: 400, body: { message: 'body is not valid JSON' } });
+  const big = await adminCall(gw, 'POST', '/admin/accounts', undefined, TOKEN, JSON.stringify({ plan: 'starter', label: 'x'.repeat(70_000) }));
+  t.equal(big.status, 413);
+  const r = await fetch(`http://127.0.0.1:${gw.app.adminAddress.port}/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: 'plan=starter' });
+  t.equal(r.status, 415);
+
+  t.equal((await adminCall(gw, 'GET', '/admin/accounts/acct_nope', undefined, TOKEN)).status, 404);
+  t.equal((await adminCall(gw, 'PATCH', '/admin/accounts/acct_nope', { status: 'inactive' }, TOKEN)).status, 404);
+  t.equal((await adminCall(gw, 'POST', '/admin/accounts/acct_nope/rotate-key', undefined, TOKEN)).status, 404);
+  const created = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' }, TOKEN);
+  const id = created.body.account.id as string;
+  t.equal((await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'gold' }, TOKEN)).status, 400);
+  t.equal((await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, {}, TOKEN)).status, 400, 'an empty patch');
+  t.equal((await adminCall(gw, 'GET', `/admin/accounts/${id}`, undefined, TOKEN)).body.account.revision, 1, 'refused patches changed nothing');
+  t.equal((await adminCall(gw, 'GET', '/admin/nothing', undefined, TOKEN)).status, 404);
+  const wrongMethod = await adminCall(gw, 'DELETE', `/admin/accounts/${id}`, undefined, TOKEN);
+  t.equal(wrongMethod.status, 405);
+  t.equal(wrongMethod.headers.get('allow'), 'GET, PATCH');
+});
+
+t.test('prices: publish current and scheduled, refuse bad sets, show and history', async (t) => {
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(t, {}, { clock });
+  const scheduled = await adminCall(gw, 'PUT', '/admin/prices', { effective_date: '2026-12-02', updated_at: '2026-11-30 18:30:00', source: 'Department of Mineral and Petroleum Resources', coastal: region('24.10'), inland: region('24.90') });
+  t.equal(scheduled.status, 201);
+  t.equal(scheduled.body.status, 'scheduled');
+  const view = await adminCall(gw, 'GET', '/admin/prices');
+  t.equal(view.body.current.effective_date, '2026-09-02');
+  t.same(view.body.scheduled.map((s: { effective_date: string }) => s.effective_date), ['2026-12-02']);
+
+  const now = await adminCall(gw, 'PUT', '/admin/prices', { effective_date: '2026-11-04', coastal: region('23.00'), inland: region('23.50') });
+  t.equal(now.body.status, 'current');
+  t.equal(now.body.price_set.updated_at, '2026-11-23 10:00:00', 'updated_at defaults to the publication time, local');
+  const served = (await (await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`)).json()) as { effective_date: string; fuel_prices: { coastal: { petrol_95: string; price_basis: string } } };
+  t.equal(served.effective_date, '2026-11-04');
+  t.equal(served.fuel_prices.coastal.price_basis, 'official_regional_reference');
+
+  const again = await adminCall(gw, 'PUT', '/admin/prices', { effective_date: '2026-11-04', coastal: region('23.01'), inland: region('23.50') });
+  t.equal(again.status, 201);
+  const history = await adminCall(gw, 'GET', '/admin/prices/history');
+  const nov = history.body.history.filter((s: { effective_date: string }) => s.effective_date === '2026-11-04');
+  t.equal(nov.length, 1, 'one set per date: publishing the same date replaces it');
+  t.equal(nov[0].coastal.petrol_95, '23.01');
+  t.equal(history.body.history.length, 46);
+
+  const bad = await adminCall(gw, 'PUT', '/admin/prices', { effective_date: '2026-11-05', coastal: { ...region('23'), petrol_93: 23.1 }, inland: region('23.50') });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.code, 'PRICE_SET_INVALID');
+  t.match(bad.body.problems.join('\n'), /coastal\.petrol_95: expected a price/);
+  t.match(bad.body.problems.join('\n'), /coastal\.petrol_93: /);
+  t.equal((await adminCall(gw, 'GET', '/admin/prices')).body.current.coastal.petrol_95, '23.01', 'the snapshot stays');
+  t.equal((await adminCall(gw, 'PUT', '/admin/prices', { effective_date: '2026-11-05' })).status, 400);
+});
+
+t.test('/metrics is Prometheus text and moves with traffic', async (t) => {
+  const gw = await startGateway(t, { limits: { invalid_key_throttle: { max_attempts: 2 } } }, { clock: new ManualClock(NOW) });
+  const value = (text: string, name: string): number => {
+    const line = text.split('\n').find((l) => l.startsWith(name + ' ') || l.startsWith(name + '{') && l.includes(name));
+    return line ? Number(line.split(' ').pop()) : 0;
+  };
+  const sample = (text: string, selector: string): number => {
+    const line = text.split('\n').find((l) => l.startsWith(selector));
+    return line ? Number(line.slice(selector.length).trim()) : 0;
+  };
+  const before = (await adminCall(gw, 'GET', '/metrics')).body as string;
+  const { api_key } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', limit: 1 })).body;
+  await gw.get(`${SIMPLE}?api_key=${api_key}`);
+  await gw.get(`${SIMPLE}?api_key=${api_key}`);
+  await gw.get(`${SIMPLE}?api_key=fpg_${'Q'.repeat(38)}`);
+  await gw.get(`${SIMPLE}?api_key=fpg_${'Q'.repeat(38)}`);
+  await gw.get(`${SIMPLE}?api_key=${api_key}`);
+  const m = await adminCall(gw, 'GET', '/metrics');
+  t.equal(m.status, 200);
+  t.match(m.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  const text = m.body as string;
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    // Prometheus parses sample values with Go's ParseFloat, which takes NaN in any case.
+    t.match(line, /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? (-?[0-9.e+-]+|[Nn][Aa][Nn]|[+-]Inf)$/, 'a valid sample line');
+  }
+  t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="200"}') - sample(before, 'fuel_gateway_requests_total{route="simple-current",status="200"}'), 1);
+  t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="429"}'), 2);
+  t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="401"}'), 2);
+  t.equal(sample(text, 'fuel_gateway_quota_rejections_total{plan="starter"}'), 1);
+  t.equal(sample(text, 'fuel_gateway_invalid_key_rejections_total{reason="malformed"}'), 2, 'checksum failures never reach the store');
+  t.equal(sample(text, 'fuel_gateway_invalid_key_rejections_total{reason="throttled"}'), 1);
+  t.equal(sample(text, 'fuel_gateway_request_duration_seconds_count{route="simple-current"}'), 5);
+  t.ok(value(text, 'fuel_gateway_account_cache_hit_ratio') > 0);
+  t.equal(value(text, 'fuel_gateway_price_snapshot_effective_timestamp_seconds'), Date.parse('2026-09-02T00:01:00+02:00') / 1000);
+  t.equal(value(text, 'fuel_gateway_price_snapshot_age_seconds'), (NOW - Date.parse('2026-09-02T00:01:00+02:00')) / 1000);
+  t.equal(sample(text, 'fuel_gateway_store_duration_seconds_count'), 2, 'one store call per request that reached the meter');
+});
+
+t.test('without a token the admin listener refuses a non-loopback address', async (t) => {
+  await t.rejects(startGateway(t, { listen: { admin: { host: '0.0.0.0', token: '' } } }), /listen\.admin\.token: required/);
+});
