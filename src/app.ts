@@ -15,7 +15,7 @@ import { createLogger } from './log.js';
 import { PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
 import { Meter } from './quota/meter.js';
-import { MemoryStore } from './store/memory.js';
+import { createStore } from './store/create.js';
 import type { Store } from './store/types.js';
 
 const DAY_MS = 86_400_000;
@@ -49,7 +49,7 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
   if (!admin.token && !isLoopback(admin.host)) {
     throw new GatewayError('CONFIG_INVALID', `listen.admin.token: required when the admin listener binds to ${admin.host} (not loopback)`);
   }
-  const store = opts.store ?? new MemoryStore(clock.now);
+  const store = opts.store ?? createStore(config, log, clock.now);
   const cleanups: Array<() => void | Promise<void>> = [() => store.close()];
   const closeAll = async (): Promise<void> => {
     for (const c of cleanups.reverse()) await c();
@@ -65,9 +65,12 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
 }
 
 async function assemble(config: Config, clock: Clock, log: Logger, store: Store, cleanups: Array<() => void | Promise<void>>): Promise<Omit<App, 'close'>> {
-  const added = await loadPriceFile(store, config.prices.file, false);
-  log.info({ file: config.prices.file, added }, 'price history loaded');
-  const book = new PriceBook(store, config.time_zone, config.prices.source_name, clock, log);
+  const seed = async (): Promise<void> => {
+    const added = await loadPriceFile(store, config.prices.file, false);
+    log.info({ file: config.prices.file, added }, 'price file loaded into the store');
+  };
+  await seed();
+  const book = new PriceBook(store, config.time_zone, config.prices.source_name, clock, log, seed);
   cleanups.push(() => book.close());
   await book.load();
   if (config.prices.watch_file && store.kind === 'memory') cleanups.push(watchPriceFile(store, config.prices.file, log));

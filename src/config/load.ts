@@ -117,10 +117,12 @@ export function loadConfig(opts: LoadOptions = {}): Config {
 
 /** The effective config for `config check`, with secrets masked. */
 export function maskSecrets(config: Config): Config {
-  const redisUrl = config.store.redis.url.replace(/\/\/([^@/]*)@/, '//***@');
+  const { redis } = config.store;
+  const url = redis.url.replace(/\/\/([^@/]*)@/, '//***@');
+  const sentinel = redis.sentinel && { ...redis.sentinel, ...(redis.sentinel.password === undefined ? {} : { password: '***' }) };
   return {
     ...config,
     listen: { ...config.listen, admin: { ...config.listen.admin, token: config.listen.admin.token ? '***' : '' } },
-    store: { ...config.store, redis: { ...config.store.redis, url: redisUrl } },
+    store: { ...config.store, redis: { ...redis, url, ...(sentinel ? { sentinel } : {}) } },
   };
 }

@@ -29,6 +29,8 @@ export class PriceBook {
     private readonly defaultSource: string,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** Fills an empty store (a new deployment, or Redis that lost its data) with the shipped history. */
+    private readonly seed?: () => Promise<unknown>,
   ) {
     store.subscribe((event) => {
       if (event.type === 'prices') this.load().catch((err: unknown) => log.error({ err }, 'reloading prices failed'));
@@ -36,7 +38,11 @@ export class PriceBook {
   }
 
   async load(): Promise<void> {
-    const history = await this.store.listPriceSets();
+    let history = await this.store.listPriceSets();
+    if (history.length === 0 && this.seed) {
+      await this.seed();
+      history = await this.store.listPriceSets();
+    }
     this.history = history;
     this.times = history.map((s) => effectiveMs(s.effective_date, this.zone));
     this.snapshot = null;

@@ -50,7 +50,10 @@ export class Meter {
   constructor(private readonly opts: MeterOptions) {
     this.cache = new LRUCache<string, Cached>({ max: opts.cache.max_entries });
     opts.store.subscribe((event) => {
-      if (event.type === 'account') for (const h of event.keyHashes) this.cache.delete(h);
+      if (event.type !== 'account') return;
+      // '*': announcements may have been missed (the subscription was down), so trust nothing cached.
+      if (event.id === '*') this.cache.clear();
+      else for (const h of event.keyHashes) this.cache.delete(h);
     });
   }
 

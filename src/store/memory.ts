@@ -1,3 +1,4 @@
+import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
 import type { AccountPatch, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
 
@@ -29,7 +30,7 @@ export class MemoryStore implements Store {
 
   async createAccount(account: StoredAccount): Promise<void> {
     if (this.accounts.has(account.id) || this.byKeyHash.has(account.key_hash)) {
-      throw new Error(`account ${account.id} or its key already exists`);
+      throw new GatewayError('CONFLICT', `account ${account.id} or its key already exists`);
     }
     this.accounts.set(account.id, { ...account });
     this.byKeyHash.set(account.key_hash, account.id);

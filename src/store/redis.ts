@@ -27,8 +27,11 @@ const SCRIPTS = {
 
 const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label', 'key_hash'] as const;
 
-/** Delivered after the subscriber reconnects: announcements sent while it was away are lost. */
-const RESYNC: StoreEvent[] = [{ type: 'prices' }, { type: 'account', id: '*', keyHashes: [] }];
+/**
+ * Delivered after the subscriber reconnects, since announcements sent while it was away are lost:
+ * reload prices, and account id '*' means "forget every cached account".
+ */
+const resync = (): StoreEvent[] => [{ type: 'prices' }, { type: 'account', id: '*', keyHashes: [] }];
 
 const storeEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('account'), id: z.string().min(1), keyHashes: z.array(z.string()) }),
@@ -59,10 +62,11 @@ export class RedisStore implements Store {
   private readonly listeners: Array<(event: StoreEvent) => void> = [];
   private subscriber: Redis | null = null;
   private subscribedBefore = false;
+  private firstSubscribed: (() => void) | undefined;
   private reopenTimer: NodeJS.Timeout | undefined;
   private closed = false;
-  /** Until the first connection is ready, calls wait for it (up to connect_timeout_ms). */
-  private starting: Promise<void> | null;
+  /** While the store starts (first connection, first subscription), calls wait for this. */
+  private gate: Promise<unknown> | null = null;
 
   constructor(
     private readonly options: RedisStoreOptions,
@@ -74,17 +78,16 @@ export class RedisStore implements Store {
     this.redis = connect(options);
     for (const [name, definition] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, definition);
     this.watch(this.redis, 'commands');
-    this.starting = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`not connected within ${options.connect_timeout_ms} ms`)), options.connect_timeout_ms);
-      timer.unref();
-      this.redis.once('ready', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    }).finally(() => {
-      this.starting = null;
-    });
-    this.starting.catch(() => undefined);
+    // Without an offline queue, a command sent before the first connection is ready would fail.
+    this.holdCallsUntil(
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`not connected within ${options.connect_timeout_ms} ms`)), options.connect_timeout_ms).unref();
+        this.redis.once('ready', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+    );
   }
 
   findByKeyHash(keyHash: string): Promise<StoredAccount | null> {
@@ -153,10 +156,9 @@ export class RedisStore implements Store {
 
   listPriceSets(): Promise<PriceSet[]> {
     return this.run(async () => {
-      const byDate = await this.redis.hgetall(this.prices);
-      return Object.keys(byDate)
-        .sort()
-        .map((date) => JSON.parse(byDate[date] ?? 'null') as PriceSet);
+      return Object.entries(await this.redis.hgetall(this.prices))
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([, json]) => JSON.parse(json) as PriceSet);
     });
   }
 
@@ -170,7 +172,13 @@ export class RedisStore implements Store {
 
   subscribe(listener: (event: StoreEvent) => void): void {
     this.listeners.push(listener);
-    if (!this.subscriber && !this.closed) this.listen(0, 0);
+    if (this.subscriber || this.closed) return;
+    // Changes this instance makes after subscribe() returns must reach the listener, so calls
+    // wait for the subscription (at most connect_timeout_ms; a late one is followed by a resync).
+    const subscribed = new Promise<void>((resolve) => (this.firstSubscribed = resolve));
+    const patience = new Promise<void>((resolve) => setTimeout(resolve, this.options.connect_timeout_ms).unref());
+    this.holdCallsUntil(Promise.all([this.gate, Promise.race([subscribed, patience])]));
+    this.listen(0, 0);
   }
 
   ping(): Promise<void> {
@@ -199,7 +207,15 @@ export class RedisStore implements Store {
   }
 
   private run<T>(op: () => Promise<T>): Promise<T> {
-    return (this.starting ? this.starting.then(op) : op()).catch(unavailable);
+    return (this.gate ? this.gate.then(op) : op()).catch(unavailable);
+  }
+
+  private holdCallsUntil(ready: Promise<unknown>): void {
+    const gate: Promise<unknown> = ready.finally(() => {
+      if (this.gate === gate) this.gate = null;
+    });
+    gate.catch(() => undefined);
+    this.gate = gate;
   }
 
   /**
@@ -222,7 +238,8 @@ export class RedisStore implements Store {
       wasReady = true;
       sub.subscribe(this.channel).then(
         () => {
-          if (this.subscribedBefore) RESYNC.forEach((e) => this.deliver(e));
+          if (this.subscribedBefore) resync().forEach((e) => this.deliver(e));
+          else this.firstSubscribed?.();
           this.subscribedBefore = true;
         },
         () => sub.disconnect(true),
@@ -237,11 +254,9 @@ export class RedisStore implements Store {
   }
 
   private subscriberConnection(index: number): Redis {
-    const nodes = this.options.cluster?.nodes;
-    const node = nodes?.[index % nodes.length];
-    if (node) return new Redis({ ...node, ...nodeOptions(this.options), retryStrategy: null, autoResubscribe: false });
     if (this.redis instanceof Redis) return this.redis.duplicate({ autoResubscribe: false });
-    throw new Error('a cluster store needs cluster.nodes');
+    const nodes = this.options.cluster?.nodes ?? [];
+    return new Redis({ ...nodes[index % nodes.length], ...nodeOptions(this.options), retryStrategy: null, autoResubscribe: false });
   }
 
   private deliver(event: StoreEvent): void {
@@ -274,6 +289,9 @@ function connect(o: RedisStoreOptions): Redis | Cluster {
       enableOfflineQueue: false,
       enableAutoPipelining: true,
       clusterRetryStrategy: retryDelay,
+      // A command for an unreachable node is retried every retryDelayOnFailover (100) ms before it
+      // is sent, so before its timeout starts: keep all the retries within command_timeout_ms.
+      maxRedirections: Math.max(2, Math.floor(o.command_timeout_ms / 100) - 1),
       redisOptions: nodeOptions(o),
     });
   }
@@ -282,6 +300,9 @@ function connect(o: RedisStoreOptions): Redis | Cluster {
     enableOfflineQueue: false,
     enableAutoPipelining: true,
     retryStrategy: retryDelay,
+    // A demoted primary answers READONLY on a live connection: reconnecting finds the new one
+    // (through Sentinel, or a managed service's DNS name).
+    reconnectOnError: (err) => err.message.startsWith('READONLY'),
     ...(o.sentinel && {
       sentinels: o.sentinel.nodes,
       name: o.sentinel.name,

@@ -70,6 +70,8 @@ t.test('secrets are masked for display', async (t) => {
   const c = maskSecrets(loadConfig({ env: { ADMIN_TOKEN: 'tok', REDIS_URL: 'redis://user:pw@host:6379' } }));
   t.equal(c.listen.admin.token, '***');
   t.equal(c.store.redis.url, 'redis://***@host:6379');
+  const s = maskSecrets(loadConfig({ env: {}, overrides: { store: { redis: { sentinel: { name: 'm', nodes: [{ host: 'h', port: 26379 }], password: 'pw' } } } } }));
+  t.equal(s.store.redis.sentinel?.password, '***');
 });
 
 t.test('`config check` prints the effective config, masked, or the problems and exits 1', async (t) => {

@@ -69,3 +69,20 @@ export function serve(t: { teardown(fn: () => unknown): void }, args: string[] =
     },
   };
 }
+
+export interface GatewayProcess extends Served {
+  base: string;
+  admin: string;
+}
+
+/** A `fuel-gateway serve` child on free loopback ports, ready once both listeners are up. */
+export async function gatewayProcess(t: { teardown(fn: () => unknown): void }, configFile: string, env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
+  const served = serve(t, ['--config', configFile], env);
+  const portOf = async (msg: string): Promise<number> => {
+    const [line] = await served.waitFor(new RegExp(`^\\{.*"msg":"${msg}".*$`, 'm'));
+    return (JSON.parse(line) as { address: { port: number } }).address.port;
+  };
+  const publicPort = await portOf('public listener ready');
+  const adminPort = await portOf('admin listener ready');
+  return { ...served, base: `http://127.0.0.1:${publicPort}`, admin: `http://127.0.0.1:${adminPort}` };
+}

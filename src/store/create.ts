@@ -1,0 +1,10 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { MemoryStore } from './memory.js';
+import { RedisStore } from './redis.js';
+import type { Store } from './types.js';
+
+/** The store the config asks for. `now` drives the memory store's expiry; Redis keeps its own time. */
+export function createStore(config: Config, log: Logger, now?: () => number): Store {
+  return config.store.type === 'memory' ? new MemoryStore(now) : new RedisStore(config.store.redis, log);
+}

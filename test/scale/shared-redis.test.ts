@@ -1,0 +1,165 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import pino from 'pino';
+import { loadConfig } from '../../src/config/load.js';
+import { createAccount } from '../../src/keys/accounts.js';
+import { allowanceFor } from '../../src/quota/allowance.js';
+import { RedisStore } from '../../src/store/redis.js';
+import { gatewayProcess, type GatewayProcess } from '../helpers/cli.js';
+import { startCluster, startRedis } from '../helpers/redis.js';
+
+const SIMPLE = '/fuel-api/api/simple-current.php';
+const FULL = '/fuel-api/api/current.php';
+const TRIAL_LIMIT = '{"success":false,"message":"Trial API request limit reached."}';
+
+/** A config file for gateways sharing one Redis (standalone URL or cluster nodes). */
+function configFile(redis: Record<string, unknown>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fpg-scale-'));
+  const file = join(dir, 'gateway.yaml');
+  writeFileSync(file, JSON.stringify({ store: { type: 'redis', redis }, log: { access: false }, limits: { invalid_key_throttle: { max_attempts: 100000 } } }));
+  return file;
+}
+
+/** The test's own connection to the shared store, to create accounts and read counters. */
+function storeFor(t: Test, file: string): RedisStore {
+  const config = loadConfig({ file, env: {} });
+  const store = new RedisStore(config.store.redis, pino({ level: 'silent' }));
+  t.teardown(() => store.close());
+  return store;
+}
+
+async function exactlyOnce(t: Test, file: string): Promise<void> {
+  const gateways = await Promise.all([0, 1, 2].map(() => gatewayProcess(t, file)));
+  const store = storeFor(t, file);
+  const config = loadConfig({ file, env: {} });
+  const { account, api_key } = await createAccount(store, config.plans, { plan: 'developer', label: 'scale', status: 'active', limit: null }, Date.now());
+  const answers = await Promise.all(
+    Array.from({ length: 600 }, async (_, i) => {
+      const gw = gateways[i % 3] as GatewayProcess;
+      const r = await fetch(`${gw.base}${i % 2 ? SIMPLE : FULL}?api_key=${api_key}`);
+      return { status: r.status, body: await r.text() };
+    }),
+  );
+  const used = answers.filter((a) => a.status === 200).map((a) => (JSON.parse(a.body) as { usage: { requests_used: number } }).usage.requests_used);
+  t.equal(used.length, 100, 'exactly the limit succeeded');
+  t.same([...used].sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 1), 'each success has a distinct count 1..100');
+  t.ok(answers.filter((a) => a.status !== 200).every((a) => a.status === 429 && a.body === TRIAL_LIMIT), 'every other answer is the limit error');
+  const period = allowanceFor(account, config.plans, config.time_zone, Date.now()).period;
+  t.equal(await store.usage(account.id, period.id), 100, 'Redis holds 100');
+  for (const gw of gateways) t.equal(gw.child.exitCode, null, 'no gateway died');
+}
+
+t.test('three gateways on one Redis admit exactly 100 of 600 concurrent requests', async (t) => {
+  const redis = await startRedis(t);
+  await exactlyOnce(t, configFile({ url: redis.url }));
+});
+
+t.test('the same holds on a three-primary Redis Cluster', async (t) => {
+  const cluster = await startCluster(t);
+  await exactlyOnce(t, configFile({ cluster: { nodes: cluster.nodes } }));
+});
+
+t.test('changes made on one gateway reach the others within a second', async (t) => {
+  const redis = await startRedis(t);
+  const file = configFile({ url: redis.url });
+  const [a, b] = (await Promise.all([gatewayProcess(t, file), gatewayProcess(t, file)])) as [GatewayProcess, GatewayProcess];
+  const admin = (method: string, path: string, body?: unknown) =>
+    fetch(a.admin + path, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }).then(
+      async (r) => ({ status: r.status, body: (await r.json()) as any }),
+    );
+  const status = (gw: GatewayProcess, key: string) => fetch(`${gw.base}${SIMPLE}?api_key=${key}`).then((r) => r.status);
+  const within = async (ms: number, cond: () => Promise<boolean>) => {
+    const start = Date.now();
+    while (!(await cond())) {
+      if (Date.now() - start > ms) return false;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return true;
+  };
+
+  const created = await admin('POST', '/admin/accounts', { plan: 'starter' });
+  t.equal(created.status, 201);
+  const { id } = created.body.account;
+  const key = created.body.api_key as string;
+  t.equal(await status(b, key), 200, 'an account created on A works on B at once');
+
+  t.equal((await admin('PATCH', `/admin/accounts/${id}`, { status: 'inactive' })).status, 200);
+  t.ok(await within(1000, async () => (await status(b, key)) === 403), 'deactivation reaches B within 1 s');
+  await admin('PATCH', `/admin/accounts/${id}`, { status: 'active' });
+  t.ok(await within(1000, async () => (await status(b, key)) === 200), 'reactivation reaches B within 1 s');
+
+  const rotated = await admin('POST', `/admin/accounts/${id}/rotate-key`);
+  t.equal(await status(a, key), 401, 'A refuses the old key at once');
+  t.ok(await within(1000, async () => (await status(b, key)) === 401), 'B refuses the old key within 1 s');
+  t.equal(await status(b, rotated.body.api_key), 200);
+
+  const published = await admin('PUT', '/admin/prices', {
+    effective_date: '2026-10-07',
+    coastal: { petrol_93: null, petrol_95: '25.11', diesel_50ppm: '27.00', diesel_500ppm: '26.90' },
+    inland: { petrol_93: '25.80', petrol_95: '25.95', diesel_50ppm: '27.80', diesel_500ppm: '27.70' },
+  });
+  t.equal(published.status, 201);
+  const newest = async () => ((await (await fetch(`${b.base}${SIMPLE}?api_key=${rotated.body.api_key}`)).json()) as { effective_date: string }).effective_date;
+  // Only a set whose date has passed becomes current; before 2026-10-07 it is scheduled instead.
+  if (published.body.status === 'current') t.ok(await within(1000, async () => (await newest()) === '2026-10-07'), 'a published set reaches B within 1 s');
+  else t.equal(published.body.status, 'scheduled');
+});
+
+t.test('Redis dying mid-load: every answer is a success or the 503 body within 1 s, and service comes back by itself', async (t) => {
+  const redis = await startRedis(t);
+  const file = configFile({ url: redis.url, command_timeout_ms: 300 });
+  const gateways = (await Promise.all([gatewayProcess(t, file), gatewayProcess(t, file)])) as GatewayProcess[];
+  const store = storeFor(t, file);
+  const config = loadConfig({ file, env: {} });
+  const { account, api_key } = await createAccount(store, config.plans, { plan: 'enterprise', label: 'faults', status: 'active', limit: 1_000_000 }, Date.now());
+  const stored = await store.getAccount(account.id);
+
+  const results: Array<{ status: number; body: string; ms: number }> = [];
+  let stop = false;
+  const loader = async (gw: GatewayProcess) => {
+    for (let i = 0; i < 2000 && !stop; i++) {
+      const start = Date.now();
+      const r = await fetch(`${gw.base}${SIMPLE}?api_key=${api_key}`);
+      results.push({ status: r.status, body: await r.text(), ms: Date.now() - start });
+    }
+  };
+  const load = Promise.all(gateways.flatMap((gw) => [loader(gw), loader(gw), loader(gw)]));
+  await new Promise((r) => setTimeout(r, 300));
+  await redis.stop();
+  await new Promise((r) => setTimeout(r, 1000));
+  stop = true;
+  await load;
+
+  const unavailable = results.filter((r) => r.status === 503);
+  t.ok(unavailable.length > 0, 'some requests met the outage');
+  t.ok(results.filter((r) => r.status === 200).length > 0, 'some succeeded before it');
+  t.ok(unavailable.every((r) => r.body === '{"success":false,"message":"Service temporarily unavailable."}'));
+  t.same(results.filter((r) => r.status !== 200 && r.status !== 503), [], 'nothing but successes and 503s');
+  t.ok(Math.max(...results.map((r) => r.ms)) < 1000, `slowest answer ${Math.max(...results.map((r) => r.ms))} ms`);
+  const ready = await fetch(`${gateways[0]?.base}/readyz`);
+  t.equal(ready.status, 503, '/readyz reports the outage');
+
+  // Redis comes back empty (no persistence in tests): the account is restored as an operator's
+  // backup would; the gateways reload the price history themselves.
+  await redis.start();
+  for (let tries = 0; ; tries++) {
+    // The test's own connection reconnects in its own time, like the gateways'.
+    const ok = await store.createAccount(stored as NonNullable<typeof stored>).then(() => true, () => false);
+    if (ok) break;
+    if (tries > 100) throw new Error('could not restore the account');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  for (const gw of gateways) {
+    let status = 0;
+    const end = Date.now() + 10_000;
+    while (status !== 200 && Date.now() < end) {
+      status = (await fetch(`${gw.base}${SIMPLE}?api_key=${api_key}`)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    t.equal(status, 200, 'requests succeed again without restarting the gateway');
+    t.equal((await fetch(`${gw.base}/readyz`)).status, 200);
+    t.equal(gw.child.exitCode, null, 'no gateway died');
+  }
+});

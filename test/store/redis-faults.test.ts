@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import t from 'tap';
+import { isGatewayError } from '../../src/errors.js';
+import { RedisStore } from '../../src/store/redis.js';
+import type { ConsumeSpec, StoreEvent, StoredAccount } from '../../src/store/types.js';
+import { startRedis } from '../helpers/redis.js';
+
+const COMMAND_TIMEOUT_MS = 500;
+const server = await startRedis(t);
+const log = pino({ level: 'silent' });
+const options = { url: server.url, key_prefix: 'faults:', command_timeout_ms: COMMAND_TIMEOUT_MS, connect_timeout_ms: 1000 };
+const store = new RedisStore(options, log);
+t.teardown(() => store.close());
+const events: StoreEvent[] = [];
+store.subscribe((e) => events.push(e));
+
+const account = (): StoredAccount => ({
+  id: `acct_${randomBytes(6).toString('hex')}`,
+  status: 'active',
+  plan: 'developer',
+  limit: null,
+  anchor: '2026-11-01T00:00:00+02:00',
+  label: 'faults',
+  created_at: '2026-11-01T00:00:00.000Z',
+  revision: 1,
+  key_hash: randomBytes(32).toString('hex'),
+});
+const spec = (a: StoredAccount): ConsumeSpec => ({ accountId: a.id, revision: a.revision, periodId: 'p', limit: 10, expireAtMs: Date.now() + 60_000 });
+
+/** How long the call took to reject, and whether it rejected as STORE_UNAVAILABLE. */
+async function failure(call: () => Promise<unknown>): Promise<{ ms: number; unavailable: boolean }> {
+  const start = Date.now();
+  const err: unknown = await call().then(() => null, (e: unknown) => e);
+  return { ms: Date.now() - start, unavailable: isGatewayError(err, 'STORE_UNAVAILABLE') };
+}
+
+async function until(cond: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+t.test('while Redis is down every call rejects with STORE_UNAVAILABLE in under a second', async (t) => {
+  const a = account();
+  await store.createAccount(a);
+  await server.stop();
+  const calls: Record<string, () => Promise<unknown>> = {
+    consume: () => store.consume(spec(a)),
+    findByKeyHash: () => store.findByKeyHash(a.key_hash),
+    ping: () => store.ping(),
+  };
+  for (const [name, call] of Object.entries(calls)) {
+    const { ms, unavailable } = await failure(call);
+    t.ok(unavailable, `${name} rejects with STORE_UNAVAILABLE`);
+    t.ok(ms < 1000, `${name} rejected in ${ms} ms`);
+  }
+});
+
+t.test('when Redis is back the same store works again by itself, and caches are told to resync', async (t) => {
+  events.length = 0;
+  await server.start();
+  await until(() => store.ping().then(() => true, () => false), 5000);
+  const a = account();
+  await store.createAccount(a);
+  t.same(await store.consume(spec(a)), { kind: 'ok', used: 1 });
+  await until(async () => events.some((e) => e.type === 'account' && e.id === '*'), 3000);
+  t.ok(events.some((e) => e.type === 'prices'), 'prices are reloaded too');
+});
+
+t.test('a stalled Redis fails a command within about command_timeout_ms', async (t) => {
+  await store.ping();
+  await server.cli('CLIENT', 'PAUSE', '1000', 'ALL');
+  const { ms, unavailable } = await failure(() => store.consume(spec(account())));
+  t.ok(unavailable, 'STORE_UNAVAILABLE');
+  t.ok(ms >= COMMAND_TIMEOUT_MS - 50 && ms < COMMAND_TIMEOUT_MS + 300, `rejected after ${ms} ms`);
+  // The late reply to the abandoned command must not be taken for the answer to a later one.
+  await until(() => store.ping().then(() => true, () => false), 3000);
+  const a = account();
+  await store.createAccount(a);
+  t.same(await store.consume(spec(a)), { kind: 'ok', used: 1 });
+});
+
+t.test('a store created while Redis is down fails fast and connects once Redis is up', async (t) => {
+  await server.stop();
+  const late = new RedisStore({ ...options, key_prefix: 'late:' }, log);
+  t.teardown(() => late.close());
+  const first = await failure(() => late.ping());
+  t.ok(first.unavailable && first.ms < 1500, `first call waited ${first.ms} ms for a connection, then gave up`);
+  const { ms, unavailable } = await failure(() => late.ping());
+  t.ok(unavailable && ms < 100, `later calls reject at once (${ms} ms)`);
+  await server.start();
+  await until(() => late.ping().then(() => true, () => false), 5000);
+  t.pass('connected');
+});

@@ -1,0 +1,186 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import t, { type Test } from 'tap';
+import { loadConfig } from '../../src/config/load.js';
+import { isGatewayError } from '../../src/errors.js';
+import { generateKey, hashKey } from '../../src/keys/keys.js';
+import { createStore } from '../../src/store/create.js';
+import { RedisStore } from '../../src/store/redis.js';
+import type { StoreEvent, StoredAccount } from '../../src/store/types.js';
+import { startRedis, startSentinel } from '../helpers/redis.js';
+import { storeContract } from './contract.js';
+
+const server = await startRedis(t);
+const log = pino({ level: 'silent' });
+const raw = new Redis(server.url);
+t.teardown(() => raw.quit());
+
+let seq = 0;
+const nextPrefix = (): string => `t${process.pid}_${++seq}:`;
+const options = (prefix = nextPrefix()) => ({ url: server.url, key_prefix: prefix, command_timeout_ms: 500, connect_timeout_ms: 2000 });
+const open = (t: Test, prefix?: string): RedisStore => {
+  const store = new RedisStore(options(prefix), log);
+  t.teardown(() => store.close());
+  return store;
+};
+const account = (over: Partial<StoredAccount> = {}): StoredAccount => ({
+  id: `acct_${randomBytes(6).toString('hex')}`,
+  status: 'active',
+  plan: 'developer',
+  limit: null,
+  anchor: '2026-11-01T00:00:00+02:00',
+  label: 'redis test',
+  created_at: '2026-11-01T00:00:00.000Z',
+  revision: 1,
+  key_hash: hashKey(generateKey()),
+  ...over,
+});
+
+async function waitFor(cond: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+storeContract(t, async () => new RedisStore(options(), log));
+
+t.test('a dump of the store holds key hashes, never the keys', async (t) => {
+  const prefix = nextPrefix();
+  const store = open(t, prefix);
+  const key = generateKey();
+  const a = account({ key_hash: hashKey(key) });
+  await store.createAccount(a);
+  await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 });
+  await store.updateAccount(a.id, { label: 'renamed' });
+  let dump = '';
+  for (const k of await raw.keys('*')) {
+    const type = await raw.type(k);
+    dump += `${k}\n${type === 'hash' ? JSON.stringify(await raw.hgetall(k)) : await raw.get(k)}\n`;
+  }
+  t.match(dump, a.key_hash);
+  t.notMatch(dump, key.slice(4, 36), 'not even the random part of the key');
+});
+
+t.test('key layout: one hash tag per account, counters expire at expireAtMs, set once', async (t) => {
+  const prefix = nextPrefix();
+  const store = open(t, prefix);
+  const a = account({ limit: 250 });
+  await store.createAccount(a);
+  const expireAtMs = Date.now() + 3_600_000;
+  await store.consume({ accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs });
+  await store.consume({ accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs: expireAtMs + 5000 });
+  const accountKey = `${prefix}{acct:${a.id}}:account`;
+  const counterKey = `${prefix}{acct:${a.id}}:used:2026-11`;
+  t.same((await raw.keys(`${prefix}*`)).sort(), [`${prefix}keyhash:${a.key_hash}`, accountKey, counterKey].sort());
+  t.equal(await raw.get(`${prefix}keyhash:${a.key_hash}`), a.id);
+  t.equal(await raw.call('PEXPIRETIME', counterKey), expireAtMs);
+  t.equal(await raw.pttl(accountKey), -1, 'accounts do not expire');
+  t.same(await raw.hgetall(accountKey), { ...a, limit: '250', revision: '1' });
+});
+
+t.test('a null limit is an absent field, and a patch can set and clear it', async (t) => {
+  const prefix = nextPrefix();
+  const store = open(t, prefix);
+  const a = account();
+  await store.createAccount(a);
+  t.notOk(await raw.hexists(`${prefix}{acct:${a.id}}:account`, 'limit'));
+  t.equal((await store.updateAccount(a.id, { limit: 7 }))?.limit, 7);
+  const cleared = await store.updateAccount(a.id, { limit: null, label: '' });
+  t.same(cleared, { ...a, limit: null, label: '', revision: 3 });
+  t.same(await store.getAccount(a.id), cleared);
+});
+
+t.test('a refused create leaves nothing behind, and a stray index entry finds nothing', async (t) => {
+  const prefix = nextPrefix();
+  const store = open(t, prefix);
+  const a = account();
+  await store.createAccount(a);
+  const clash = account({ id: a.id });
+  const err: unknown = await store.createAccount(clash).catch((e: unknown) => e);
+  t.ok(isGatewayError(err, 'CONFLICT'), 'same id');
+  t.equal(await raw.exists(`${prefix}keyhash:${clash.key_hash}`), 0, 'its key hash was released');
+  t.ok(isGatewayError(await store.createAccount(account({ key_hash: a.key_hash })).catch((e: unknown) => e), 'CONFLICT'), 'same key hash');
+  // What a rotation looks like between its two writes: the index names an account that does not (yet or any more) carry the hash.
+  await raw.set(`${prefix}keyhash:stray`, a.id);
+  t.equal(await store.findByKeyHash('stray'), null);
+  const other = account();
+  await store.createAccount(other);
+  t.ok(isGatewayError(await store.updateAccount(a.id, { key_hash: other.key_hash }).catch((e: unknown) => e), 'CONFLICT'), 'a key hash in use elsewhere');
+});
+
+t.test('malformed announcements and failing listeners are ignored', async (t) => {
+  const prefix = nextPrefix();
+  const store = open(t, prefix);
+  const events: StoreEvent[] = [];
+  store.subscribe(() => {
+    throw new Error('a broken listener');
+  });
+  store.subscribe((e) => events.push(e));
+  await store.ping();
+  const channel = `${prefix}events`;
+  for (const bad of ['not json', 'null', '[]', '{}', '{"type":"other"}', '{"type":"account","id":"a"}', '{"type":"account","id":"a","keyHashes":[1]}']) {
+    await raw.publish(channel, bad);
+  }
+  const good: StoreEvent = { type: 'account', id: 'a', keyHashes: ['h'] };
+  await raw.publish(channel, JSON.stringify(good));
+  await waitFor(() => events.length > 0);
+  t.same(events, [good], 'only the well-formed one, which came last');
+});
+
+t.test('a change on one instance reaches the subscriber of another within a second', async (t) => {
+  const prefix = nextPrefix();
+  const [a, b] = [open(t, prefix), open(t, prefix)];
+  const events: StoreEvent[] = [];
+  b.subscribe((e) => events.push(e));
+  await b.ping();
+  const acct = account();
+  await a.createAccount(acct);
+  const start = Date.now();
+  await a.updateAccount(acct.id, { status: 'inactive' });
+  await waitFor(() => events.length === 2, 1000);
+  t.ok(Date.now() - start < 1000);
+  t.same(events, [
+    { type: 'account', id: acct.id, keyHashes: [acct.key_hash] },
+    { type: 'account', id: acct.id, keyHashes: [acct.key_hash] },
+  ]);
+});
+
+t.test('after the subscriber reconnects, listeners are told that anything may have changed', async (t) => {
+  const store = open(t);
+  const events: StoreEvent[] = [];
+  store.subscribe((e) => events.push(e));
+  await store.ping();
+  await raw.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+  await waitFor(() => events.length >= 2);
+  t.same(events, [{ type: 'prices' }, { type: 'account', id: '*', keyHashes: [] }]);
+});
+
+t.test('through Sentinel, the store finds the master by name', async (t) => {
+  const sentinel = await startSentinel(t, server, 'main');
+  const prefix = nextPrefix();
+  const store = new RedisStore({ ...options(prefix), url: 'redis://127.0.0.1:1', sentinel: { name: 'main', nodes: [{ host: '127.0.0.1', port: sentinel.port }] } }, log);
+  t.teardown(() => store.close());
+  const a = account();
+  await store.createAccount(a);
+  t.same(await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 1, expireAtMs: Date.now() + 60_000 }), { kind: 'ok', used: 1 });
+  t.equal(await raw.exists(`${prefix}{acct:${a.id}}:account`), 1, 'written to the master');
+});
+
+t.test('createStore picks the store the config names', async (t) => {
+  const memory = createStore(loadConfig({ env: {} }), log);
+  t.equal(memory.kind, 'memory');
+  const redis = createStore(loadConfig({ env: { REDIS_URL: server.url } }), log);
+  t.teardown(() => redis.close());
+  t.equal(redis.kind, 'redis');
+  await t.resolves(redis.ping());
+});
+
+t.test('config: sentinel and cluster exclude each other', async (t) => {
+  const node = [{ host: '127.0.0.1', port: 7000 }];
+  const overrides = { store: { redis: { sentinel: { name: 'main', nodes: node }, cluster: { nodes: node } } } };
+  t.throws(() => loadConfig({ env: {}, overrides }), /store\.redis\.cluster: sentinel and cluster exclude each other/);
+  t.ok(loadConfig({ env: {}, overrides: { store: { redis: { cluster: { nodes: node } } } } }).store.redis.cluster);
+});
