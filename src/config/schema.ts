@@ -83,6 +83,12 @@ export const configSchema = z
     }),
   })
   .superRefine((cfg, ctx) => {
+    if (cfg.server.headers_timeout_ms > cfg.server.request_timeout_ms) {
+      ctx.addIssue({ code: 'custom', path: ['server', 'headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' });
+    }
+    if (cfg.listen.public.port !== 0 && cfg.listen.public.port === cfg.listen.admin.port) {
+      ctx.addIssue({ code: 'custom', path: ['listen', 'admin', 'port'], message: 'the admin API never shares the public port' });
+    }
     for (const [name, p] of Object.entries(cfg.plans)) {
       if (p.converts_to !== undefined && !(p.converts_to in cfg.plans)) {
         ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: `unknown plan "${p.converts_to}"` });

@@ -22,6 +22,8 @@ export class PriceBook {
   private snapshot: Snapshot | null = null;
   private nextMs = Infinity;
   private timer: unknown;
+  private loadsStarted = 0;
+  private loadApplied = 0;
 
   constructor(
     private readonly store: Store,
@@ -38,11 +40,16 @@ export class PriceBook {
   }
 
   async load(): Promise<void> {
+    // Loads can overlap (announcements arrive back to back); the one started last read the
+    // newest history, so an earlier one that finishes after it must not overwrite it.
+    const ticket = ++this.loadsStarted;
     let history = await this.store.listPriceSets();
     if (history.length === 0 && this.seed) {
       await this.seed();
       history = await this.store.listPriceSets();
     }
+    if (ticket < this.loadApplied) return;
+    this.loadApplied = ticket;
     this.history = history;
     this.times = history.map((s) => effectiveMs(s.effective_date, this.zone));
     this.snapshot = null;

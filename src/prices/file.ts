@@ -48,16 +48,24 @@ export function watchPriceFile(store: Store, file: string, log: Logger): () => v
       .catch((err: unknown) => log.error({ err, file }, 'price file rejected; prices unchanged'));
   };
   const start = (): void => {
-    watcher = watch(file, () => {
-      clearTimeout(timer);
-      // Debounced: one save is several change events, and a rename needs a fresh watch.
-      timer = setTimeout(() => {
-        watcher?.close();
-        start();
-        reload();
-      }, 100);
-    });
+    try {
+      watcher = watch(file, onChange);
+    } catch (err) {
+      // Mid-replace the file may be missing for a moment: look again shortly.
+      log.warn({ err, file }, 'cannot watch price file; retrying');
+      timer = setTimeout(start, 1000);
+      return;
+    }
     watcher.on('error', (err) => log.warn({ err, file }, 'cannot watch price file'));
+  };
+  const onChange = (): void => {
+    clearTimeout(timer);
+    // Debounced: one save is several change events, and a rename needs a fresh watch.
+    timer = setTimeout(() => {
+      watcher?.close();
+      start();
+      reload();
+    }, 100);
   };
   start();
   return () => {

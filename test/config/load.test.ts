@@ -66,6 +66,12 @@ t.test('a plan may only convert to a known plan, and only from a trial', async (
   t.match(err.message, /plans\.starter\.converts_to: only a trial plan converts/);
 });
 
+t.test('listener and timeout settings that cannot work together are refused', async (t) => {
+  const err = t.throws(() => loadConfig({ env: { PORT: '9000', ADMIN_PORT: '9000' }, overrides: { server: { headers_timeout_ms: 20000 } } })) as GatewayError;
+  t.match(err.message, /listen\.admin\.port: the admin API never shares the public port/);
+  t.match(err.message, /server\.headers_timeout_ms: must not exceed server\.request_timeout_ms/);
+});
+
 t.test('secrets are masked for display', async (t) => {
   const c = maskSecrets(loadConfig({ env: { ADMIN_TOKEN: 'tok', REDIS_URL: 'redis://user:pw@host:6379' } }));
   t.equal(c.listen.admin.token, '***');

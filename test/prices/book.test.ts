@@ -96,3 +96,30 @@ async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+t.test('overlapping reloads: a slow earlier reload never overwrites a newer one', async (t) => {
+  const { MemoryStore } = await import('../../src/store/memory.js');
+  const { PriceBook } = await import('../../src/prices/book.js');
+  // The real memory store, with the first history read held back until released.
+  let release: () => void = () => undefined;
+  class SlowFirstRead extends MemoryStore {
+    private reads = 0;
+    override async listPriceSets() {
+      const snapshot = await super.listPriceSets();
+      if (++this.reads === 1) await new Promise<void>((r) => (release = r));
+      return snapshot;
+    }
+  }
+  const store = new SlowFirstRead();
+  await store.putPriceSet(set('2026-01-07', '21.00'), false);
+  const clock = new ManualClock(NOW);
+  const book = new PriceBook(store, 'Africa/Johannesburg', 'DMPR', clock, (await import('pino')).default({ level: 'silent' }));
+  const first = book.load();
+  await store.putPriceSet(set('2026-02-04', '22.00'), false);
+  await book.load();
+  t.equal(book.view().current?.effective_date, '2026-02-04');
+  release();
+  await first;
+  t.equal(book.view().current?.effective_date, '2026-02-04', 'the older read was dropped');
+  book.close();
+});
