@@ -289,8 +289,12 @@ function connect(o: RedisStoreOptions): Redis | Cluster {
       enableOfflineQueue: false,
       enableAutoPipelining: true,
       clusterRetryStrategy: retryDelay,
-      // A command for an unreachable node is retried every retryDelayOnFailover (100) ms before it
-      // is sent, so before its timeout starts: keep all the retries within command_timeout_ms.
+      // When a node's connection closes, ioredis would resend the commands in flight on it after
+      // retryDelayOnFailover ms, but the consume script may already have run there: a resend
+      // could count a request twice. Fail them instead (the caller answers 503).
+      retryDelayOnFailover: 0,
+      // MOVED, ASK, TRYAGAIN and CLUSTERDOWN are answered before anything runs, so those are safe
+      // to follow; keep the retries within command_timeout_ms.
       maxRedirections: Math.max(2, Math.floor(o.command_timeout_ms / 100) - 1),
       redisOptions: nodeOptions(o),
     });

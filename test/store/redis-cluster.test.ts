@@ -37,3 +37,51 @@ t.test('600 concurrent consumes from two instances, limit 100: exactly 100 succe
   t.ok(results.every((r) => r.kind === 'ok' || (r.kind === 'exhausted' && r.used === 100)), 'every other request is refused at 100');
   t.equal(await stores[1]?.usage(a.id, '2026-11'), 100);
 });
+
+t.test('a consume whose node connection drops mid-command is never resent, so never counted twice', async (t) => {
+  const { Redis } = await import('ioredis');
+  const prefix = `drop${process.pid}:`;
+  const store = new RedisStore({ url: 'redis://127.0.0.1', key_prefix: prefix, command_timeout_ms: 500, connect_timeout_ms: 5000, cluster: { nodes: cluster.nodes } }, log);
+  t.teardown(() => store.close());
+  const id = `acct_${randomBytes(6).toString('hex')}`;
+  await store.createAccount({ id, status: 'active', plan: 'developer', limit: null, anchor: '', label: '', created_at: '', revision: 1, key_hash: randomBytes(32).toString('hex') });
+  const spec = { accountId: id, revision: 1, periodId: 'p', limit: 1000, expireAtMs: Date.now() + 600_000 };
+  await store.consume(spec);
+  const counter = `${prefix}{acct:${id}}:used:p`;
+  const owners = await Promise.all(cluster.nodes.map(async (n) => {
+    const r = new Redis(n.port);
+    const v = await r.get(counter).catch(() => null);
+    r.disconnect();
+    return v === null ? null : n;
+  }));
+  const owner = owners.find((n) => n !== null);
+  if (!owner) throw new Error('no node holds the counter');
+  const admin = new Redis(owner.port);
+  const busy = new Redis(owner.port);
+  t.teardown(() => {
+    admin.disconnect();
+    busy.disconnect();
+  });
+  let answered = 0;
+  let ok = 0;
+  for (let i = 0; i < 6; i++) {
+    const clients = ((await admin.client('LIST')) as string).split('\n').filter((l) => l.includes('name=fuel-gateway')).map((l) => /id=(\d+)/.exec(l)?.[1] as string);
+    // Keep the node busy so the consume sits unanswered in its queue, then cut the gateway's connection.
+    const hog = busy.eval('local i=0 while i<20000000 do i=i+1 end return 1', 0);
+    await new Promise((r) => setTimeout(r, 20));
+    const call = store.consume(spec).then(
+      (r) => {
+        answered++;
+        if (r.kind === 'ok') ok++;
+      },
+      () => answered++,
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    await Promise.all([hog, call, ...clients.map((c) => admin.client('KILL', 'ID', c).catch(() => 0))]);
+    await new Promise((r) => setTimeout(r, 400));
+  }
+  const counted = Number(await admin.get(counter)) - 1;
+  t.equal(answered, 6);
+  t.ok(counted <= answered, `counted ${counted} ≤ requests ${answered}: none twice`);
+  t.ok(counted >= ok, `every success counted (${ok})`);
+});
