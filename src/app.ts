@@ -92,7 +92,7 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
   });
   const storeReady = (): Promise<boolean> => store.ping().then(() => true, () => false);
   const errors = buildErrorAnswers(config.messages);
-  const parserErrors = { bad: errors.bad_request, large: errors.headers_too_large };
+  const parserErrors = { bad: errors.bad_request, large: errors.headers_too_large, timeout: errors.request_timeout };
 
   const publicServer = createListener(publicHandler({ config, meter, book, throttle, metrics, clock, log, storeReady }), config.server, parserErrors);
   cleanups.push(() => close(publicServer));

@@ -6,7 +6,7 @@ import { createAccount, createAccountInput, patchAccountInput, publicAccount, ro
 import type { PriceBook } from '../prices/book.js';
 import { describeIssues, priceSetDocument, type PriceSet } from '../prices/schema.js';
 import { formatInZone } from '../quota/period.js';
-import { allowanceFor } from '../quota/allowance.js';
+import { allowanceFor, type Allowance } from '../quota/allowance.js';
 import type { Account, Store } from '../store/types.js';
 
 /** Validates external input at the edge: a bad body is a 400 naming each field. */
@@ -66,7 +66,23 @@ export class Operations {
   }
 
   async patchAccount(id: string, body: unknown): Promise<{ account: Account }> {
-    return { account: await updateAccount(this.store, this.config.plans, id, parse(patchAccountInput, body)) };
+    const patch = parse(patchAccountInput, body);
+    const stored = await this.store.getAccount(id);
+    if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    // A converted trial is a computed state; the first change writes it down, so the change
+    // neither restarts the billing cycle from the trial's start nor resets requests_used.
+    const a = this.allowance(stored);
+    const materialised = a?.converted ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...patch } : patch;
+    return { account: await updateAccount(this.store, this.config.plans, id, materialised) };
+  }
+
+  /** Null when the account's plan is no longer configured: a PATCH is how that gets mended. */
+  private allowance(account: Account): Allowance | null {
+    try {
+      return allowanceFor(account, this.config.plans, this.config.time_zone, this.clock.now());
+    } catch {
+      return null;
+    }
   }
 
   rotateKey(id: string): Promise<{ account: Account; api_key: string }> {

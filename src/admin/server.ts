@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIPv4 } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { FAILURE_STATUS, GatewayError, isGatewayError } from '../errors.js';
@@ -17,7 +18,11 @@ interface AdminRoute {
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 /** True for hosts that only this machine can reach. */
-export const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
+export const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
+
+// Without a token, only requests addressed to a loopback name are served: a web page the
+// operator visits cannot reach the admin API by rebinding its own domain to 127.0.0.1.
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
 
 function readJson(req: IncomingMessage): Promise<unknown> {
   const type = req.headers['content-type'] ?? '';
@@ -70,6 +75,9 @@ export function adminHandler(ops: Operations, metrics: Metrics, token: string, l
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!expected && !LOOPBACK_HOST.test(req.headers.host ?? '')) {
+      return failure(res, new GatewayError('UNAUTHORIZED', 'without an admin token, only requests to localhost are served'));
+    }
     if (expected) {
       const given = digest(req.headers.authorization ?? '');
       if (!timingSafeEqual(given, expected)) {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { isValidTimeZone } from '../quota/period.js';
 
@@ -29,6 +30,7 @@ export const configSchema = z
       headers_timeout_ms: posInt,
       keep_alive_timeout_ms: posInt,
       max_header_bytes: z.number().int().min(1024, 'expected at least 1024').max(1048576, 'expected at most 1048576'),
+      trusted_proxies: z.array(z.string().refine((a) => isIP(a) !== 0, 'expected an IP address')),
     }),
     store: z.strictObject({
       type: z.enum(['memory', 'redis']),
@@ -74,6 +76,7 @@ export const configSchema = z
       invalid_month: message,
       invalid_year: message,
       bad_request: message,
+      request_timeout: message,
       headers_too_large: message,
       historical_disabled: message,
       not_found: message,
@@ -92,6 +95,9 @@ export const configSchema = z
     for (const [name, p] of Object.entries(cfg.plans)) {
       if (p.converts_to !== undefined && !(p.converts_to in cfg.plans)) {
         ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: `unknown plan "${p.converts_to}"` });
+      }
+      if (p.converts_to !== undefined && cfg.plans[p.converts_to] && cfg.plans[p.converts_to]?.limit === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: `plan "${p.converts_to}" has no default limit to convert to` });
       }
       if (p.converts_to !== undefined && p.period !== 'trial') {
         ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: 'only a trial plan converts' });

@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   invalid_month: 400,
   invalid_year: 400,
   bad_request: 400,
+  request_timeout: 408,
   headers_too_large: 431,
   historical_disabled: 501,
   not_found: 404,

@@ -10,6 +10,7 @@ import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import type { PriceBook } from '../prices/book.js';
 import type { CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
+import { clientAddress } from './client.js';
 import { buildErrorAnswers, type ErrorKind } from './errors.js';
 import { parseTarget, readKey, redactUrl } from './request.js';
 import { ALLOWED_METHODS, buildRoutes, type MeteredRoute, type Prepared } from './routes.js';
@@ -53,9 +54,12 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
   const maxKeyLength = config.limits.max_key_length;
   const access = config.log.access;
   const failOpen = config.store.on_error === 'allow';
+  const trustedProxies = new Set(config.server.trusted_proxies);
+  const READY_TTL_MS = 1000;
+  let storeCheck: { at: number; up: boolean } | null = null;
 
-  function send(x: Exchange, status: number, headers: Headers, body: string): void {
-    x.res.writeHead(status, [...BASE_HEADERS, 'Content-Length', Buffer.byteLength(body), ...headers]);
+  function send(x: Exchange, status: number, headers: Headers, body: string, length = Buffer.byteLength(body)): void {
+    x.res.writeHead(status, [...BASE_HEADERS, 'Content-Length', length, ...headers]);
     x.res.end(x.req.method === 'HEAD' ? undefined : body);
     const seconds = (performance.now() - x.start) / 1000;
     metrics.observeRequest(x.route, status, seconds);
@@ -64,7 +68,7 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
 
   function fail(x: Exchange, kind: ErrorKind, headers: Headers = []): void {
     const e = errors[kind];
-    send(x, e.status, ['Content-Type', 'application/json', ...headers], e.body);
+    send(x, e.status, ['Content-Type', 'application/json', ...headers], e.body, e.length);
   }
 
   function rateHeaders(r: CountedResult): Headers {
@@ -85,7 +89,9 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
     } catch (err) {
       if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
       metrics.storeErrors.inc();
-      if (failOpen) {
+      // Only keys this process already knows as active are let through: an unknown or inactive
+      // key must not get in just because the store cannot say no.
+      if (failOpen && meter.knowsActive(keyHash)) {
         metrics.unmetered.inc();
         log.warn({ err: err.message }, 'store unavailable: serving unmetered (store.on_error: allow)');
         return { kind: 'unmetered' };
@@ -96,25 +102,35 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
     }
   }
 
+  /** A request refused for its query or for lack of prices: the key still comes first, and nothing is counted. */
+  async function refuse(x: Exchange, address: string, keyHash: string, kind: ErrorKind): Promise<void> {
+    const who = await meter.peek(keyHash);
+    if (who.kind === 'unknown') return invalidKey(x, address, 'unknown');
+    if (who.kind === 'inactive') return fail(x, 'inactive_key');
+    return fail(x, kind, kind === 'unavailable' ? ['Retry-After', 1] : []);
+  }
+
   async function metered(x: Exchange, route: MeteredRoute, query: URLSearchParams): Promise<void> {
-    const address = x.req.socket.remoteAddress ?? '';
+    const address = clientAddress(x.req, trustedProxies);
+    const input = readKey(x.req, query, maxKeyLength);
+    const keyHash = input.kind === 'key' && isWellFormedKey(input.key) ? hashKey(input.key) : null;
     const blockedMs = throttle.blockedFor(address);
-    if (blockedMs > 0) {
+    // A blocked address is still served for keys this process knows as active: the block stops
+    // key scanning without locking out customers who share the address (NAT, a proxy).
+    if (blockedMs > 0 && !(keyHash !== null && meter.knowsActive(keyHash))) {
       metrics.invalidKeys.labels('throttled').inc();
       return fail(x, 'throttled', ['Retry-After', Math.ceil(blockedMs / 1000)]);
     }
-    const input = readKey(x.req, query, maxKeyLength);
     if (input.kind === 'missing') {
       metrics.invalidKeys.labels('missing').inc();
       return fail(x, 'missing_key');
     }
-    if (input.kind === 'malformed' || !isWellFormedKey(input.key)) return invalidKey(x, address, 'malformed');
+    if (keyHash === null) return invalidKey(x, address, 'malformed');
     const snapshot = book.current();
-    if (!snapshot) return fail(x, 'unavailable', ['Retry-After', 1]);
-    const prepared = route.prepare(query, snapshot);
-    if (typeof prepared === 'string') return fail(x, prepared);
+    const prepared = snapshot ? route.prepare(query, snapshot) : 'unavailable';
+    if (typeof prepared === 'string') return refuse(x, address, keyHash, prepared);
 
-    const result = await meterRequest(x, hashKey(input.key));
+    const result = await meterRequest(x, keyHash);
     switch (result.kind) {
       case 'unknown':
         return invalidKey(x, address, 'unknown');
@@ -137,9 +153,18 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
     return p.withUsage ? p.head + usage + p.tail : p.head + p.tail;
   }
 
+  /** Readiness probes arrive from every balancer and orchestrator: ask the store at most once a second. */
+  async function storeUp(): Promise<boolean> {
+    const now = performance.now();
+    if (storeCheck && now - storeCheck.at < READY_TTL_MS) return storeCheck.up;
+    const up = await deps.storeReady();
+    storeCheck = { at: performance.now(), up };
+    return up;
+  }
+
   async function ready(x: Exchange): Promise<void> {
     const prices = book.current() !== null;
-    const store = await deps.storeReady();
+    const store = await storeUp();
     const status = prices && store ? 200 : 503;
     send(x, status, ['Content-Type', 'application/json'], JSON.stringify({ ready: status === 200, store, prices }));
   }

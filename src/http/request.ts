@@ -26,23 +26,47 @@ export type KeyInput = { kind: 'missing' } | { kind: 'malformed' } | { kind: 'ke
 // Keys are printable ASCII; anything else (a garbled percent-escape decodes to U+FFFD) cannot exist.
 const PRINTABLE = /^[\x21-\x7e]+$/;
 
+const MISSING: KeyInput = { kind: 'missing' };
+const MALFORMED: KeyInput = { kind: 'malformed' };
+
 /**
- * The API key from `api_key` or the `X-API-Key` header. Absent or empty is missing; more than one
- * different value, or one no key could have, is malformed and gets the invalid-key answer.
+ * The API key from `api_key` or the `X-API-Key` header. Absent or empty is missing; a repeated
+ * parameter, a header that disagrees with the parameter, or a value no key could have is
+ * malformed and gets the invalid-key answer.
  */
 export function readKey(req: IncomingMessage, query: URLSearchParams, maxLength: number): KeyInput {
-  const fromQuery = query.getAll('api_key').filter((v) => v !== '');
+  let key: string | undefined;
+  for (const value of query.getAll('api_key')) {
+    if (value === '') continue;
+    if (key !== undefined) return MALFORMED;
+    key = value;
+  }
   const header = req.headers['x-api-key'];
-  const fromHeader = typeof header === 'string' && header !== '' ? [header] : [];
-  const all = [...new Set([...fromQuery, ...fromHeader])];
-  if (all.length === 0) return { kind: 'missing' };
-  const [key] = all;
-  if (all.length > 1 || fromQuery.length > 1 || key === undefined) return { kind: 'malformed' };
-  if (key.length > maxLength || !PRINTABLE.test(key)) return { kind: 'malformed' };
-  return { kind: 'key', key };
+  if (typeof header === 'string' && header !== '') {
+    if (key !== undefined && key !== header) return MALFORMED;
+    key = header;
+  }
+  if (key === undefined) return MISSING;
+  return key.length > maxLength || !PRINTABLE.test(key) ? MALFORMED : { kind: 'key', key };
 }
 
-/** URL for logs: the key's value never leaves this function. */
+/**
+ * URL for logs: the value of every parameter whose decoded name is `api_key` (in any case, and
+ * however it is percent-encoded) is replaced, as is any parameter whose name cannot be decoded.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]api_key=)[^&#]*/gi, '$1[REDACTED]');
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const pairs = url.slice(q + 1).split('&').map((pair) => {
+    const eq = pair.indexOf('=');
+    const name = eq === -1 ? pair : pair.slice(0, eq);
+    let decoded: string | null;
+    try {
+      decoded = decodeURIComponent(name.replace(/\+/g, ' ')).toLowerCase();
+    } catch {
+      decoded = null;
+    }
+    return decoded === null || decoded === 'api_key' ? `${name}=[REDACTED]` : pair;
+  });
+  return `${url.slice(0, q)}?${pairs.join('&')}`;
 }

@@ -4,11 +4,19 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/schema.js';
 import type { ErrorAnswer } from './errors.js';
 
-/** Answers a request the HTTP parser refused (bad request line, oversized headers) with our error body. */
-function onClientError(err: NodeJS.ErrnoException, socket: Socket, answers: { bad: ErrorAnswer; large: ErrorAnswer }): void {
-  if (!socket.writable || (err.code === 'ECONNRESET')) return void socket.destroy();
-  const a = err.code === 'HPE_HEADER_OVERFLOW' ? answers.large : answers.bad;
-  const reason = a.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+export interface ParserAnswers {
+  bad: ErrorAnswer;
+  large: ErrorAnswer;
+  timeout: ErrorAnswer;
+}
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/** Answers a request the HTTP parser refused (bad request line, oversized head, too slow) with our error body. */
+function onClientError(err: NodeJS.ErrnoException, socket: Socket, answers: ParserAnswers): void {
+  if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+  const a = err.code === 'HPE_HEADER_OVERFLOW' ? answers.large : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? answers.timeout : answers.bad;
+  const reason = REASONS[a.status] ?? 'Bad Request';
   socket.end(
     `HTTP/1.1 ${a.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${a.length}\r\n` +
       `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${a.body}`,
@@ -18,7 +26,7 @@ function onClientError(err: NodeJS.ErrnoException, socket: Socket, answers: { ba
 export function createListener(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   settings: Config['server'],
-  answers: { bad: ErrorAnswer; large: ErrorAnswer },
+  answers: ParserAnswers,
 ): Server {
   const server = createServer(
     {
@@ -27,6 +35,8 @@ export function createListener(
       headersTimeout: settings.headers_timeout_ms,
       keepAliveTimeout: settings.keep_alive_timeout_ms,
       maxHeaderSize: settings.max_header_bytes,
+      // Node looks for timed-out requests every 30 s by default, far too late for these timeouts.
+      connectionsCheckingInterval: Math.min(1000, settings.headers_timeout_ms),
     },
     handler,
   );

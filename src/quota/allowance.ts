@@ -7,11 +7,16 @@ export interface Allowance {
   plan: string;
   limit: number;
   period: Period;
+  /** Whether a trial has converted: `plan` then differs from the account's stored plan. */
+  converted: boolean;
+  /** Where the current plan's periods are counted from: the account's anchor, or the trial's end. */
+  anchorMs: number;
 }
 
 /**
  * Works out the allowance for an account at `nowMs`. A trial plan that names `converts_to`
- * switches to that plan when its first trial period ends, with the billing cycle anchored there.
+ * switches to that plan when its first trial period ends, with the billing cycle anchored there
+ * and that plan's limit (a per-account limit set on a trial is for the trial).
  * Throws when the config no longer knows the account's plan or no limit applies (an enterprise
  * account created without one): the request fails as an internal error rather than going unmetered.
  */
@@ -20,21 +25,19 @@ export function allowanceFor(account: Account, plans: Config['plans'], zone: str
   let name = account.plan;
   let plan = plans[name];
   if (!plan) throw new Error(`account ${account.id} has plan "${name}", which the config does not define`);
-  let period: Period;
-  if (plan.period === 'trial') {
-    period = trialPeriod(anchorMs, nowMs, zone, plan.trial_days);
-    const next = plan.converts_to;
-    if (next !== undefined && period.startMs > anchorMs) {
-      const firstEnd = trialPeriod(anchorMs, anchorMs, zone, plan.trial_days).endMs;
-      name = next;
-      plan = plans[next];
-      if (!plan) throw new Error(`plan "${account.plan}" converts to "${next}", which the config does not define`);
-      period = plan.period === 'trial' ? trialPeriod(firstEnd, nowMs, zone, plan.trial_days) : monthlyPeriod(firstEnd, nowMs, zone);
-    }
-  } else {
-    period = monthlyPeriod(anchorMs, nowMs, zone);
+  if (plan.period === 'monthly') return withLimit(name, account.limit ?? plan.limit, monthlyPeriod(anchorMs, nowMs, zone), false, anchorMs);
+  const period = trialPeriod(anchorMs, nowMs, zone, plan.trial_days);
+  const next = plan.converts_to;
+  if (next === undefined || period.startMs <= anchorMs) return withLimit(name, account.limit ?? plan.limit, period, false, anchorMs);
+  const firstEnd = trialPeriod(anchorMs, anchorMs, zone, plan.trial_days).endMs;
+  name = next;
+  plan = plans[next];
+  if (!plan) throw new Error(`plan "${account.plan}" converts to "${next}", which the config does not define`);
+  const converted = plan.period === 'trial' ? trialPeriod(firstEnd, nowMs, zone, plan.trial_days) : monthlyPeriod(firstEnd, nowMs, zone);
+  return withLimit(name, plan.limit, converted, true, firstEnd);
+
+  function withLimit(plan: string, limit: number | undefined, period: Period, converted: boolean, anchor: number): Allowance {
+    if (limit === undefined) throw new Error(`account ${account.id} on plan "${plan}" has no limit`);
+    return { plan, limit, period, converted, anchorMs: anchor };
   }
-  const limit = account.limit ?? plan.limit;
-  if (limit === undefined) throw new Error(`account ${account.id} on plan "${name}" has no limit`);
-  return { plan: name, limit, period };
 }

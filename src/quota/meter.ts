@@ -19,12 +19,11 @@ export type MeterResult =
 
 export type CountedResult = Extract<MeterResult, { kind: 'ok' | 'exhausted' }>;
 
-const UNKNOWN = Symbol('unknown key');
-type Cached = AccountEntry | typeof UNKNOWN;
-
 // An inactive copy is trusted only briefly: if a re-activation raced with loading it, the
 // entry would otherwise refuse a good key until it fell out of the cache.
 const INACTIVE_TTL_MS = 1000;
+// Unknown keys get their own, smaller cache so a flood of made-up keys cannot evict real accounts.
+const MAX_UNKNOWN = 10_000;
 // Retries after the store says our copy changed; a second mismatch in a row means heavy churn.
 const MAX_ATTEMPTS = 3;
 
@@ -43,17 +42,31 @@ export interface MeterOptions {
  * checks the cached revision, so a stale copy can never admit what the store would refuse.
  */
 export class Meter {
-  private readonly cache: LRUCache<string, Cached>;
+  private readonly accounts: LRUCache<string, AccountEntry>;
+  private readonly unknown: LRUCache<string, true>;
+  /** Lookups in flight, so a burst of requests for one uncached key costs one store read. */
+  private readonly loading = new Map<string, Promise<AccountEntry | null>>();
+  /** Bumped by every account announcement: a lookup that raced with one is not cached as unknown. */
+  private generation = 0;
   private hits = 0;
   private misses = 0;
 
   constructor(private readonly opts: MeterOptions) {
-    this.cache = new LRUCache<string, Cached>({ max: opts.cache.max_entries });
+    this.accounts = new LRUCache({ max: opts.cache.max_entries });
+    this.unknown = new LRUCache({ max: MAX_UNKNOWN, ttl: Math.max(1, opts.cache.negative_ttl_ms) });
     opts.store.subscribe((event) => {
       if (event.type !== 'account') return;
+      this.generation++;
       // '*': announcements may have been missed (the subscription was down), so trust nothing cached.
-      if (event.id === '*') this.cache.clear();
-      else for (const h of event.keyHashes) this.cache.delete(h);
+      if (event.id === '*') {
+        this.accounts.clear();
+        this.unknown.clear();
+      } else {
+        for (const h of event.keyHashes) {
+          this.accounts.delete(h);
+          this.unknown.delete(h);
+        }
+      }
     });
   }
 
@@ -61,7 +74,7 @@ export class Meter {
   async consume(keyHash: string): Promise<MeterResult> {
     for (let attempt = 1; ; attempt++) {
       const entry = await this.entry(keyHash);
-      if (entry === UNKNOWN) return { kind: 'unknown' };
+      if (entry === null) return { kind: 'unknown' };
       if (entry.account.status !== 'active') return { kind: 'inactive' };
       const { allowance, account } = entry;
       const result = await this.opts.store.consume({
@@ -74,18 +87,23 @@ export class Meter {
       if (result.kind !== 'changed') {
         return result.kind === 'inactive' ? result : { kind: result.kind, entry, used: result.used };
       }
-      this.cache.delete(keyHash);
+      this.accounts.delete(keyHash);
       if (attempt === MAX_ATTEMPTS) throw new Error(`account ${account.id} kept changing while being metered`);
     }
   }
 
-  /** Authenticates and reports usage without counting (HEAD). */
+  /** Authenticates and reports usage without counting (HEAD, and requests refused for their query). */
   async peek(keyHash: string): Promise<MeterResult> {
     const entry = await this.entry(keyHash);
-    if (entry === UNKNOWN) return { kind: 'unknown' };
+    if (entry === null) return { kind: 'unknown' };
     if (entry.account.status !== 'active') return { kind: 'inactive' };
     const used = await this.opts.store.usage(entry.account.id, entry.allowance.period.id);
     return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used };
+  }
+
+  /** Whether this process holds the key as an active account, without asking the store. */
+  knowsActive(keyHash: string): boolean {
+    return this.accounts.get(keyHash)?.account.status === 'active';
   }
 
   /** Share of lookups answered from the cache since start. */
@@ -94,28 +112,38 @@ export class Meter {
     return total === 0 ? 0 : this.hits / total;
   }
 
-  private async entry(keyHash: string): Promise<Cached> {
+  private async entry(keyHash: string): Promise<AccountEntry | null> {
     const now = this.opts.now();
-    const cached = this.cache.get(keyHash);
+    const cached = this.accounts.get(keyHash);
     if (cached !== undefined) {
       this.hits++;
-      if (cached === UNKNOWN || now < cached.allowance.period.endMs) return cached;
-      return this.remember(keyHash, cached.account, now);
+      return now < cached.allowance.period.endMs ? cached : this.remember(keyHash, cached.account, now);
+    }
+    if (this.unknown.has(keyHash)) {
+      this.hits++;
+      return null;
     }
     this.misses++;
-    const account = await this.opts.store.findByKeyHash(keyHash);
-    if (!account) {
-      const ttl = this.opts.cache.negative_ttl_ms;
-      if (ttl > 0) this.cache.set(keyHash, UNKNOWN, { ttl });
-      return UNKNOWN;
+    let pending = this.loading.get(keyHash);
+    if (!pending) {
+      pending = this.load(keyHash).finally(() => this.loading.delete(keyHash));
+      this.loading.set(keyHash, pending);
     }
-    return this.remember(keyHash, account, now);
+    return pending;
+  }
+
+  private async load(keyHash: string): Promise<AccountEntry | null> {
+    const generation = this.generation;
+    const account = await this.opts.store.findByKeyHash(keyHash);
+    if (account) return this.remember(keyHash, account, this.opts.now());
+    if (this.opts.cache.negative_ttl_ms > 0 && generation === this.generation) this.unknown.set(keyHash, true);
+    return null;
   }
 
   private remember(keyHash: string, account: StoredAccount, now: number): AccountEntry {
     const allowance = allowanceFor(account, this.opts.plans, this.opts.zone, now);
     const entry: AccountEntry = { account, allowance, usage: usageFragments(allowance) };
-    this.cache.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
+    this.accounts.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }
 }

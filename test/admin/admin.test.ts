@@ -137,11 +137,13 @@ t.test('/metrics is Prometheus text and moves with traffic', async (t) => {
   };
   const before = (await adminCall(gw, 'GET', '/metrics')).body as string;
   const { api_key } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', limit: 1 })).body;
+  const unused = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string;
   await gw.get(`${SIMPLE}?api_key=${api_key}`);
   await gw.get(`${SIMPLE}?api_key=${api_key}`);
   await gw.get(`${SIMPLE}?api_key=fpg_${'Q'.repeat(38)}`);
   await gw.get(`${SIMPLE}?api_key=fpg_${'Q'.repeat(38)}`);
-  await gw.get(`${SIMPLE}?api_key=${api_key}`);
+  // The address is now blocked: a key this process has not seen active is refused unread.
+  await gw.get(`${SIMPLE}?api_key=${unused}`);
   const m = await adminCall(gw, 'GET', '/metrics');
   t.equal(m.status, 200);
   t.match(m.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
@@ -152,7 +154,6 @@ t.test('/metrics is Prometheus text and moves with traffic', async (t) => {
     t.match(line, /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? (-?[0-9.e+-]+|[Nn][Aa][Nn]|[+-]Inf)$/, 'a valid sample line');
   }
   t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="200"}') - sample(before, 'fuel_gateway_requests_total{route="simple-current",status="200"}'), 1);
-  t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="429"}'), 2);
   t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="401"}'), 2);
   t.equal(sample(text, 'fuel_gateway_quota_rejections_total{plan="starter"}'), 1);
   t.equal(sample(text, 'fuel_gateway_invalid_key_rejections_total{reason="malformed"}'), 2, 'checksum failures never reach the store');
@@ -162,8 +163,35 @@ t.test('/metrics is Prometheus text and moves with traffic', async (t) => {
   t.equal(value(text, 'fuel_gateway_price_snapshot_effective_timestamp_seconds'), Date.parse('2026-09-02T00:01:00+02:00') / 1000);
   t.equal(value(text, 'fuel_gateway_price_snapshot_age_seconds'), (NOW - Date.parse('2026-09-02T00:01:00+02:00')) / 1000);
   t.equal(sample(text, 'fuel_gateway_store_duration_seconds_count'), 2, 'one store call per request that reached the meter');
+  t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="429"}'), 2, 'one quota, one throttle');
 });
 
 t.test('without a token the admin listener refuses a non-loopback address', async (t) => {
   await t.rejects(startGateway(t, { listen: { admin: { host: '0.0.0.0', token: '' } } }), /listen\.admin\.token: required/);
+});
+
+t.test('without a token, only requests addressed to localhost are served (no DNS rebinding)', async (t) => {
+  const { rawRequest } = await import('../helpers/raw.js');
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const port = gw.app.adminAddress.port;
+  const ask = (host: string) => rawRequest(port, `GET /admin/prices HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+  t.match(await ask('attacker.example:8081'), /^HTTP\/1\.1 401 /);
+  t.match(await ask('127.0.0.1.attacker.example'), /^HTTP\/1\.1 401 /);
+  t.match(await ask(`localhost:${port}`), /^HTTP\/1\.1 200 /);
+  t.match(await ask(`127.0.0.1:${port}`), /^HTTP\/1\.1 200 /);
+  t.match(await ask(`[::1]:${port}`), /^HTTP\/1\.1 200 /);
+});
+
+t.test('changing a converted trial keeps its billing cycle and its count', async (t) => {
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(t, { plans: { developer: { limit: 100, period: 'trial', converts_to: 'starter' } } }, { clock });
+  const created = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'developer', limit: 5 });
+  const { id } = created.body.account;
+  const key = created.body.api_key as string;
+  clock.advanceTo(Date.parse('2026-12-20T12:00:00+02:00'));
+  const usage = async () => ((await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as { usage: Record<string, unknown> }).usage;
+  t.match(await usage(), { plan_type: 'starter', requests_used: 1, request_limit: 2000, period_started_at: '2026-12-07T10:00:00+02:00' }, 'the trial limit was for the trial');
+  const patched = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'business' });
+  t.match(patched.body.account, { plan: 'business', anchor: new Date(Date.parse('2026-12-07T10:00:00+02:00')).toISOString(), limit: null });
+  t.match(await usage(), { plan_type: 'business', requests_used: 2, request_limit: 10000, period_started_at: '2026-12-07T10:00:00+02:00' });
 });

@@ -64,6 +64,8 @@ t.test('a plan may only convert to a known plan, and only from a trial', async (
   const err = t.throws(() => loadConfig({ file: f, env: {} })) as GatewayError;
   t.match(err.message, /plans\.developer\.converts_to: unknown plan "gold"/);
   t.match(err.message, /plans\.starter\.converts_to: only a trial plan converts/);
+  const toEnterprise = file('to-enterprise.yaml', 'plans:\n  developer:\n    period: trial\n    limit: 100\n    converts_to: enterprise\n');
+  t.throws(() => loadConfig({ file: toEnterprise, env: {} }), /plans\.developer\.converts_to: plan "enterprise" has no default limit to convert to/);
 });
 
 t.test('listener and timeout settings that cannot work together are refused', async (t) => {

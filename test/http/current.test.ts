@@ -129,6 +129,7 @@ t.test('no key ever appears in a log line', async (t) => {
   await gw.get(`${SIMPLE}?x=1&api_key=${key}&y=2`);
   await gw.get(SIMPLE, { headers: { 'x-api-key': key } });
   await gw.get(`${SIMPLE}?api_key=not-a-real-key`);
+  await gw.get(`${SIMPLE}?api%5Fkey=${key}`);
   await new Promise((r) => setTimeout(r, 50));
   const logs = gw.logs();
   t.match(logs, /api_key=\[REDACTED\]/);

@@ -77,6 +77,28 @@ t.test('too many invalid keys from one address are throttled, valid keys include
   clock.advance(30_000);
   t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200);
   t.equal(await used(gw, key), 1, 'the throttled request was not counted');
+  for (let i = 0; i < 3; i++) await gw.get(`${SIMPLE}?api_key=fpg_${'B'.repeat(38)}`);
+  t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'a key already seen active is still served from a blocked address');
+  t.equal((await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['starter']}`)).status, 429, 'a key not seen here is refused unread');
+});
+
+t.test('behind a trusted proxy the throttle blocks the client, not the proxy', async (t) => {
+  const gw = await startGateway(t, { server: { trusted_proxies: ['127.0.0.1'] }, limits: { invalid_key_throttle: { max_attempts: 2 } } }, { clock: new ManualClock(NOW) });
+  const bad = (ip: string) => gw.get(`${SIMPLE}?api_key=nonsense`, { headers: { 'x-forwarded-for': ip } });
+  await bad('198.51.100.7');
+  await bad('198.51.100.7');
+  t.equal((await bad('198.51.100.7')).status, 429, 'the scanning client is blocked');
+  const other = await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`, { headers: { 'x-forwarded-for': '198.51.100.8' } });
+  t.equal(other.status, 200, 'another client behind the same proxy is not');
+});
+
+t.test('the key is checked before the query: an unknown or inactive key never learns more', async (t) => {
+  const gw = await startGateway(t, { limits: { invalid_key_throttle: { max_attempts: 1000 } } }, { clock: new ManualClock(NOW) });
+  const unknown = `fpg_${'A'.repeat(38)}`;
+  const { api_key: inactive } = await newAccount(gw, { plan: 'developer', status: 'inactive' });
+  await expectError(t, await gw.get(`${HIST}?api_key=${unknown}&month=13&year=2025`), 401, 'Invalid API key.');
+  await expectError(t, await gw.get(`${HIST}?api_key=${inactive}&month=13&year=2025`), 403, 'API key is inactive.');
+  await expectError(t, await gw.get(`${HIST}?api_key=${gw.app.demoKeys['developer']}&month=13&year=2025`), 400, 'Invalid month.');
 });
 
 t.test('historical: bad month and year get 400 and are not counted', async (t) => {
@@ -118,6 +140,7 @@ t.test('no price set in effect answers 503 and /readyz says why', async (t) => {
   const ready = await gw.get('/readyz');
   t.equal(ready.status, 503);
   t.same(await ready.json(), { ready: false, store: true, prices: false });
+  await expectError(t, await gw.get(`${SIMPLE}?api_key=fpg_${'A'.repeat(38)}`), 401, 'Invalid API key.');
 });
 
 t.test('an unexpected failure answers 500 without a stack trace and the process goes on', async (t) => {
@@ -150,6 +173,15 @@ t.test('malformed requests and oversized headers get the error body, and the pro
   const absolute = await rawRequest(port, `GET http://example.test${SIMPLE} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
   t.match(absolute, /^HTTP\/1\.1 401 /, 'absolute-form targets are routed by their path');
   t.equal((await gw.get('/healthz')).status, 200);
+});
+
+t.test('a client too slow to send its request head gets 408', async (t) => {
+  const gw = await startGateway(t, { server: { headers_timeout_ms: 300, request_timeout_ms: 600 } }, { clock: new ManualClock(NOW) });
+  const started = Date.now();
+  const slow = await rawRequest(gw.app.publicAddress.port, `GET ${SIMPLE} HTTP/1.1\r\nHost: x\r\n`);
+  t.match(slow, /^HTTP\/1\.1 408 /);
+  t.match(slow, /\{"success":false,"message":"Request timed out\."\}$/);
+  t.ok(Date.now() - started < 3000, 'within a few seconds');
 });
 
 function region() {

@@ -1,0 +1,37 @@
+import type { IncomingMessage } from 'node:http';
+import t from 'tap';
+import { clientAddress } from '../../src/http/client.js';
+import { redactUrl } from '../../src/http/request.js';
+
+const req = (remoteAddress: string, forwarded?: string) =>
+  ({ socket: { remoteAddress }, headers: forwarded === undefined ? {} : { 'x-forwarded-for': forwarded } }) as unknown as IncomingMessage;
+
+t.test('the throttle counts the socket address unless it is a trusted proxy', async (t) => {
+  const none = new Set<string>();
+  const lb = new Set(['10.0.0.2', '10.0.0.3']);
+  t.equal(clientAddress(req('203.0.113.9', '198.51.100.1'), none), '203.0.113.9', 'untrusted: X-Forwarded-For is ignored');
+  t.equal(clientAddress(req('::ffff:203.0.113.9'), none), '203.0.113.9', 'IPv4-mapped addresses are IPv4');
+  t.equal(clientAddress(req('10.0.0.2', '198.51.100.1'), lb), '198.51.100.1');
+  t.equal(clientAddress(req('10.0.0.2', 'spoofed, 198.51.100.1, 10.0.0.3'), lb), '198.51.100.1', 'right-most hop that is not a proxy');
+  t.equal(clientAddress(req('10.0.0.2', '1.1.1.1, 198.51.100.1'), lb), '198.51.100.1', 'what the client claimed to the left is ignored');
+  t.equal(clientAddress(req('10.0.0.2', 'garbage'), lb), '10.0.0.2', 'an unparseable hop leaves the proxy address');
+  t.equal(clientAddress(req('10.0.0.2'), lb), '10.0.0.2');
+});
+
+t.test('IPv6 clients are grouped by /64', async (t) => {
+  const none = new Set<string>();
+  t.equal(clientAddress(req('2001:db8:1:2:aaaa::1'), none), '2001:db8:1:2::/64');
+  t.equal(clientAddress(req('2001:0db8:0001:0002:ffff:1:2:3'), none), '2001:db8:1:2::/64');
+  t.equal(clientAddress(req('2001:db8::1'), none), '2001:db8:0:0::/64');
+  t.equal(clientAddress(req('::1'), none), '0:0:0:0::/64');
+  t.equal(clientAddress(req('fe80::1%eth0'), none), 'fe80:0:0:0::/64');
+});
+
+t.test('logged URLs never carry a key, however the parameter name is encoded', async (t) => {
+  t.equal(redactUrl('/p?api_key=SECRET&x=1'), '/p?api_key=[REDACTED]&x=1');
+  t.equal(redactUrl('/p?x=1&api%5Fkey=SECRET'), '/p?x=1&api%5Fkey=[REDACTED]');
+  t.equal(redactUrl('/p?API_KEY=SECRET'), '/p?API_KEY=[REDACTED]');
+  t.equal(redactUrl('/p?%E0%A4%A=SECRET'), '/p?%E0%A4%A=[REDACTED]', 'an undecodable name is redacted to be safe');
+  t.equal(redactUrl('/p?month=1&year=2026'), '/p?month=1&year=2026');
+  t.equal(redactUrl('/p'), '/p');
+});
