@@ -46,7 +46,11 @@ export const configSchema = z
             .strictObject({ name: z.string().min(1), nodes: z.array(redisNode).min(1, 'expected at least one node'), password: z.string().optional() })
             .optional(),
           cluster: z.strictObject({ nodes: z.array(redisNode).min(1, 'expected at least one node') }).optional(),
+          // PEM file of the CA that signed the server's certificate (rediss:// only); without it
+          // the system's trusted CAs are used.
+          tls_ca_file: z.string().min(1).optional(),
         })
+        .refine((r) => r.tls_ca_file === undefined || r.url.startsWith('rediss://'), { path: ['tls_ca_file'], message: 'needs a rediss:// url' })
         .refine((r) => !(r.sentinel && r.cluster), { path: ['cluster'], message: 'sentinel and cluster exclude each other: pick one' }),
     }),
     plans: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, 'expected a lower-case plan name'), plan),

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions, type Result } from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -326,6 +327,7 @@ function nodeOptions(o: RedisStoreOptions): RedisOptions {
     commandTimeout: o.command_timeout_ms,
     connectTimeout: o.connect_timeout_ms,
     maxRetriesPerRequest: 0,
+    ...(o.url.startsWith('rediss://') && { tls: o.tls_ca_file ? { ca: readFileSync(o.tls_ca_file) } : {} }),
   };
   if (!o.cluster) return base;
   // A cluster takes its nodes from config, so the URL supplies only credentials and TLS.
@@ -334,7 +336,6 @@ function nodeOptions(o: RedisStoreOptions): RedisOptions {
     ...base,
     ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
     ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
-    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
   };
 }
 
