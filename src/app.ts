@@ -26,7 +26,6 @@ export interface App {
   book: PriceBook;
   meter: Meter;
   metrics: Metrics;
-  ops: Operations;
   log: Logger;
   publicAddress: AddressInfo;
   adminAddress: AddressInfo;
@@ -113,5 +112,5 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
       demoKeys[plan] = (await createAccount(store, config.plans, { plan, label: `demo ${plan}`, status: 'active', limit }, clock.now())).api_key;
     }
   }
-  return { config, store, book, meter, metrics, ops, log, publicAddress, adminAddress, demoKeys };
+  return { config, store, book, meter, metrics, log, publicAddress, adminAddress, demoKeys };
 }
