@@ -103,6 +103,9 @@ export const configSchema = z
       if (p.converts_to !== undefined && cfg.plans[p.converts_to] && cfg.plans[p.converts_to]?.limit === undefined) {
         ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: `plan "${p.converts_to}" has no default limit to convert to` });
       }
+      if (p.converts_to !== undefined && cfg.plans[p.converts_to]?.converts_to !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: `plan "${p.converts_to}" converts again; conversions do not chain` });
+      }
       if (p.converts_to !== undefined && p.period !== 'trial') {
         ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: 'only a trial plan converts' });
       }

@@ -6,16 +6,16 @@ import { isIPv4, isIPv6 } from 'node:net';
  * address is the balancer's, so for connections from `trusted` proxies the address comes from
  * `X-Forwarded-For`: the right-most hop that is not itself a trusted proxy (hops to its left
  * are whatever the client claimed). IPv6 clients are grouped by /64, since one host can rotate
- * through its whole /64 at will.
+ * through its whole /64 at will. `trusted` holds canonical addresses (see `canonicalIp`).
  */
 export function clientAddress(req: IncomingMessage, trusted: ReadonlySet<string>): string {
-  let address = plain(req.socket.remoteAddress ?? '');
+  let address = canonicalIp(req.socket.remoteAddress ?? '') ?? '';
   const forwarded = req.headers['x-forwarded-for'];
   if (trusted.has(address) && typeof forwarded === 'string') {
     const hops = forwarded.split(',');
     for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = plain((hops[i] as string).trim());
-      if (!isIPv4(hop) && !isIPv6(hop)) break;
+      const hop = canonicalIp(hops[i] as string);
+      if (hop === null) break;
       address = hop;
       if (!trusted.has(hop)) break;
     }
@@ -23,13 +23,31 @@ export function clientAddress(req: IncomingMessage, trusted: ReadonlySet<string>
   return isIPv6(address) ? prefix64(address) : address;
 }
 
-/** `::ffff:1.2.3.4` is an IPv4 client on a dual-stack socket. */
-const plain = (a: string): string => (a.startsWith('::ffff:') && isIPv4(a.slice(7)) ? a.slice(7) : a);
+/**
+ * One spelling per address, so lookups match however a proxy or the config wrote it: ports and
+ * brackets dropped (`1.2.3.4:80`, `[::1]:443`), IPv6 lower-case and compressed, IPv4-mapped
+ * IPv6 as plain IPv4. Null for anything that is not an IP address.
+ */
+export function canonicalIp(raw: string): string | null {
+  let s = raw.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(s);
+  if (bracketed) s = bracketed[1] as string;
+  else if (/^[\d.]+:\d+$/.test(s)) s = s.slice(0, s.lastIndexOf(':'));
+  s = s.split('%')[0] as string;
+  if (isIPv4(s)) return s;
+  if (!isIPv6(s)) return null;
+  const compressed = new URL(`http://[${s}]`).hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(compressed);
+  if (!mapped) return compressed;
+  const hi = parseInt(mapped[1] as string, 16);
+  const lo = parseInt(mapped[2] as string, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
 
 function prefix64(address: string): string {
-  const [head = '', tail] = address.split('%')[0]!.split('::');
+  const [head = '', tail] = address.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups.slice(0, 4).join(':')}::/64`;
 }

@@ -10,7 +10,7 @@ import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import type { PriceBook } from '../prices/book.js';
 import type { CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
-import { clientAddress } from './client.js';
+import { canonicalIp, clientAddress } from './client.js';
 import { buildErrorAnswers, type ErrorKind } from './errors.js';
 import { parseTarget, readKey, redactUrl } from './request.js';
 import { ALLOWED_METHODS, buildRoutes, type MeteredRoute, type Prepared } from './routes.js';
@@ -54,7 +54,7 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
   const maxKeyLength = config.limits.max_key_length;
   const access = config.log.access;
   const failOpen = config.store.on_error === 'allow';
-  const trustedProxies = new Set(config.server.trusted_proxies);
+  const trustedProxies = new Set(config.server.trusted_proxies.map((a) => canonicalIp(a) ?? a));
   const READY_TTL_MS = 1000;
   let storeCheck: { at: number; up: boolean } | null = null;
 
@@ -104,9 +104,18 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
 
   /** A request refused for its query or for lack of prices: the key still comes first, and nothing is counted. */
   async function refuse(x: Exchange, address: string, keyHash: string, kind: ErrorKind): Promise<void> {
-    const who = await meter.peek(keyHash);
-    if (who.kind === 'unknown') return invalidKey(x, address, 'unknown');
-    if (who.kind === 'inactive') return fail(x, 'inactive_key');
+    let who: Awaited<ReturnType<Meter['identify']>>;
+    try {
+      who = await meter.identify(keyHash);
+    } catch (err) {
+      if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
+      metrics.storeErrors.inc();
+      // A key known here as active may still hear what is wrong with its query.
+      if (!meter.knowsActive(keyHash)) throw err;
+      who = 'active';
+    }
+    if (who === 'unknown') return invalidKey(x, address, 'unknown');
+    if (who === 'inactive') return fail(x, 'inactive_key');
     return fail(x, kind, kind === 'unavailable' ? ['Retry-After', 1] : []);
   }
 

@@ -57,12 +57,14 @@ export function readKey(req: IncomingMessage, query: URLSearchParams, maxLength:
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
-  const pairs = url.slice(q + 1).split('&').map((pair) => {
+  const pairs = url.slice(q + 1).split('&').map((pair, i) => {
     const eq = pair.indexOf('=');
     const name = eq === -1 ? pair : pair.slice(0, eq);
+    // URLSearchParams drops one leading '?' (`path??api_key=K` reads the key), so must we.
+    const bare = i === 0 && name.startsWith('?') ? name.slice(1) : name;
     let decoded: string | null;
     try {
-      decoded = decodeURIComponent(name.replace(/\+/g, ' ')).toLowerCase();
+      decoded = decodeURIComponent(bare.replace(/\+/g, ' ')).toLowerCase();
     } catch {
       decoded = null;
     }

@@ -15,6 +15,9 @@ const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Time
 /** Answers a request the HTTP parser refused (bad request line, oversized head, too slow) with our error body. */
 function onClientError(err: NodeJS.ErrnoException, socket: Socket, answers: ParserAnswers): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+  // A connection that has answered before may still be reading the unread body of that request:
+  // a 408 written now would be taken as the answer to the client's next request. Just close it.
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesWritten > 0) return void socket.destroy();
   const a = err.code === 'HPE_HEADER_OVERFLOW' ? answers.large : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? answers.timeout : answers.bad;
   const reason = REASONS[a.status] ?? 'Bad Request';
   socket.end(

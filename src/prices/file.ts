@@ -47,16 +47,17 @@ export function watchPriceFile(store: Store, file: string, log: Logger): () => v
       .then((n) => log.info({ file, sets: n }, 'price file reloaded'))
       .catch((err: unknown) => log.error({ err, file }, 'price file rejected; prices unchanged'));
   };
-  const start = (): void => {
+  const start = (retrying = false): void => {
     try {
       watcher = watch(file, onChange);
     } catch (err) {
-      // Mid-replace the file may be missing for a moment: look again shortly.
+      // Mid-replace the file may be missing for a moment: look again shortly, and read it then.
       log.warn({ err, file }, 'cannot watch price file; retrying');
-      timer = setTimeout(start, 1000);
+      timer = setTimeout(() => start(true), 1000);
       return;
     }
     watcher.on('error', (err) => log.warn({ err, file }, 'cannot watch price file'));
+    if (retrying) reload();
   };
   const onChange = (): void => {
     clearTimeout(timer);

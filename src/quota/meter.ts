@@ -58,13 +58,16 @@ export class Meter {
       if (event.type !== 'account') return;
       this.generation++;
       // '*': announcements may have been missed (the subscription was down), so trust nothing cached.
+      // Lookups in flight may have read the account before this change: later requests must not join them.
       if (event.id === '*') {
         this.accounts.clear();
         this.unknown.clear();
+        this.loading.clear();
       } else {
         for (const h of event.keyHashes) {
           this.accounts.delete(h);
           this.unknown.delete(h);
+          this.loading.delete(h);
         }
       }
     });
@@ -92,13 +95,19 @@ export class Meter {
     }
   }
 
-  /** Authenticates and reports usage without counting (HEAD, and requests refused for their query). */
+  /** Authenticates and reports usage without counting (HEAD). */
   async peek(keyHash: string): Promise<MeterResult> {
     const entry = await this.entry(keyHash);
     if (entry === null) return { kind: 'unknown' };
     if (entry.account.status !== 'active') return { kind: 'inactive' };
     const used = await this.opts.store.usage(entry.account.id, entry.allowance.period.id);
     return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used };
+  }
+
+  /** Who the key belongs to, without reading usage: for requests refused before counting. */
+  async identify(keyHash: string): Promise<'unknown' | 'inactive' | 'active'> {
+    const entry = await this.entry(keyHash);
+    return entry === null ? 'unknown' : entry.account.status === 'active' ? 'active' : 'inactive';
   }
 
   /** Whether this process holds the key as an active account, without asking the store. */
@@ -126,24 +135,32 @@ export class Meter {
     this.misses++;
     let pending = this.loading.get(keyHash);
     if (!pending) {
-      pending = this.load(keyHash).finally(() => this.loading.delete(keyHash));
-      this.loading.set(keyHash, pending);
+      const started: Promise<AccountEntry | null> = this.load(keyHash).finally(() => {
+        if (this.loading.get(keyHash) === started) this.loading.delete(keyHash);
+      });
+      this.loading.set(keyHash, (pending = started));
     }
     return pending;
   }
 
+  /**
+   * Reads the account of a key hash. When an announcement arrived meanwhile, the answer may
+   * predate it: it serves this request (the store still checks the revision when counting) but
+   * is not cached.
+   */
   private async load(keyHash: string): Promise<AccountEntry | null> {
     const generation = this.generation;
     const account = await this.opts.store.findByKeyHash(keyHash);
-    if (account) return this.remember(keyHash, account, this.opts.now());
-    if (this.opts.cache.negative_ttl_ms > 0 && generation === this.generation) this.unknown.set(keyHash, true);
+    const current = generation === this.generation;
+    if (account) return this.remember(keyHash, account, this.opts.now(), current);
+    if (current && this.opts.cache.negative_ttl_ms > 0) this.unknown.set(keyHash, true);
     return null;
   }
 
-  private remember(keyHash: string, account: StoredAccount, now: number): AccountEntry {
+  private remember(keyHash: string, account: StoredAccount, now: number, cache = true): AccountEntry {
     const allowance = allowanceFor(account, this.opts.plans, this.opts.zone, now);
     const entry: AccountEntry = { account, allowance, usage: usageFragments(allowance) };
-    this.accounts.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
+    if (cache) this.accounts.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }
 }

@@ -66,6 +66,8 @@ t.test('a plan may only convert to a known plan, and only from a trial', async (
   t.match(err.message, /plans\.starter\.converts_to: only a trial plan converts/);
   const toEnterprise = file('to-enterprise.yaml', 'plans:\n  developer:\n    period: trial\n    limit: 100\n    converts_to: enterprise\n');
   t.throws(() => loadConfig({ file: toEnterprise, env: {} }), /plans\.developer\.converts_to: plan "enterprise" has no default limit to convert to/);
+  const chain = file('chain.yaml', 'plans:\n  a:\n    period: trial\n    limit: 10\n    converts_to: developer\n  developer:\n    period: trial\n    limit: 100\n    converts_to: starter\n');
+  t.throws(() => loadConfig({ file: chain, env: {} }), /plans\.a\.converts_to: plan "developer" converts again; conversions do not chain/);
 });
 
 t.test('listener and timeout settings that cannot work together are refused', async (t) => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import t from 'tap';
-import { clientAddress } from '../../src/http/client.js';
+import { canonicalIp, clientAddress } from '../../src/http/client.js';
 import { redactUrl } from '../../src/http/request.js';
 
 const req = (remoteAddress: string, forwarded?: string) =>
@@ -16,6 +16,17 @@ t.test('the throttle counts the socket address unless it is a trusted proxy', as
   t.equal(clientAddress(req('10.0.0.2', '1.1.1.1, 198.51.100.1'), lb), '198.51.100.1', 'what the client claimed to the left is ignored');
   t.equal(clientAddress(req('10.0.0.2', 'garbage'), lb), '10.0.0.2', 'an unparseable hop leaves the proxy address');
   t.equal(clientAddress(req('10.0.0.2'), lb), '10.0.0.2');
+});
+
+t.test('forwarded hops are read however the proxy spells them', async (t) => {
+  const lb = new Set([canonicalIp('2001:DB8::A') as string, '10.0.0.2']);
+  t.equal(clientAddress(req('10.0.0.2', '198.51.100.1:5123'), lb), '198.51.100.1', 'IPv4 with a port');
+  t.equal(clientAddress(req('10.0.0.2', '[2001:db8:9::9]:443'), lb), '2001:db8:9:0::/64', 'bracketed IPv6 with a port');
+  t.equal(clientAddress(req('2001:db8::a', '198.51.100.2'), lb), '198.51.100.2', 'a trusted proxy written in another case and form');
+  t.equal(clientAddress(req('::FFFF:198.51.100.3'), new Set()), '198.51.100.3');
+  t.equal(clientAddress(req('::ffff:c633:6404'), new Set()), '198.51.100.4', 'IPv4-mapped in hex');
+  t.equal(canonicalIp('not-an-ip'), null);
+  t.equal(canonicalIp(' 203.0.113.5 '), '203.0.113.5');
 });
 
 t.test('IPv6 clients are grouped by /64', async (t) => {
@@ -34,4 +45,6 @@ t.test('logged URLs never carry a key, however the parameter name is encoded', a
   t.equal(redactUrl('/p?%E0%A4%A=SECRET'), '/p?%E0%A4%A=[REDACTED]', 'an undecodable name is redacted to be safe');
   t.equal(redactUrl('/p?month=1&year=2026'), '/p?month=1&year=2026');
   t.equal(redactUrl('/p'), '/p');
+  t.equal(redactUrl('/p??api_key=SECRET'), '/p??api_key=[REDACTED]', 'a doubled ? (which URLSearchParams forgives)');
+  t.equal(redactUrl('/p?&=x&api_key'), '/p?&=x&api_key=[REDACTED]');
 });

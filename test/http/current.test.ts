@@ -130,6 +130,7 @@ t.test('no key ever appears in a log line', async (t) => {
   await gw.get(SIMPLE, { headers: { 'x-api-key': key } });
   await gw.get(`${SIMPLE}?api_key=not-a-real-key`);
   await gw.get(`${SIMPLE}?api%5Fkey=${key}`);
+  await gw.get(`${SIMPLE}??api_key=${key}`);
   await new Promise((r) => setTimeout(r, 50));
   const logs = gw.logs();
   t.match(logs, /api_key=\[REDACTED\]/);

@@ -31,6 +31,8 @@ for (const policy of ['reject', 'allow'] as const) {
       t.match(gw.logs(), /serving unmetered/);
       const stranger = await gw.get(`${SIMPLE}?api_key=${unseen}`);
       t.equal(stranger.status, 503, 'a key this process has not seen active is not let in unmetered');
+      const badQuery = await gw.get(`/fuel-api/api/historical.php?api_key=${api_key}&month=13&year=2026`);
+      t.equal(badQuery.status, 400, 'a known key still hears what is wrong with its query');
     }
     t.match((await adminCall(gw, 'GET', '/metrics')).body, new RegExp(`^fuel_gateway_store_errors_total ${policy === 'allow' ? 2 : 1}$`, 'm'));
     t.equal((await gw.get('/readyz')).status, 503);

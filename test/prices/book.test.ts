@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -87,6 +87,11 @@ t.test('an edited price file is picked up; a broken edit changes nothing', async
   await new Promise((r) => setTimeout(r, 400));
   t.equal(current(), '22.00', 'the broken edit was refused');
   t.match(gw.logs(), /price file rejected/);
+  // Replaced by delete and create (rm + cp, a ConfigMap swap): read once it is back.
+  unlinkSync(file);
+  await new Promise((r) => setTimeout(r, 300));
+  writeFileSync(file, JSON.stringify([set('2026-01-07', '21.00'), set('2026-02-04', '22.00'), set('2026-03-04', '23.00')]));
+  await waitFor(() => current() === '23.00');
 });
 
 async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {

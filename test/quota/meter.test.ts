@@ -1,0 +1,91 @@
+import t from 'tap';
+import { loadConfig } from '../../src/config/load.js';
+import { createAccount } from '../../src/keys/accounts.js';
+import { hashKey } from '../../src/keys/keys.js';
+import { Meter } from '../../src/quota/meter.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import type { StoredAccount } from '../../src/store/types.js';
+import { NOW } from '../helpers/fixtures.js';
+
+/** The real memory store, with key lookups held until the test lets them answer. */
+class HeldLookups extends MemoryStore {
+  held: Array<() => void> = [];
+  usageReads = 0;
+  lookups = 0;
+  override async findByKeyHash(keyHash: string): Promise<StoredAccount | null> {
+    this.lookups++;
+    const answer = await super.findByKeyHash(keyHash);
+    await new Promise<void>((resolve) => this.held.push(resolve));
+    return answer;
+  }
+  override async usage(accountId: string, periodId: string): Promise<number> {
+    this.usageReads++;
+    return super.usage(accountId, periodId);
+  }
+  release(): void {
+    for (const r of this.held.splice(0)) r();
+  }
+}
+
+const config = loadConfig({ env: {} });
+const meterFor = (store: MemoryStore) =>
+  new Meter({ store, plans: config.plans, zone: config.time_zone, now: () => NOW, cache: config.limits.account_cache, retentionMs: 0 });
+const settle = () => new Promise((r) => setImmediate(r));
+
+t.test('concurrent requests for one uncached key share one lookup', async (t) => {
+  const store = new HeldLookups(() => NOW);
+  const meter = meterFor(store);
+  const { api_key } = await createAccount(store, config.plans, { plan: 'starter', label: '', status: 'active', limit: null }, NOW);
+  const all = Promise.all([meter.consume(hashKey(api_key)), meter.consume(hashKey(api_key)), meter.consume(hashKey(api_key))]);
+  await settle();
+  store.release();
+  t.same((await all).map((r) => r.kind), ['ok', 'ok', 'ok']);
+  t.equal(store.lookups, 1);
+});
+
+t.test('a key created while a lookup for it was in flight is not refused afterwards', async (t) => {
+  const store = new HeldLookups(() => NOW);
+  const meter = meterFor(store);
+  const key = 'fpg_raced';
+  const early = meter.consume(hashKey(key));
+  await settle();
+  // The account appears (and is announced) while the lookup that found nothing is still out.
+  const account: StoredAccount = { id: 'acct_raced', status: 'active', plan: 'starter', limit: null, anchor: new Date(NOW).toISOString(), label: '', created_at: '', revision: 1, key_hash: hashKey(key) };
+  await store.createAccount(account);
+  const late = meter.consume(hashKey(key));
+  await settle();
+  store.release();
+  await settle();
+  store.release();
+  t.equal((await early).kind, 'unknown', 'the request that asked first got the old answer');
+  t.equal((await late).kind, 'ok', 'a request after the announcement does its own lookup');
+  const again = meter.consume(hashKey(key));
+  await settle();
+  store.release();
+  t.equal((await again).kind, 'ok', 'and "unknown" was not cached');
+});
+
+t.test('an account read before a change is announced is not cached', async (t) => {
+  const store = new HeldLookups(() => NOW);
+  const meter = meterFor(store);
+  const { api_key, account } = await createAccount(store, config.plans, { plan: 'starter', label: '', status: 'active', limit: null }, NOW);
+  const hash = hashKey(api_key);
+  const first = meter.identify(hash);
+  await settle();
+  await store.updateAccount(account.id, { status: 'inactive' });
+  store.release();
+  t.equal(await first, 'active', 'the in-flight read predates the change');
+  t.equal(meter.knowsActive(hash), false, 'but it was not cached as active');
+});
+
+t.test('identify answers without reading usage', async (t) => {
+  const store = new HeldLookups(() => NOW);
+  const meter = meterFor(store);
+  const { api_key } = await createAccount(store, config.plans, { plan: 'starter', label: '', status: 'active', limit: null }, NOW);
+  const who = meter.identify(hashKey(api_key));
+  await settle();
+  store.release();
+  t.equal(await who, 'active');
+  t.equal(await meter.identify(hashKey(api_key)), 'active', 'from the cache');
+  t.equal(store.usageReads, 0);
+});
