@@ -1,7 +1,7 @@
 import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
-import { NOW } from '../helpers/fixtures.js';
+import { NOW, STARTER_FIRST_USAGE } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
 
 const TOKEN = 'admin-test-token';
@@ -21,15 +21,7 @@ t.test('accounts: create, show with usage, patch, rotate', async (t) => {
   await gw.get(`${SIMPLE}?api_key=${key}`);
   const shown = await adminCall(gw, 'GET', `/admin/accounts/${id}`, undefined, TOKEN);
   t.equal(shown.status, 200);
-  t.same(shown.body.usage, {
-    plan_type: 'starter',
-    requests_used: 1,
-    request_limit: 2000,
-    requests_remaining: 1999,
-    request_period: 'monthly',
-    period_started_at: '2026-11-23T10:00:00+02:00',
-    period_ends_at: '2026-12-23T10:00:00+02:00',
-  });
+  t.same(shown.body.usage, STARTER_FIRST_USAGE);
 
   const patched = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'business', label: 'Acme' }, TOKEN);
   t.equal(patched.status, 200);

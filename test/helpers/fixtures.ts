@@ -4,6 +4,17 @@ import type { TestGateway } from './gateway.js';
 /** 2026-11-23 10:00 in Johannesburg: the shipped data's current set is then 2026-09-02. */
 export const NOW = Date.parse('2026-11-23T10:00:00+02:00');
 
+/** `usage` after the first request of a starter account created at NOW: its cycle runs to 23 Dec. */
+export const STARTER_FIRST_USAGE = {
+  plan_type: 'starter',
+  requests_used: 1,
+  request_limit: 2000,
+  requests_remaining: 1999,
+  request_period: 'monthly',
+  period_started_at: '2026-11-23T10:00:00+02:00',
+  period_ends_at: '2026-12-23T10:00:00+02:00',
+};
+
 export async function newAccount(gw: TestGateway, input: Partial<CreateAccountInput> & { plan: string }, now = NOW) {
   return createAccount(gw.app.store, gw.config.plans, { label: 'test', status: 'active', limit: null, ...input }, now);
 }
