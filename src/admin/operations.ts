@@ -73,7 +73,7 @@ export class Operations {
     // neither restarts the billing cycle from the trial's start nor resets requests_used.
     const a = this.allowance(stored);
     const materialised = a?.converted ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...patch } : patch;
-    return { account: await updateAccount(this.store, this.config.plans, id, materialised) };
+    return { account: await updateAccount(this.store, this.config.plans, stored, materialised) };
   }
 
   /** Null when the account's plan is no longer configured: a PATCH is how that gets mended. */

@@ -18,7 +18,8 @@ interface Layer {
 
 const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function merge(base: Tree, over: Tree): Tree {
+/** Deep merge of settings trees: mappings merge key by key, anything else is replaced. */
+export function merge(base: Tree, over: Tree): Tree {
   const out: Tree = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];

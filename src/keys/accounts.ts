@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
-import type { Account, AccountPatch, Store, StoredAccount } from '../store/types.js';
+import type { Account, Store, StoredAccount } from '../store/types.js';
 import { generateKey, hashKey } from './keys.js';
 
 const isoInstant = z
@@ -66,24 +66,16 @@ export async function createAccount(
   return { account: publicAccount(account), api_key: apiKey };
 }
 
-async function existing(store: Store, id: string): Promise<StoredAccount> {
-  const account = await store.getAccount(id);
-  if (!account) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
-  return account;
-}
-
-export async function updateAccount(store: Store, plans: Config['plans'], id: string, patch: PatchAccountInput): Promise<Account> {
-  const current = await existing(store, id);
-  const next: AccountPatch = patch;
-  checkPlan(plans, next.plan ?? current.plan, next.limit === undefined ? current.limit : next.limit);
-  const updated = await store.updateAccount(id, next);
-  if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+/** Applies a validated patch to `current` (as just read by the caller). */
+export async function updateAccount(store: Store, plans: Config['plans'], current: StoredAccount, patch: PatchAccountInput): Promise<Account> {
+  checkPlan(plans, patch.plan ?? current.plan, patch.limit === undefined ? current.limit : patch.limit);
+  const updated = await store.updateAccount(current.id, patch);
+  if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${current.id}`);
   return publicAccount(updated);
 }
 
 /** Replaces the key; the old one stops working at once on this instance, within a second elsewhere. */
 export async function rotateKey(store: Store, id: string): Promise<{ account: Account; api_key: string }> {
-  await existing(store, id);
   const apiKey = generateKey();
   const updated = await store.updateAccount(id, { key_hash: hashKey(apiKey) });
   if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { startApp, type App, type AppOptions } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig, merge } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 
 interface TestContext {
@@ -25,7 +25,7 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const config = loadConfig({
     env: {},
-    overrides: deepMerge({ listen: { public: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 } }, prices: { watch_file: false } }, overrides),
+    overrides: merge({ listen: { public: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 } }, prices: { watch_file: false } }, overrides),
   });
   const lines: string[] = [];
   const sink = new Writable({
@@ -45,16 +45,4 @@ export async function startGateway(
     logs: () => lines.join(''),
     get: (path, init) => fetch(base + path, init),
   };
-}
-
-type Tree = Record<string, unknown>;
-const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export function deepMerge(a: Tree, b: Tree): Tree {
-  const out: Tree = { ...a };
-  for (const [k, v] of Object.entries(b)) {
-    const cur = out[k];
-    out[k] = isTree(cur) && isTree(v) ? deepMerge(cur, v) : v;
-  }
-  return out;
 }
