@@ -7,16 +7,20 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { GatewayError } from './errors.js';
 import { buildErrorAnswers } from './http/errors.js';
+import { trustedProxies } from './http/client.js';
 import { publicHandler } from './http/public.js';
 import { close, createListener, listen } from './http/server.js';
 import { createAccount } from './keys/accounts.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
 import { createLogger } from './log.js';
-import { PriceBook } from './prices/book.js';
+import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
 import { Meter } from './quota/meter.js';
 import { createStore } from './store/create.js';
 import type { Store } from './store/types.js';
+import { createOriginAgent } from './upstream/origin.js';
+import { UpstreamPoller } from './upstream/poller.js';
+import { OriginProxy } from './upstream/proxy.js';
 
 const DAY_MS = 86_400_000;
 
@@ -69,10 +73,12 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
     log.info({ file: config.prices.file, added }, 'price file loaded into the store');
   };
   await seed();
-  const book = new PriceBook(store, config.time_zone, config.prices.source_name, clock, log, seed);
+  const book = new PriceBook(store, bookOptions(config), clock, log, seed);
   cleanups.push(() => book.close());
   await book.load();
-  if (config.prices.watch_file && store.kind === 'memory') cleanups.push(watchPriceFile(store, config.prices.file, log));
+  const upstreamCfg = config.upstream.url === '' ? null : config.upstream;
+  // In front of an origin the file only fills the history: edits must not replace the origin's sets.
+  if (config.prices.watch_file && store.kind === 'memory' && !upstreamCfg) cleanups.push(watchPriceFile(store, config.prices.file, log));
 
   const meter = new Meter({
     store,
@@ -84,16 +90,35 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
   });
   const t = config.limits.invalid_key_throttle;
   const throttle = new InvalidKeyThrottle({ maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 }, clock.now);
+  let upstream: UpstreamPoller | null = null;
   const metrics = new Metrics({
     cacheHitRatio: () => meter.hitRatio(),
     snapshotEffectiveMs: () => book.current()?.effectiveMs ?? null,
     now: clock.now,
+    upstreamLastSuccessMs: async () => (upstream ? ((await upstream.view()).status?.last_success_ms ?? null) : null),
   });
   const storeReady = (): Promise<boolean> => store.ping().then(() => true, () => false);
   const errors = buildErrorAnswers(config.messages);
   const parserErrors = { bad: errors.bad_request, large: errors.headers_too_large, timeout: errors.request_timeout };
 
-  const publicServer = createListener(publicHandler({ config, meter, book, throttle, metrics, clock, log, storeReady }), config.server, parserErrors);
+  let proxy: OriginProxy | null = null;
+  if (upstreamCfg) {
+    const agent = createOriginAgent(upstreamCfg);
+    cleanups.push(() => agent.destroy());
+    const poller = new UpstreamPoller(upstreamCfg, agent, store, book, metrics, log.child({ component: 'upstream' }), clock.now);
+    cleanups.push(() => poller.close());
+    poller.start();
+    upstream = poller;
+    const originProxy = new OriginProxy(upstreamCfg, agent, errors, trustedProxies(config), metrics, log.child({ component: 'pass-through' }));
+    cleanups.push(() => originProxy.close());
+    proxy = originProxy;
+  }
+
+  const publicServer = createListener(
+    publicHandler({ config, meter, book, throttle, metrics, clock, log, storeReady, proxy, upstream }),
+    config.server,
+    parserErrors,
+  );
   cleanups.push(() => close(publicServer));
   const publicAddress = await listen(publicServer, config.listen.public.host, config.listen.public.port);
   log.info({ address: publicAddress }, 'public listener ready');

@@ -24,9 +24,42 @@ export class Metrics {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
     registers: [this.registry],
   });
+  readonly upstreamPolls = new Counter({
+    name: 'fuel_gateway_upstream_polls_total',
+    help: 'Polls of the origin by result (changed, unchanged, not_modified, or the failure)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+  private readonly upstreamRequests = new Counter({
+    name: 'fuel_gateway_upstream_requests_total',
+    help: 'Pass-through requests by proxy_paths entry and origin status (or unreachable, timeout)',
+    labelNames: ['route', 'status'],
+    registers: [this.registry],
+  });
+  private readonly upstreamLatency = new Histogram({
+    name: 'fuel_gateway_upstream_duration_seconds',
+    help: 'Time from forwarding a pass-through request to its answer being written',
+    labelNames: ['route'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
   private readonly children = new Map<string, { count: ReturnType<Counter['labels']>; time: ReturnType<Histogram['labels']> }>();
 
-  constructor(sources: { cacheHitRatio(): number; snapshotEffectiveMs(): number | null; now(): number }) {
+  constructor(sources: {
+    cacheHitRatio(): number;
+    snapshotEffectiveMs(): number | null;
+    now(): number;
+    /** Last successful poll of the origin (ms), or null: none yet, or no upstream. */
+    upstreamLastSuccessMs(): Promise<number | null>;
+  }) {
+    new Gauge({
+      name: 'fuel_gateway_upstream_last_success_timestamp_seconds',
+      help: 'When a poll of the origin last succeeded, by whichever instance polls (Unix seconds; 0 when never)',
+      registers: [this.registry],
+      async collect() {
+        this.set(((await sources.upstreamLastSuccessMs()) ?? 0) / 1000);
+      },
+    });
     new Gauge({
       name: 'fuel_gateway_account_cache_hit_ratio',
       help: 'Share of account lookups answered from the in-process cache since start',
@@ -64,6 +97,11 @@ export class Metrics {
     }
     c.count.inc();
     c.time.observe(seconds);
+  }
+
+  observeUpstream(route: string, status: string, seconds: number): void {
+    this.upstreamRequests.labels(route, status).inc();
+    this.upstreamLatency.labels(route).observe(seconds);
   }
 
   text(): Promise<string> {

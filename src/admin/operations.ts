@@ -94,8 +94,7 @@ export class Operations {
     const doc = parse(priceSetDocument, body, 'PRICE_SET_INVALID');
     const updatedAt = doc.updated_at ?? formatInZone(this.clock.now(), this.config.time_zone).slice(0, 19).replace('T', ' ');
     const set: PriceSet = { ...doc, updated_at: updatedAt };
-    await this.store.putPriceSet(set, true);
-    await this.book.load();
+    await this.book.publish(set);
     const view = this.book.view();
     const status = view.current?.effective_date === set.effective_date ? 'current' : view.scheduled.some((s) => s.effective_date === set.effective_date) ? 'scheduled' : 'past';
     return { status, price_set: set };

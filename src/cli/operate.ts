@@ -4,7 +4,7 @@ import { Operations } from '../admin/operations.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
-import { PriceBook } from '../prices/book.js';
+import { bookOptions, PriceBook } from '../prices/book.js';
 import { createStore } from '../store/create.js';
 import type { Args } from './args.js';
 
@@ -72,7 +72,7 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
 export async function runOperate(config: Config, args: Args, log: Logger): Promise<void> {
   if (config.store.type === 'memory') throw new GatewayError('BAD_REQUEST', MEMORY_STORE_HELP);
   const store = createStore(config, log);
-  const book = new PriceBook(store, config.time_zone, config.prices.source_name, systemClock, log);
+  const book = new PriceBook(store, bookOptions(config), systemClock, log);
   try {
     await book.load();
     const result = await dispatch(new Operations(store, config, book, systemClock), args);

@@ -67,6 +67,8 @@ const ENV_PATHS: Record<string, { path: string[]; number?: boolean }> = {
   ADMIN_TOKEN: { path: ['listen', 'admin', 'token'] },
   REDIS_URL: { path: ['store', 'redis', 'url'] },
   LOG_LEVEL: { path: ['log', 'level'] },
+  UPSTREAM_URL: { path: ['upstream', 'url'] },
+  UPSTREAM_API_KEY: { path: ['upstream', 'api_key'] },
 };
 
 function envLayers(env: NodeJS.ProcessEnv): Layer[] {
@@ -125,5 +127,6 @@ export function maskSecrets(config: Config): Config {
     ...config,
     listen: { ...config.listen, admin: { ...config.listen.admin, token: config.listen.admin.token ? '***' : '' } },
     store: { ...config.store, redis: { ...redis, url, ...(sentinel ? { sentinel } : {}) } },
+    upstream: { ...config.upstream, api_key: config.upstream.api_key ? '***' : '' },
   };
 }

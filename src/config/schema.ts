@@ -18,6 +18,34 @@ const plan = z.strictObject({
   converts_to: z.string().optional(),
 });
 
+// The gateway's own paths: a pass-through entry must never take them from it.
+export const RESERVED_PATHS = ['/fuel-api/api/simple-current.php', '/fuel-api/api/current.php', '/healthz', '/readyz'];
+
+/** A `proxy_paths` entry: an exact path, or a prefix ending in `*`. */
+export const proxyPathMatches = (entry: string, path: string): boolean =>
+  entry.endsWith('*') ? path.startsWith(entry.slice(0, -1)) : path === entry;
+
+const proxyPath = z
+  .string()
+  .regex(/^\/[A-Za-z0-9._~!$&'()+,;=:@/-]*\*?$/, 'expected a path starting with "/", optionally ending in "*" (a prefix)')
+  .refine((p) => !p.split('/').some((seg) => seg === '.' || seg === '..'), 'expected a path without "." or ".." segments')
+  .refine((p) => !RESERVED_PATHS.some((r) => proxyPathMatches(p, r)), {
+    message: `would shadow one of the gateway's own paths (${RESERVED_PATHS.join(', ')})`,
+  });
+
+const upstream = z
+  .strictObject({
+    url: z.union([z.literal(''), z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL, or "" for none' })]),
+    // The gateway's own key at the origin: a secret, masked by `config check` and never logged.
+    api_key: z.string(),
+    poll_interval_ms: posInt.min(100, 'expected at least 100'),
+    timeout_ms: posInt,
+    proxy_paths: z.array(proxyPath),
+    max_sockets: posInt,
+  })
+  .refine((u) => u.url === '' || u.api_key !== '', { path: ['api_key'], message: 'required when upstream.url is set' })
+  .refine((u) => u.url !== '' || u.proxy_paths.length === 0, { path: ['proxy_paths'], message: 'needs upstream.url' });
+
 export const configSchema = z
   .strictObject({
     time_zone: z.string().refine(isValidTimeZone, 'expected an IANA time zone such as Africa/Johannesburg'),
@@ -65,6 +93,7 @@ export const configSchema = z
       account_cache: z.strictObject({ max_entries: posInt, negative_ttl_ms: nonNegInt }),
       invalid_key_throttle: z.strictObject({ max_attempts: posInt, window_s: posInt, block_s: posInt }),
     }),
+    upstream: upstream,
     demo_accounts: z.boolean(),
     log: z.strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -86,6 +115,8 @@ export const configSchema = z
       not_found: message,
       method_not_allowed: message,
       unavailable: message,
+      upstream_unavailable: message,
+      upstream_timeout: message,
       internal: message,
     }),
   })

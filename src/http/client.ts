@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
+import type { Config } from '../config/schema.js';
 
 /**
  * The client's address as the invalid-key throttle counts it. Behind a load balancer the socket
@@ -22,6 +23,9 @@ export function clientAddress(req: IncomingMessage, trusted: ReadonlySet<string>
   }
   return isIPv6(address) ? prefix64(address) : address;
 }
+
+/** The configured `server.trusted_proxies`, canonical, for `clientAddress`. */
+export const trustedProxies = (config: Config): Set<string> => new Set(config.server.trusted_proxies.map((a) => canonicalIp(a) ?? a));
 
 /**
  * One spelling per address, so lookups match however a proxy or the config wrote it: ports and

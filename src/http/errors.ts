@@ -20,10 +20,28 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   unavailable: 503,
+  upstream_unavailable: 502,
+  upstream_timeout: 504,
   internal: 500,
 } as const satisfies Record<keyof Messages, number>;
 
 export type ErrorKind = keyof typeof ERROR_STATUS;
+
+// Which message an origin's error status borrows when its body is not the spec's error body.
+const BORROWED: Partial<Record<number, ErrorKind>> = {
+  400: 'bad_request',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  // The origin throttles the gateway's key, not the client's: no allowance message.
+  429: 'unavailable',
+  431: 'headers_too_large',
+  502: 'upstream_unavailable',
+  503: 'unavailable',
+  504: 'upstream_timeout',
+};
+
+export const kindForStatus = (status: number): ErrorKind => BORROWED[status] ?? (status < 500 ? 'bad_request' : 'internal');
 
 export interface ErrorAnswer {
   status: number;

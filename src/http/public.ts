@@ -10,10 +10,12 @@ import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import type { PriceBook } from '../prices/book.js';
 import type { CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
-import { canonicalIp, clientAddress } from './client.js';
+import { clientAddress, trustedProxies } from './client.js';
 import { buildErrorAnswers, type ErrorKind } from './errors.js';
-import { parseTarget, readKey, redactUrl } from './request.js';
-import { ALLOWED_METHODS, buildRoutes, type MeteredRoute, type Prepared } from './routes.js';
+import { isSafeProxyPath, type OriginProxy } from '../upstream/proxy.js';
+import type { UpstreamPoller } from '../upstream/poller.js';
+import { parseTarget, readKey, redactUrl, type Target } from './request.js';
+import { ALLOWED_METHODS, buildRoutes, type MeteredRoute, type Prepared, type ProxyRoute } from './routes.js';
 
 export interface PublicDeps {
   config: Config;
@@ -25,6 +27,9 @@ export interface PublicDeps {
   log: Logger;
   /** Whether the store answers; for /readyz. */
   storeReady(): Promise<boolean>;
+  /** Pass-through to the origin, and its poller; null without an upstream. */
+  proxy: OriginProxy | null;
+  upstream: UpstreamPoller | null;
 }
 
 type Headers = Array<string | number>;
@@ -54,13 +59,18 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
   const maxKeyLength = config.limits.max_key_length;
   const access = config.log.access;
   const failOpen = config.store.on_error === 'allow';
-  const trustedProxies = new Set(config.server.trusted_proxies.map((a) => canonicalIp(a) ?? a));
+  const trusted = trustedProxies(config);
   const READY_TTL_MS = 1000;
   let storeCheck: { at: number; up: boolean } | null = null;
 
   function send(x: Exchange, status: number, headers: Headers, body: string, length = Buffer.byteLength(body)): void {
     x.res.writeHead(status, [...BASE_HEADERS, 'Content-Length', length, ...headers]);
     x.res.end(x.req.method === 'HEAD' ? undefined : body);
+    record(x, status);
+  }
+
+  /** Metrics and the access line of an answer (status 0: the connection ended without one). */
+  function record(x: Exchange, status: number): void {
     const seconds = (performance.now() - x.start) / 1000;
     metrics.observeRequest(x.route, status, seconds);
     if (access) log.info({ method: x.req.method, url: redactUrl(x.req.url ?? ''), status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
@@ -119,9 +129,9 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
     return fail(x, kind, kind === 'unavailable' ? ['Retry-After', 1] : []);
   }
 
-  async function metered(x: Exchange, route: MeteredRoute, query: URLSearchParams): Promise<void> {
-    const address = clientAddress(x.req, trustedProxies);
-    const input = readKey(x.req, query, maxKeyLength);
+  async function metered(x: Exchange, route: MeteredRoute | ProxyRoute, target: Target): Promise<void> {
+    const address = clientAddress(x.req, trusted);
+    const input = readKey(x.req, target.query, maxKeyLength);
     const keyHash = input.kind === 'key' && isWellFormedKey(input.key) ? hashKey(input.key) : null;
     const blockedMs = throttle.blockedFor(address);
     // A blocked address is still served for keys this process knows as active: the block stops
@@ -135,9 +145,14 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
       return fail(x, 'missing_key');
     }
     if (keyHash === null) return invalidKey(x, address, 'malformed');
-    const snapshot = book.current();
-    const prepared = snapshot ? route.prepare(query, snapshot) : 'unavailable';
-    if (typeof prepared === 'string') return refuse(x, address, keyHash, prepared);
+    let prepared: Prepared | null = null;
+    if (route.kind === 'metered') {
+      const p = route.prepare(target.query, book.snapshot());
+      if (typeof p === 'string') return refuse(x, address, keyHash, p);
+      prepared = p;
+    } else if (!isSafeProxyPath(target.path)) {
+      return refuse(x, address, keyHash, 'bad_request');
+    }
 
     const result = await meterRequest(x, keyHash);
     switch (result.kind) {
@@ -152,10 +167,27 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
         return fail(x, period.kind === 'trial' ? 'limit_trial' : 'limit_monthly', ['Retry-After', retryAfter, ...rateHeaders(result)]);
       }
       case 'unmetered':
+        if (prepared === null) return forward(x, route.name, null);
         return send(x, 200, ['Content-Type', prepared.contentType], render(prepared, 'null'));
       case 'ok':
+        if (prepared === null) return forward(x, route.name, result);
         return send(x, 200, ['Content-Type', prepared.contentType, ...rateHeaders(result)], render(prepared, usageJson(result.entry.usage, result.used, result.entry.allowance.limit)));
     }
+  }
+
+  /** Passes an admitted request to the origin; a GET counted here is taken back when the origin fails it. */
+  async function forward(x: Exchange, route: string, result: CountedResult | null): Promise<void> {
+    const proxy = deps.proxy as OriginProxy;
+    const counted = result !== null && x.req.method === 'GET' ? result : null;
+    const status = await proxy.forward(x.req, x.res, {
+      route,
+      usage: result ? usageJson(result.entry.usage, result.used, result.entry.allowance.limit) : 'null',
+      headers: result ? rateHeaders(result) : [],
+      onFailure: () => {
+        if (counted) meter.refund(counted.entry).catch((err: unknown) => log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'));
+      },
+    });
+    record(x, status);
   }
 
   function render(p: Prepared, usage: string): string {
@@ -172,22 +204,37 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
   }
 
   async function ready(x: Exchange): Promise<void> {
-    const prices = book.current() !== null;
+    const current = book.current();
     const store = await storeUp();
-    const status = prices && store ? 200 : 503;
-    send(x, status, ['Content-Type', 'application/json'], JSON.stringify({ ready: status === 200, store, prices }));
+    const status = current && store ? 200 : 503;
+    const upstream = deps.upstream && (await upstreamView(deps.upstream, current?.set.effective_date ?? null));
+    send(x, status, ['Content-Type', 'application/json'], JSON.stringify({ ready: status === 200, store, prices: current !== null, ...(upstream && { upstream }) }));
+  }
+
+  /** The origin as /readyz reports it: who polls, how the last poll went, and how long ago prices were confirmed. */
+  async function upstreamView(poller: UpstreamPoller, effectiveDate: string | null): Promise<Record<string, unknown>> {
+    const { role, status } = await poller.view();
+    const last = status?.last_success_ms ?? null;
+    return {
+      role,
+      state: status?.state ?? 'waiting',
+      reason: status?.reason ?? null,
+      last_success_at: last === null ? null : new Date(last).toISOString(),
+      snapshot_age_s: last === null ? null : Math.max(0, Math.round((clock.now() - last) / 1000)),
+      effective_date: effectiveDate,
+    };
   }
 
   async function handle(x: Exchange): Promise<void> {
     const target = parseTarget(x.req.url ?? '');
     if (!target) return fail(x, 'bad_request');
-    const route = routes.get(target.path);
+    const route = routes(target.path);
     if (!route) return fail(x, 'not_found');
     x.route = route.name;
     if (x.req.method !== 'GET' && x.req.method !== 'HEAD') return fail(x, 'method_not_allowed', ['Allow', ALLOWED_METHODS]);
     if (route.kind === 'health') return send(x, 200, ['Content-Type', 'application/json'], '{"status":"ok"}');
     if (route.kind === 'ready') return ready(x);
-    return metered(x, route, target.query);
+    return metered(x, route, target);
   }
 
   return (req, res) => {

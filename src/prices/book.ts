@@ -1,15 +1,30 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
 import { localTimeToMs } from '../quota/period.js';
 import type { Store } from '../store/types.js';
 import type { PriceSet } from './schema.js';
-import { buildSnapshot, type Snapshot } from './snapshot.js';
+import { buildSnapshot, EMPTY_SNAPSHOT, type CurrentPrices, type Snapshot } from './snapshot.js';
 
 // Node timers overflow past 2^31-1 ms; a later switch is re-armed when this one fires.
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** South African prices change at 00:01 local time on the effective date. */
 export const effectiveMs = (date: string, zone: string): number => localTimeToMs(`${date}T00:01:00`, zone);
+
+/** The book's settings from the config: in front of an origin, only its sets are current. */
+export const bookOptions = (config: Config): PriceBookOptions => ({
+  zone: config.time_zone,
+  defaultSource: config.prices.source_name,
+  upstreamOnly: config.upstream.url !== '',
+});
+
+export interface PriceBookOptions {
+  zone: string;
+  defaultSource: string;
+  /** In front of an origin only a set obtained from it is served as current (never a shipped one). */
+  upstreamOnly: boolean;
+}
 
 /**
  * The price history and the snapshot in effect. It reloads when the store announces a change
@@ -19,7 +34,9 @@ export const effectiveMs = (date: string, zone: string): number => localTimeToMs
 export class PriceBook {
   private history: PriceSet[] = [];
   private times: number[] = [];
-  private snapshot: Snapshot | null = null;
+  private snap: Snapshot = EMPTY_SNAPSHOT;
+  /** How many sets of the history the snapshot was built from; -1 forces a rebuild. */
+  private builtCount = -1;
   private nextMs = Infinity;
   private timer: unknown;
   private loadsStarted = 0;
@@ -27,8 +44,7 @@ export class PriceBook {
 
   constructor(
     private readonly store: Store,
-    private readonly zone: string,
-    private readonly defaultSource: string,
+    private readonly opts: PriceBookOptions,
     private readonly clock: Clock,
     private readonly log: Logger,
     /** Fills an empty store (a new deployment, or Redis that lost its data) with the shipped history. */
@@ -51,23 +67,42 @@ export class PriceBook {
     if (ticket < this.loadApplied) return;
     this.loadApplied = ticket;
     this.history = history;
-    this.times = history.map((s) => effectiveMs(s.effective_date, this.zone));
-    this.snapshot = null;
+    this.times = history.map((s) => effectiveMs(s.effective_date, this.opts.zone));
+    this.builtCount = -1;
     this.switchTo(this.clock.now());
   }
 
-  /** The snapshot in effect now, or null while no price set is in effect. */
-  current(): Snapshot | null {
+  /**
+   * Stores a set (replacing one of the same date) and reloads: the one way a set is published,
+   * by an operator or by the upstream poller. Every other instance reloads on the announcement.
+   */
+  async publish(set: PriceSet): Promise<void> {
+    await this.store.putPriceSet(set, true);
+    await this.load();
+  }
+
+  /** The snapshot in effect now. */
+  snapshot(): Snapshot {
     const now = this.clock.now();
     if (now >= this.nextMs) this.switchTo(now);
-    return this.snapshot;
+    return this.snap;
+  }
+
+  /** The prices served as current, or null while there are none. */
+  current(): CurrentPrices | null {
+    return this.snapshot().current;
+  }
+
+  /** The stored set for an effective date, in effect or scheduled. */
+  find(date: string): PriceSet | undefined {
+    return this.history.find((s) => s.effective_date === date);
   }
 
   /** Sets already in effect (newest last) and those scheduled for later. */
   view(): { current: PriceSet | null; scheduled: PriceSet[]; history: PriceSet[] } {
-    const snap = this.current();
+    const current = this.current();
     const count = this.countInEffect(this.clock.now());
-    return { current: snap?.set ?? null, scheduled: this.history.slice(count), history: this.history.slice(0, count) };
+    return { current: current?.set ?? null, scheduled: this.history.slice(count), history: this.history.slice(0, count) };
   }
 
   close(): void {
@@ -83,13 +118,24 @@ export class PriceBook {
 
   private switchTo(now: number): void {
     const count = this.countInEffect(now);
-    const effective = count > 0 ? (this.times[count - 1] as number) : -Infinity;
-    if (count > 0 && this.snapshot?.set !== this.history[count - 1]) {
-      this.snapshot = buildSnapshot(this.history.slice(0, count), effective, this.defaultSource);
-      this.log.info({ effective_date: this.snapshot.set.effective_date }, 'price snapshot in effect');
+    if (count !== this.builtCount) {
+      this.builtCount = count;
+      const previous = this.snap.current?.set;
+      this.snap = buildSnapshot(this.history.slice(0, count), this.currentOf(count), this.opts.defaultSource);
+      const set = this.snap.current?.set;
+      if (set && set !== previous) this.log.info({ effective_date: set.effective_date }, 'price snapshot in effect');
     }
     this.nextMs = this.times[count] ?? Infinity;
     this.arm(now);
+  }
+
+  /** The newest of the first `count` sets that may be served as current. */
+  private currentOf(count: number): { set: PriceSet; effectiveMs: number } | null {
+    for (let i = count - 1; i >= 0; i--) {
+      const set = this.history[i] as PriceSet;
+      if (!this.opts.upstreamOnly || set.origin === 'upstream') return { set, effectiveMs: this.times[i] as number };
+    }
+    return null;
   }
 
   private arm(now: number): void {

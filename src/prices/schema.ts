@@ -48,8 +48,27 @@ export const priceHistoryDocument = z.array(priceSetDocument);
 export type PriceSetDocument = z.infer<typeof priceSetDocument>;
 export type RegionPrices = z.infer<typeof region>;
 
-/** A stored price set: the document with `updated_at` filled in. Without `source`, the configured authority is served. */
-export type PriceSet = PriceSetDocument & { updated_at: string };
+/**
+ * A stored price set: the document with `updated_at` filled in. Without `source`, the configured
+ * authority is served. `origin: 'upstream'` marks a set obtained from the origin: in front of an
+ * origin only such a set is served as current (the document schema refuses the field, so an
+ * operator cannot forge it).
+ */
+export type PriceSet = PriceSetDocument & { updated_at: string; origin?: 'upstream' };
+
+/** Whether two sets would be served alike (and came from the same kind of source). */
+export function sameSet(a: PriceSet, b: PriceSet): boolean {
+  const fields = (s: PriceSet): unknown[] => [
+    s.effective_date,
+    s.updated_at,
+    s.source,
+    s.origin,
+    ...REGIONS.flatMap((r) => [s[r].zone, s[r].price_basis, ...PRODUCTS.map((p) => s[r][p])]),
+  ];
+  const x = fields(a);
+  const y = fields(b);
+  return x.every((v, i) => v === y[i]);
+}
 
 /** One line per problem, naming the field, e.g. `coastal.petrol_95: expected a price …`. */
 export function describeIssues(error: z.ZodError, prefix = ''): string[] {

@@ -6,14 +6,19 @@ import { PRODUCTS, REGIONS, type PriceSet, type RegionPrices } from './schema.js
  * the whole object by reference, so no request can see half of a switch.
  */
 export interface Snapshot {
+  /** The set served as current; null while there is none (no set in effect, or an origin not yet polled). */
+  readonly current: CurrentPrices | null;
+  /** Historical answers by `YYYY-MM`, for sets already in effect. */
+  readonly months: ReadonlyMap<string, MonthAnswer>;
+}
+
+export interface CurrentPrices {
   readonly set: PriceSet;
   readonly effectiveMs: number;
   /** `{"success":true,"effective_date":…,"fuel_prices":{…},"usage":` */
   readonly simplePrefix: string;
   /** `{"success":true,"source":…,"effective_date":…,"updated_at":…,"data":{…},"usage":` */
   readonly fullPrefix: string;
-  /** Historical answers by `YYYY-MM`, for sets already in effect. */
-  readonly months: ReadonlyMap<string, MonthAnswer>;
 }
 
 export interface MonthAnswer {
@@ -63,10 +68,14 @@ function monthIndex(history: readonly PriceSet[]): Map<string, MonthAnswer> {
   return out;
 }
 
-/** `inEffect` is the history up to and including the current set, oldest first. */
-export function buildSnapshot(inEffect: readonly PriceSet[], effectiveMs: number, defaultSource: string): Snapshot {
-  const set = inEffect[inEffect.length - 1];
-  if (!set) throw new Error('a snapshot needs at least one price set in effect');
+export const EMPTY_SNAPSHOT: Snapshot = { current: null, months: new Map() };
+
+/** `inEffect` is the history already in effect, oldest first; `current` the set served as current, if any. */
+export function buildSnapshot(inEffect: readonly PriceSet[], current: { set: PriceSet; effectiveMs: number } | null, defaultSource: string): Snapshot {
+  return { current: current && currentPrices(current.set, current.effectiveMs, defaultSource), months: monthIndex(inEffect) };
+}
+
+function currentPrices(set: PriceSet, effectiveMs: number, defaultSource: string): CurrentPrices {
   const regions = regionsJson(set);
   return {
     set,
@@ -75,6 +84,5 @@ export function buildSnapshot(inEffect: readonly PriceSet[], effectiveMs: number
     fullPrefix:
       `{"success":true,"source":${str(set.source ?? defaultSource)},"effective_date":${str(set.effective_date)}` +
       `,"updated_at":${str(set.updated_at)},"data":${regions},"usage":`,
-    months: monthIndex(inEffect),
   };
 }

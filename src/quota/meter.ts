@@ -95,6 +95,11 @@ export class Meter {
     }
   }
 
+  /** Takes back a request counted by `consume` whose answer failed (a pass-through the origin failed). */
+  refund(entry: AccountEntry): Promise<void> {
+    return this.opts.store.refund(entry.account.id, entry.allowance.period.id);
+  }
+
   /** Authenticates and reports usage without counting (HEAD). */
   async peek(keyHash: string): Promise<MeterResult> {
     const entry = await this.entry(keyHash);

@@ -28,6 +28,41 @@ return {'ok', used}
 `;
 
 /**
+ * Takes back one counted request (its pass-through answer failed); never below zero. The
+ * counter keeps its expiry.
+ *
+ * KEYS[1] counter of the period. Returns the count after.
+ */
+export const REFUND = `
+local used = tonumber(redis.call('GET', KEYS[1]) or 0)
+if used <= 0 then return 0 end
+return redis.call('DECR', KEYS[1])
+`;
+
+/**
+ * Takes a lease that nobody holds, or renews it for its holder.
+ *
+ * KEYS[1] lease key. ARGV[1] holder, ARGV[2] time to live (ms).
+ * Returns 1 when ARGV[1] holds the lease afterwards, else 0.
+ */
+export const LEASE = `
+local holder = redis.call('GET', KEYS[1])
+if holder == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if holder ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+/** Deletes the lease KEYS[1] only when ARGV[1] holds it. Returns 1 when deleted. */
+export const RELEASE_LEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1])
+`;
+
+/**
  * Creates an account unless one with that id exists, and announces it.
  *
  * KEYS[1] account hash. ARGV[1] channel, ARGV[2] announcement, ARGV[3..] field, value, … (a

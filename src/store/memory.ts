@@ -15,6 +15,7 @@ export class MemoryStore implements Store {
   private readonly counters = new Map<string, { used: number; expireAtMs: number }>();
   private readonly prices = new Map<string, PriceSet>();
   private readonly listeners: Array<(e: StoreEvent) => void> = [];
+  private readonly notes = new Map<string, string>();
   private insertsSinceSweep = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -67,6 +68,11 @@ export class MemoryStore implements Store {
     return { kind: 'ok', used: counter.used };
   }
 
+  async refund(accountId: string, periodId: string): Promise<void> {
+    const counter = this.counters.get(`${accountId}|${periodId}`);
+    if (counter && counter.used > 0) counter.used -= 1;
+  }
+
   async usage(accountId: string, periodId: string): Promise<number> {
     const counter = this.counters.get(`${accountId}|${periodId}`);
     return counter && counter.expireAtMs > this.now() ? counter.used : 0;
@@ -85,6 +91,21 @@ export class MemoryStore implements Store {
 
   subscribe(listener: (event: StoreEvent) => void): void {
     this.listeners.push(listener);
+  }
+
+  // One process is the whole deployment: it always holds every lease.
+  async lease(): Promise<boolean> {
+    return true;
+  }
+
+  async releaseLease(): Promise<void> {}
+
+  async putNote(name: string, value: string): Promise<void> {
+    this.notes.set(name, value);
+  }
+
+  async getNote(name: string): Promise<string | null> {
+    return this.notes.get(name) ?? null;
   }
 
   async ping(): Promise<void> {}

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
-import { CONSUME, CREATE_ACCOUNT, PUT_PRICE_SET, UPDATE_ACCOUNT } from './lua.js';
+import { CONSUME, CREATE_ACCOUNT, LEASE, PUT_PRICE_SET, REFUND, RELEASE_LEASE, UPDATE_ACCOUNT } from './lua.js';
 import type { AccountPatch, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
 
 declare module 'ioredis' {
@@ -14,6 +14,9 @@ declare module 'ioredis' {
     fpgCreateAccount(account: string, channel: string, message: string, ...fields: string[]): Result<number, Context>;
     fpgUpdateAccount(account: string, channel: string, id: string, patch: string): Result<[string, string[]] | null, Context>;
     fpgPutPriceSet(prices: string, date: string, json: string, replace: string, channel: string, message: string): Result<number, Context>;
+    fpgRefund(counter: string): Result<number, Context>;
+    fpgLease(key: string, holder: string, ttlMs: number): Result<number, Context>;
+    fpgReleaseLease(key: string, holder: string): Result<number, Context>;
   }
 }
 
@@ -24,6 +27,9 @@ const SCRIPTS = {
   fpgCreateAccount: { lua: CREATE_ACCOUNT, numberOfKeys: 1 },
   fpgUpdateAccount: { lua: UPDATE_ACCOUNT, numberOfKeys: 1 },
   fpgPutPriceSet: { lua: PUT_PRICE_SET, numberOfKeys: 1 },
+  fpgRefund: { lua: REFUND, numberOfKeys: 1 },
+  fpgLease: { lua: LEASE, numberOfKeys: 1 },
+  fpgReleaseLease: { lua: RELEASE_LEASE, numberOfKeys: 1 },
 };
 
 const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label', 'key_hash'] as const;
@@ -52,6 +58,7 @@ const retryDelay = (times: number): number => Math.min(times * 100, 1000);
  *   fpg:{acct:ID}:used:PERIOD  request counter of one period, expiring at period end + retention
  *   fpg:keyhash:HASH           account id of a key hash
  *   fpg:prices                 hash effective_date → JSON of the price set
+ *   fpg:note:NAME              shared records: the upstream poller's lease (lease:upstream-poll) and status
  *   fpg:events                 pub/sub channel of StoreEvent JSON
  */
 export class RedisStore implements Store {
@@ -151,6 +158,12 @@ export class RedisStore implements Store {
     );
   }
 
+  refund(accountId: string, periodId: string): Promise<void> {
+    return this.run(async () => {
+      await this.redis.fpgRefund(this.counterKey(accountId, periodId));
+    });
+  }
+
   usage(accountId: string, periodId: string): Promise<number> {
     return this.run(async () => Number((await this.redis.get(this.counterKey(accountId, periodId))) ?? 0));
   }
@@ -182,6 +195,26 @@ export class RedisStore implements Store {
     this.listen(0, 0);
   }
 
+  lease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.run(async () => (await this.redis.fpgLease(this.noteKey(`lease:${name}`), holder, ttlMs)) === 1);
+  }
+
+  releaseLease(name: string, holder: string): Promise<void> {
+    return this.run(async () => {
+      await this.redis.fpgReleaseLease(this.noteKey(`lease:${name}`), holder);
+    });
+  }
+
+  putNote(name: string, value: string): Promise<void> {
+    return this.run(async () => {
+      await this.redis.set(this.noteKey(name), value);
+    });
+  }
+
+  getNote(name: string): Promise<string | null> {
+    return this.run(() => this.redis.get(this.noteKey(name)));
+  }
+
   ping(): Promise<void> {
     return this.run(async () => {
       await this.redis.ping();
@@ -201,6 +234,10 @@ export class RedisStore implements Store {
 
   private counterKey(id: string, periodId: string): string {
     return `${this.options.key_prefix}{acct:${id}}:used:${periodId}`;
+  }
+
+  private noteKey(name: string): string {
+    return `${this.options.key_prefix}note:${name}`;
   }
 
   private indexKey(keyHash: string): string {

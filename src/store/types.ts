@@ -62,12 +62,27 @@ export interface Store {
   updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null>;
   /** Atomically: refuse if changed or inactive, refuse if used ≥ limit, else count one. */
   consume(spec: ConsumeSpec): Promise<ConsumeResult>;
+  /**
+   * Takes back one request that `consume` counted but whose answer failed (the origin of a
+   * pass-through route failed). Never goes below zero.
+   */
+  refund(accountId: string, periodId: string): Promise<void>;
   /** Requests counted for the account in the period (0 when none). */
   usage(accountId: string, periodId: string): Promise<number>;
   /** Price history, oldest first, one set per effective date. */
   listPriceSets(): Promise<PriceSet[]>;
   /** Adds a set (replacing one of the same date when `replace`) and announces it. Returns false when one existed and was kept. */
   putPriceSet(set: PriceSet, replace: boolean): Promise<boolean>;
+  /**
+   * Takes the named lease for `holder`, or renews it when `holder` has it, for `ttlMs`. True
+   * while `holder` holds it. One instance of a deployment does a job (polling the origin).
+   */
+  lease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up when `holder` has it, so another instance can take it at once. */
+  releaseLease(name: string, holder: string): Promise<void>;
+  /** A small shared record (the upstream poller's status), readable by every instance. */
+  putNote(name: string, value: string): Promise<void>;
+  getNote(name: string): Promise<string | null>;
   /** Changes made by any instance (including this one) are delivered here. */
   subscribe(listener: (event: StoreEvent) => void): void;
   /** Resolves when the store answers. */

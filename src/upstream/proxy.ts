@@ -1,0 +1,294 @@
+import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { createProxyServer, type ProxyServer } from 'http-proxy-3';
+import type { Logger } from 'pino';
+import type { Metrics } from '../admin/metrics.js';
+import { canonicalIp } from '../http/client.js';
+import { kindForStatus, type ErrorAnswer, type ErrorKind } from '../http/errors.js';
+import { originBase, type UpstreamConfig } from './origin.js';
+
+/** What the metered front door hands over once a pass-through request is admitted (and counted). */
+export interface ForwardSpec {
+  /** The `proxy_paths` entry the path matched: the metrics label. */
+  route: string;
+  /** The `usage` JSON put into a JSON success in place of the origin's. */
+  usage: string;
+  /** Added to every answer (X-RateLimit-*), as name, value, name, value … */
+  headers: Array<string | number>;
+  /** Called once when the answer is not a success, so the request does not count. */
+  onFailure(): void;
+}
+
+/** One pass-through in flight. */
+interface Exchange {
+  spec: ForwardSpec;
+  added: OutgoingHttpHeaders;
+  started: number;
+  timer: NodeJS.Timeout;
+  proxyReq: ClientRequest | null;
+  /** The origin's status, or what went wrong before it answered (metrics label). */
+  outcome: string;
+  settled: boolean;
+  resolve(status: number): void;
+}
+
+// Connection-level headers are not forwarded (RFC 9110 7.6.1); Set-Cookie would tie the client
+// to the gateway's own session at the origin.
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+const ANSWER_DROPPED = [...HOP_BY_HOP, 'set-cookie'];
+const BASE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
+const MAX_JSON_BYTES = 4 << 20;
+const MAX_ERROR_BYTES = 64 << 10;
+
+/**
+ * A path the origin would read differently from the gateway (dot segments, encoded slashes or
+ * dots, backslashes) could reach an origin path outside `proxy_paths` with the service key.
+ */
+export const isSafeProxyPath = (path: string): boolean =>
+  !/%2e|%2f|%5c|\\/i.test(path) && !path.split('/').some((seg) => seg === '.' || seg === '..');
+
+/**
+ * Pass-through to the origin with http-proxy-3. The client's key is replaced by the service
+ * key; the answer is read here (selfHandleResponse) so that a JSON success gets the gateway's
+ * `usage`, and every failure (origin error, unreachable, too slow) is reported through
+ * `onFailure` so the request is not counted.
+ */
+export class OriginProxy {
+  private readonly proxy: ProxyServer;
+  private readonly pending = new WeakMap<IncomingMessage, Exchange>();
+  private readonly base: string;
+
+  constructor(
+    private readonly cfg: UpstreamConfig,
+    agent: Agent,
+    private readonly errors: Record<ErrorKind, ErrorAnswer>,
+    private readonly trusted: ReadonlySet<string>,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {
+    this.base = originBase(cfg);
+    // No proxyTimeout: it surfaces as a bare ECONNRESET, indistinguishable from a refused
+    // connection; our own timer tells 504 from 502.
+    this.proxy = createProxyServer({ agent, selfHandleResponse: true, changeOrigin: true, ignorePath: true, xfwd: false });
+    this.proxy.on('proxyReq', (proxyReq, req) => {
+      const x = this.pending.get(req);
+      if (x) x.proxyReq = proxyReq;
+    });
+    this.proxy.on('proxyRes', (proxyRes, req, res) => this.answer(proxyRes, req, res));
+    // The callback passed to web() reports request errors; this covers anything else.
+    this.proxy.on('error', (err) => this.log.warn({ err: err.message }, 'pass-through error'));
+  }
+
+  /** Forwards an admitted request; resolves with the status written (0 when no answer was written). */
+  forward(req: IncomingMessage, res: ServerResponse, spec: ForwardSpec): Promise<number> {
+    return new Promise((resolve) => {
+      const x: Exchange = {
+        spec,
+        added: headerObject(spec.headers),
+        started: performance.now(),
+        timer: setTimeout(() => this.fail(x, res, 'upstream_timeout', 'timeout'), this.cfg.timeout_ms),
+        proxyReq: null,
+        outcome: 'unreachable',
+        settled: false,
+        resolve,
+      };
+      this.pending.set(req, x);
+      res.once('close', () => this.settle(x, 0, false));
+      const target = this.base + this.originTarget(req);
+      this.rewriteHeaders(req);
+      this.proxy.web(req, res, { target }, () => this.fail(x, res, 'upstream_unavailable', 'unreachable'));
+    });
+  }
+
+  /** The path and query sent to the origin: the client's key parameter replaced by the service key. */
+  private originTarget(req: IncomingMessage): string {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const params = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+    params.delete('api_key');
+    params.append('api_key', this.cfg.api_key);
+    return `${q === -1 ? url : url.slice(0, q)}?${params}`;
+  }
+
+  private rewriteHeaders(req: IncomingMessage): void {
+    const h = req.headers;
+    const peer = canonicalIp(req.socket.remoteAddress ?? '') ?? '';
+    // Only a trusted proxy's X-Forwarded-* are kept; anyone else's are the client's claims.
+    const fromProxy = this.trusted.has(peer);
+    const chain = fromProxy && typeof h['x-forwarded-for'] === 'string' ? `${h['x-forwarded-for']}, ${peer}` : peer;
+    const proto = fromProxy && typeof h['x-forwarded-proto'] === 'string' ? h['x-forwarded-proto'] : 'http';
+    const host = fromProxy && typeof h['x-forwarded-host'] === 'string' ? h['x-forwarded-host'] : (h.host ?? '');
+    const usedHeader = h['x-api-key'] !== undefined;
+    for (const name of [...HOP_BY_HOP, 'x-api-key', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port']) delete h[name];
+    if (usedHeader) h['x-api-key'] = this.cfg.api_key;
+    h['x-forwarded-for'] = chain;
+    h['x-forwarded-proto'] = proto;
+    h['x-forwarded-host'] = host;
+    // A body we must read to add `usage` is easiest uncompressed; one that still comes compressed is decoded.
+    h['accept-encoding'] = 'identity';
+  }
+
+  private answer(proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse): void {
+    const x = this.pending.get(req);
+    if (!x || x.settled) return void proxyRes.resume();
+    const status = proxyRes.statusCode ?? 502;
+    x.outcome = String(status);
+    if (status >= 200 && status < 300) {
+      if (req.method === 'GET' && JSON_TYPE.test(proxyRes.headers['content-type'] ?? '')) return this.withUsage(x, proxyRes, res, status);
+      return this.stream(x, proxyRes, res, status, [], true);
+    }
+    if (status === 401) {
+      // The origin refused the gateway's own key: the client's request was fine, the gateway is misconfigured.
+      proxyRes.resume();
+      this.log.error({ route: x.spec.route }, 'the origin refused the service key (upstream.api_key)');
+      return this.fail(x, res, 'upstream_unavailable', '401');
+    }
+    if (status >= 400) return this.originError(x, proxyRes, res, status);
+    this.stream(x, proxyRes, res, status, [], false);
+  }
+
+  /** A JSON success: the origin's object with our `usage` as its last key. */
+  private withUsage(x: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number): void {
+    read(proxyRes, MAX_JSON_BYTES, (chunks, complete) => {
+      if (x.settled) return;
+      const body = complete ? injectUsage(Buffer.concat(chunks), proxyRes.headers['content-encoding'], x.spec.usage) : null;
+      // Too large, compressed in a way we cannot read, or not a JSON object: passed on untouched.
+      if (body === null) return this.stream(x, proxyRes, res, status, chunks, true);
+      const headers = this.headers(x, proxyRes, ['content-encoding', 'content-length']);
+      headers['content-length'] = Buffer.byteLength(body);
+      res.writeHead(status, headers);
+      res.end(body, () => this.settle(x, status, true));
+    });
+  }
+
+  /** An error status from the origin: its body when it is the spec's error body, else ours. Not counted. */
+  private originError(x: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number): void {
+    read(proxyRes, MAX_ERROR_BYTES, (chunks, complete) => {
+      if (x.settled) return;
+      // The rest of an oversized error body is not worth reading: that connection is dropped.
+      if (complete) proxyRes.resume();
+      else x.proxyReq?.destroy();
+      const own = complete ? specErrorBody(Buffer.concat(chunks)) : null;
+      const body = own ?? this.errors[kindForStatus(status)].body;
+      res.writeHead(status, { ...BASE, ...x.added, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body, () => this.settle(x, status, false));
+    });
+  }
+
+  /** Anything else passes through untouched, with our headers added; `already` is what was read of it. */
+  private stream(x: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number, already: Buffer[], success: boolean): void {
+    res.writeHead(status, this.headers(x, proxyRes, []));
+    for (const chunk of already) res.write(chunk);
+    proxyRes.on('error', () => res.destroy());
+    proxyRes.on('aborted', () => res.destroy());
+    res.once('finish', () => this.settle(x, status, success));
+    proxyRes.pipe(res);
+  }
+
+  private headers(x: Exchange, proxyRes: IncomingMessage, drop: string[]): OutgoingHttpHeaders {
+    const out: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(proxyRes.headers)) {
+      if (value !== undefined && !ANSWER_DROPPED.includes(name) && !drop.includes(name)) out[name] = value;
+    }
+    return { ...out, ...BASE, ...x.added };
+  }
+
+  /** No usable answer from the origin: our error body, or a cut connection once headers are out. */
+  private fail(x: Exchange, res: ServerResponse, kind: ErrorKind, outcome: string): void {
+    if (x.settled) return;
+    x.outcome = outcome;
+    x.proxyReq?.destroy();
+    if (res.headersSent) {
+      res.destroy();
+      return this.settle(x, 0, false);
+    }
+    const e = this.errors[kind];
+    res.writeHead(e.status, { ...BASE, 'content-type': 'application/json', 'content-length': e.length });
+    res.end(e.body);
+    this.settle(x, e.status, false);
+  }
+
+  private settle(x: Exchange, status: number, success: boolean): void {
+    if (x.settled) return;
+    x.settled = true;
+    clearTimeout(x.timer);
+    if (!success) x.spec.onFailure();
+    this.metrics.observeUpstream(x.spec.route, x.outcome, (performance.now() - x.started) / 1000);
+    x.resolve(status);
+  }
+
+  close(): void {
+    this.proxy.close();
+  }
+}
+
+/** Reads up to `max` bytes; `complete` is false when the body was larger (the rest stays unread). */
+function read(stream: IncomingMessage, max: number, done: (chunks: Buffer[], complete: boolean) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const onData = (c: Buffer): void => {
+    chunks.push(c);
+    size += c.length;
+    if (size <= max) return;
+    stream.pause();
+    stream.off('data', onData);
+    stream.off('end', onEnd);
+    done(chunks, false);
+  };
+  const onEnd = (): void => done(chunks, true);
+  stream.on('data', onData);
+  stream.once('end', onEnd);
+}
+
+function decode(body: Buffer, encoding: string | undefined): Buffer | null {
+  const limit = { maxOutputLength: MAX_JSON_BYTES };
+  switch ((encoding ?? 'identity').trim().toLowerCase()) {
+    case 'identity':
+      return body;
+    case 'gzip':
+    case 'x-gzip':
+      return gunzipSync(body, limit);
+    case 'deflate':
+      return inflateSync(body, limit);
+    case 'br':
+      return brotliDecompressSync(body, limit);
+  }
+  return null;
+}
+
+/** The origin's JSON object with its `usage` replaced by ours as the last key; null when it is not a JSON object. */
+export function injectUsage(raw: Buffer, encoding: string | undefined, usage: string): string | null {
+  let doc: unknown;
+  try {
+    const body = decode(raw, encoding);
+    if (body === null) return null;
+    doc = JSON.parse(body.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
+  delete (doc as Record<string, unknown>)['usage'];
+  const rest = JSON.stringify(doc);
+  return rest === '{}' ? `{"usage":${usage}}` : `${rest.slice(0, -1)},"usage":${usage}}`;
+}
+
+/** The body itself when it is exactly the spec's error body `{"success":false,"message":"…"}`. */
+function specErrorBody(raw: Buffer): string | null {
+  try {
+    const doc: unknown = JSON.parse(raw.toString('utf8'));
+    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
+    const keys = Object.keys(doc);
+    const d = doc as Record<string, unknown>;
+    return keys.length === 2 && d['success'] === false && typeof d['message'] === 'string' ? raw.toString('utf8') : null;
+  } catch {
+    return null;
+  }
+}
+
+function headerObject(pairs: Array<string | number>): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (let i = 0; i + 1 < pairs.length; i += 2) out[String(pairs[i]).toLowerCase()] = pairs[i + 1];
+  return out;
+}
