@@ -1,0 +1,173 @@
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { freePort } from './redis.js';
+
+interface TestContext {
+  teardown(fn: () => unknown): void;
+}
+
+/** How the origin behaves for its current endpoints (origin-only paths keep their own behaviour). */
+export type OriginMode = 'ok' | 'error500' | 'html' | 'wrong_shape' | 'refuse_key' | 'slow';
+
+export interface SeenRequest {
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  remotePort: number;
+}
+
+export interface TestOrigin {
+  url: string;
+  key: string;
+  mode: OriginMode;
+  /** Delay of 'slow' answers and of /origin/slow. */
+  slowMs: number;
+  /** Every request the origin received, oldest first. */
+  seen: SeenRequest[];
+  /** Requests to current.php (the gateway's polls). */
+  polls(): number;
+  /** Changes the origin's current prices (inland petrol 95) and, optionally, its effective date. */
+  setPrice(petrol95: string, effectiveDate?: string): void;
+  /** Connections open right now, and ever opened. */
+  openSockets(): number;
+  connections(): number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+const region = (petrol95: string) => ({
+  zone: null,
+  price_basis: 'official_regional_reference',
+  petrol_93: null,
+  petrol_95: petrol95,
+  diesel_50ppm: '28.68',
+  diesel_500ppm: '28.24',
+});
+
+const ORIGIN_USAGE = {
+  plan_type: 'enterprise',
+  requests_used: 4242,
+  request_limit: 1000000,
+  requests_remaining: 995758,
+  request_period: 'monthly',
+  period_started_at: '2026-11-01T00:00:00+02:00',
+  period_ends_at: '2026-12-01T00:00:00+02:00',
+};
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/**
+ * A real fuel-price origin on a loopback port: the spec's two current endpoints for one service
+ * key (with the origin's own `usage` and an ETag), and origin-only paths under /origin/ for the
+ * pass-through tests. It records every request it receives.
+ */
+export async function startOrigin(t: TestContext, key = 'origin-service-key-123'): Promise<TestOrigin> {
+  const port = await freePort();
+  let effective = '2026-11-04';
+  let petrol95 = '25.10';
+  let version = 1;
+  let opened = 0;
+  let flaky = 0;
+  const sockets = new Set<Socket>();
+  let server: Server | null = null;
+
+  const origin: TestOrigin = {
+    url: `http://127.0.0.1:${port}`,
+    key,
+    mode: 'ok',
+    slowMs: 2000,
+    seen: [],
+    polls: () => origin.seen.filter((r) => r.path === '/fuel-api/api/current.php').length,
+    setPrice(p, date) {
+      petrol95 = p;
+      if (date) effective = date;
+      version++;
+    },
+    openSockets: () => [...sockets].filter((s) => !s.destroyed).length,
+    connections: () => opened,
+    async start() {
+      if (server) return;
+      const s = createServer((req, res) => {
+        const url = new URL(req.url ?? '/', origin.url);
+        origin.seen.push({ path: url.pathname, query: url.searchParams, headers: req.headers, remotePort: req.socket.remotePort ?? 0 });
+        void handle(url, req.headers, res);
+      });
+      s.on('connection', (socket: Socket) => {
+        opened++;
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+      });
+      await new Promise<void>((resolve) => s.listen(port, '127.0.0.1', resolve));
+      server = s;
+    },
+    async stop() {
+      const s = server;
+      server = null;
+      if (!s) return;
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => s.close(resolve));
+    },
+  };
+
+  async function handle(url: URL, headers: IncomingHttpHeaders, res: ServerResponse): Promise<void> {
+    const authorised = url.searchParams.get('api_key') === origin.key || headers['x-api-key'] === origin.key;
+    const path = url.pathname;
+    if (path === '/fuel-api/api/current.php' || path === '/fuel-api/api/simple-current.php') {
+      if (origin.mode === 'slow') await new Promise((r) => setTimeout(r, origin.slowMs));
+      if (origin.mode === 'refuse_key' || !authorised) return json(res, 401, { success: false, message: 'Invalid API key.' });
+      if (origin.mode === 'error500') return json(res, 500, { success: false, message: 'Database unavailable.' });
+      if (origin.mode === 'html') {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return void res.end('<html><body>Maintenance</body></html>');
+      }
+      if (origin.mode === 'wrong_shape') return json(res, 200, { success: true, prices: [] });
+      const etag = `"v${version}"`;
+      if (headers['if-none-match'] === etag) {
+        res.writeHead(304, { etag });
+        return void res.end();
+      }
+      const regions = { coastal: region(petrol95), inland: region(petrol95) };
+      const body =
+        path === '/fuel-api/api/current.php'
+          ? { success: true, source: 'Origin Fuel Service', effective_date: effective, updated_at: `${effective} 00:01:00`, data: regions, usage: ORIGIN_USAGE }
+          : { success: true, effective_date: effective, fuel_prices: regions, usage: ORIGIN_USAGE };
+      return json(res, 200, body, { etag });
+    }
+    if (!path.startsWith('/origin/')) return json(res, 404, { success: false, message: 'Endpoint not found.' });
+    if (!authorised) return json(res, 401, { success: false, message: 'Invalid API key.' });
+    switch (path) {
+      case '/origin/echo':
+        return json(res, 200, { success: true, path, region: url.searchParams.get('region'), usage: ORIGIN_USAGE });
+      case '/origin/gzip': {
+        const body = gzipSync(JSON.stringify({ success: true, compressed: true, usage: ORIGIN_USAGE }));
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': body.length });
+        return void res.end(body);
+      }
+      case '/origin/text':
+        res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': 'session=origin-secret' });
+        return void res.end('plain text from the origin');
+      case '/origin/error500':
+        return json(res, 500, { success: false, message: 'Database unavailable.' });
+      case '/origin/error500html':
+        res.writeHead(500, { 'content-type': 'text/html' });
+        return void res.end('<h1>500</h1>');
+      case '/origin/flaky':
+        // Every other request fails: for counting under mixed outcomes.
+        if (++flaky % 2 === 0) return json(res, 503, { success: false, message: 'Busy.' });
+        return json(res, 200, { success: true, n: flaky });
+      case '/origin/slow':
+        await new Promise((r) => setTimeout(r, origin.slowMs));
+        return json(res, 200, { success: true, slow: true });
+    }
+    json(res, 404, { success: false, message: 'Endpoint not found.' });
+  }
+
+  t.teardown(() => origin.stop());
+  await origin.start();
+  return origin;
+}
