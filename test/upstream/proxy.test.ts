@@ -1,0 +1,193 @@
+import { request as httpRequest } from 'node:http';
+import t from 'tap';
+import { allowanceFor } from '../../src/quota/allowance.js';
+import { newAccount } from '../helpers/fixtures.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startOrigin, type TestOrigin } from '../helpers/origin.js';
+import { rawRequest } from '../helpers/raw.js';
+import { waitFor } from '../helpers/wait.js';
+
+const TIMEOUT = 500;
+const MAX_SOCKETS = 8;
+
+async function setup(t: Tap.Test, gatewayOverrides: Record<string, unknown> = {}): Promise<{ origin: TestOrigin; gw: TestGateway; key: string; accountId: string }> {
+  const origin = await startOrigin(t);
+  const gw = await startGateway(t, {
+    upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: 60_000, timeout_ms: TIMEOUT, proxy_paths: ['/origin/*'], max_sockets: MAX_SOCKETS },
+    limits: { invalid_key_throttle: { max_attempts: 1000 } },
+    ...gatewayOverrides,
+  });
+  await waitFor('first poll', async () => (await gw.get('/readyz')).status === 200);
+  const { api_key, account } = await newAccount(gw, { plan: 'starter' }, Date.now());
+  return { origin, gw, key: api_key, accountId: account.id };
+}
+
+/** Requests the account has counted in its current period, as the store holds it. */
+async function counted(gw: TestGateway, accountId: string): Promise<number> {
+  const account = await gw.app.store.getAccount(accountId);
+  if (!account) throw new Error('no account');
+  const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, Date.now());
+  return gw.app.store.usage(accountId, period.id);
+}
+
+t.test('a JSON success gets the gateway usage as its last key; the client key never reaches the origin', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  const r = await gw.get(`/origin/echo?region=inland&api_key=${key}`, { headers: { 'x-forwarded-for': '6.6.6.6' } });
+  t.equal(r.status, 200);
+  const text = await r.text();
+  t.equal(Number(r.headers.get('content-length')), Buffer.byteLength(text), 'Content-Length recomputed');
+  const body = JSON.parse(text) as Record<string, any>;
+  t.same(Object.keys(body), ['success', 'path', 'region', 'usage'], 'usage is the last key');
+  t.equal(body.region, 'inland', 'other parameters are kept');
+  t.equal(body.usage.plan_type, 'starter', "the gateway's usage replaced the origin's");
+  t.equal(body.usage.requests_used, 1);
+  t.equal(r.headers.get('x-ratelimit-limit'), '2000');
+  t.equal(r.headers.get('cache-control'), 'no-store');
+
+  const seen = origin.seen[origin.seen.length - 1];
+  t.equal(seen?.path, '/origin/echo');
+  t.same(seen?.query.getAll('api_key'), [origin.key], 'only the service key');
+  t.notMatch(JSON.stringify([...(seen?.query ?? [])]) + JSON.stringify(seen?.headers), key, 'the client key is nowhere in the forwarded request');
+  t.equal(seen?.headers['x-forwarded-for'], '127.0.0.1', "the origin sees the client's address, not what an untrusted client claimed");
+  t.equal(seen?.headers['x-forwarded-proto'], 'http');
+  t.match(seen?.headers['x-forwarded-host'], /^127\.0\.0\.1:\d+$/);
+
+  const viaHeader = await gw.get('/origin/echo', { headers: { 'x-api-key': key } });
+  t.equal(viaHeader.status, 200);
+  const last = origin.seen[origin.seen.length - 1];
+  t.equal(last?.headers['x-api-key'], origin.key, 'a client X-API-Key is replaced by the service key');
+  t.notMatch(gw.logs(), origin.key, 'the service key is never logged');
+});
+
+t.test('compressed JSON is decoded for the usage; other answers pass through untouched with rate headers', async (t) => {
+  const { gw, key } = await setup(t);
+  const gz = await gw.get(`/origin/gzip?api_key=${key}`);
+  t.equal(gz.status, 200);
+  t.equal(gz.headers.get('content-encoding'), null, 'served decoded');
+  const body = (await gz.json()) as Record<string, any>;
+  t.equal(body.compressed, true);
+  t.equal(body.usage.plan_type, 'starter');
+
+  const text = await gw.get(`/origin/text?api_key=${key}`);
+  t.equal(await text.text(), 'plain text from the origin');
+  t.equal(text.headers.get('content-type'), 'text/plain');
+  t.equal(text.headers.get('x-ratelimit-remaining'), '1998');
+  t.equal(text.headers.get('set-cookie'), null, "the origin's session cookie (for the gateway's key) is dropped");
+});
+
+t.test('an invalid client key is refused without contacting the origin; HEAD is not counted', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
+  const before = origin.seen.length;
+  const bad = await gw.get('/origin/echo?api_key=fpg_not-a-key');
+  t.equal(bad.status, 401);
+  t.same(await bad.json(), { success: false, message: 'Invalid API key.' });
+  const missing = await gw.get('/origin/echo');
+  t.equal(missing.status, 401);
+  t.equal(origin.seen.length, before, 'the origin saw nothing');
+
+  const head = await gw.get(`/origin/echo?api_key=${key}`, { method: 'HEAD' });
+  t.equal(head.status, 200);
+  t.equal(await counted(gw, accountId), 0, 'HEAD counts nothing');
+  const post = await gw.get(`/origin/echo?api_key=${key}`, { method: 'POST' });
+  t.equal(post.status, 405);
+});
+
+t.test('origin errors: 500 passes through, 502 and 504 within their bounds, none counted', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
+  const specBody = await gw.get(`/origin/error500?api_key=${key}`);
+  t.equal(specBody.status, 500);
+  t.same(await specBody.json(), { success: false, message: 'Database unavailable.' }, "the origin's error body, as it is the spec's");
+  const html = await gw.get(`/origin/error500html?api_key=${key}`);
+  t.equal(html.status, 500);
+  t.same(await html.json(), { success: false, message: 'Internal server error.' }, 'ours, with that status');
+  const notFound = await gw.get(`/origin/nothing-here?api_key=${key}`);
+  t.equal(notFound.status, 404);
+
+  let start = Date.now();
+  const slow = await gw.get(`/origin/slow?api_key=${key}`);
+  const slowMs = Date.now() - start;
+  t.equal(slow.status, 504);
+  t.same(await slow.json(), { success: false, message: 'Upstream service timed out.' });
+  t.ok(slowMs >= TIMEOUT - 20 && slowMs < TIMEOUT + 300, `504 after ${slowMs} ms (timeout ${TIMEOUT} ms)`);
+
+  origin.mode = 'ok';
+  await origin.stop();
+  start = Date.now();
+  const down = await gw.get(`/origin/echo?api_key=${key}`);
+  t.equal(down.status, 502);
+  t.same(await down.json(), { success: false, message: 'Upstream service unavailable.' });
+  t.ok(Date.now() - start < TIMEOUT, `502 after ${Date.now() - start} ms`);
+
+  await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 2000);
+  t.pass('none of the failures is counted');
+  await origin.start();
+  const ok = (await (await gw.get(`/origin/echo?api_key=${key}`)).json()) as { usage: { requests_used: number } };
+  t.equal(ok.usage.requests_used, 1, 'the next success is the first one counted');
+  t.ok((await gw.app.metrics.text()).includes('fuel_gateway_upstream_requests_total{route="/origin/*",status="timeout"} 1'), 'metrics by outcome');
+});
+
+t.test('a service key the origin refuses is a 502, not the client being told its key is invalid', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
+  origin.key = 'rotated-at-the-origin';
+  const r = await gw.get(`/origin/echo?api_key=${key}`);
+  t.equal(r.status, 502);
+  await waitFor('refund', async () => (await counted(gw, accountId)) === 0, 2000);
+  t.match(gw.logs(), /the origin refused the service key/);
+});
+
+t.test('paths the origin would read as another path are refused before they are counted or forwarded', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
+  const before = origin.seen.length;
+  for (const path of ['/origin/../fuel-api/api/current.php', '/origin/%2e%2e/secret', '/origin/a%2Fb', '/origin/a\\b', '/origin/./echo']) {
+    const answer = await rawRequest(gw.app.publicAddress.port, `GET ${path}?api_key=${key} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`);
+    t.match(answer, /^HTTP\/1\.1 400 /, `${path}: 400`);
+  }
+  t.equal(origin.seen.length, before, 'nothing reached the origin');
+  t.equal(await counted(gw, accountId), 0);
+});
+
+t.test('a request that fails at the origin never uses the allowance: exactly the limit of successes under concurrency', async (t) => {
+  const { gw } = await setup(t);
+  const { api_key, account } = await newAccount(gw, { plan: 'developer' }, Date.now());
+  const answers = await Promise.all(
+    Array.from({ length: 300 }, async () => {
+      const r = await gw.get(`/origin/flaky?api_key=${api_key}`);
+      return { status: r.status, body: (await r.json()) as { usage?: { requests_used: number } } };
+    }),
+  );
+  const ok = answers.filter((a) => a.status === 200);
+  t.ok(ok.length <= 100, `${ok.length} successes, never more than the limit of 100`);
+  t.ok(answers.every((a) => [200, 503, 429].includes(a.status)), 'only successes, origin failures and the limit');
+  await waitFor('refunds to land', async () => (await counted(gw, account.id)) === ok.length, 2000);
+  t.pass('the store counted exactly the successes');
+  t.ok(ok.length >= 60, `failures did not burn the allowance: ${ok.length} of 300 got through`);
+});
+
+t.test('1,000 proxied requests reuse at most max_sockets origin connections and leave none open', async (t) => {
+  const { origin, gw } = await setup(t);
+  const { api_key } = await newAccount(gw, { plan: 'enterprise', limit: 100_000 }, Date.now());
+  const connectionsBefore = origin.connections();
+  // Keep-alive clients of our own, so the client side does not bound the concurrency.
+  for (let round = 0; round < 10; round++) {
+    const statuses = await Promise.all(
+      Array.from(
+        { length: 100 },
+        () =>
+          new Promise<number>((resolve, reject) => {
+            const req = httpRequest({ host: '127.0.0.1', port: gw.app.publicAddress.port, path: `/origin/echo?api_key=${api_key}` }, (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            });
+            req.on('error', reject);
+            req.end();
+          }),
+      ),
+    );
+    t.ok(statuses.every((s) => s === 200), `round ${round}: all 200`);
+  }
+  const opened = origin.connections() - connectionsBefore;
+  t.ok(opened <= MAX_SOCKETS, `${opened} origin connections for 1,000 requests (max_sockets ${MAX_SOCKETS})`);
+  await gw.app.close();
+  await waitFor('origin sockets to close', () => origin.openSockets() === 0, 3000);
+  t.pass('no socket left open at the origin after close');
+});
