@@ -191,3 +191,23 @@ t.test('1,000 proxied requests reuse at most max_sockets origin connections and 
   await waitFor('origin sockets to close', () => origin.openSockets() === 0, 3000);
   t.pass('no socket left open at the origin after close');
 });
+
+t.test('a client that leaves before the origin answers is not counted, and the gateway keeps serving', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
+  origin.slowMs = 300;
+  const port = gw.app.publicAddress.port;
+  const { connect } = await import('node:net');
+  for (let i = 0; i < 20; i++) {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(`GET /origin/slow?api_key=${key} HTTP/1.1\r\nHost: a\r\n\r\n`);
+    setTimeout(() => socket.destroy(), 100);
+  }
+  await new Promise((r) => setTimeout(r, 200));
+  t.ok(origin.seen.some((s) => s.path === '/origin/slow'), 'the origin was asked (those beyond max_sockets were dropped while queued)');
+  await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 3000);
+  t.pass('nothing counted for answers never delivered');
+  const ok = await gw.get(`/origin/echo?api_key=${key}`);
+  t.equal(ok.status, 200);
+  t.equal(((await ok.json()) as { usage: { requests_used: number } }).usage.requests_used, 1);
+});
