@@ -94,7 +94,7 @@ export class UpstreamPoller {
     if (this.closed) return;
     if (held !== this.holding) {
       this.holding = held;
-      this.log.info({ upstream: this.cfg.url }, held ? 'this instance polls the origin' : 'another instance polls the origin');
+      this.log.info({ upstream: this.cfg.url }, held ? 'this instance polls the origin' : 'stopped polling the origin (another instance holds the lease, or the store is unreachable)');
       if (held) this.schedule(0);
       else clearTimeout(this.pollTimer);
     }

@@ -121,7 +121,7 @@ export class OriginProxy {
     const proto = fromProxy && typeof h['x-forwarded-proto'] === 'string' ? h['x-forwarded-proto'] : 'http';
     const host = fromProxy && typeof h['x-forwarded-host'] === 'string' ? h['x-forwarded-host'] : (h.host ?? '');
     const usedHeader = h['x-api-key'] !== undefined;
-    for (const name of [...HOP_BY_HOP, 'x-api-key', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port']) delete h[name];
+    for (const name of [...HOP_BY_HOP, 'expect', 'x-api-key', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port']) delete h[name];
     if (usedHeader) h['x-api-key'] = this.cfg.api_key;
     h['x-forwarded-for'] = chain;
     h['x-forwarded-proto'] = proto;

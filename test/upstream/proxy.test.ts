@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { allowanceFor } from '../../src/quota/allowance.js';
 import { newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -10,7 +10,7 @@ import { waitFor } from '../helpers/wait.js';
 const TIMEOUT = 500;
 const MAX_SOCKETS = 8;
 
-async function setup(t: Tap.Test, gatewayOverrides: Record<string, unknown> = {}): Promise<{ origin: TestOrigin; gw: TestGateway; key: string; accountId: string }> {
+async function setup(t: Test, gatewayOverrides: Record<string, unknown> = {}): Promise<{ origin: TestOrigin; gw: TestGateway; key: string; accountId: string }> {
   const origin = await startOrigin(t);
   const gw = await startGateway(t, {
     upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: 60_000, timeout_ms: TIMEOUT, proxy_paths: ['/origin/*'], max_sockets: MAX_SOCKETS },
