@@ -44,6 +44,8 @@ const currentAnswer = z.object({
  */
 export class UpstreamPoller {
   private readonly holder = randomUUID();
+  /** The origin as logged: never userinfo a URL might carry. */
+  private readonly where: string;
   private holding = false;
   private inFlight = false;
   private closed = false;
@@ -63,7 +65,10 @@ export class UpstreamPoller {
     private readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    const url = new URL(cfg.url);
+    this.where = url.origin + url.pathname;
+  }
 
   start(): void {
     void this.renewLease();
@@ -94,7 +99,7 @@ export class UpstreamPoller {
     if (this.closed) return;
     if (held !== this.holding) {
       this.holding = held;
-      this.log.info({ upstream: this.cfg.url }, held ? 'this instance polls the origin' : 'stopped polling the origin (another instance holds the lease, or the store is unreachable)');
+      this.log.info({ upstream: this.where }, held ? 'this instance polls the origin' : 'stopped polling the origin (another instance holds the lease, or the store is unreachable)');
       if (held) this.schedule(0);
       else clearTimeout(this.pollTimer);
     }
@@ -134,7 +139,7 @@ export class UpstreamPoller {
       failures: ok ? 0 : before.failures + 1,
     };
     if (before.state !== this.status.state || before.reason !== this.status.reason) {
-      const line = { upstream: this.cfg.url, state: this.status.state, reason: this.status.reason ?? undefined };
+      const line = { upstream: this.where, state: this.status.state, reason: this.status.reason ?? undefined };
       if (ok) this.log.info(line, 'origin polled successfully');
       else this.log.warn(line, 'polling the origin failed; serving the last good prices');
     }
