@@ -1,101 +1,336 @@
-// Metered throughput of one gateway process: memory store vs Redis, each as a ratio against
-// /healthz served by the same process in the same run. Not part of npm test.
-// Usage: npm run bench [-- --seconds 5 --connections 50]
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+// npm run bench: the gateway against a bare node:http server writing the same bytes, in one run,
+// with wrk. Not part of npm test. Options and what is measured: README.md, "Performance".
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { cpus, totalmem, release, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { child, cpuSeconds, family, freePort, median, ROOT, rssMiB, sleep, stopAll, until, wrk } from './lib.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? dflt : Number(process.argv[i + 1]);
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(`--${name}`);
+const option = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? dflt : args[i + 1];
 };
-const seconds = arg('seconds', 5);
-const connections = arg('connections', 50);
-const children = [];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const seconds = Number(option('seconds', 5));
+const rounds = Number(option('rounds', 3));
+const connections = Number(option('connections', 64));
+const threads = Number(option('threads', 1));
+const accounts = Number(option('accounts', 10_000));
+const only = option('only', '');
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-async function until(fn) {
-  for (let i = 0; i < 200; i++) {
-    if (await fn().catch(() => false)) return;
-    await sleep(50);
-  }
-  throw new Error('gave up waiting');
-}
-
-function child(cmd, args, env = {}) {
-  const c = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
-  children.push(c);
-  return c;
-}
+const ENDPOINTS = {
+  simple: '/fuel-api/api/simple-current.php?api_key=',
+  current: '/fuel-api/api/current.php?api_key=',
+};
+const dir = mkdtempSync(join(tmpdir(), 'fpg-bench-'));
 
 async function startRedis() {
   const port = await freePort();
-  child('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-  await until(async () => {
-    await new Promise((resolve, reject) => {
-      const s = createServer();
-      s.once('error', () => resolve());
-      s.listen(port, '127.0.0.1', () => s.close(() => reject(new Error('not yet'))));
-    });
-    return true;
-  });
-  return `redis://127.0.0.1:${port}`;
+  const proc = child('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+  const url = `redis://127.0.0.1:${port}`;
+  await until('redis-server', async () => execFileSync('redis-cli', ['-p', String(port), 'ping']).toString().trim() === 'PONG');
+  return { url, pid: proc.pid };
 }
 
-async function startGateway(env) {
+/** Accounts created straight in Redis through the store's own code; returns the keys file. */
+async function seedRedis(url, count, name) {
+  const { loadConfig } = await import('../dist/config/load.js');
+  const { RedisStore } = await import('../dist/store/redis.js');
+  const { createAccount } = await import('../dist/keys/accounts.js');
+  const pino = (await import('pino')).default;
+  const config = loadConfig({ env: {}, overrides: { store: { type: 'redis', redis: { url } } } });
+  const store = new RedisStore(config.store.redis, pino({ level: 'silent' }));
+  const keys = [];
+  for (let done = 0; done < count; done += 1000) {
+    const batch = Array.from({ length: Math.min(1000, count - done) }, () =>
+      createAccount(store, config.plans, { plan: 'enterprise', limit: 1_000_000_000, label: 'bench', status: 'active' }, Date.now()));
+    for (const { api_key } of await Promise.all(batch)) keys.push(api_key);
+  }
+  await store.close();
+  const file = join(dir, `${name}.keys`);
+  writeFileSync(file, keys.join('\n') + '\n');
+  return file;
+}
+
+/** Accounts created through a memory-store gateway's admin API (they live in that process). */
+async function seedAdmin(admin, count, name) {
+  const keys = [];
+  const post = async () => {
+    const r = await fetch(`${admin}/admin/accounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ plan: 'enterprise', limit: 1_000_000_000, label: 'bench' }),
+    });
+    keys.push((await r.json()).api_key);
+  };
+  for (let done = 0; done < count; done += 50) await Promise.all(Array.from({ length: Math.min(50, count - done) }, post));
+  const file = join(dir, `${name}.keys`);
+  writeFileSync(file, keys.join('\n') + '\n');
+  return file;
+}
+
+async function startGateway(v, redisUrl, nodeArgs = []) {
   const port = await freePort();
   const adminPort = await freePort();
-  const gw = child(process.execPath, ['dist/main.js', 'serve'], {
-    PORT: String(port), HOST: '127.0.0.1', ADMIN_PORT: String(adminPort), FUEL_GATEWAY_CONFIG: 'bench/bench.yaml', LOG_LEVEL: 'warn', ...env,
-  });
+  const config = {
+    listen: { public: { host: '127.0.0.1', port }, admin: { host: '127.0.0.1', port: adminPort } },
+    store: { type: v.store, redis: { url: redisUrl ?? 'redis://127.0.0.1:1' } },
+    log: { level: 'info', access: v.access },
+    limits: { invalid_key_throttle: { max_attempts: 1_000_000 } },
+    prices: { watch_file: false },
+    demo_accounts: false,
+    ...(v.workers ? { server: { workers: v.workers } } : {}),
+  };
+  const file = join(dir, `${v.id}.yaml`);
+  writeFileSync(file, JSON.stringify(config));
+  const logFile = join(dir, `${v.id}.log`);
+  const env = { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '', PORT: '', HOST: '', ADMIN_PORT: '', ADMIN_HOST: '', LOG_LEVEL: '' };
+  const proc = child(process.execPath, [...nodeArgs, 'dist/main.js', 'serve', '--config', file], { env, stdio: ['ignore', openSync(logFile, 'a'), 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
-  await until(async () => (await fetch(`${base}/readyz`)).ok);
-  const r = await fetch(`http://127.0.0.1:${adminPort}/admin/accounts`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ plan: 'enterprise', limit: 1_000_000_000, label: 'bench' }),
+  await until(`gateway ${v.id}`, async () => (await fetch(`${base}/readyz`)).ok);
+  return { ...v, pid: proc.pid, base, admin: `http://127.0.0.1:${adminPort}`, logFile };
+}
+
+/** One answer exactly as the gateway wrote it, minus the headers node:http adds by itself. */
+function capture(url) {
+  return new Promise((resolve, reject) => {
+    request(url, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (body += c));
+      res.on('end', () => {
+        const headers = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i];
+          if (!/^(date|connection|keep-alive)$/i.test(name)) headers.push([name, res.rawHeaders[i + 1]]);
+        }
+        resolve({ status: res.statusCode, headers, body });
+      });
+    })
+      .on('error', reject)
+      .end();
   });
-  const { api_key } = await r.json();
-  return { gw, base, key: api_key };
 }
 
-const load = (url) =>
-  new Promise((resolve, reject) => autocannon({ url, connections, duration: seconds }, (err, r) => (err ? reject(err) : resolve(r))));
-
-const row = (label, r, ref) =>
-  console.log(
-    `${label.padEnd(30)} ${String(Math.round(r.requests.average)).padStart(7)} req/s  p50 ${String(r.latency.p50).padStart(3)} ms  p99 ${String(r.latency.p99).padStart(3)} ms` +
-      `  ×healthz ${(r.requests.average / ref.requests.average).toFixed(2)}  non-2xx ${r.non2xx}`,
-  );
-
-async function scenario(name, env) {
-  const { gw, base, key } = await startGateway(env);
-  await load(`${base}/healthz`); // warm-up: JIT, sockets
-  const ref = await load(`${base}/healthz`);
-  const simple = await load(`${base}/fuel-api/api/simple-current.php?api_key=${key}`);
-  const full = await load(`${base}/fuel-api/api/current.php?api_key=${key}`);
-  gw.kill('SIGTERM');
-  row(`${name}: /healthz (reference)`, ref, ref);
-  row(`${name}: simple-current`, simple, ref);
-  row(`${name}: current`, full, ref);
-  return simple.requests.average;
+async function startBare(answerUrl, name) {
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(await capture(answerUrl)));
+  const port = await freePort();
+  const proc = child(process.execPath, ['bench/bare.mjs', file, String(port)]);
+  const base = `http://127.0.0.1:${port}`;
+  await until(`bare ${name}`, async () => (await fetch(`${base}/`)).ok);
+  return { pid: proc.pid, base };
 }
 
+function machine() {
+  const c = cpus();
+  return `${c.length} × ${c[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
+}
+
+function commit() {
+  const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+  const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], { cwd: ROOT }).toString().trim() !== '';
+  return dirty ? `${sha} + uncommitted changes` : sha;
+}
+
+/** Newest first: the entry goes right under the file's header. */
+function record(entry) {
+  const file = join(ROOT, 'bench/RESULTS.md');
+  const text = readFileSync(file, 'utf8');
+  const at = text.indexOf('\n## ');
+  const head = at === -1 ? text.trimEnd() + '\n' : text.slice(0, at + 1);
+  const rest = at === -1 ? '' : text.slice(at + 1);
+  writeFileSync(file, `${head}\n${entry.trim()}\n\n${rest}`.replace(/\n{3,}/g, '\n\n'));
+  console.log('\nrecorded in bench/RESULTS.md');
+}
+
+const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '–');
+
+/** Alternating rounds over every target: each round runs each target once, in the same order. */
+async function measure(targets, redisPid) {
+  console.log(`warm-up: ${targets.length} targets × 3 s`);
+  for (const t of targets) {
+    await wrk({ url: t.base, prefix: t.prefix, keysFile: t.keysFile, seconds: 3, threads, connections });
+    if (t.logFile) truncateSync(t.logFile, 0);
+  }
+  for (let r = 1; r <= rounds; r++) {
+    for (const t of targets) {
+      const res = await wrk({ url: t.base, prefix: t.prefix, keysFile: t.keysFile, seconds, threads, connections, cpuOf: { gw: t.pids, redis: t.redis ? [redisPid] : [] } });
+      t.runs.push(res);
+      if (t.logFile) truncateSync(t.logFile, 0);
+      console.log(`round ${r} ${t.label.padEnd(34)} ${fmt(res.rps).padStart(7)} req/s  p99 ${fmt(res.p99, 2)} ms  errors ${res.errors}`);
+    }
+  }
+}
+
+function table(targets) {
+  const lines = [
+    '| target | req/s | × bare | p50 ms | p99 ms | p99 × bare | errors | gateway CPU µs/req | Redis CPU µs/req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const t of targets) {
+    const ref = targets.find((x) => x.bare && x.endpoint === t.endpoint);
+    // A ratio is taken within each round (the two ran back to back), then the median of those.
+    const ratio = (f) => median(t.runs.map((run, i) => f(run) / f(ref.runs[i])));
+    const total = t.runs.reduce((s, r) => s + r.requests, 0);
+    const perReq = (k) => (t.runs.reduce((s, r) => s + r.cpu[k], 0) / total) * 1e6;
+    lines.push(
+      `| ${t.label} | ${fmt(median(t.runs.map((r) => r.rps)))} | ${t.bare ? '1' : fmt(ratio((r) => r.rps), 2)} | ${fmt(median(t.runs.map((r) => r.p50)), 2)} | ` +
+        `${fmt(median(t.runs.map((r) => r.p99)), 2)} | ${t.bare ? '1' : fmt(ratio((r) => r.p99), 2)} | ${t.runs.reduce((s, r) => s + r.errors, 0)} | ` +
+        `${fmt(perReq('gw'), 1)} | ${t.redis ? fmt(perReq('redis'), 1) : '–'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const VARIANTS = [
+  { id: 'memory-off', label: 'memory, log off', store: 'memory', access: false },
+  { id: 'memory-on', label: 'memory, log on', store: 'memory', access: true },
+  { id: 'redis-off', label: 'Redis, log off', store: 'redis', access: false },
+  { id: 'redis-on', label: 'Redis, log on', store: 'redis', access: true },
+];
+
+async function comparison(scaling) {
+  const cores = cpus().length;
+  const variants = scaling
+    ? [1, cores].flatMap((w) => [
+        { id: `redis-off-w${w}`, label: `Redis, log off, ${w} worker${w > 1 ? 's' : ''}`, store: 'redis', access: false, workers: w },
+        { id: `redis-on-w${w}`, label: `Redis, log on, ${w} worker${w > 1 ? 's' : ''}`, store: 'redis', access: true, workers: w },
+      ])
+    : VARIANTS.filter((v) => !only || only.split(',').includes(v.id));
+  const endpoints = scaling ? ['simple'] : ['simple', 'current'];
+  const redis = variants.some((v) => v.store === 'redis') ? await startRedis() : null;
+  const redisKeys = redis ? await seedRedis(redis.url, accounts, 'redis') : null;
+  const gateways = [];
+  for (const v of variants) {
+    const gw = await startGateway(v, redis?.url);
+    gw.keysFile = v.store === 'redis' ? redisKeys : await seedAdmin(gw.admin, accounts, v.id);
+    gw.pids = family(gw.pid);
+    gateways.push(gw);
+  }
+  const firstKey = readFileSync(gateways[0].keysFile, 'utf8').split('\n')[0];
+  const targets = [];
+  for (const e of endpoints) {
+    const bare = await startBare(`${gateways[0].base}${ENDPOINTS[e]}${firstKey}`, e);
+    targets.push({ label: `bare node:http, ${e}`, endpoint: e, bare: true, base: bare.base, prefix: ENDPOINTS[e], keysFile: gateways[0].keysFile, pids: [bare.pid], runs: [] });
+    for (const gw of gateways) {
+      targets.push({ label: `${gw.label}, ${e}`, endpoint: e, base: gw.base, prefix: ENDPOINTS[e], keysFile: gw.keysFile, pids: gw.pids, redis: gw.store === 'redis', logFile: gw.logFile, runs: [] });
+    }
+  }
+  const setup = `wrk -t${threads} -c${connections}, ${seconds} s per run, ${rounds} alternating rounds, ${accounts} accounts rotated by bench/rotate.lua`;
+  console.log(setup);
+  await measure(targets, redis?.pid);
+  const out = table(targets);
+  console.log(`\n${out}`);
+  const kind = scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison';
+  return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${kind}\n\nCommit ${commit()}. Machine: ${machine()}.\n${setup}; medians; × bare is the median of per-round ratios to the bare server on the same endpoint; CPU per request is user + system time over all rounds.\n\n${out}\n`;
+}
+
+/** Long run over many distinct keys, Redis store, access log on: RSS at start, along the way and at the end. */
+async function soak() {
+  const minutes = Number(option('minutes', 10));
+  const keys = Number(option('keys', 100_000));
+  const redis = await startRedis();
+  console.log(`seeding ${keys} accounts`);
+  const keysFile = await seedRedis(redis.url, keys, 'soak');
+  const gw = await startGateway({ id: 'soak', label: 'soak', store: 'redis', access: true }, redis.url);
+  const samples = [[0, rssMiB(gw.pid)]];
+  console.log(`RSS at start: ${fmt(samples[0][1], 1)} MiB; wrk -t${threads} -c${connections} for ${minutes} min over ${keys} keys`);
+  const started = Date.now();
+  const sampler = setInterval(() => {
+    const s = [(Date.now() - started) / 60_000, rssMiB(gw.pid)];
+    samples.push(s);
+    truncateSync(gw.logFile, 0);
+    console.log(`${fmt(s[0], 1)} min: RSS ${fmt(s[1], 1)} MiB`);
+  }, 30_000);
+  const cpuBefore = cpuSeconds([gw.pid]);
+  const res = await wrk({ url: gw.base, prefix: ENDPOINTS.simple, keysFile, seconds: minutes * 60, threads, connections });
+  clearInterval(sampler);
+  await sleep(1000);
+  samples.push([(Date.now() - started) / 60_000, rssMiB(gw.pid)]);
+  const end = samples[samples.length - 1][1];
+  const atOne = samples.find(([m]) => m >= 1)?.[1] ?? samples[0][1];
+  const summary =
+    `RSS at start ${fmt(samples[0][1], 1)} MiB, after 1 min ${fmt(atOne, 1)} MiB, at the end ${fmt(end, 1)} MiB ` +
+    `(max ${fmt(Math.max(...samples.map((s) => s[1])), 1)} MiB); ${res.requests} requests (${fmt(res.rps)} req/s), ` +
+    `p99 ${fmt(res.p99, 2)} ms, ${res.errors} errors, gateway CPU ${fmt(((cpuSeconds([gw.pid]) - cpuBefore) / res.requests) * 1e6, 1)} µs/req`;
+  console.log(`\n${summary}`);
+  const rows = samples.map(([m, r]) => `${fmt(m, 1)} min ${fmt(r)} MiB`).join(', ');
+  return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: soak\n\nCommit ${commit()}. Machine: ${machine()}.\nRedis store, access log on, wrk -t${threads} -c${connections} for ${minutes} min over ${keys} distinct keys.\n\n${summary}.\n\nSamples: ${rows}.\n`;
+}
+
+const CATEGORIES = [
+  [/^node:(_http|http)/, 'node:http'],
+  [/^node:(net|internal\/(stream|net|js_stream|streams)|stream|internal\/stream_base)/, 'sockets and streams'],
+  [/^node:internal\/(process\/task_queues|timers)|^node:timers/, 'ticks, microtasks, timers'],
+  [/^node:/, 'other node internals'],
+  [/\/dist\//, 'gateway code (dist/)'],
+  [/node_modules\/(ioredis|@ioredis|redis-parser|denque|cluster-key-slot|standard-as-callback)/, 'ioredis'],
+  [/node_modules\/(pino|sonic-boom|fast-redact|quick-format-unescaped|atomic-sleep|on-exit-leak-free|thread-stream)/, 'pino'],
+  [/node_modules\/(prom-client|tdigest|bintrees)/, 'prom-client'],
+  [/node_modules\/lru-cache/, 'lru-cache'],
+  [/node_modules\//, 'other packages'],
+];
+
+/** Where a process's CPU went: shares of profile samples by category and the top functions by self time. */
+function summarise(profile) {
+  const self = new Map();
+  let total = 0;
+  for (const n of profile.nodes) {
+    const { functionName, url, lineNumber } = n.callFrame;
+    if (functionName === '(idle)') continue;
+    total += n.hitCount;
+    const key = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${lineNumber + 1}`;
+    const e = self.get(key) ?? { hits: 0, url, functionName };
+    e.hits += n.hitCount;
+    self.set(key, e);
+  }
+  const byCategory = new Map();
+  for (const e of self.values()) {
+    const name = e.functionName === '(garbage collector)' ? 'garbage collector' : e.functionName === '(program)' ? 'native (program: syscalls, V8, libuv)' : e.url === '' ? 'native builtins' : (CATEGORIES.find(([re]) => re.test(e.url))?.[1] ?? 'other');
+    byCategory.set(name, (byCategory.get(name) ?? 0) + e.hits);
+  }
+  const pct = (h) => `${((h / total) * 100).toFixed(1)}%`;
+  const cats = [...byCategory].sort((a, b) => b[1] - a[1]).map(([k, h]) => `| ${k} | ${pct(h)} |`);
+  const top = [...self].sort((a, b) => b[1].hits - a[1].hits).slice(0, 25).map(([k, e]) => `| ${pct(e.hits)} | \`${k}\` |`);
+  return `| where | share of busy CPU |\n|---|---:|\n${cats.join('\n')}\n\n| self | function |\n|---:|---|\n${top.join('\n')}`;
+}
+
+/** One variant under --cpu-prof for one wrk run on simple-current. */
+async function profile(id) {
+  const v = VARIANTS.find((x) => x.id === id);
+  if (!v) throw new Error(`--profile takes one of ${VARIANTS.map((x) => x.id).join(', ')}`);
+  const redis = v.store === 'redis' ? await startRedis() : null;
+  const keys = redis ? await seedRedis(redis.url, accounts, 'redis') : null;
+  const profDir = join(dir, 'profile');
+  const gw = await startGateway(v, redis?.url, ['--cpu-prof', '--cpu-prof-dir', profDir]);
+  const keysFile = keys ?? (await seedAdmin(gw.admin, accounts, v.id));
+  await wrk({ url: gw.base, prefix: ENDPOINTS.simple, keysFile, seconds: 3, threads, connections });
+  const res = await wrk({ url: gw.base, prefix: ENDPOINTS.simple, keysFile, seconds, threads, connections });
+  console.log(`${v.label}, simple: ${fmt(res.rps)} req/s under the profiler`);
+  process.kill(gw.pid, 'SIGTERM');
+  await until('the profile', async () => readdirSync(profDir).some((f) => f.endsWith('.cpuprofile')));
+  await sleep(500);
+  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+  const out = summarise(JSON.parse(readFileSync(join(profDir, file), 'utf8')));
+  console.log(`\n${out}`);
+  return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: profile of ${v.label}, simple-current\n\nCommit ${commit()}. Machine: ${machine()}.\nwrk -t${threads} -c${connections} for ${seconds} s under \`node --cpu-prof\` (${fmt(res.rps)} req/s; the profiler slows it).\n\n${out}\n`;
+}
+
+let code = 0;
+const stop = () => stopAll().finally(() => process.exit(130));
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);
 try {
-  console.log(`${connections} connections, ${seconds} s per run, node ${process.version}, access log off`);
-  const memory = await scenario('memory', {});
-  const redis = await scenario('redis', { REDIS_URL: await startRedis() });
-  console.log(`\nmetered simple-current, redis / memory: ${(redis / memory).toFixed(2)}`);
+  const entry = option('profile', '') ? await profile(option('profile', '')) : flag('soak') ? await soak() : await comparison(flag('workers'));
+  if (!flag('no-record')) record(entry);
+} catch (err) {
+  console.error(err);
+  code = 1;
 } finally {
-  for (const c of children) c.kill('SIGKILL');
+  await stopAll();
+  rmSync(dir, { recursive: true, force: true });
 }
+process.exit(code);

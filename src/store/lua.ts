@@ -6,25 +6,39 @@
  */
 
 /**
- * Counts one metered request, checking before it counts: a refused request changes nothing.
+ * Counts a batch of metered requests in one call, each checked before it is counted and
+ * independently of the others, in order: a refused request changes nothing, and requests of one
+ * account in the same batch see each other's counts.
  *
- * KEYS[1] account hash, KEYS[2] counter of the period.
- * ARGV[1] revision of the caller's copy, ARGV[2] limit, ARGV[3] counter expiry (unix ms).
- * Returns {code, used}: {'changed', 0} when the account is gone or at another revision,
- * {'inactive', 0}, {'exhausted', used} when used ≥ limit, else {'ok', used} after counting.
+ * For request i (1-based): KEYS[2i-1] account hash, KEYS[2i] counter of the period;
+ * ARGV[3i-2] revision of the caller's copy, ARGV[3i-1] limit, ARGV[3i] counter expiry (unix ms).
+ * Returns {code1, used1, code2, used2, ...}: code 0 ok (used after counting), 1 exhausted
+ * (used ≥ limit), 2 inactive, 3 changed (the account is gone or at another revision); used is 0
+ * for codes 2 and 3. Integers only: they cost Redis and the client the least to encode and parse.
  *
  * The expiry is set once, when the counter is created: it is fixed for a period (its end plus
  * retention), so writing it on every increment would only add work and replication traffic.
  */
 export const CONSUME = `
-local account = redis.call('HMGET', KEYS[1], 'revision', 'status')
-if account[1] ~= ARGV[1] then return {'changed', 0} end
-if account[2] ~= 'active' then return {'inactive', 0} end
-local used = tonumber(redis.call('GET', KEYS[2]) or 0)
-if used >= tonumber(ARGV[2]) then return {'exhausted', used} end
-used = redis.call('INCR', KEYS[2])
-if used == 1 then redis.call('PEXPIREAT', KEYS[2], ARGV[3]) end
-return {'ok', used}
+local out = {}
+for i = 1, #KEYS / 2 do
+  local k, a = 2 * i, 3 * i
+  local code, used = 0, 0
+  local account = redis.call('HMGET', KEYS[k - 1], 'revision', 'status')
+  if account[1] ~= ARGV[a - 2] then code = 3
+  elseif account[2] ~= 'active' then code = 2
+  else
+    used = tonumber(redis.call('GET', KEYS[k]) or 0)
+    if used >= tonumber(ARGV[a - 1]) then code = 1
+    else
+      used = redis.call('INCR', KEYS[k])
+      if used == 1 then redis.call('PEXPIREAT', KEYS[k], ARGV[a]) end
+    end
+  end
+  out[k - 1] = code
+  out[k] = used
+end
+return out
 `;
 
 /**

@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
-import type { AccountPatch, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
+import type { AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
 
 const SWEEP_EVERY = 10_000;
 
@@ -52,6 +52,14 @@ export class MemoryStore implements Store {
   }
 
   async consume(spec: ConsumeSpec): Promise<ConsumeResult> {
+    return this.consumeNow(spec);
+  }
+
+  consumeInto(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
+    receiver.consumed(this.consumeNow(spec));
+  }
+
+  private consumeNow(spec: ConsumeSpec): ConsumeResult {
     const account = this.accounts.get(spec.accountId);
     if (!account || account.revision !== spec.revision) return { kind: 'changed' };
     if (account.status !== 'active') return { kind: 'inactive' };

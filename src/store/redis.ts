@@ -1,16 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { Cluster, Redis, type RedisOptions, type Result } from 'ioredis';
+import type { Cluster, Redis, Result } from 'ioredis';
 import type { Logger } from 'pino';
-import { z } from 'zod';
-import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
 import { CONSUME, CREATE_ACCOUNT, LEASE, PUT_PRICE_SET, REFUND, RELEASE_LEASE, UPDATE_ACCOUNT } from './lua.js';
-import type { AccountPatch, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
+import { ConsumeBatcher } from './redis-batch.js';
+import { decodeAccount, encodeAccount, encodePatch, pairsToRecord, parseEvent } from './redis-codec.js';
+import { connect, quit, retryDelay, subscriberConnection, type RedisStoreOptions } from './redis-connection.js';
+import type { AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    fpgConsume(account: string, counter: string, revision: number, limit: number, expireAtMs: number): Result<[string, number], Context>;
+    fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<number[], Context>;
     fpgCreateAccount(account: string, channel: string, message: string, ...fields: string[]): Result<number, Context>;
     fpgUpdateAccount(account: string, channel: string, id: string, patch: string): Result<[string, string[]] | null, Context>;
     fpgPutPriceSet(prices: string, date: string, json: string, replace: string, channel: string, message: string): Result<number, Context>;
@@ -20,10 +20,11 @@ declare module 'ioredis' {
   }
 }
 
-export type RedisStoreOptions = Config['store']['redis'];
+export type { RedisStoreOptions };
 
+// CONSUME takes a variable number of keys (a batch), so its key count comes with each call.
 const SCRIPTS = {
-  fpgConsume: { lua: CONSUME, numberOfKeys: 2 },
+  fpgConsume: { lua: CONSUME },
   fpgCreateAccount: { lua: CREATE_ACCOUNT, numberOfKeys: 1 },
   fpgUpdateAccount: { lua: UPDATE_ACCOUNT, numberOfKeys: 1 },
   fpgPutPriceSet: { lua: PUT_PRICE_SET, numberOfKeys: 1 },
@@ -32,26 +33,18 @@ const SCRIPTS = {
   fpgReleaseLease: { lua: RELEASE_LEASE, numberOfKeys: 1 },
 };
 
-const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label', 'key_hash'] as const;
-
 /**
  * Delivered after the subscriber reconnects, since announcements sent while it was away are lost:
  * reload prices, and account id '*' means "forget every cached account".
  */
 const resync = (): StoreEvent[] => [{ type: 'prices' }, { type: 'account', id: '*', keyHashes: [] }];
 
-const storeEvent = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('account'), id: z.string().min(1), keyHashes: z.array(z.string()) }),
-  z.object({ type: z.literal('prices') }),
-]);
-
-// Bounded backoff that never gives up: the store must come back by itself after an outage.
-const retryDelay = (times: number): number => Math.min(times * 100, 1000);
-
 /**
  * The shared store on Redis (standalone, Sentinel or Cluster). Fails fast: no offline queue, a
- * command timeout and no retries, so every method rejects with STORE_UNAVAILABLE within about
- * `command_timeout_ms` while Redis is down or slow, and works again once it is back.
+ * command timeout and no retries (redis-connection.ts), so every method rejects with
+ * STORE_UNAVAILABLE within about `command_timeout_ms` while Redis is down or slow, and works
+ * again once it is back. Consumes of one event-loop turn share one script call
+ * (redis-batch.ts); on a Cluster each request keeps its own call.
  *
  * Keys (prefix `fpg:` by default); all keys of one account share the hash tag `{acct:ID}`:
  *   fpg:{acct:ID}:account      hash of the StoredAccount fields (a null limit is an absent field)
@@ -68,6 +61,7 @@ export class RedisStore implements Store {
   private readonly prices: string;
   private readonly log: Logger;
   private readonly listeners: Array<(event: StoreEvent) => void> = [];
+  private readonly batcher: ConsumeBatcher;
   private subscriber: Redis | null = null;
   private subscribedBefore = false;
   private firstSubscribed: (() => void) | undefined;
@@ -85,6 +79,12 @@ export class RedisStore implements Store {
     this.prices = `${options.key_prefix}prices`;
     this.redis = connect(options);
     for (const [name, definition] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, definition);
+    this.batcher = new ConsumeBatcher(
+      (spec) => [this.accountKey(spec.accountId), this.counterKey(spec.accountId, spec.periodId)],
+      (numKeys, keysAndArgs) => this.run(() => this.redis.fpgConsume(numKeys, ...keysAndArgs)),
+      options.cluster !== undefined,
+      (err) => this.log.error({ err }, 'a metered request failed after its consume'),
+    );
     this.watch(this.redis, 'commands');
     // Without an offline queue, a command sent before the first connection is ready would fail.
     this.holdCallsUntil(
@@ -152,10 +152,16 @@ export class RedisStore implements Store {
   }
 
   consume(spec: ConsumeSpec): Promise<ConsumeResult> {
-    const { accountId, revision, limit, expireAtMs } = spec;
-    return this.run(() =>
-      this.redis.fpgConsume(this.accountKey(accountId), this.counterKey(accountId, spec.periodId), revision, limit, expireAtMs).then(consumeResult),
-    );
+    return new Promise((resolve, reject) => this.batcher.add(spec, { consumed: resolve, failed: reject }));
+  }
+
+  consumeInto(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
+    this.batcher.add(spec, receiver);
+  }
+
+  /** Consume script calls sent so far (each carries one or more requests). */
+  consumeCalls(): number {
+    return this.batcher.calls;
   }
 
   refund(accountId: string, periodId: string): Promise<void> {
@@ -263,7 +269,7 @@ export class RedisStore implements Store {
    * when that node is lost it moves on to the next.
    */
   private listen(node: number, failures: number): void {
-    const sub = this.subscriberConnection(node);
+    const sub = subscriberConnection(this.redis, this.options, node);
     this.subscriber = sub;
     this.watch(sub, 'subscriber');
     let wasReady = false;
@@ -291,12 +297,6 @@ export class RedisStore implements Store {
     });
   }
 
-  private subscriberConnection(index: number): Redis {
-    if (this.redis instanceof Redis) return this.redis.duplicate({ autoResubscribe: false });
-    const nodes = this.options.cluster?.nodes ?? [];
-    return new Redis({ ...nodes[index % nodes.length], ...nodeOptions(this.options), retryStrategy: null, autoResubscribe: false });
-  }
-
   private deliver(event: StoreEvent): void {
     for (const listener of this.listeners) {
       try {
@@ -321,125 +321,7 @@ export class RedisStore implements Store {
   }
 }
 
-function connect(o: RedisStoreOptions): Redis | Cluster {
-  if (o.cluster) {
-    return new Cluster(o.cluster.nodes, {
-      enableOfflineQueue: false,
-      enableAutoPipelining: true,
-      clusterRetryStrategy: retryDelay,
-      // When a node's connection closes, ioredis would resend the commands in flight on it after
-      // retryDelayOnFailover ms, but the consume script may already have run there: a resend
-      // could count a request twice. Fail them instead (the caller answers 503).
-      retryDelayOnFailover: 0,
-      // MOVED, ASK, TRYAGAIN and CLUSTERDOWN are answered before anything runs, so those are safe
-      // to follow; keep the retries within command_timeout_ms.
-      maxRedirections: Math.max(2, Math.floor(o.command_timeout_ms / 100) - 1),
-      redisOptions: nodeOptions(o),
-    });
-  }
-  return new Redis(o.url, {
-    ...nodeOptions(o),
-    enableOfflineQueue: false,
-    enableAutoPipelining: true,
-    retryStrategy: retryDelay,
-    // A demoted primary answers READONLY on a live connection: reconnecting finds the new one
-    // (through Sentinel, or a managed service's DNS name).
-    reconnectOnError: (err) => err.message.startsWith('READONLY'),
-    ...(o.sentinel && {
-      sentinels: o.sentinel.nodes,
-      name: o.sentinel.name,
-      sentinelPassword: o.sentinel.password,
-      enableTLSForSentinelMode: o.url.startsWith('rediss://'),
-    }),
-  });
-}
-
-/**
- * Options of every connection to a data node. No retries per request: a command in flight when
- * the connection drops may have run, and sending it again could count a request twice.
- */
-function nodeOptions(o: RedisStoreOptions): RedisOptions {
-  const base: RedisOptions = {
-    connectionName: 'fuel-gateway',
-    commandTimeout: o.command_timeout_ms,
-    connectTimeout: o.connect_timeout_ms,
-    maxRetriesPerRequest: 0,
-    ...(o.url.startsWith('rediss://') && { tls: o.tls_ca_file ? { ca: readFileSync(o.tls_ca_file) } : {} }),
-  };
-  if (!o.cluster) return base;
-  // A cluster takes its nodes from config, so the URL supplies only credentials and TLS.
-  const url = new URL(o.url);
-  return {
-    ...base,
-    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
-    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
-  };
-}
-
-function quit(connection: Redis | Cluster): Promise<void> {
-  return connection.quit().then(
-    () => undefined,
-    () => connection.disconnect(),
-  );
-}
-
 function unavailable(err: unknown): never {
   if (err instanceof GatewayError) throw err;
   throw new GatewayError('STORE_UNAVAILABLE', `Redis store unavailable: ${err instanceof Error ? err.message : String(err)}`);
-}
-
-function consumeResult([code, used]: [string, number]): ConsumeResult {
-  switch (code) {
-    case 'ok':
-    case 'exhausted':
-      return { kind: code, used };
-    case 'inactive':
-    case 'changed':
-      return { kind: code };
-  }
-  throw new Error(`unexpected reply from the consume script: ${code}`);
-}
-
-function encodeAccount(a: StoredAccount): string[] {
-  const fields = ['id', a.id, 'status', a.status, 'plan', a.plan, 'anchor', a.anchor, 'label', a.label];
-  fields.push('created_at', a.created_at, 'revision', String(a.revision), 'key_hash', a.key_hash);
-  if (a.limit !== null) fields.push('limit', String(a.limit));
-  return fields;
-}
-
-function encodePatch(patch: AccountPatch): Record<string, string | null> {
-  const out: Record<string, string | null> = {};
-  for (const field of PATCHABLE) {
-    const value = patch[field];
-    if (value !== undefined) out[field] = value === null ? null : String(value);
-  }
-  return out;
-}
-
-function decodeAccount(h: Record<string, string>): StoredAccount | null {
-  if (h.id === undefined || h.revision === undefined) return null;
-  return {
-    id: h.id,
-    // Anything but a clean 'active' refuses requests: fail closed on a damaged record.
-    status: h.status === 'active' ? 'active' : 'inactive',
-    plan: h.plan ?? '',
-    limit: h.limit === undefined ? null : Number(h.limit),
-    anchor: h.anchor ?? '',
-    label: h.label ?? '',
-    created_at: h.created_at ?? '',
-    revision: Number(h.revision),
-    key_hash: h.key_hash ?? '',
-  };
-}
-
-const pairsToRecord = (flat: string[]): Record<string, string> =>
-  Object.fromEntries(flat.flatMap((v, i) => (i % 2 === 0 ? [[v, flat[i + 1] ?? '']] : [])));
-
-function parseEvent(text: string): StoreEvent | null {
-  try {
-    const parsed = storeEvent.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
 }

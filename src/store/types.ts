@@ -45,6 +45,13 @@ export type ConsumeResult =
   | { kind: 'inactive' }
   | { kind: 'changed' };
 
+/** Where `consumeInto` delivers: exactly one of the two is called, once. */
+export interface ConsumeReceiver {
+  consumed(result: ConsumeResult): void;
+  /** STORE_UNAVAILABLE when the store could not be reached or did not answer in time. */
+  failed(err: Error): void;
+}
+
 export type StoreEvent =
   | { type: 'account'; id: string; keyHashes: string[] }
   | { type: 'prices' };
@@ -62,6 +69,11 @@ export interface Store {
   updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null>;
   /** Atomically: refuse if changed or inactive, refuse if used ≥ limit, else count one. */
   consume(spec: ConsumeSpec): Promise<ConsumeResult>;
+  /**
+   * `consume` for the request path, without a promise: the memory store answers before it
+   * returns; the Redis store sends the consumes of one event-loop turn as one script call.
+   */
+  consumeInto(spec: ConsumeSpec, receiver: ConsumeReceiver): void;
   /**
    * Takes back one request that `consume` counted but whose answer failed (the origin of a
    * pass-through route failed). Never goes below zero.

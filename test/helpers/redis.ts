@@ -16,6 +16,10 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** Starts it again on the same port (empty: nothing is persisted). */
   start(): Promise<void>;
+  /** Freezes the process (SIGSTOP): connections stay open and nothing is answered. */
+  pause(): void;
+  /** Lets a paused server run again (SIGCONT). */
+  resume(): void;
   /** Runs redis-cli against this server and returns its output. */
   cli(...args: string[]): Promise<string>;
 }
@@ -108,6 +112,8 @@ async function spawnServer(t: TestContext, argsFor: (port: number) => string[]):
       proc.kill('SIGKILL');
       await exited;
     },
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     cli: (...args) => cli(port, args),
   };
   t.teardown(async () => {

@@ -38,3 +38,29 @@ for (const policy of ['reject', 'allow'] as const) {
     t.equal((await gw.get('/readyz')).status, 503);
   });
 }
+
+t.test('Redis frozen (SIGSTOP) under concurrent load: every request gets 503 within the command timeout, then service resumes', async (t) => {
+  const redis = await startRedis(t);
+  const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 300 } }, log: { access: false } });
+  const keys: string[] = [];
+  for (let i = 0; i < 16; i++) keys.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string);
+  for (const key of keys) t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200);
+  redis.pause();
+  t.teardown(() => redis.resume());
+  const timed = async (key: string): Promise<{ status: number; body: string; ms: number }> => {
+    const start = Date.now();
+    const r = await gw.get(`${SIMPLE}?api_key=${key}`);
+    return { status: r.status, body: await r.text(), ms: Date.now() - start };
+  };
+  const answers = await Promise.all([...keys, ...keys, ...keys, ...keys].map(timed));
+  t.same(new Set(answers.map((a) => a.status)), new Set([503]), 'all 64 got 503');
+  t.ok(answers.every((a) => a.body === '{"success":false,"message":"Service temporarily unavailable."}'));
+  const slowest = Math.max(...answers.map((a) => a.ms));
+  t.ok(slowest < 800, `slowest answer ${slowest} ms (command timeout 300 ms)`);
+  redis.resume();
+  let status = 0;
+  for (const end = Date.now() + 5000; status !== 200 && Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+    status = (await gw.get(`${SIMPLE}?api_key=${keys[0]}`)).status;
+  }
+  t.equal(status, 200, 'served again once Redis runs');
+});

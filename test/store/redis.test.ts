@@ -184,3 +184,20 @@ t.test('config: sentinel and cluster exclude each other', async (t) => {
   t.throws(() => loadConfig({ env: {}, overrides }), /store\.redis\.cluster: sentinel and cluster exclude each other/);
   t.ok(loadConfig({ env: {}, overrides: { store: { redis: { cluster: { nodes: node } } } } }).store.redis.cluster);
 });
+
+t.test('a consume receiver that throws does not keep the rest of its batch from their answers', async (t) => {
+  const lines: string[] = [];
+  const store = new RedisStore(options(), pino({ level: 'error' }, { write: (l: string) => void lines.push(l) }));
+  t.teardown(() => store.close());
+  const a = account();
+  await store.createAccount(a);
+  const spec = { accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 };
+  store.consumeInto(spec, {
+    consumed: () => {
+      throw new Error('a broken receiver');
+    },
+    failed: () => undefined,
+  });
+  t.same(await store.consume(spec), { kind: 'ok', used: 2 }, 'the next request in the batch is answered');
+  t.match(lines.join(''), /a broken receiver/, 'the failure is logged');
+});

@@ -1,0 +1,119 @@
+// Process plumbing for bench/run.mjs: children tracked and stopped by PID, free ports, CPU and
+// RSS read from /proc, one wrk run.
+import { execFile, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+const children = new Set();
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function until(what, cond, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (!(await cond().catch(() => false))) {
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Spawns a child that stopAll() ends by its PID. */
+export function child(cmd, args, opts = {}) {
+  const c = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], ...opts });
+  children.add(c);
+  c.once('exit', () => children.delete(c));
+  return c;
+}
+
+/** SIGTERM to every child still running, SIGKILL to those that do not exit within 5 s. */
+export async function stopAll() {
+  const running = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+  const exits = running.map((c) => new Promise((r) => c.once('exit', r)));
+  for (const c of running) c.kill('SIGTERM');
+  const timer = setTimeout(() => running.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL')), 5000);
+  await Promise.all(exits);
+  clearTimeout(timer);
+}
+
+/** The PIDs of a process and all its descendants (a gateway's workers). */
+export function family(pid) {
+  const parents = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(Number(name), ppid);
+    } catch {
+      // exited while we looked
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) for (const [p, pp] of parents) if (pp === out[i]) out.push(p);
+  return out;
+}
+
+/** CPU seconds (user + system) used so far by the given PIDs. */
+export function cpuSeconds(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
+export function rssMiB(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/**
+ * One wrk run (`-t threads -c connections`) rotating over the keys in `keysFile`. Returns wrk's
+ * figures plus the CPU seconds `cpuOf` PIDs used during it.
+ */
+export function wrk({ url, prefix, keysFile, seconds, threads, connections, cpuOf = {} }) {
+  const before = Object.fromEntries(Object.entries(cpuOf).map(([k, pids]) => [k, cpuSeconds(pids)]));
+  return new Promise((resolve, reject) => {
+    const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '2s', '-s', 'bench/rotate.lua', url, '--', prefix, keysFile];
+    execFile('wrk', args, { cwd: ROOT, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`wrk failed: ${err.message}\n${stderr}`));
+      const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
+      if (!line) return reject(new Error(`no summary from wrk:\n${stdout}`));
+      const r = JSON.parse(line);
+      const cpu = Object.fromEntries(Object.entries(cpuOf).map(([k, pids]) => [k, cpuSeconds(pids) - before[k]]));
+      resolve({
+        rps: r.requests / (r.duration_us / 1e6),
+        requests: r.requests,
+        p50: r.p50_us / 1000,
+        p99: r.p99_us / 1000,
+        errors: r.connect + r.read + r.write + r.status + r.timeout,
+        cpu,
+      });
+    });
+  });
+}
+
+export const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
