@@ -103,9 +103,10 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
 
   let proxy: OriginProxy | null = null;
   if (upstreamCfg) {
-    const agent = createOriginAgent(upstreamCfg);
-    cleanups.push(() => agent.destroy());
-    const poller = new UpstreamPoller(upstreamCfg, agent, store, book, metrics, log.child({ component: 'upstream' }), clock.now);
+    const agent = createOriginAgent(upstreamCfg, upstreamCfg.max_sockets);
+    const pollAgent = createOriginAgent(upstreamCfg, 1);
+    cleanups.push(() => agent.destroy(), () => pollAgent.destroy());
+    const poller = new UpstreamPoller(upstreamCfg, pollAgent, store, book, metrics, log.child({ component: 'upstream' }), clock.now);
     cleanups.push(() => poller.close());
     poller.start();
     upstream = poller;

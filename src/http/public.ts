@@ -12,7 +12,7 @@ import type { CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import { clientAddress, trustedProxies } from './client.js';
 import { buildErrorAnswers, type ErrorKind } from './errors.js';
-import { isSafeProxyPath, type OriginProxy } from '../upstream/proxy.js';
+import { hasBody, isSafeProxyPath, type OriginProxy } from '../upstream/proxy.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
 import { parseTarget, readKey, redactUrl, type Target } from './request.js';
 import { ALLOWED_METHODS, buildRoutes, type MeteredRoute, type Prepared, type ProxyRoute } from './routes.js';
@@ -92,10 +92,11 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
     fail(x, 'invalid_key');
   }
 
-  async function meterRequest(x: Exchange, keyHash: string): Promise<Outcome> {
+  /** `counts` false: authenticate and read usage only (HEAD on the gateway's own routes). */
+  async function meterRequest(keyHash: string, counts: boolean): Promise<Outcome> {
     const started = performance.now();
     try {
-      return x.req.method === 'HEAD' ? await meter.peek(keyHash) : await meter.consume(keyHash);
+      return counts ? await meter.consume(keyHash) : await meter.peek(keyHash);
     } catch (err) {
       if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
       metrics.storeErrors.inc();
@@ -150,11 +151,12 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
       const p = route.prepare(target.query, book.snapshot());
       if (typeof p === 'string') return refuse(x, address, keyHash, p);
       prepared = p;
-    } else if (!isSafeProxyPath(target.path)) {
+    } else if (!isSafeProxyPath(target.path) || hasBody(x.req)) {
       return refuse(x, address, keyHash, 'bad_request');
     }
 
-    const result = await meterRequest(x, keyHash);
+    // A HEAD passed through costs the origin a whole request (charged to the service key): it counts.
+    const result = await meterRequest(keyHash, x.req.method === 'GET' || route.kind === 'proxy');
     switch (result.kind) {
       case 'unknown':
         return invalidKey(x, address, 'unknown');
@@ -167,24 +169,25 @@ export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: Ser
         return fail(x, period.kind === 'trial' ? 'limit_trial' : 'limit_monthly', ['Retry-After', retryAfter, ...rateHeaders(result)]);
       }
       case 'unmetered':
-        if (prepared === null) return forward(x, route.name, null);
+        if (prepared === null) return forward(x, route.name, target, null);
         return send(x, 200, ['Content-Type', prepared.contentType], render(prepared, 'null'));
       case 'ok':
-        if (prepared === null) return forward(x, route.name, result);
+        if (prepared === null) return forward(x, route.name, target, result);
         return send(x, 200, ['Content-Type', prepared.contentType, ...rateHeaders(result)], render(prepared, usageJson(result.entry.usage, result.used, result.entry.allowance.limit)));
     }
   }
 
-  /** Passes an admitted request to the origin; a GET counted here is taken back when the origin fails it. */
-  async function forward(x: Exchange, route: string, result: CountedResult | null): Promise<void> {
+  /** Passes an admitted, counted request to the origin; it is taken back when the origin fails it. */
+  async function forward(x: Exchange, route: string, target: Target, result: CountedResult | null): Promise<void> {
     const proxy = deps.proxy as OriginProxy;
-    const counted = result !== null && x.req.method === 'GET' ? result : null;
     const status = await proxy.forward(x.req, x.res, {
       route,
+      path: target.path,
+      query: target.query,
       usage: result ? usageJson(result.entry.usage, result.used, result.entry.allowance.limit) : 'null',
       headers: result ? rateHeaders(result) : [],
       onFailure: () => {
-        if (counted) meter.refund(counted.entry).catch((err: unknown) => log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'));
+        if (result) meter.refund(result.entry).catch((err: unknown) => log.warn({ err, account: result.entry.account.id }, 'refund failed: a failed pass-through stays counted'));
       },
     });
     record(x, status);

@@ -129,9 +129,14 @@ export class PriceBook {
     this.arm(now);
   }
 
-  /** The newest of the first `count` sets that may be served as current. */
+  /**
+   * The set served as current: the newest of the first `count` (those in effect). In front of an
+   * origin, the newest set the origin called current, whatever its date: the origin is the
+   * authority on what is current, even when its clock or early publication runs ahead of ours.
+   */
   private currentOf(count: number): { set: PriceSet; effectiveMs: number } | null {
-    for (let i = count - 1; i >= 0; i--) {
+    const last = this.opts.upstreamOnly ? this.history.length : count;
+    for (let i = last - 1; i >= 0; i--) {
       const set = this.history[i] as PriceSet;
       if (!this.opts.upstreamOnly || set.origin === 'upstream') return { set, effectiveMs: this.times[i] as number };
     }

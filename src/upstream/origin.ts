@@ -5,11 +5,11 @@ import type { Config } from '../config/schema.js';
 export type UpstreamConfig = Config['upstream'];
 
 /**
- * The one pool of kept-alive connections to the origin, shared by polls and pass-through.
- * Bounded, so a burst of clients cannot open unbounded sockets to the origin.
+ * A pool of kept-alive connections to the origin, bounded so a burst of clients cannot open
+ * unbounded sockets to it. Polls have a pool of their own, so client traffic never starves them.
  */
-export function createOriginAgent(cfg: UpstreamConfig): HttpAgent {
-  const options = { keepAlive: true, maxSockets: cfg.max_sockets, maxFreeSockets: cfg.max_sockets, timeout: cfg.timeout_ms * 2 };
+export function createOriginAgent(cfg: UpstreamConfig, maxSockets: number): HttpAgent {
+  const options = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: cfg.timeout_ms * 2 };
   return cfg.url.startsWith('https:') ? new HttpsAgent(options) : new HttpAgent(options);
 }
 
@@ -48,7 +48,11 @@ export function getFromOrigin(
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = send(url, { method: 'GET', agent, headers: { accept: 'application/json', 'accept-encoding': 'identity', ...headers } });
-    const timer = setTimeout(() => req.destroy(new OriginFailure('timeout', `no answer within ${cfg.timeout_ms} ms`)), cfg.timeout_ms);
+    // Rejects by itself: a request still queued for a socket emits no error when destroyed.
+    const timer = setTimeout(() => {
+      reject(new OriginFailure('timeout', `no answer within ${cfg.timeout_ms} ms`));
+      req.destroy();
+    }, cfg.timeout_ms);
     req.on('error', (err) => {
       clearTimeout(timer);
       reject(err instanceof OriginFailure ? err : new OriginFailure('unreachable', (err as NodeJS.ErrnoException).code ?? err.message));

@@ -151,11 +151,12 @@ export class UpstreamPoller {
     const headers: Record<string, string> = {};
     if (this.last && this.validators.etag) headers['if-none-match'] = this.validators.etag;
     if (this.last && this.validators.lastModified) headers['if-modified-since'] = this.validators.lastModified;
+    const conditional = Object.keys(headers).length > 0;
     let set: PriceSet;
     let result: PollResult = 'unchanged';
     try {
       const answer = await getFromOrigin(this.cfg, this.agent, `/fuel-api/api/current.php?api_key=${encodeURIComponent(this.cfg.api_key)}`, headers);
-      if (answer.status === 304 && this.last) {
+      if (answer.status === 304 && conditional && this.last) {
         set = this.last;
         result = 'not_modified';
       } else if (answer.status === 401 || answer.status === 403) {

@@ -12,6 +12,9 @@ import { originBase, type UpstreamConfig } from './origin.js';
 export interface ForwardSpec {
   /** The `proxy_paths` entry the path matched: the metrics label. */
   route: string;
+  /** The request's path (as routed and checked) and query, forwarded with the key replaced. */
+  path: string;
+  query: URLSearchParams;
   /** The `usage` JSON put into a JSON success in place of the origin's. */
   usage: string;
   /** Added to every answer (X-RateLimit-*), as name, value, name, value … */
@@ -19,6 +22,13 @@ export interface ForwardSpec {
   /** Called once when the answer is not a success, so the request does not count. */
   onFailure(): void;
 }
+
+/**
+ * A request body would be forwarded without its framing (the hop-by-hop Transfer-Encoding is
+ * not forwarded) and be read by the origin as another request on a shared connection.
+ */
+export const hasBody = (req: IncomingMessage): boolean =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /** One pass-through in flight. */
 interface Exchange {
@@ -59,6 +69,8 @@ export class OriginProxy {
   private readonly proxy: ProxyServer;
   private readonly pending = new WeakMap<IncomingMessage, Exchange>();
   private readonly base: string;
+  /** The service key as it may appear in what the origin sends back (raw, percent- or form-encoded). */
+  private readonly secrets: string[];
 
   constructor(
     private readonly cfg: UpstreamConfig,
@@ -69,12 +81,16 @@ export class OriginProxy {
     private readonly log: Logger,
   ) {
     this.base = originBase(cfg);
+    this.secrets = [...new Set([cfg.api_key, encodeURIComponent(cfg.api_key), new URLSearchParams({ k: cfg.api_key }).toString().slice(2)])];
     // No proxyTimeout: it surfaces as a bare ECONNRESET, indistinguishable from a refused
     // connection; our own timer tells 504 from 502.
     this.proxy = createProxyServer({ agent, selfHandleResponse: true, changeOrigin: true, ignorePath: true, xfwd: false });
     this.proxy.on('proxyReq', (proxyReq, req) => {
       const x = this.pending.get(req);
-      if (x) x.proxyReq = proxyReq;
+      // A request that waited in the agent's queue past its answer (504, or the client left)
+      // must not be sent now: it would hold an origin connection nobody waits for.
+      if (!x || x.settled) return void proxyReq.destroy();
+      x.proxyReq = proxyReq;
     });
     this.proxy.on('proxyRes', (proxyRes, req, res) => this.answer(proxyRes, req, res));
     // The callback passed to web() reports request errors; this covers anything else.
@@ -96,20 +112,22 @@ export class OriginProxy {
       };
       this.pending.set(req, x);
       res.once('close', () => this.settle(x, 0, false));
-      const target = this.base + this.originTarget(req);
       this.rewriteHeaders(req);
-      this.proxy.web(req, res, { target }, () => this.fail(x, res, 'upstream_unavailable', 'unreachable'));
+      try {
+        this.proxy.web(req, res, { target: this.base + this.originTarget(spec) }, () => this.fail(x, res, 'upstream_unavailable', 'unreachable'));
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message }, 'pass-through could not be sent');
+        this.fail(x, res, 'upstream_unavailable', 'unreachable');
+      }
     });
   }
 
   /** The path and query sent to the origin: the client's key parameter replaced by the service key. */
-  private originTarget(req: IncomingMessage): string {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const params = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  private originTarget(spec: ForwardSpec): string {
+    const params = new URLSearchParams(spec.query);
     params.delete('api_key');
     params.append('api_key', this.cfg.api_key);
-    return `${q === -1 ? url : url.slice(0, q)}?${params}`;
+    return `${spec.path}?${params}`;
   }
 
   private rewriteHeaders(req: IncomingMessage): void {
@@ -121,7 +139,7 @@ export class OriginProxy {
     const proto = fromProxy && typeof h['x-forwarded-proto'] === 'string' ? h['x-forwarded-proto'] : 'http';
     const host = fromProxy && typeof h['x-forwarded-host'] === 'string' ? h['x-forwarded-host'] : (h.host ?? '');
     const usedHeader = h['x-api-key'] !== undefined;
-    for (const name of [...HOP_BY_HOP, 'expect', 'x-api-key', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port']) delete h[name];
+    for (const name of [...HOP_BY_HOP, 'expect', 'content-length', 'x-api-key', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port']) delete h[name];
     if (usedHeader) h['x-api-key'] = this.cfg.api_key;
     h['x-forwarded-for'] = chain;
     h['x-forwarded-proto'] = proto;
@@ -151,9 +169,11 @@ export class OriginProxy {
 
   /** A JSON success: the origin's object with our `usage` as its last key. */
   private withUsage(x: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number): void {
-    read(proxyRes, MAX_JSON_BYTES, (chunks, complete) => {
+    read(proxyRes, MAX_JSON_BYTES, (chunks, state) => {
       if (x.settled) return;
-      const body = complete ? injectUsage(Buffer.concat(chunks), proxyRes.headers['content-encoding'], x.spec.usage) : null;
+      if (state === 'cut') return this.fail(x, res, 'upstream_unavailable', 'cut');
+      const injected = state === 'complete' ? injectUsage(Buffer.concat(chunks), proxyRes.headers['content-encoding'], x.spec.usage) : null;
+      const body = injected === null ? null : this.scrub(injected);
       // Too large, compressed in a way we cannot read, or not a JSON object: passed on untouched.
       if (body === null) return this.stream(x, proxyRes, res, status, chunks, true);
       const headers = this.headers(x, proxyRes, ['content-encoding', 'content-length']);
@@ -165,13 +185,13 @@ export class OriginProxy {
 
   /** An error status from the origin: its body when it is the spec's error body, else ours. Not counted. */
   private originError(x: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number): void {
-    read(proxyRes, MAX_ERROR_BYTES, (chunks, complete) => {
+    read(proxyRes, MAX_ERROR_BYTES, (chunks, state) => {
       if (x.settled) return;
       // The rest of an oversized error body is not worth reading: that connection is dropped.
-      if (complete) proxyRes.resume();
+      if (state === 'complete') proxyRes.resume();
       else x.proxyReq?.destroy();
-      const own = complete ? specErrorBody(Buffer.concat(chunks)) : null;
-      const body = own ?? this.errors[kindForStatus(status)].body;
+      const own = state === 'complete' ? specErrorBody(Buffer.concat(chunks)) : null;
+      const body = own === null ? this.errors[kindForStatus(status)].body : this.scrub(own);
       res.writeHead(status, { ...BASE, ...x.added, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body, () => this.settle(x, status, false));
     });
@@ -190,7 +210,9 @@ export class OriginProxy {
   private headers(x: Exchange, proxyRes: IncomingMessage, drop: string[]): OutgoingHttpHeaders {
     const out: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(proxyRes.headers)) {
-      if (value !== undefined && !ANSWER_DROPPED.includes(name) && !drop.includes(name)) out[name] = value;
+      if (value === undefined || ANSWER_DROPPED.includes(name) || drop.includes(name)) continue;
+      // A redirect or link echoing the forwarded URL would hand the client the service key.
+      out[name] = Array.isArray(value) ? value.map((v) => this.scrub(v)) : this.scrub(value);
     }
     return { ...out, ...BASE, ...x.added };
   }
@@ -219,27 +241,42 @@ export class OriginProxy {
     x.resolve(status);
   }
 
+  private scrub(text: string): string {
+    let out = text;
+    for (const s of this.secrets) out = out.split(s).join('[REDACTED]');
+    return out;
+  }
+
   close(): void {
     this.proxy.close();
   }
 }
 
-/** Reads up to `max` bytes; `complete` is false when the body was larger (the rest stays unread). */
-function read(stream: IncomingMessage, max: number, done: (chunks: Buffer[], complete: boolean) => void): void {
+/**
+ * Reads up to `max` bytes: 'complete', 'too_large' (the rest stays unread, the stream paused)
+ * or 'cut' (the origin's connection broke mid-body).
+ */
+function read(stream: IncomingMessage, max: number, done: (chunks: Buffer[], state: 'complete' | 'too_large' | 'cut') => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
+  let finished = false;
+  const finish = (state: 'complete' | 'too_large' | 'cut'): void => {
+    if (finished) return;
+    finished = true;
+    stream.off('data', onData);
+    done(chunks, state);
+  };
   const onData = (c: Buffer): void => {
     chunks.push(c);
     size += c.length;
     if (size <= max) return;
     stream.pause();
-    stream.off('data', onData);
-    stream.off('end', onEnd);
-    done(chunks, false);
+    finish('too_large');
   };
-  const onEnd = (): void => done(chunks, true);
   stream.on('data', onData);
-  stream.once('end', onEnd);
+  stream.once('end', () => finish('complete'));
+  stream.once('aborted', () => finish('cut'));
+  stream.once('error', () => finish('cut'));
 }
 
 function decode(body: Buffer, encoding: string | undefined): Buffer | null {

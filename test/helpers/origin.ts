@@ -160,6 +160,14 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
         // Every other request fails: for counting under mixed outcomes.
         if (++flaky % 2 === 0) return json(res, 503, { success: false, message: 'Busy.' });
         return json(res, 200, { success: true, n: flaky });
+      case '/origin/hang':
+        return; // never answers
+      case '/origin/redirect':
+        // An origin that echoes the request URL (the service key in it) into a redirect and a body.
+        res.writeHead(301, { location: `${origin.url}/origin/echo/?${url.searchParams}`, link: `<${url.pathname}?${url.searchParams}>; rel="self"` });
+        return void res.end();
+      case '/origin/leak-error':
+        return json(res, 403, { success: false, message: `Key ${url.searchParams.get('api_key')} may not read this.` });
       case '/origin/slow':
         await new Promise((r) => setTimeout(r, origin.slowMs));
         return json(res, 200, { success: true, slow: true });

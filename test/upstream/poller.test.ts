@@ -152,3 +152,11 @@ t.test('a set published by an operator in front of an origin goes to history, ne
   await gw.app.book.publish({ ...local, effective_date: '2026-11-10' });
   t.equal(gw.app.book.current()?.set.effective_date, '2026-11-04', 'the newer local set is not served as current');
 });
+
+t.test("the origin's current set is current even when its date is ahead of the gateway's clock", async (t) => {
+  const origin = await startOrigin(t);
+  origin.setPrice('25.80', '2027-01-06');
+  const gw = await gatewayFor(t, origin);
+  await waitFor('ready', async () => (await ready(gw)).status === 200, 5000);
+  t.equal(gw.app.book.current()?.set.effective_date, '2027-01-06');
+});

@@ -75,7 +75,7 @@ t.test('compressed JSON is decoded for the usage; other answers pass through unt
   t.equal(text.headers.get('set-cookie'), null, "the origin's session cookie (for the gateway's key) is dropped");
 });
 
-t.test('an invalid client key is refused without contacting the origin; HEAD is not counted', async (t) => {
+t.test('an invalid client key is refused without contacting the origin; a passed-through HEAD is counted', async (t) => {
   const { origin, gw, key, accountId } = await setup(t);
   const before = origin.seen.length;
   const bad = await gw.get('/origin/echo?api_key=fpg_not-a-key');
@@ -87,7 +87,7 @@ t.test('an invalid client key is refused without contacting the origin; HEAD is 
 
   const head = await gw.get(`/origin/echo?api_key=${key}`, { method: 'HEAD' });
   t.equal(head.status, 200);
-  t.equal(await counted(gw, accountId), 0, 'HEAD counts nothing');
+  t.equal(await counted(gw, accountId), 1, 'a HEAD passed through costs the origin a request: it counts');
   const post = await gw.get(`/origin/echo?api_key=${key}`, { method: 'POST' });
   t.equal(post.status, 405);
 });
@@ -210,4 +210,51 @@ t.test('a client that leaves before the origin answers is not counted, and the g
   const ok = await gw.get(`/origin/echo?api_key=${key}`);
   t.equal(ok.status, 200);
   t.equal(((await ok.json()) as { usage: { requests_used: number } }).usage.requests_used, 1);
+});
+
+t.test('a request body is refused, so it can never reach the origin as a smuggled request', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
+  const before = origin.seen.length;
+  const inner = `GET /origin/echo?smuggled=1 HTTP/1.1\r\nHost: o\r\n\r\n`;
+  const chunked = `GET /origin/echo?api_key=${key} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${inner.length.toString(16)}\r\n${inner}\r\n0\r\n\r\n`;
+  t.match(await rawRequest(gw.app.publicAddress.port, chunked), /^HTTP\/1\.1 400 /);
+  const sized = `GET /origin/echo?api_key=${key} HTTP/1.1\r\nHost: a\r\nContent-Length: ${inner.length}\r\nConnection: close\r\n\r\n${inner}`;
+  t.match(await rawRequest(gw.app.publicAddress.port, sized), /^HTTP\/1\.1 400 /);
+  t.equal(origin.seen.length, before, 'the origin saw nothing');
+  t.equal(await counted(gw, accountId), 0);
+});
+
+t.test('requests that time out while queued for an origin connection are never sent later; the pool recovers', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  const hung = await Promise.all(Array.from({ length: 30 }, () => gw.get(`/origin/hang?api_key=${key}`).then((r) => r.status)));
+  t.ok(hung.every((s) => s === 504), 'every one answered 504');
+  const sent = origin.seen.filter((s) => s.path === '/origin/hang').length;
+  t.ok(sent <= MAX_SOCKETS, `${sent} reached the origin (max_sockets ${MAX_SOCKETS})`);
+  const start = Date.now();
+  const ok = await gw.get(`/origin/echo?api_key=${key}`);
+  t.equal(ok.status, 200, 'pass-through works again at once');
+  t.ok(Date.now() - start < TIMEOUT);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(origin.seen.filter((s) => s.path === '/origin/hang').length, sent, 'no queued request was sent after its 504');
+});
+
+t.test('the service key never reaches a client through headers or error bodies the origin echoes', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  const redirect = await gw.get(`/origin/redirect?api_key=${key}`, { redirect: 'manual' });
+  t.equal(redirect.status, 301);
+  t.notMatch(`${redirect.headers.get('location')} ${redirect.headers.get('link')}`, origin.key);
+  t.match(redirect.headers.get('location'), /api_key=%5BREDACTED%5D|api_key=\[REDACTED\]/);
+  const denied = await gw.get(`/origin/leak-error?api_key=${key}`);
+  t.equal(denied.status, 403);
+  const text = await denied.text();
+  t.notMatch(text, origin.key);
+  t.match(text, /\[REDACTED\]/);
+});
+
+t.test('an absolute-form request target is forwarded by its checked path, never glued to the origin URL', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  const answer = await rawRequest(gw.app.publicAddress.port, `GET http://x/origin/echo?api_key=${key} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  t.match(answer, /^HTTP\/1\.1 200 /);
+  t.equal(origin.seen[origin.seen.length - 1]?.path, '/origin/echo');
+  t.notMatch(gw.logs(), origin.key);
 });
