@@ -1,203 +1,54 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
-import type { Metrics } from '../admin/metrics.js';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config/schema.js';
-import { isGatewayError } from '../errors.js';
-import { hashKey, isWellFormedKey } from '../keys/keys.js';
-import type { InvalidKeyThrottle } from '../keys/throttle.js';
-import type { PriceBook } from '../prices/book.js';
-import type { CountedResult, Meter, MeterResult } from '../quota/meter.js';
-import { usageJson } from '../quota/usage.js';
-import { canonicalIp, clientAddress } from './client.js';
-import { buildErrorAnswers, type ErrorKind } from './errors.js';
-import { parseTarget, readKey, redactUrl } from './request.js';
-import { ALLOWED_METHODS, buildRoutes, type MeteredRoute, type Prepared } from './routes.js';
+import { crashed, fail, send } from './answer.js';
+import { buildGateway, type Gateway, type PublicDeps } from './context.js';
+import { Exchange, metered } from './metered.js';
+import { parseTarget } from './request.js';
 
-export interface PublicDeps {
-  config: Config;
-  meter: Meter;
-  book: PriceBook;
-  throttle: InvalidKeyThrottle;
-  metrics: Metrics;
-  clock: Clock;
-  log: Logger;
-  /** Whether the store answers; for /readyz. */
-  storeReady(): Promise<boolean>;
+export type { PublicDeps };
+
+const READY_TTL_MS = 1000;
+const JSON_TYPE = 'application/json';
+const HEALTHY = '{"status":"ok"}';
+
+/** The public listener's request handler, with its Gateway (everything a request reads) built once. */
+export function publicHandler(deps: PublicDeps): ((req: IncomingMessage, res: ServerResponse) => void) & { gateway: Gateway } {
+  const g = buildGateway(deps);
+  return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(g, req, res), { gateway: g });
 }
 
-type Headers = Array<string | number>;
-
-// Unmetered: the store could not be reached and the operator chose to serve anyway (store.on_error: allow).
-type Outcome = MeterResult | { kind: 'unmetered' };
-
-/** One request in flight: what the answer and the log line and metrics need. */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  start: number;
-  route: string;
-}
-
-const BASE_HEADERS: Headers = ['Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff'];
-
-/**
- * The public listener's request handler: route → key → meter → answer. Expected outcomes
- * (unknown key, inactive, exhausted) are values mapped to the error table in one place (`fail`);
- * only store failures and bugs are exceptions.
- */
-export function publicHandler(deps: PublicDeps): (req: IncomingMessage, res: ServerResponse) => void {
-  const { config, meter, book, throttle, metrics, clock, log } = deps;
-  const routes = buildRoutes(config);
-  const errors = buildErrorAnswers(config.messages);
-  const maxKeyLength = config.limits.max_key_length;
-  const access = config.log.access;
-  const failOpen = config.store.on_error === 'allow';
-  const trustedProxies = new Set(config.server.trusted_proxies.map((a) => canonicalIp(a) ?? a));
-  const READY_TTL_MS = 1000;
-  let storeCheck: { at: number; up: boolean } | null = null;
-
-  function send(x: Exchange, status: number, headers: Headers, body: string, length = Buffer.byteLength(body)): void {
-    x.res.writeHead(status, [...BASE_HEADERS, 'Content-Length', length, ...headers]);
-    x.res.end(x.req.method === 'HEAD' ? undefined : body);
-    const seconds = (performance.now() - x.start) / 1000;
-    metrics.observeRequest(x.route, status, seconds);
-    if (access) log.info({ method: x.req.method, url: redactUrl(x.req.url ?? ''), status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
-  }
-
-  function fail(x: Exchange, kind: ErrorKind, headers: Headers = []): void {
-    const e = errors[kind];
-    send(x, e.status, ['Content-Type', 'application/json', ...headers], e.body, e.length);
-  }
-
-  function rateHeaders(r: CountedResult): Headers {
-    const { limit, period } = r.entry.allowance;
-    return ['X-RateLimit-Limit', limit, 'X-RateLimit-Remaining', Math.max(0, limit - r.used), 'X-RateLimit-Reset', Math.ceil(period.endMs / 1000)];
-  }
-
-  function invalidKey(x: Exchange, address: string, reason: string): void {
-    throttle.fail(address);
-    metrics.invalidKeys.labels(reason).inc();
-    fail(x, 'invalid_key');
-  }
-
-  async function meterRequest(x: Exchange, keyHash: string): Promise<Outcome> {
-    const started = performance.now();
-    try {
-      return x.req.method === 'HEAD' ? await meter.peek(keyHash) : await meter.consume(keyHash);
-    } catch (err) {
-      if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-      metrics.storeErrors.inc();
-      // Only keys this process already knows as active are let through: an unknown or inactive
-      // key must not get in just because the store cannot say no.
-      if (failOpen && meter.knowsActive(keyHash)) {
-        metrics.unmetered.inc();
-        log.warn({ err: err.message }, 'store unavailable: serving unmetered (store.on_error: allow)');
-        return { kind: 'unmetered' };
-      }
-      throw err;
-    } finally {
-      metrics.storeLatency.observe((performance.now() - started) / 1000);
-    }
-  }
-
-  /** A request refused for its query or for lack of prices: the key still comes first, and nothing is counted. */
-  async function refuse(x: Exchange, address: string, keyHash: string, kind: ErrorKind): Promise<void> {
-    let who: Awaited<ReturnType<Meter['identify']>>;
-    try {
-      who = await meter.identify(keyHash);
-    } catch (err) {
-      if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-      metrics.storeErrors.inc();
-      // A key known here as active may still hear what is wrong with its query.
-      if (!meter.knowsActive(keyHash)) throw err;
-      who = 'active';
-    }
-    if (who === 'unknown') return invalidKey(x, address, 'unknown');
-    if (who === 'inactive') return fail(x, 'inactive_key');
-    return fail(x, kind, kind === 'unavailable' ? ['Retry-After', 1] : []);
-  }
-
-  async function metered(x: Exchange, route: MeteredRoute, query: URLSearchParams): Promise<void> {
-    const address = clientAddress(x.req, trustedProxies);
-    const input = readKey(x.req, query, maxKeyLength);
-    const keyHash = input.kind === 'key' && isWellFormedKey(input.key) ? hashKey(input.key) : null;
-    const blockedMs = throttle.blockedFor(address);
-    // A blocked address is still served for keys this process knows as active: the block stops
-    // key scanning without locking out customers who share the address (NAT, a proxy).
-    if (blockedMs > 0 && !(keyHash !== null && meter.knowsActive(keyHash))) {
-      metrics.invalidKeys.labels('throttled').inc();
-      return fail(x, 'throttled', ['Retry-After', Math.ceil(blockedMs / 1000)]);
-    }
-    if (input.kind === 'missing') {
-      metrics.invalidKeys.labels('missing').inc();
-      return fail(x, 'missing_key');
-    }
-    if (keyHash === null) return invalidKey(x, address, 'malformed');
-    const snapshot = book.current();
-    const prepared = snapshot ? route.prepare(query, snapshot) : 'unavailable';
-    if (typeof prepared === 'string') return refuse(x, address, keyHash, prepared);
-
-    const result = await meterRequest(x, keyHash);
-    switch (result.kind) {
-      case 'unknown':
-        return invalidKey(x, address, 'unknown');
-      case 'inactive':
-        return fail(x, 'inactive_key');
-      case 'exhausted': {
-        const { period, plan } = result.entry.allowance;
-        metrics.quotaRejections.labels(plan).inc();
-        const retryAfter = Math.max(1, Math.ceil((period.endMs - clock.now()) / 1000));
-        return fail(x, period.kind === 'trial' ? 'limit_trial' : 'limit_monthly', ['Retry-After', retryAfter, ...rateHeaders(result)]);
-      }
-      case 'unmetered':
-        return send(x, 200, ['Content-Type', prepared.contentType], render(prepared, 'null'));
-      case 'ok':
-        return send(x, 200, ['Content-Type', prepared.contentType, ...rateHeaders(result)], render(prepared, usageJson(result.entry.usage, result.used, result.entry.allowance.limit)));
-    }
-  }
-
-  function render(p: Prepared, usage: string): string {
-    return p.withUsage ? p.head + usage + p.tail : p.head + p.tail;
-  }
-
-  /** Readiness probes arrive from every balancer and orchestrator: ask the store at most once a second. */
-  async function storeUp(): Promise<boolean> {
-    const now = performance.now();
-    if (storeCheck && now - storeCheck.at < READY_TTL_MS) return storeCheck.up;
-    const up = await deps.storeReady();
-    storeCheck = { at: performance.now(), up };
-    return up;
-  }
-
-  async function ready(x: Exchange): Promise<void> {
-    const prices = book.current() !== null;
-    const store = await storeUp();
-    const status = prices && store ? 200 : 503;
-    send(x, status, ['Content-Type', 'application/json'], JSON.stringify({ ready: status === 200, store, prices }));
-  }
-
-  async function handle(x: Exchange): Promise<void> {
-    const target = parseTarget(x.req.url ?? '');
+/** Route → method → health, readiness or the metered path (metered.ts). */
+export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): void {
+  const x = new Exchange(g, req, res);
+  try {
+    const target = parseTarget(req.url ?? '');
     if (!target) return fail(x, 'bad_request');
-    const route = routes.get(target.path);
-    if (!route) return fail(x, 'not_found');
-    x.route = route.name;
-    if (x.req.method !== 'GET' && x.req.method !== 'HEAD') return fail(x, 'method_not_allowed', ['Allow', ALLOWED_METHODS]);
-    if (route.kind === 'health') return send(x, 200, ['Content-Type', 'application/json'], '{"status":"ok"}');
-    if (route.kind === 'ready') return ready(x);
-    return metered(x, route, target.query);
+    const entry = g.routes.get(target.path);
+    if (!entry) return fail(x, 'not_found');
+    x.metrics = entry.metrics;
+    if (req.method !== 'GET' && req.method !== 'HEAD') return fail(x, 'method_not_allowed');
+    const { route } = entry;
+    if (route.kind === 'health') return send(x, 200, g.answers.unrated(JSON_TYPE, HEALTHY.length), HEALTHY);
+    if (route.kind === 'ready') return void ready(x).catch((err: unknown) => crashed(x, err));
+    metered(x, route, target.search);
+  } catch (err) {
+    crashed(x, err);
   }
+}
 
-  return (req, res) => {
-    const x: Exchange = { req, res, start: performance.now(), route: 'unmatched' };
-    handle(x).catch((err: unknown) => {
-      const unavailable = isGatewayError(err, 'STORE_UNAVAILABLE');
-      log[unavailable ? 'warn' : 'error']({ err, url: redactUrl(req.url ?? '') }, unavailable ? 'store unavailable' : 'request failed');
-      if (res.headersSent) return void res.destroy();
-      if (unavailable) fail(x, 'unavailable', ['Retry-After', 1]);
-      else fail(x, 'internal');
-    });
-  };
+/** Readiness probes arrive from every balancer and orchestrator: ask the store at most once a second. */
+async function storeUp(g: Gateway): Promise<boolean> {
+  const now = performance.now();
+  if (g.storeCheck && now - g.storeCheck.at < READY_TTL_MS) return g.storeCheck.up;
+  const up = await g.storeReady();
+  g.storeCheck = { at: performance.now(), up };
+  return up;
+}
+
+async function ready(x: Exchange): Promise<void> {
+  const prices = x.g.book.current() !== null;
+  const store = await storeUp(x.g);
+  const status = prices && store ? 200 : 503;
+  const body = JSON.stringify({ ready: status === 200, store, prices });
+  send(x, status, x.g.answers.unrated(JSON_TYPE, body.length), body);
 }

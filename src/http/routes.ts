@@ -9,14 +9,19 @@ export interface Prepared {
   tail: string;
   /** Whether the per-request `usage` object goes between head and tail. */
   withUsage: boolean;
+  /** UTF-8 length of head and tail (the usage object is ASCII: its length is its byte count). */
+  bytes: number;
 }
 
 export interface MeteredRoute {
   kind: 'metered';
   /** Label for metrics and logs. */
   name: string;
-  /** Validates the query and picks the answer; an error kind refuses the request before it is counted. */
-  prepare(query: URLSearchParams, snapshot: Snapshot): Prepared | ErrorKind;
+  /**
+   * Validates the query (the raw text after `?`, parsed only by routes that read it) and picks
+   * the answer; an error kind refuses the request before it is counted.
+   */
+  prepare(search: string, snapshot: Snapshot): Prepared | ErrorKind;
 }
 
 export type Route = MeteredRoute | { kind: 'health'; name: string } | { kind: 'ready'; name: string };
@@ -29,14 +34,15 @@ const full = new WeakMap<Snapshot, Prepared>();
 
 function envelope(cache: WeakMap<Snapshot, Prepared>, snap: Snapshot, head: string): Prepared {
   let p = cache.get(snap);
-  if (!p) cache.set(snap, (p = { contentType: JSON_TYPE, head, tail: '}', withUsage: true }));
+  if (!p) cache.set(snap, (p = { contentType: JSON_TYPE, head, tail: '}', withUsage: true, bytes: Buffer.byteLength(head) + 1 }));
   return p;
 }
 
 const MONTH = /^(0?[1-9]|1[0-2])$/;
 const YEAR = /^\d{4}$/;
 
-function historical(query: URLSearchParams, snap: Snapshot): Prepared | ErrorKind {
+function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
+  const query = new URLSearchParams(search);
   const month = query.get('month') ?? '';
   const year = query.get('year') ?? '';
   if (!MONTH.test(month)) return 'invalid_month';
@@ -45,10 +51,11 @@ function historical(query: URLSearchParams, snap: Snapshot): Prepared | ErrorKin
   const y = Number(year);
   const answer = snap.months.get(`${year}-${String(m).padStart(2, '0')}`);
   if (query.get('format') === 'csv') {
-    return { contentType: 'text/csv; charset=utf-8', head: answer?.csv ?? `${CSV_HEADER}\r\n`, tail: '', withUsage: false };
+    const csv = answer?.csv ?? `${CSV_HEADER}\r\n`;
+    return { contentType: 'text/csv; charset=utf-8', head: csv, tail: '', withUsage: false, bytes: Buffer.byteLength(csv) };
   }
   const body = `{"success":true,"month":${m},"year":${y},"results":${answer?.json ?? '[]'}}`;
-  return { contentType: JSON_TYPE, head: body, tail: '', withUsage: false };
+  return { contentType: JSON_TYPE, head: body, tail: '', withUsage: false, bytes: Buffer.byteLength(body) };
 }
 
 /** The only table of public paths. */
