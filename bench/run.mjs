@@ -274,17 +274,27 @@ const CATEGORIES = [
   [/node_modules\//, 'other packages'],
 ];
 
-/** Where a process's CPU went: shares of profile samples by category and the top functions by self time. */
-function summarise(profile) {
+/**
+ * Where a process's CPU went between two moments (monotonic µs, the clock V8 stamps samples
+ * with): shares of samples by category and the top functions by self time.
+ */
+function summarise(profile, fromUs, toUs) {
+  const hits = new Map();
+  let at = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i];
+    if (at >= fromUs && at <= toUs) hits.set(profile.samples[i], (hits.get(profile.samples[i]) ?? 0) + 1);
+  }
   const self = new Map();
   let total = 0;
   for (const n of profile.nodes) {
     const { functionName, url, lineNumber } = n.callFrame;
-    if (functionName === '(idle)') continue;
-    total += n.hitCount;
+    const count = hits.get(n.id) ?? 0;
+    if (functionName === '(idle)' || count === 0) continue;
+    total += count;
     const key = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${lineNumber + 1}`;
     const e = self.get(key) ?? { hits: 0, url, functionName };
-    e.hits += n.hitCount;
+    e.hits += count;
     self.set(key, e);
   }
   const byCategory = new Map();
@@ -308,15 +318,17 @@ async function profile(id) {
   const gw = await startGateway(v, redis?.url, ['--cpu-prof', '--cpu-prof-dir', profDir]);
   const keysFile = keys ?? (await seedAdmin(gw.admin, accounts, v.id));
   await wrk({ url: gw.base, prefix: ENDPOINTS.simple, keysFile, seconds: 3, threads, connections });
+  const from = process.hrtime.bigint() / 1000n;
   const res = await wrk({ url: gw.base, prefix: ENDPOINTS.simple, keysFile, seconds, threads, connections });
+  const to = process.hrtime.bigint() / 1000n;
   console.log(`${v.label}, simple: ${fmt(res.rps)} req/s under the profiler`);
   process.kill(gw.pid, 'SIGTERM');
   await until('the profile', async () => readdirSync(profDir).some((f) => f.endsWith('.cpuprofile')));
   await sleep(500);
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-  const out = summarise(JSON.parse(readFileSync(join(profDir, file), 'utf8')));
+  const out = summarise(JSON.parse(readFileSync(join(profDir, file), 'utf8')), Number(from), Number(to));
   console.log(`\n${out}`);
-  return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: profile of ${v.label}, simple-current\n\nCommit ${commit()}. Machine: ${machine()}.\nwrk -t${threads} -c${connections} for ${seconds} s under \`node --cpu-prof\` (${fmt(res.rps)} req/s; the profiler slows it).\n\n${out}\n`;
+  return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: profile of ${v.label}, simple-current\n\nCommit ${commit()}. Machine: ${machine()}.\nwrk -t${threads} -c${connections} for ${seconds} s under \`node --cpu-prof\` (${fmt(res.rps)} req/s; the profiler slows it); samples taken during that run only.\n\n${out}\n`;
 }
 
 let code = 0;

@@ -1,19 +1,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { requestMetrics } from './request-metrics.js';
+
+export type { RouteMetrics } from './request-metrics.js';
 
 /**
  * The gateway's Prometheus metrics, in a registry per app (tests run several apps in one
- * process). Hot-path counters keep their labelled children, so a request does no label hashing.
+ * process). Per-request metrics are bound once per route (request-metrics.ts).
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests = new Counter({ name: 'fuel_gateway_requests_total', help: 'Public requests by route and status', labelNames: ['route', 'status'], registers: [this.registry] });
-  private readonly latency = new Histogram({
-    name: 'fuel_gateway_request_duration_seconds',
-    help: 'Public request latency by route',
-    labelNames: ['route'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
-    registers: [this.registry],
-  });
+  /** Request count and latency of one route, bound once (request-metrics.ts). */
+  readonly forRoute = requestMetrics(this.registry);
   readonly quotaRejections = new Counter({ name: 'fuel_gateway_quota_rejections_total', help: 'Requests refused because the allowance was used up, by plan', labelNames: ['plan'], registers: [this.registry] });
   readonly invalidKeys = new Counter({ name: 'fuel_gateway_invalid_key_rejections_total', help: 'Requests refused for a missing, malformed or unknown key, or a throttled address', labelNames: ['reason'], registers: [this.registry] });
   readonly storeErrors = new Counter({ name: 'fuel_gateway_store_errors_total', help: 'Metered requests that failed because the store was unreachable or too slow', registers: [this.registry] });
@@ -43,7 +40,6 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
-  private readonly children = new Map<string, { count: ReturnType<Counter['labels']>; time: ReturnType<Histogram['labels']> }>();
 
   constructor(sources: {
     cacheHitRatio(): number;
@@ -86,17 +82,6 @@ export class Metrics {
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'fuel_gateway_' });
-  }
-
-  observeRequest(route: string, status: number, seconds: number): void {
-    const k = `${route}|${status}`;
-    let c = this.children.get(k);
-    if (!c) {
-      c = { count: this.requests.labels(route, String(status)), time: this.latency.labels(route) };
-      this.children.set(k, c);
-    }
-    c.count.inc();
-    c.time.observe(seconds);
   }
 
   observeUpstream(route: string, status: string, seconds: number): void {

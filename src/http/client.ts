@@ -1,6 +1,19 @@
 import type { IncomingMessage } from 'node:http';
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv4, isIPv6, type Socket } from 'node:net';
 import type { Config } from '../config/schema.js';
+
+const bySocket = new WeakMap<Socket, string>();
+
+/**
+ * `clientAddress`, worked out once per connection when no proxy is trusted: the socket alone
+ * decides it then, and keep-alive connections carry many requests.
+ */
+export function connectionClient(req: IncomingMessage, trusted: ReadonlySet<string>): string {
+  if (trusted.size > 0) return clientAddress(req, trusted);
+  let address = bySocket.get(req.socket);
+  if (address === undefined) bySocket.set(req.socket, (address = clientAddress(req, trusted)));
+  return address;
+}
 
 /**
  * The client's address as the invalid-key throttle counts it. Behind a load balancer the socket

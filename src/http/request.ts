@@ -2,20 +2,19 @@ import type { IncomingMessage } from 'node:http';
 
 export interface Target {
   path: string;
-  query: URLSearchParams;
+  /** The raw query, after `?`; parsed only where it is read. */
+  search: string;
 }
 
 /** Splits the request target without `new URL` (absolute-form targets are rare, so they pay for it). */
 export function parseTarget(url: string): Target | null {
   if (url.startsWith('/')) {
     const q = url.indexOf('?');
-    return q === -1
-      ? { path: url, query: new URLSearchParams() }
-      : { path: url.slice(0, q), query: new URLSearchParams(url.slice(q + 1)) };
+    return q === -1 ? { path: url, search: '' } : { path: url.slice(0, q), search: url.slice(q + 1) };
   }
   try {
     const u = new URL(url);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? { path: u.pathname, query: u.searchParams } : null;
+    return u.protocol === 'http:' || u.protocol === 'https:' ? { path: u.pathname, search: u.search.slice(1) } : null;
   } catch {
     return null;
   }
@@ -26,6 +25,11 @@ export type KeyInput = { kind: 'missing' } | { kind: 'malformed' } | { kind: 'ke
 // Keys are printable ASCII; anything else (a garbled percent-escape decodes to U+FFFD) cannot exist.
 const PRINTABLE = /^[\x21-\x7e]+$/;
 
+// The common query, `api_key=K` alone with nothing to decode, read without URLSearchParams.
+const PLAIN_KEY = /^api_key=[\w-]+$/;
+const PLAIN_KEY_AT = 'api_key='.length;
+const PLAIN_KEY_URL = /^[^?]*\?api_key=[\w-]+$/;
+
 const MISSING: KeyInput = { kind: 'missing' };
 const MALFORMED: KeyInput = { kind: 'malformed' };
 
@@ -34,12 +38,15 @@ const MALFORMED: KeyInput = { kind: 'malformed' };
  * parameter, a header that disagrees with the parameter, or a value no key could have is
  * malformed and gets the invalid-key answer.
  */
-export function readKey(req: IncomingMessage, query: URLSearchParams, maxLength: number): KeyInput {
+export function readKey(req: IncomingMessage, search: string, maxLength: number): KeyInput {
   let key: string | undefined;
-  for (const value of query.getAll('api_key')) {
-    if (value === '') continue;
-    if (key !== undefined) return MALFORMED;
-    key = value;
+  if (PLAIN_KEY.test(search)) key = search.slice(PLAIN_KEY_AT);
+  else {
+    for (const value of new URLSearchParams(search).getAll('api_key')) {
+      if (value === '') continue;
+      if (key !== undefined) return MALFORMED;
+      key = value;
+    }
   }
   const header = req.headers['x-api-key'];
   if (typeof header === 'string' && header !== '') {
@@ -57,6 +64,7 @@ export function readKey(req: IncomingMessage, query: URLSearchParams, maxLength:
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
+  if (PLAIN_KEY_URL.test(url)) return `${url.slice(0, q)}?api_key=[REDACTED]`;
   const pairs = url.slice(q + 1).split('&').map((pair, i) => {
     const eq = pair.indexOf('=');
     const name = eq === -1 ? pair : pair.slice(0, eq);

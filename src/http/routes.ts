@@ -9,14 +9,19 @@ export interface Prepared {
   tail: string;
   /** Whether the per-request `usage` object goes between head and tail. */
   withUsage: boolean;
+  /** UTF-8 length of head and tail (the usage object is ASCII: its length is its byte count). */
+  bytes: number;
 }
 
 export interface MeteredRoute {
   kind: 'metered';
   /** Label for metrics and logs. */
   name: string;
-  /** Validates the query and picks the answer; an error kind refuses the request before it is counted. */
-  prepare(query: URLSearchParams, snapshot: Snapshot): Prepared | ErrorKind;
+  /**
+   * Validates the query (the raw text after `?`, parsed only by routes that read it) and picks
+   * the answer; an error kind refuses the request before it is counted.
+   */
+  prepare(search: string, snapshot: Snapshot): Prepared | ErrorKind;
 }
 
 /** A path passed through to the origin: metered here, answered there. `name` is its `proxy_paths` entry. */
@@ -36,14 +41,18 @@ const full = new WeakMap<CurrentPrices, Prepared>();
 function envelope(cache: WeakMap<CurrentPrices, Prepared>, current: CurrentPrices | null, head: (c: CurrentPrices) => string): Prepared | ErrorKind {
   if (current === null) return 'unavailable';
   let p = cache.get(current);
-  if (!p) cache.set(current, (p = { contentType: JSON_TYPE, head: head(current), tail: '}', withUsage: true }));
+  if (!p) {
+    const h = head(current);
+    cache.set(current, (p = { contentType: JSON_TYPE, head: h, tail: '}', withUsage: true, bytes: Buffer.byteLength(h) + 1 }));
+  }
   return p;
 }
 
 const MONTH = /^(0?[1-9]|1[0-2])$/;
 const YEAR = /^\d{4}$/;
 
-function historical(query: URLSearchParams, snap: Snapshot): Prepared | ErrorKind {
+function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
+  const query = new URLSearchParams(search);
   const month = query.get('month') ?? '';
   const year = query.get('year') ?? '';
   if (!MONTH.test(month)) return 'invalid_month';
@@ -52,18 +61,19 @@ function historical(query: URLSearchParams, snap: Snapshot): Prepared | ErrorKin
   const y = Number(year);
   const answer = snap.months.get(`${year}-${String(m).padStart(2, '0')}`);
   if (query.get('format') === 'csv') {
-    return { contentType: 'text/csv; charset=utf-8', head: answer?.csv ?? `${CSV_HEADER}\r\n`, tail: '', withUsage: false };
+    const csv = answer?.csv ?? `${CSV_HEADER}\r\n`;
+    return { contentType: 'text/csv; charset=utf-8', head: csv, tail: '', withUsage: false, bytes: Buffer.byteLength(csv) };
   }
   const body = `{"success":true,"month":${m},"year":${y},"results":${answer?.json ?? '[]'}}`;
-  return { contentType: JSON_TYPE, head: body, tail: '', withUsage: false };
+  return { contentType: JSON_TYPE, head: body, tail: '', withUsage: false, bytes: Buffer.byteLength(body) };
 }
 
 /**
- * The only table of public paths: the gateway's own first, then `upstream.proxy_paths`. The
- * config refuses an entry that would take a current endpoint or a probe; one that covers
- * historical.php takes it, so the origin's history is served instead of the local one.
+ * The only table of public paths: the gateway's own, looked up exactly, then `proxyRoutes`.
+ * The config refuses a pass-through entry that would take a current endpoint or a probe; one
+ * that covers historical.php takes it, so the origin's history is served instead of ours.
  */
-export function buildRoutes(config: Config): (path: string) => Route | undefined {
+export function buildRoutes(config: Config): Map<string, Route> {
   const own = new Map<string, Route>([
     ['/fuel-api/api/simple-current.php', { kind: 'metered', name: 'simple-current', prepare: (_q, s) => envelope(simple, s.current, (c) => c.simplePrefix) }],
     ['/fuel-api/api/current.php', { kind: 'metered', name: 'current', prepare: (_q, s) => envelope(full, s.current, (c) => c.fullPrefix) }],
@@ -74,9 +84,13 @@ export function buildRoutes(config: Config): (path: string) => Route | undefined
     ['/healthz', { kind: 'health', name: 'healthz' }],
     ['/readyz', { kind: 'ready', name: 'readyz' }],
   ]);
-  const proxied: ProxyRoute[] = config.upstream.url === '' ? [] : config.upstream.proxy_paths.map((name) => ({ kind: 'proxy', name }));
+  const proxied = proxyRoutes(config);
   for (const path of own.keys()) if (proxied.some((r) => proxyPathMatches(r.name, path))) own.delete(path);
-  return (path) => own.get(path) ?? proxied.find((r) => proxyPathMatches(r.name, path));
+  return own;
 }
+
+/** `upstream.proxy_paths`, in order: exact paths or prefixes ending in `*`. */
+export const proxyRoutes = (config: Config): ProxyRoute[] =>
+  config.upstream.url === '' ? [] : config.upstream.proxy_paths.map((name) => ({ kind: 'proxy', name }));
 
 export const ALLOWED_METHODS = 'GET, HEAD';

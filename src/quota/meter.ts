@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/schema.js';
-import type { Store, StoredAccount } from '../store/types.js';
+import type { ConsumeReceiver, ConsumeSpec, Store, StoredAccount } from '../store/types.js';
 import { allowanceFor, type Allowance } from './allowance.js';
 import { usageFragments, type UsageFragments } from './usage.js';
 
@@ -9,6 +9,8 @@ export interface AccountEntry {
   account: StoredAccount;
   allowance: Allowance;
   usage: UsageFragments;
+  /** What a consume for this account asks the store, built once with the entry. */
+  spec: ConsumeSpec;
 }
 
 export type MeterResult =
@@ -79,25 +81,41 @@ export class Meter {
       const entry = await this.entry(keyHash);
       if (entry === null) return { kind: 'unknown' };
       if (entry.account.status !== 'active') return { kind: 'inactive' };
-      const { allowance, account } = entry;
-      const result = await this.opts.store.consume({
-        accountId: account.id,
-        revision: account.revision,
-        periodId: allowance.period.id,
-        limit: allowance.limit,
-        expireAtMs: allowance.period.endMs + this.opts.retentionMs,
-      });
+      const result = await this.opts.store.consume(entry.spec);
       if (result.kind !== 'changed') {
         return result.kind === 'inactive' ? result : { kind: result.kind, entry, used: result.used };
       }
       this.accounts.delete(keyHash);
-      if (attempt === MAX_ATTEMPTS) throw new Error(`account ${account.id} kept changing while being metered`);
+      if (attempt === MAX_ATTEMPTS) throw new Error(`account ${entry.account.id} kept changing while being metered`);
     }
   }
 
   /** Takes back a request counted by `consume` whose answer failed (a pass-through the origin failed). */
   refund(entry: AccountEntry): Promise<void> {
     return this.opts.store.refund(entry.account.id, entry.allowance.period.id);
+  }
+
+  /**
+   * The cached entry of a key hash while it holds for the current period, or undefined when the
+   * store must be asked (`consume` then). With `consumeInto`, the warm path of a request.
+   */
+  warm(keyHash: string): AccountEntry | undefined {
+    const cached = this.accounts.get(keyHash);
+    if (cached === undefined || this.opts.now() >= cached.allowance.period.endMs) return undefined;
+    this.hits++;
+    return cached;
+  }
+
+  /**
+   * Counts one request for a warm entry, without a promise. On `changed` the caller calls
+   * `forget` and goes the `consume` way, which reloads the account.
+   */
+  consumeInto(entry: AccountEntry, receiver: ConsumeReceiver): void {
+    this.opts.store.consumeInto(entry.spec, receiver);
+  }
+
+  forget(keyHash: string): void {
+    this.accounts.delete(keyHash);
   }
 
   /** Authenticates and reports usage without counting (HEAD). */
@@ -164,7 +182,14 @@ export class Meter {
 
   private remember(keyHash: string, account: StoredAccount, now: number, cache = true): AccountEntry {
     const allowance = allowanceFor(account, this.opts.plans, this.opts.zone, now);
-    const entry: AccountEntry = { account, allowance, usage: usageFragments(allowance) };
+    const spec: ConsumeSpec = {
+      accountId: account.id,
+      revision: account.revision,
+      periodId: allowance.period.id,
+      limit: allowance.limit,
+      expireAtMs: allowance.period.endMs + this.opts.retentionMs,
+    };
+    const entry: AccountEntry = { account, allowance, usage: usageFragments(allowance), spec };
     if (cache) this.accounts.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }

@@ -4,6 +4,11 @@ import type { AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, 
 
 const SWEEP_EVERY = 10_000;
 
+interface Counter {
+  used: number;
+  expireAtMs: number;
+}
+
 /**
  * The embedded single-process store. Every operation completes synchronously, which is what
  * makes `consume` atomic here; expired counters are swept lazily rather than by timers per key.
@@ -12,7 +17,11 @@ export class MemoryStore implements Store {
   readonly kind = 'memory';
   private readonly accounts = new Map<string, StoredAccount>();
   private readonly byKeyHash = new Map<string, string>();
-  private readonly counters = new Map<string, { used: number; expireAtMs: number }>();
+  /**
+   * Counters by account, then period. Two lookups by strings the caller keeps (its spec's), whose
+   * hashes V8 caches, cost less than one by a key built per request.
+   */
+  private readonly counters = new Map<string, Map<string, Counter>>();
   private readonly prices = new Map<string, PriceSet>();
   private readonly listeners: Array<(e: StoreEvent) => void> = [];
   private readonly notes = new Map<string, string>();
@@ -63,12 +72,13 @@ export class MemoryStore implements Store {
     const account = this.accounts.get(spec.accountId);
     if (!account || account.revision !== spec.revision) return { kind: 'changed' };
     if (account.status !== 'active') return { kind: 'inactive' };
-    const key = `${spec.accountId}|${spec.periodId}`;
     const now = this.now();
-    let counter = this.counters.get(key);
+    let periods = this.counters.get(spec.accountId);
+    if (!periods) this.counters.set(spec.accountId, (periods = new Map()));
+    let counter = periods.get(spec.periodId);
     if (!counter || counter.expireAtMs <= now) {
       counter = { used: 0, expireAtMs: spec.expireAtMs };
-      this.counters.set(key, counter);
+      periods.set(spec.periodId, counter);
       if (++this.insertsSinceSweep >= SWEEP_EVERY) this.sweep(now);
     }
     if (counter.used >= spec.limit) return { kind: 'exhausted', used: counter.used };
@@ -77,12 +87,12 @@ export class MemoryStore implements Store {
   }
 
   async refund(accountId: string, periodId: string): Promise<void> {
-    const counter = this.counters.get(`${accountId}|${periodId}`);
+    const counter = this.counters.get(accountId)?.get(periodId);
     if (counter && counter.used > 0) counter.used -= 1;
   }
 
   async usage(accountId: string, periodId: string): Promise<number> {
-    const counter = this.counters.get(`${accountId}|${periodId}`);
+    const counter = this.counters.get(accountId)?.get(periodId);
     return counter && counter.expireAtMs > this.now() ? counter.used : 0;
   }
 
@@ -133,6 +143,9 @@ export class MemoryStore implements Store {
 
   private sweep(now: number): void {
     this.insertsSinceSweep = 0;
-    for (const [key, c] of this.counters) if (c.expireAtMs <= now) this.counters.delete(key);
+    for (const [account, periods] of this.counters) {
+      for (const [period, c] of periods) if (c.expireAtMs <= now) periods.delete(period);
+      if (periods.size === 0) this.counters.delete(account);
+    }
   }
 }

@@ -1,0 +1,88 @@
+import type { Logger } from 'pino';
+import type { Metrics, RouteMetrics } from '../admin/metrics.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import { KeyHashes } from '../keys/key-hashes.js';
+import type { InvalidKeyThrottle } from '../keys/throttle.js';
+import type { PriceBook } from '../prices/book.js';
+import type { Meter } from '../quota/meter.js';
+import type { UpstreamPoller } from '../upstream/poller.js';
+import type { OriginProxy } from '../upstream/proxy.js';
+import { proxyPathMatches } from '../config/schema.js';
+import { Answers } from './answer.js';
+import { trustedProxies } from './client.js';
+import { buildRoutes, proxyRoutes, type Route } from './routes.js';
+
+export interface PublicDeps {
+  config: Config;
+  meter: Meter;
+  book: PriceBook;
+  throttle: InvalidKeyThrottle;
+  metrics: Metrics;
+  clock: Clock;
+  log: Logger;
+  /** Whether the store answers; for /readyz. */
+  storeReady(): Promise<boolean>;
+  /** Pass-through to the origin, and its poller; null without an upstream. */
+  proxy: OriginProxy | null;
+  upstream: UpstreamPoller | null;
+}
+
+/** A route with its metrics bound once. */
+export interface RouteEntry {
+  route: Route;
+  metrics: RouteMetrics;
+}
+
+export type InvalidKeyReason = 'missing' | 'malformed' | 'unknown' | 'throttled';
+
+/**
+ * Everything the public listener's request path reads, worked out once when the listener is
+ * built: a request only looks things up in here.
+ */
+export interface Gateway extends Omit<PublicDeps, 'config'> {
+  routes: ReadonlyMap<string, RouteEntry>;
+  /** `upstream.proxy_paths`, tried in order when no route of the gateway's own matches. */
+  proxied: readonly RouteEntry[];
+  /** Metrics of requests that match no route (404, 400). */
+  unmatched: RouteMetrics;
+  answers: Answers;
+  keyHashes: KeyHashes;
+  maxKeyLength: number;
+  access: boolean;
+  /** store.on_error: allow. */
+  failOpen: boolean;
+  trustedProxies: ReadonlySet<string>;
+  invalidKeys: Record<InvalidKeyReason, { inc(): void }>;
+  /** Set when the listener drains for shutdown: answers then close their connection. */
+  draining: boolean;
+  /** The last store check of /readyz, reused for a second. */
+  storeCheck: { at: number; up: boolean } | null;
+}
+
+export function buildGateway(deps: PublicDeps): Gateway {
+  const { config, ...rest } = deps;
+  const { metrics } = deps;
+  const routes = new Map<string, RouteEntry>();
+  for (const [path, route] of buildRoutes(config)) routes.set(path, { route, metrics: metrics.forRoute(route.name) });
+  const reasons: InvalidKeyReason[] = ['missing', 'malformed', 'unknown', 'throttled'];
+  return {
+    ...rest,
+    routes,
+    proxied: proxyRoutes(config).map((route) => ({ route, metrics: metrics.forRoute(route.name) })),
+    unmatched: metrics.forRoute('unmatched'),
+    answers: new Answers(config.messages),
+    keyHashes: new KeyHashes(config.limits.account_cache.max_entries),
+    maxKeyLength: config.limits.max_key_length,
+    access: config.log.access,
+    failOpen: config.store.on_error === 'allow',
+    trustedProxies: trustedProxies(config),
+    invalidKeys: Object.fromEntries(reasons.map((r) => [r, metrics.invalidKeys.labels(r)])) as Gateway['invalidKeys'],
+    draining: false,
+    storeCheck: null,
+  };
+}
+
+/** The route of a path: exact for the gateway's own, else the first `proxy_paths` entry that matches. */
+export const routeFor = (g: Gateway, path: string): RouteEntry | undefined =>
+  g.routes.get(path) ?? g.proxied.find((e) => proxyPathMatches(e.route.name, path));

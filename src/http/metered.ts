@@ -1,0 +1,199 @@
+/**
+ * The metered request path, as plain functions run in order (the way http-proxy-3 writes its
+ * passes): key → throttle → prices → meter → answer. A request that finds its account in the
+ * cache takes the warm path: `meter.consumeInto` hands the store's answer to the Exchange itself,
+ * so no promise and no closure is made for it, and on the memory store the answer is written
+ * before `metered` returns. Anything else (first sight of a key, HEAD, a changed account, a
+ * refused query) takes the slow path through the meter's promises.
+ *
+ * Expected outcomes (unknown key, inactive, exhausted) are values mapped to the error table;
+ * only store failures and bugs are exceptions.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { RouteMetrics } from '../admin/metrics.js';
+import { isGatewayError } from '../errors.js';
+import type { AccountEntry, Meter, MeterResult } from '../quota/meter.js';
+import { usageJson } from '../quota/usage.js';
+import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
+import { clientOf, crashed, fail, failRetry, send } from './answer.js';
+import type { Gateway, InvalidKeyReason } from './context.js';
+import { readKey } from './request.js';
+import type { MeteredRoute, Prepared } from './routes.js';
+
+/**
+ * One request in flight: what its answer, log line and metrics need. It receives the store's
+ * answer to its consume itself (ConsumeReceiver).
+ */
+export class Exchange implements ConsumeReceiver {
+  readonly start = performance.now();
+  metrics: RouteMetrics;
+  keyHash = '';
+  address: string | null = null;
+  entry: AccountEntry | null = null;
+  prepared: Prepared | null = null;
+  storeStart = 0;
+
+  constructor(
+    readonly g: Gateway,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+  ) {
+    this.metrics = g.unmatched;
+  }
+
+  consumed(result: ConsumeResult): void {
+    try {
+      counted(this, result);
+    } catch (err) {
+      crashed(this, err);
+    }
+  }
+
+  failed(err: Error): void {
+    try {
+      storeFailed(this, err);
+    } catch (e) {
+      crashed(this, e);
+    }
+  }
+}
+
+export function metered(x: Exchange, route: MeteredRoute, search: string): void {
+  const { g } = x;
+  const input = readKey(x.req, search, g.maxKeyLength);
+  const keyHash = input.kind === 'key' ? g.keyHashes.of(input.key) : null;
+  if (throttled(x, keyHash)) return;
+  if (input.kind === 'missing') {
+    g.invalidKeys.missing.inc();
+    return fail(x, 'missing_key');
+  }
+  if (keyHash === null) return invalidKey(x, 'malformed');
+  x.keyHash = keyHash;
+  const prepared = route.prepare(search, g.book.snapshot());
+  if (typeof prepared === 'string') return void refuse(x, prepared).catch((err: unknown) => crashed(x, err));
+  x.prepared = prepared;
+  const entry = x.req.method === 'HEAD' ? undefined : g.meter.warm(keyHash);
+  if (entry === undefined) return meterSlowly(x, x.req.method === 'HEAD' ? g.meter.peek(keyHash) : g.meter.consume(keyHash));
+  x.entry = entry;
+  if (entry.account.status !== 'active') return fail(x, 'inactive_key');
+  x.storeStart = performance.now();
+  g.meter.consumeInto(entry, x);
+}
+
+/**
+ * A blocked address is refused before anything else, except for keys this process knows as
+ * active: the block stops key scanning without locking out customers who share the address
+ * (NAT, a proxy).
+ */
+export function throttled(x: Exchange, keyHash: string | null): boolean {
+  const { g } = x;
+  const blockedMs = g.throttle.blockedFor(clientOf(x));
+  if (blockedMs <= 0 || (keyHash !== null && g.meter.knowsActive(keyHash))) return false;
+  g.invalidKeys.throttled.inc();
+  failRetry(x, 'throttled', Math.ceil(blockedMs / 1000));
+  return true;
+}
+
+export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
+  x.g.throttle.fail(clientOf(x));
+  x.g.invalidKeys[reason].inc();
+  fail(x, 'invalid_key');
+}
+
+/** The store's answer on the warm path. */
+function counted(x: Exchange, result: ConsumeResult): void {
+  x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+  switch (result.kind) {
+    case 'ok':
+    case 'exhausted':
+      return answer(x, result.kind, x.entry as AccountEntry, result.used);
+    case 'inactive':
+      return fail(x, 'inactive_key');
+    case 'changed':
+      // Our copy of the account is out of date: the meter reloads it and decides again.
+      x.g.meter.forget(x.keyHash);
+      return meterSlowly(x, x.g.meter.consume(x.keyHash));
+  }
+}
+
+/** The slow path: the meter loads the account (or reads usage, for HEAD) and counts. */
+function meterSlowly(x: Exchange, pending: Promise<MeterResult>): void {
+  x.storeStart = performance.now();
+  pending.then(
+    (result) => {
+      x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+      switch (result.kind) {
+        case 'unknown':
+          return invalidKey(x, 'unknown');
+        case 'inactive':
+          return fail(x, 'inactive_key');
+        default:
+          x.entry = result.entry;
+          return answer(x, result.kind, result.entry, result.used);
+      }
+    },
+    (err: unknown) => storeFailed(x, err),
+  ).catch((err: unknown) => crashed(x, err));
+}
+
+/** A counted request (or a HEAD's usage): the prices with usage spliced in, or the limit error. */
+export function answer(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntry, used: number): void {
+  const { answers, metrics, clock } = x.g;
+  const { limit, period, plan } = entry.allowance;
+  const remaining = Math.max(0, limit - used);
+  const reset = Math.ceil(period.endMs / 1000);
+  if (kind === 'exhausted') {
+    metrics.quotaRejections.labels(plan).inc();
+    const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
+    const retryAfter = Math.max(1, Math.ceil((period.endMs - clock.now()) / 1000));
+    return send(x, 429, answers.errorLimited(errorKind, retryAfter, limit, remaining, reset), answers.errors[errorKind].body);
+  }
+  const p = x.prepared as Prepared;
+  if (!p.withUsage) return send(x, 200, answers.counted200(p.contentType, p.bytes, limit, remaining, reset), p.head + p.tail);
+  const usage = usageJson(entry.usage, used, limit);
+  send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, limit, remaining, reset), p.head + usage + p.tail);
+}
+
+/**
+ * The store could not be reached. Only keys this process already knows as active are served
+ * unmetered under `store.on_error: allow`: an unknown or inactive key must not get in just
+ * because the store cannot say no.
+ */
+function storeFailed(x: Exchange, err: unknown): void {
+  const { g } = x;
+  g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+  if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
+  g.metrics.storeErrors.inc();
+  if (g.failOpen && g.meter.knowsActive(x.keyHash)) {
+    g.metrics.unmetered.inc();
+    g.log.warn({ err: err.message }, 'store unavailable: serving unmetered (store.on_error: allow)');
+    const p = x.prepared as Prepared;
+    const body = p.withUsage ? p.head + 'null' + p.tail : p.head + p.tail;
+    return send(x, 200, g.answers.unrated(p.contentType, p.bytes + (p.withUsage ? 4 : 0)), body);
+  }
+  g.log.warn({ err: err.message }, 'store unavailable');
+  failRetry(x, 'unavailable', 1);
+}
+
+/** A request refused for its query or for lack of prices: the key still comes first, and nothing is counted. */
+export async function refuse(x: Exchange, kind: Exclude<ReturnType<MeteredRoute['prepare']>, Prepared>): Promise<void> {
+  const { meter, metrics } = x.g;
+  let who: Awaited<ReturnType<Meter['identify']>>;
+  try {
+    who = await meter.identify(x.keyHash);
+  } catch (err) {
+    if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
+    metrics.storeErrors.inc();
+    // A key known here as active may still hear what is wrong with its query.
+    if (!meter.knowsActive(x.keyHash)) {
+      x.g.log.warn({ err: err.message }, 'store unavailable');
+      return failRetry(x, 'unavailable', 1);
+    }
+    who = 'active';
+  }
+  if (who === 'unknown') return invalidKey(x, 'unknown');
+  if (who === 'inactive') return fail(x, 'inactive_key');
+  if (kind === 'unavailable') return failRetry(x, kind, 1);
+  fail(x, kind);
+}
