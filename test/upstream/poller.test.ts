@@ -160,3 +160,17 @@ t.test("the origin's current set is current even when its date is ahead of the g
   await waitFor('ready', async () => (await ready(gw)).status === 200, 5000);
   t.equal(gw.app.book.current()?.set.effective_date, '2027-01-06');
 });
+
+t.test('a failing origin is polled with exponential backoff, not once per interval', async (t) => {
+  const origin = await startOrigin(t);
+  const gw = await gatewayFor(t, origin);
+  await waitFor('first poll', async () => (await ready(gw)).status === 200);
+  origin.mode = 'error500';
+  const before = origin.polls();
+  await new Promise((r) => setTimeout(r, INTERVAL * 10));
+  const failing = origin.polls() - before;
+  // 300, 600, 1200 ms … after the first failure: about 4 polls in 10 intervals, not 10.
+  t.ok(failing >= 2 && failing <= 6, `${failing} polls in 10 intervals while failing`);
+  origin.mode = 'ok';
+  await waitFor('recovery', async () => (await ready(gw)).body.upstream.state === 'ok', INTERVAL * 12);
+});
