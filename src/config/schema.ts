@@ -2,6 +2,14 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { isValidTimeZone } from '../quota/period.js';
 
+/** `10.0.0.5`, `fd00::1`, or a CIDR range `172.16.0.0/12`, `fd00::/8`. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
 const port = z.number({ error: 'expected a port number' }).int().min(0).max(65535);
 const posInt = z.number({ error: 'expected a positive integer' }).int('expected a positive integer').positive('expected a positive integer');
 const nonNegInt = z.number({ error: 'expected a whole number ≥ 0' }).int().nonnegative();
@@ -58,7 +66,7 @@ export const configSchema = z
       headers_timeout_ms: posInt,
       keep_alive_timeout_ms: posInt,
       max_header_bytes: z.number().int().min(1024, 'expected at least 1024').max(1048576, 'expected at most 1048576'),
-      trusted_proxies: z.array(z.string().refine((a) => isIP(a) !== 0, 'expected an IP address')),
+      trusted_proxies: z.array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 172.16.0.0/12')),
     }),
     store: z.strictObject({
       type: z.enum(['memory', 'redis']),

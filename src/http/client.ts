@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { isIPv4, isIPv6, type Socket } from 'node:net';
+import { BlockList, isIPv4, isIPv6, type Socket } from 'node:net';
 import type { Config } from '../config/schema.js';
 
 const bySocket = new WeakMap<Socket, string>();
@@ -8,7 +8,7 @@ const bySocket = new WeakMap<Socket, string>();
  * `clientAddress`, worked out once per connection when no proxy is trusted: the socket alone
  * decides it then, and keep-alive connections carry many requests.
  */
-export function connectionClient(req: IncomingMessage, trusted: ReadonlySet<string>): string {
+export function connectionClient(req: IncomingMessage, trusted: TrustedProxies): string {
   if (trusted.size > 0) return clientAddress(req, trusted);
   let address = bySocket.get(req.socket);
   if (address === undefined) bySocket.set(req.socket, (address = clientAddress(req, trusted)));
@@ -22,7 +22,7 @@ export function connectionClient(req: IncomingMessage, trusted: ReadonlySet<stri
  * are whatever the client claimed). IPv6 clients are grouped by /64, since one host can rotate
  * through its whole /64 at will. `trusted` holds canonical addresses (see `canonicalIp`).
  */
-export function clientAddress(req: IncomingMessage, trusted: ReadonlySet<string>): string {
+export function clientAddress(req: IncomingMessage, trusted: TrustedProxies): string {
   let address = canonicalIp(req.socket.remoteAddress ?? '') ?? '';
   const forwarded = req.headers['x-forwarded-for'];
   if (trusted.has(address) && typeof forwarded === 'string') {
@@ -37,8 +37,33 @@ export function clientAddress(req: IncomingMessage, trusted: ReadonlySet<string>
   return isIPv6(address) ? prefix64(address) : address;
 }
 
-/** The configured `server.trusted_proxies`, canonical, for `clientAddress`. */
-export const trustedProxies = (config: Config): Set<string> => new Set(config.server.trusted_proxies.map((a) => canonicalIp(a) ?? a));
+/**
+ * `server.trusted_proxies`: addresses and CIDR ranges (a compose or Kubernetes network's
+ * addresses are not fixed), matched with node's BlockList. Entries are validated by the config.
+ */
+export class TrustedProxies {
+  private readonly list = new BlockList();
+  readonly size: number;
+
+  constructor(entries: readonly string[]) {
+    this.size = entries.length;
+    for (const entry of entries) {
+      const [address = '', bits] = entry.split('/');
+      const canonical = canonicalIp(address) ?? address;
+      const family = isIPv4(canonical) ? 'ipv4' : 'ipv6';
+      if (bits === undefined) this.list.addAddress(canonical, family);
+      else this.list.addSubnet(canonical, Number(bits), family);
+    }
+  }
+
+  /** Whether a canonical address (see `canonicalIp`) is a trusted proxy. */
+  has(address: string): boolean {
+    const family = isIPv4(address) ? 'ipv4' : isIPv6(address) ? 'ipv6' : null;
+    return family !== null && this.size > 0 && this.list.check(address, family);
+  }
+}
+
+export const trustedProxies = (config: Config): TrustedProxies => new TrustedProxies(config.server.trusted_proxies);
 
 /**
  * One spelling per address, so lookups match however a proxy or the config wrote it: ports and

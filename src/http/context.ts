@@ -10,7 +10,7 @@ import type { UpstreamPoller } from '../upstream/poller.js';
 import type { OriginProxy } from '../upstream/proxy.js';
 import { proxyPathMatches } from '../config/schema.js';
 import { Answers } from './answer.js';
-import { trustedProxies } from './client.js';
+import { trustedProxies, type TrustedProxies } from './client.js';
 import { buildRoutes, proxyRoutes, type Route } from './routes.js';
 
 export interface PublicDeps {
@@ -52,7 +52,7 @@ export interface Gateway extends Omit<PublicDeps, 'config'> {
   access: boolean;
   /** store.on_error: allow. */
   failOpen: boolean;
-  trustedProxies: ReadonlySet<string>;
+  trustedProxies: TrustedProxies;
   invalidKeys: Record<InvalidKeyReason, { inc(): void }>;
   /** Set when the listener drains for shutdown: answers then close their connection. */
   draining: boolean;

@@ -4,7 +4,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from 'pino';
 import type { Metrics } from '../admin/metrics.js';
-import { canonicalIp } from '../http/client.js';
+import { canonicalIp, type TrustedProxies } from '../http/client.js';
 import { kindForStatus, type ErrorAnswer, type ErrorKind } from '../http/errors.js';
 import { originBase, type UpstreamConfig } from './origin.js';
 
@@ -76,7 +76,7 @@ export class OriginProxy {
     private readonly cfg: UpstreamConfig,
     agent: Agent,
     private readonly errors: Record<ErrorKind, ErrorAnswer>,
-    private readonly trusted: ReadonlySet<string>,
+    private readonly trusted: TrustedProxies,
     private readonly metrics: Metrics,
     private readonly log: Logger,
   ) {
