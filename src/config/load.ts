@@ -44,19 +44,25 @@ function readLayer(file: string, baseDir = dirname(file)): Layer {
   } catch (e) {
     throw new GatewayError('CONFIG_INVALID', `${file}: cannot read: ${(e as Error).message}`);
   }
-  let values: unknown;
+  let parsed: unknown;
   try {
-    values = parseYaml(text) ?? {};
+    parsed = parseYaml(text) ?? {};
   } catch (e) {
     throw new GatewayError('CONFIG_INVALID', `${file}: not valid YAML: ${(e as Error).message.split('\n')[0]}`);
   }
-  if (!isTree(values)) throw new GatewayError('CONFIG_INVALID', `${file}: expected a mapping at the top level`);
-  // A relative price file is relative to the config file that names it (the defaults: the project).
+  if (!isTree(parsed)) throw new GatewayError('CONFIG_INVALID', `${file}: expected a mapping at the top level`);
+  let values: Tree = parsed;
+  // A relative file is relative to the config file that names it (the defaults: the project).
   const prices = values['prices'];
   if (isTree(prices) && typeof prices['file'] === 'string' && !isAbsolute(prices['file'])) {
     values = merge(values, { prices: { file: resolve(baseDir, prices['file']) } });
   }
-  return { name: file, values: values as Tree };
+  const store = values['store'];
+  const memory = isTree(store) ? store['memory'] : undefined;
+  if (isTree(memory) && typeof memory['file'] === 'string' && memory['file'] !== '' && !isAbsolute(memory['file'])) {
+    values = merge(values, { store: { memory: { file: resolve(baseDir, memory['file']) } } });
+  }
+  return { name: file, values };
 }
 
 const ENV_PATHS: Record<string, { path: string[]; number?: boolean }> = {

@@ -72,6 +72,10 @@ export const configSchema = z
       type: z.enum(['memory', 'redis']),
       on_error: z.enum(['reject', 'allow']),
       counter_retention_days: nonNegInt,
+      memory: z.strictObject({
+        // The embedded store's file: kept across restarts. "" keeps nothing (state lives and dies with the process).
+        file: z.string(),
+      }),
       redis: z
         .strictObject({
           url: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL'),

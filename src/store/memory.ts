@@ -1,8 +1,11 @@
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
+import { readState, writeState, type MemoryState } from './memory-file.js';
 import type { AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
 
 const SWEEP_EVERY = 10_000;
+// Counters reach the file at most this long after they change (accounts and prices at once).
+const COUNTER_FLUSH_MS = 1000;
 
 interface Counter {
   used: number;
@@ -12,6 +15,9 @@ interface Counter {
 /**
  * The embedded single-process store. Every operation completes synchronously, which is what
  * makes `consume` atomic here; expired counters are swept lazily rather than by timers per key.
+ * With a `file`, it survives restarts: accounts and prices are written on every change,
+ * counters at most a second later and completely on `close` (SIGTERM). A crash can lose that
+ * last second of counts.
  */
 export class MemoryStore implements Store {
   readonly kind = 'memory';
@@ -26,8 +32,20 @@ export class MemoryStore implements Store {
   private readonly listeners: Array<(e: StoreEvent) => void> = [];
   private readonly notes = new Map<string, string>();
   private insertsSinceSweep = 0;
+  private countersDirty = false;
+  private readonly flushTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly file: string | null = null,
+  ) {
+    if (file === null) return;
+    const state = readState(file);
+    if (state) this.restore(state);
+    this.flushTimer = setInterval(() => {
+      if (this.countersDirty) this.save();
+    }, COUNTER_FLUSH_MS).unref();
+  }
 
   async findByKeyHash(keyHash: string): Promise<StoredAccount | null> {
     const id = this.byKeyHash.get(keyHash);
@@ -44,6 +62,7 @@ export class MemoryStore implements Store {
     }
     this.accounts.set(account.id, { ...account });
     this.byKeyHash.set(account.key_hash, account.id);
+    this.save();
     this.emit({ type: 'account', id: account.id, keyHashes: [account.key_hash] });
   }
 
@@ -56,6 +75,7 @@ export class MemoryStore implements Store {
       this.byKeyHash.set(next.key_hash, id);
     }
     this.accounts.set(id, next);
+    this.save();
     this.emit({ type: 'account', id, keyHashes: [...new Set([current.key_hash, next.key_hash])] });
     return { ...next };
   }
@@ -83,12 +103,16 @@ export class MemoryStore implements Store {
     }
     if (counter.used >= spec.limit) return { kind: 'exhausted', used: counter.used };
     counter.used += 1;
+    this.countersDirty = true;
     return { kind: 'ok', used: counter.used };
   }
 
   async refund(accountId: string, periodId: string): Promise<void> {
     const counter = this.counters.get(accountId)?.get(periodId);
-    if (counter && counter.used > 0) counter.used -= 1;
+    if (counter && counter.used > 0) {
+      counter.used -= 1;
+      this.countersDirty = true;
+    }
   }
 
   async usage(accountId: string, periodId: string): Promise<number> {
@@ -103,6 +127,7 @@ export class MemoryStore implements Store {
   async putPriceSet(set: PriceSet, replace: boolean): Promise<boolean> {
     if (!replace && this.prices.has(set.effective_date)) return false;
     this.prices.set(set.effective_date, set);
+    this.save();
     this.emit({ type: 'prices' });
     return true;
   }
@@ -130,6 +155,33 @@ export class MemoryStore implements Store {
 
   async close(): Promise<void> {
     this.listeners.length = 0;
+    clearInterval(this.flushTimer);
+    if (this.countersDirty) this.save();
+  }
+
+  /** Writes the whole state (a no-op without a file). */
+  private save(): void {
+    if (this.file === null) return;
+    this.countersDirty = false;
+    const now = this.now();
+    const counters: MemoryState['counters'] = [];
+    for (const [account, periods] of this.counters) {
+      for (const [period, c] of periods) if (c.expireAtMs > now) counters.push({ account, period, used: c.used, expire_at_ms: c.expireAtMs });
+    }
+    writeState(this.file, { version: 1, accounts: [...this.accounts.values()], prices: [...this.prices.values()], counters });
+  }
+
+  private restore(state: MemoryState): void {
+    for (const a of state.accounts) {
+      this.accounts.set(a.id, a);
+      this.byKeyHash.set(a.key_hash, a.id);
+    }
+    for (const p of state.prices) this.prices.set(p.effective_date, p);
+    for (const c of state.counters) {
+      let periods = this.counters.get(c.account);
+      if (!periods) this.counters.set(c.account, (periods = new Map()));
+      periods.set(c.period, { used: c.used, expireAtMs: c.expire_at_ms });
+    }
   }
 
   private copy(id: string): StoredAccount | null {

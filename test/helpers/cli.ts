@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -38,11 +41,19 @@ export interface Served {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** A config file of its own per child, so no two share the memory store's file (or the project's). */
+function privateStoreConfig(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'fpg-serve-')), 'gateway.yaml');
+  writeFileSync(file, JSON.stringify({ store: { memory: { file: 'memory-store.json' } } }));
+  return file;
+}
+
 /** Starts `fuel-gateway serve` as a child process; killed on teardown if still running. */
 export function serve(t: { teardown(fn: () => unknown): void }, args: string[] = [], env: NodeJS.ProcessEnv = {}): Served {
+  const config = args.includes('--config') ? '' : privateStoreConfig();
   const child = spawn(process.execPath, [...process.execArgv, 'src/main.ts', 'serve', ...args], {
     cwd: ROOT,
-    env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '', PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ...env },
+    env: { ...process.env, FUEL_GATEWAY_CONFIG: config, REDIS_URL: '', PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ...env },
   });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));

@@ -25,7 +25,10 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const config = loadConfig({
     env: {},
-    overrides: merge({ listen: { public: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 } }, prices: { watch_file: false } }, overrides),
+    overrides: merge(
+      { listen: { public: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 } }, prices: { watch_file: false }, store: { memory: { file: '' } } },
+      overrides,
+    ),
   });
   const lines: string[] = [];
   const sink = new Writable({

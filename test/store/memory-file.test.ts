@@ -1,0 +1,96 @@
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { gatewayProcess, serve, type GatewayProcess } from '../helpers/cli.js';
+
+const SIMPLE = '/fuel-api/api/simple-current.php';
+
+/** A config whose memory store keeps its state in a fresh folder; returns the config and the state file. */
+function setup(): { config: string; state: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'fpg-persist-'));
+  const config = join(dir, 'gateway.yaml');
+  writeFileSync(config, JSON.stringify({ store: { memory: { file: 'state/store.json' } }, demo_accounts: false, log: { access: false } }));
+  return { config, state: join(dir, 'state/store.json') };
+}
+
+async function createKey(gw: GatewayProcess, plan = 'starter'): Promise<{ id: string; key: string }> {
+  const r = await fetch(`${gw.admin}/admin/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ plan }) });
+  const body = (await r.json()) as { account: { id: string }; api_key: string };
+  return { id: body.account.id, key: body.api_key };
+}
+
+async function used(gw: GatewayProcess, key: string): Promise<{ status: number; used?: number }> {
+  const r = await fetch(`${gw.base}${SIMPLE}?api_key=${key}`);
+  const body = (await r.json()) as { usage?: { requests_used: number } };
+  return { status: r.status, used: body.usage?.requests_used };
+}
+
+async function requests(t: Test, gw: GatewayProcess, key: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) t.equal((await used(gw, key)).status, 200);
+}
+
+t.test('accounts, published prices and counts survive a restart of the real process', async (t) => {
+  const { config, state } = setup();
+  const first = await gatewayProcess(t, config);
+  const { key } = await createKey(first);
+  await requests(t, first, key, 3);
+  const set = JSON.parse(readFileSync('data/prices/sa-fuel-prices-2023-2026.json', 'utf8'))[44];
+  const published = await fetch(`${first.admin}/admin/prices`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...set, effective_date: '2031-01-08', source: 'Scheduled by the test' }),
+  });
+  t.equal(published.status, 201);
+  t.equal(await first.stop('SIGTERM'), 0);
+  t.ok(existsSync(state), 'the state file exists');
+
+  const second = await gatewayProcess(t, config);
+  t.same(await used(second, key), { status: 200, used: 4 }, 'the key works and its count went on');
+  const prices = (await (await fetch(`${second.admin}/admin/prices`)).json()) as { scheduled: Array<{ effective_date: string }> };
+  t.ok(prices.scheduled.some((s) => s.effective_date === '2031-01-08'), 'the scheduled set is still there');
+  t.equal(await second.stop('SIGTERM'), 0);
+});
+
+t.test('a crash loses at most the last second of counts', async (t) => {
+  const { config } = setup();
+  const first = await gatewayProcess(t, config);
+  const { key } = await createKey(first);
+  await requests(t, first, key, 5);
+  await new Promise((r) => setTimeout(r, 1300));
+  first.child.kill('SIGKILL');
+  await new Promise((r) => first.child.once('exit', r));
+  const second = await gatewayProcess(t, config);
+  t.same(await used(second, key), { status: 200, used: 6 }, 'the counts of more than a second ago were on disk');
+  await second.stop('SIGTERM');
+});
+
+t.test('a corrupt or torn file stops the start with a clear error and is left untouched', async (t) => {
+  for (const [what, content] of [
+    ['garbage', 'this is not json'],
+    ['a torn (truncated) write', '{"version":1,"accounts":[{"id":"acct_1","sta'],
+    ['a wrong shape', '{"version":1,"accounts":[{"id":"acct_1"}],"prices":[],"counters":[]}'],
+  ] as const) {
+    const { config, state } = setup();
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(state, '..'), { recursive: true });
+    writeFileSync(state, content);
+    const gw = serve(t, ['--config', config], { FUEL_GATEWAY_CONFIG: '' });
+    t.equal(await new Promise((r) => gw.child.on('exit', r)), 1, `${what}: the start stops`);
+    t.match(gw.output(), new RegExp(`STORE_UNREADABLE: ${state.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`), `${what}: the error names the file`);
+    t.match(gw.output(), /left untouched/);
+    t.equal(readFileSync(state, 'utf8'), content, `${what}: the file is as it was`);
+  }
+});
+
+t.test('a temporary file left half written by a crash changes nothing', async (t) => {
+  const { config, state } = setup();
+  const first = await gatewayProcess(t, config);
+  const { key } = await createKey(first);
+  await requests(t, first, key, 2);
+  t.equal(await first.stop('SIGTERM'), 0);
+  writeFileSync(`${state}.99999.tmp`, '{"version":1,"accou');
+  const second = await gatewayProcess(t, config);
+  t.same(await used(second, key), { status: 200, used: 3 });
+  await second.stop('SIGTERM');
+});
