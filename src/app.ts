@@ -2,10 +2,9 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { Metrics } from './admin/metrics.js';
 import { Operations } from './admin/operations.js';
-import { adminHandler, isLoopback } from './admin/server.js';
+import { adminHandler } from './admin/server.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/schema.js';
-import { GatewayError } from './errors.js';
 import { buildErrorAnswers } from './http/errors.js';
 import { trustedProxies } from './http/client.js';
 import { publicHandler } from './http/public.js';
@@ -48,10 +47,6 @@ export interface AppOptions {
 export async function startApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config.log.level);
-  const admin = config.listen.admin;
-  if (!admin.token && !isLoopback(admin.host)) {
-    throw new GatewayError('CONFIG_INVALID', `listen.admin.token: required when the admin listener binds to ${admin.host} (not loopback)`);
-  }
   const store = opts.store ?? createStore(config, log, clock.now);
   const cleanups: Array<() => void | Promise<void>> = [() => store.close()];
   const closeAll = async (): Promise<void> => {

@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { isIPv4 } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { FAILURE_STATUS, GatewayError, isGatewayError } from '../errors.js';
@@ -17,8 +16,6 @@ interface AdminRoute {
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
-/** True for hosts that only this machine can reach. */
-export const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
 
 // Without a token, only requests addressed to a loopback name are served: a web page the
 // operator visits cannot reach the admin API by rebinding its own domain to 127.0.0.1.

@@ -91,7 +91,9 @@ function envLayers(env: NodeJS.ProcessEnv): Layer[] {
 }
 
 function describe(issue: z.core.$ZodIssue, layers: Layer[]): string {
-  const origin = [...layers].reverse().find((l) => has(l.values, issue.path)) ?? layers[layers.length - 1];
+  // An unknown key is reported at its parent: look for the layer that holds the key itself.
+  const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0] ?? ''] : issue.path;
+  const origin = [...layers].reverse().find((l) => has(l.values, path)) ?? layers[layers.length - 1];
   const where = origin?.name.startsWith('/') ? relativeName(origin.name) : origin?.name;
   return `${where}: ${issue.path.join('.') || '(top level)'}: ${issue.message}`;
 }

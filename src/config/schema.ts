@@ -1,4 +1,5 @@
-import { isIP } from 'node:net';
+import { existsSync } from 'node:fs';
+import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { isValidTimeZone } from '../quota/period.js';
 
@@ -9,6 +10,9 @@ function isAddressOrRange(entry: string): boolean {
   if (family === 0 || extra !== undefined) return false;
   return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
 }
+
+/** True for hosts that only this machine can reach. */
+export const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
 
 const port = z.number({ error: 'expected a port number' }).int().min(0).max(65535);
 const posInt = z.number({ error: 'expected a positive integer' }).int('expected a positive integer').positive('expected a positive integer');
@@ -135,6 +139,13 @@ export const configSchema = z
   .superRefine((cfg, ctx) => {
     if (cfg.server.headers_timeout_ms > cfg.server.request_timeout_ms) {
       ctx.addIssue({ code: 'custom', path: ['server', 'headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' });
+    }
+    // Checked here, not at start, so that `config check` refuses what `serve` would refuse.
+    if (!cfg.listen.admin.token && !isLoopback(cfg.listen.admin.host)) {
+      ctx.addIssue({ code: 'custom', path: ['listen', 'admin', 'host'], message: `${cfg.listen.admin.host} is not loopback: set listen.admin.token (ADMIN_TOKEN) to bind there` });
+    }
+    if (!existsSync(cfg.prices.file)) {
+      ctx.addIssue({ code: 'custom', path: ['prices', 'file'], message: `no such file: ${cfg.prices.file}` });
     }
     if (cfg.listen.public.port !== 0 && cfg.listen.public.port === cfg.listen.admin.port) {
       ctx.addIssue({ code: 'custom', path: ['listen', 'admin', 'port'], message: 'the admin API never shares the public port' });

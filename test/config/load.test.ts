@@ -27,6 +27,7 @@ t.test('the defaults give PRODUCT.md plans, zone and listeners', async (t) => {
 });
 
 t.test('a file layers over the defaults and the environment over both', async (t) => {
+  file('mine.json', '[]');
   const f = file('layer.yaml', 'plans:\n  starter:\n    limit: 2500\n    period: monthly\nlisten:\n  public:\n    port: 9000\nprices:\n  file: mine.json\n');
   const c = loadConfig({ file: f, env: { PORT: '9100', ADMIN_TOKEN: 's3cret', REDIS_URL: 'redis://10.0.0.5:6380', LOG_LEVEL: 'warn' } });
   t.equal(c.plans['starter']?.limit, 2500);
@@ -98,4 +99,35 @@ t.test('`config check` prints the effective config, masked, or the problems and 
   const unknown = await runCli(['frobnicate']);
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /unknown command/);
+});
+
+t.test('config check refuses what serve would refuse', async (t) => {
+  const open = file('open-admin.yaml', 'listen:\n  admin:\n    host: 0.0.0.0\n');
+  t.throws(() => loadConfig({ file: open, env: {} }), /open-admin\.yaml: listen\.admin\.host: 0\.0\.0\.0 is not loopback: set listen\.admin\.token/);
+  const check = await runCli(['config', 'check', '--config', open]);
+  t.equal(check.code, 1, 'config check exits 1 for it too');
+  t.match(check.stderr, /listen\.admin\.host: 0\.0\.0\.0 is not loopback/);
+  const missing = file('missing-prices.yaml', 'prices:\n  file: nowhere.json\n');
+  t.throws(() => loadConfig({ file: missing, env: {} }), /missing-prices\.yaml: prices\.file: no such file: .*nowhere\.json/);
+  t.doesNotThrow(() => loadConfig({ file: open, env: { ADMIN_TOKEN: 'x' } }), 'with a token it is fine');
+});
+
+t.test("an unknown key is reported in the file that has it, not in a later layer", async (t) => {
+  const f = file('unknown-key.yaml', 'foo: 1\nlisten:\n  public:\n    bar: 2\n');
+  const err = (() => {
+    try {
+      loadConfig({ file: f, env: { ADMIN_PORT: '9999', LOG_LEVEL: 'warn' } });
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return '';
+  })();
+  t.match(err, /unknown-key\.yaml: \(top level\): Unrecognized key: "foo"/);
+  t.match(err, /unknown-key\.yaml: listen\.public: Unrecognized key: "bar"/);
+  t.notMatch(err, /environment/);
+});
+
+t.test('plans.*.converts_to is documented in the defaults', async (t) => {
+  const { readFileSync } = await import('node:fs');
+  t.match(readFileSync('config/default.yaml', 'utf8'), /#.*converts_to: \w+/);
 });
