@@ -14,6 +14,7 @@ import { InvalidKeyThrottle } from './keys/throttle.js';
 import { createLogger } from './log.js';
 import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
+import { warnWhenStale } from './prices/staleness.js';
 import { Meter } from './quota/meter.js';
 import { createStore } from './store/create.js';
 import type { Store } from './store/types.js';
@@ -71,6 +72,7 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
   const book = new PriceBook(store, bookOptions(config), clock, log, seed);
   cleanups.push(() => book.close());
   await book.load();
+  cleanups.push(warnWhenStale(book, config.prices.max_age_days, clock.now, log));
   const upstreamCfg = config.upstream.url === '' ? null : config.upstream;
   // In front of an origin the file only fills the history: edits must not replace the origin's sets.
   if (config.prices.watch_file && store.kind === 'memory' && !upstreamCfg) cleanups.push(watchPriceFile(store, config.prices.file, log));

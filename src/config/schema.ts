@@ -103,6 +103,8 @@ export const configSchema = z
       watch_file: z.boolean(),
       source_name: z.string().min(1),
       historical_enabled: z.boolean(),
+      max_age_days: posInt,
+      stale_is_unready: z.boolean(),
     }),
     limits: z.strictObject({
       max_key_length: posInt,

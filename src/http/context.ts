@@ -56,6 +56,8 @@ export interface Gateway extends Omit<PublicDeps, 'config'> {
   invalidKeys: Record<InvalidKeyReason, { inc(): void }>;
   /** Set when the listener drains for shutdown: answers then close their connection. */
   draining: boolean;
+  /** `prices.max_age_days` and `prices.stale_is_unready`, for /readyz. */
+  staleness: { maxAgeDays: number; unready: boolean };
   /** The last store check of /readyz, reused for a second. */
   storeCheck: { at: number; up: boolean } | null;
 }
@@ -79,6 +81,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     trustedProxies: trustedProxies(config),
     invalidKeys: Object.fromEntries(reasons.map((r) => [r, metrics.invalidKeys.labels(r)])) as Gateway['invalidKeys'],
     draining: false,
+    staleness: { maxAgeDays: config.prices.max_age_days, unready: config.prices.stale_is_unready },
     storeCheck: null,
   };
 }

@@ -4,6 +4,7 @@ import { crashed, fail, send } from './answer.js';
 import { buildGateway, routeFor, type Gateway, type PublicDeps } from './context.js';
 import { Exchange, metered } from './metered.js';
 import { proxied } from './proxied.js';
+import { priceAge } from '../prices/staleness.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
 import { parseTarget } from './request.js';
 
@@ -52,9 +53,10 @@ async function ready(x: Exchange): Promise<void> {
   const { g } = x;
   const current = g.book.current();
   const store = await storeUp(g);
-  const status = current && store ? 200 : 503;
+  const age = priceAge(g.book, g.staleness.maxAgeDays, g.clock.now());
+  const status = current && store && !(age?.stale && g.staleness.unready) ? 200 : 503;
   const upstream = g.upstream && (await upstreamView(g, g.upstream, current?.set.effective_date ?? null));
-  const body = JSON.stringify({ ready: status === 200, store, prices: current !== null, ...(upstream && { upstream }) });
+  const body = JSON.stringify({ ready: status === 200, store, prices: current !== null, ...age, ...(upstream && { upstream }) });
   send(x, status, g.answers.unrated(JSON_TYPE, Buffer.byteLength(body)), body);
 }
 

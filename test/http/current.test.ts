@@ -111,7 +111,7 @@ t.test('health and readiness answer without a key', async (t) => {
   t.same(await h.json(), { status: 'ok' });
   const r = await gw.get('/readyz');
   t.equal(r.status, 200);
-  t.same(await r.json(), { ready: true, store: true, prices: true });
+  t.same(await r.json(), { ready: true, store: true, prices: true, effective_date: '2026-09-02', age_days: 82, stale: true });
 });
 
 t.test('no key ever appears in a log line', async (t) => {
