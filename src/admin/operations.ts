@@ -5,7 +5,7 @@ import { GatewayError } from '../errors.js';
 import { createAccount, createAccountInput, patchAccountInput, publicAccount, rotateKey, updateAccount } from '../keys/accounts.js';
 import type { PriceBook } from '../prices/book.js';
 import { describeIssues, priceSetDocument, type PriceSet } from '../prices/schema.js';
-import { formatInZone } from '../quota/period.js';
+import { formatInZone } from '../time/zone.js';
 import { allowanceFor, type Allowance } from '../quota/allowance.js';
 import type { Account, Store } from '../store/types.js';
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
-import { isValidTimeZone } from '../quota/period.js';
+import { isValidTimeZone } from '../time/zone.js';
 
 /** `10.0.0.5`, `fd00::1`, or a CIDR range `172.16.0.0/12`, `fd00::/8`. */
 function isAddressOrRange(entry: string): boolean {

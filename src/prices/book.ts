@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
-import { localTimeToMs } from '../quota/period.js';
+import { localTimeToMs } from '../time/zone.js';
 import type { Store } from '../store/types.js';
 import type { PriceSet } from './schema.js';
 import { buildSnapshot, EMPTY_SNAPSHOT, type CurrentPrices, type Snapshot } from './snapshot.js';

@@ -2,13 +2,8 @@ import assert from 'node:assert/strict';
 import t from 'tap';
 import fc from 'fast-check';
 import type { Period } from '../../src/quota/period.js';
-import {
-  formatInZone,
-  isValidTimeZone,
-  localTimeToMs,
-  monthlyPeriod,
-  trialPeriod,
-} from '../../src/quota/period.js';
+import { monthlyPeriod, trialPeriod } from '../../src/quota/period.js';
+import { formatInZone, isValidTimeZone, localTimeToMs } from '../../src/time/zone.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
