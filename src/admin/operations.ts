@@ -7,6 +7,7 @@ import type { PriceBook } from '../prices/book.js';
 import { describeIssues, priceSetDocument, type PriceSet } from '../prices/schema.js';
 import { formatInZone } from '../time/zone.js';
 import { allowanceFor, type Allowance } from '../quota/allowance.js';
+import { usageObject, type Usage } from '../quota/usage.js';
 import type { Account, Store } from '../store/types.js';
 
 /** Validates external input at the edge: a bad body is a 400 naming each field. */
@@ -19,15 +20,7 @@ function parse<T extends z.ZodType>(schema: T, body: unknown, code: 'BAD_REQUEST
 
 export interface AccountView {
   account: Account;
-  usage: {
-    plan_type: string;
-    requests_used: number;
-    request_limit: number;
-    requests_remaining: number;
-    request_period: string;
-    period_started_at: string;
-    period_ends_at: string;
-  };
+  usage: Usage;
 }
 
 /**
@@ -53,15 +46,7 @@ export class Operations {
     const used = await this.store.usage(stored.id, a.period.id);
     return {
       account: publicAccount(stored),
-      usage: {
-        plan_type: a.plan,
-        requests_used: used,
-        request_limit: a.limit,
-        requests_remaining: Math.max(0, a.limit - used),
-        request_period: a.period.kind,
-        period_started_at: a.period.startedAt,
-        period_ends_at: a.period.endsAt,
-      },
+      usage: usageObject(a, used),
     };
   }
 

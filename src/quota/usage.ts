@@ -1,8 +1,31 @@
 import type { Allowance } from './allowance.js';
 
+/** The `usage` object of every answer, in the API's key order: the one definition of it. */
+export interface Usage {
+  plan_type: string;
+  requests_used: number;
+  request_limit: number;
+  requests_remaining: number;
+  request_period: string;
+  period_started_at: string;
+  period_ends_at: string;
+}
+
+export function usageObject(a: Allowance, used: number): Usage {
+  return {
+    plan_type: a.plan,
+    requests_used: used,
+    request_limit: a.limit,
+    requests_remaining: Math.max(0, a.limit - used),
+    request_period: a.period.kind,
+    period_started_at: a.period.startedAt,
+    period_ends_at: a.period.endsAt,
+  };
+}
+
 /**
- * The `usage` object split around its two per-request numbers. Built once per account and
- * period, so a request only concatenates: no JSON work on the hot path.
+ * `usageObject` serialised once per account and period and split around its two per-request
+ * numbers (requests_used, requests_remaining), so a request only concatenates.
  */
 export interface UsageFragments {
   head: string;
@@ -10,15 +33,17 @@ export interface UsageFragments {
   tail: string;
 }
 
+/** Where the value of `key` starts and ends in `json` (values here contain no comma). */
+function valueAt(json: string, key: string): [number, number] {
+  const start = json.indexOf(`"${key}":`) + key.length + 3;
+  return [start, json.indexOf(',', start)];
+}
+
 export function usageFragments(a: Allowance): UsageFragments {
-  return {
-    head: `{"plan_type":${JSON.stringify(a.plan)},"requests_used":`,
-    mid: `,"request_limit":${a.limit},"requests_remaining":`,
-    tail:
-      `,"request_period":${JSON.stringify(a.period.kind)}` +
-      `,"period_started_at":${JSON.stringify(a.period.startedAt)}` +
-      `,"period_ends_at":${JSON.stringify(a.period.endsAt)}}`,
-  };
+  const json = JSON.stringify(usageObject(a, 0));
+  const [usedStart, usedEnd] = valueAt(json, 'requests_used');
+  const [remainingStart, remainingEnd] = valueAt(json, 'requests_remaining');
+  return { head: json.slice(0, usedStart), mid: json.slice(usedEnd, remainingStart), tail: json.slice(remainingEnd) };
 }
 
 export function usageJson(f: UsageFragments, used: number, limit: number): string {

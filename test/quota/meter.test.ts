@@ -89,3 +89,13 @@ t.test('identify answers without reading usage', async (t) => {
   t.equal(await meter.identify(hashKey(api_key)), 'active', 'from the cache');
   t.equal(store.usageReads, 0);
 });
+
+t.test('one usage object: the hot path splices exactly what the admin API serialises', async (t) => {
+  const { usageFragments, usageJson, usageObject } = await import('../../src/quota/usage.js');
+  const { monthlyPeriod } = await import('../../src/quota/period.js');
+  const period = monthlyPeriod(Date.parse('2026-01-31T09:30:00+02:00'), Date.parse('2026-02-10T00:00:00+02:00'), 'Africa/Johannesburg');
+  const allowance = { plan: 'star"ter', limit: 2000, period, converted: false, anchorMs: period.startMs };
+  for (const used of [0, 1, 1999, 2000, 2001]) {
+    t.equal(usageJson(usageFragments(allowance), used, 2000), JSON.stringify(usageObject(allowance, used)), `used ${used}`);
+  }
+});
