@@ -258,3 +258,29 @@ t.test('an absolute-form request target is forwarded by its checked path, never 
   t.equal(origin.seen[origin.seen.length - 1]?.path, '/origin/echo');
   t.notMatch(gw.logs(), origin.key);
 });
+
+t.test('on Redis, two gateways passing through a flaky origin admit at most the limit and count exactly the successes', async (t) => {
+  const { startRedis } = await import('../helpers/redis.js');
+  const redis = await startRedis(t);
+  const origin = await startOrigin(t);
+  const settings = {
+    store: { type: 'redis', redis: { url: redis.url } },
+    upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: 60_000, timeout_ms: TIMEOUT, proxy_paths: ['/origin/*'], max_sockets: MAX_SOCKETS },
+    limits: { invalid_key_throttle: { max_attempts: 1000 } },
+  };
+  const a = await startGateway(t, settings);
+  const b = await startGateway(t, settings);
+  await waitFor('both ready', async () => (await a.get('/readyz')).status === 200 && (await b.get('/readyz')).status === 200);
+  const { api_key, account } = await newAccount(a, { plan: 'developer' }, Date.now());
+  const answers = await Promise.all(
+    Array.from({ length: 300 }, async (_, i) => {
+      const r = await (i % 2 ? a : b).get(`/origin/flaky?api_key=${api_key}`);
+      return r.status;
+    }),
+  );
+  const ok = answers.filter((s) => s === 200).length;
+  t.ok(ok <= 100, `${ok} successes, never more than the limit`);
+  t.ok(ok >= 60, 'failures gave their allowance back');
+  await waitFor('refunds', async () => (await counted(a, account.id)) === ok, 3000);
+  t.pass('Redis counted exactly the successes');
+});
