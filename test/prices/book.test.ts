@@ -8,6 +8,7 @@ import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
 import { ROOT } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const region = (p95: string) => ({ zone: null, price_basis: 'official_regional_reference', petrol_93: null, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.50' });
@@ -82,7 +83,7 @@ t.test('an edited price file is picked up; a broken edit changes nothing', async
   const current = () => gw.app.book.view().current?.coastal.petrol_95;
   t.equal(current(), '21.00');
   writeFileSync(file, JSON.stringify([set('2026-01-07', '21.00'), set('2026-02-04', '22.00')]));
-  await waitFor(() => current() === '22.00');
+  await waitFor('the edit', () => current() === '22.00', 3000);
   writeFileSync(file, '[{"effective_date":"nonsense"}]');
   await new Promise((r) => setTimeout(r, 400));
   t.equal(current(), '22.00', 'the broken edit was refused');
@@ -91,16 +92,8 @@ t.test('an edited price file is picked up; a broken edit changes nothing', async
   unlinkSync(file);
   await new Promise((r) => setTimeout(r, 300));
   writeFileSync(file, JSON.stringify([set('2026-01-07', '21.00'), set('2026-02-04', '22.00'), set('2026-03-04', '23.00')]));
-  await waitFor(() => current() === '23.00');
+  await waitFor('the replaced file', () => current() === '23.00', 3000);
 });
-
-async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 t.test('overlapping reloads: a slow earlier reload never overwrites a newer one', async (t) => {
   const { MemoryStore } = await import('../../src/store/memory.js');

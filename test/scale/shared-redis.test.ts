@@ -9,6 +9,7 @@ import { allowanceFor } from '../../src/quota/allowance.js';
 import { RedisStore } from '../../src/store/redis.js';
 import { gatewayProcess, type GatewayProcess } from '../helpers/cli.js';
 import { startCluster, startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const FULL = '/fuel-api/api/current.php';
@@ -70,14 +71,7 @@ t.test('changes made on one gateway reach the others within a second', async (t)
       async (r) => ({ status: r.status, body: (await r.json()) as any }),
     );
   const status = (gw: GatewayProcess, key: string) => fetch(`${gw.base}${SIMPLE}?api_key=${key}`).then((r) => r.status);
-  const within = async (ms: number, cond: () => Promise<boolean>) => {
-    const start = Date.now();
-    while (!(await cond())) {
-      if (Date.now() - start > ms) return false;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return true;
-  };
+  const within = (ms: number, cond: () => Promise<boolean>) => waitFor('the change', cond, ms).then(() => true, () => false);
 
   const created = await admin('POST', '/admin/accounts', { plan: 'starter' });
   t.equal(created.status, 201);

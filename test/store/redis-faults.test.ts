@@ -5,6 +5,7 @@ import { isGatewayError } from '../../src/errors.js';
 import { RedisStore } from '../../src/store/redis.js';
 import type { ConsumeSpec, StoreEvent, StoredAccount } from '../../src/store/types.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const COMMAND_TIMEOUT_MS = 500;
 const server = await startRedis(t);
@@ -35,14 +36,6 @@ async function failure(call: () => Promise<unknown>): Promise<{ ms: number; unav
   return { ms: Date.now() - start, unavailable: isGatewayError(err, 'STORE_UNAVAILABLE') };
 }
 
-async function until(cond: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 t.test('while Redis is down every call rejects with STORE_UNAVAILABLE in under a second', async (t) => {
   const a = account();
   await store.createAccount(a);
@@ -62,11 +55,11 @@ t.test('while Redis is down every call rejects with STORE_UNAVAILABLE in under a
 t.test('when Redis is back the same store works again by itself, and caches are told to resync', async (t) => {
   events.length = 0;
   await server.start();
-  await until(() => store.ping().then(() => true, () => false), 5000);
+  await waitFor('the store', () => store.ping().then(() => true, () => false), 5000);
   const a = account();
   await store.createAccount(a);
   t.same(await store.consume(spec(a)), { kind: 'ok', used: 1 });
-  await until(async () => events.some((e) => e.type === 'account' && e.id === '*'), 3000);
+  await waitFor('the store', async () => events.some((e) => e.type === 'account' && e.id === '*'), 3000);
   t.ok(events.some((e) => e.type === 'prices'), 'prices are reloaded too');
 });
 
@@ -77,7 +70,7 @@ t.test('a stalled Redis fails a command within about command_timeout_ms', async 
   t.ok(unavailable, 'STORE_UNAVAILABLE');
   t.ok(ms >= COMMAND_TIMEOUT_MS - 50 && ms < COMMAND_TIMEOUT_MS + 300, `rejected after ${ms} ms`);
   // The late reply to the abandoned command must not be taken for the answer to a later one.
-  await until(() => store.ping().then(() => true, () => false), 3000);
+  await waitFor('the store', () => store.ping().then(() => true, () => false), 3000);
   const a = account();
   await store.createAccount(a);
   t.same(await store.consume(spec(a)), { kind: 'ok', used: 1 });
@@ -92,6 +85,6 @@ t.test('a store created while Redis is down fails fast and connects once Redis i
   const { ms, unavailable } = await failure(() => late.ping());
   t.ok(unavailable && ms < 100, `later calls reject at once (${ms} ms)`);
   await server.start();
-  await until(() => late.ping().then(() => true, () => false), 5000);
+  await waitFor('the store', () => late.ping().then(() => true, () => false), 5000);
   t.pass('connected');
 });
