@@ -326,7 +326,9 @@ async function profile(id) {
   await until('the profile', async () => readdirSync(profDir).some((f) => f.endsWith('.cpuprofile')));
   await sleep(500);
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-  const out = summarise(JSON.parse(readFileSync(join(profDir, file), 'utf8')), Number(from), Number(to));
+  const text = readFileSync(join(profDir, file), 'utf8');
+  if (option('save-profile', '')) writeFileSync(option('save-profile', ''), text);
+  const out = summarise(JSON.parse(text), Number(from), Number(to));
   console.log(`\n${out}`);
   return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: profile of ${v.label}, simple-current\n\nCommit ${commit()}. Machine: ${machine()}.\nwrk -t${threads} -c${connections} for ${seconds} s under \`node --cpu-prof\` (${fmt(res.rps)} req/s; the profiler slows it); samples taken during that run only.\n\n${out}\n`;
 }

@@ -31,6 +31,7 @@ export const configSchema = z
       keep_alive_timeout_ms: posInt,
       max_header_bytes: z.number().int().min(1024, 'expected at least 1024').max(1048576, 'expected at most 1048576'),
       trusted_proxies: z.array(z.string().refine((a) => isIP(a) !== 0, 'expected an IP address')),
+      workers: z.union([posInt, z.literal('auto')]),
     }),
     store: z.strictObject({
       type: z.enum(['memory', 'redis']),
@@ -92,6 +93,13 @@ export const configSchema = z
   .superRefine((cfg, ctx) => {
     if (cfg.server.headers_timeout_ms > cfg.server.request_timeout_ms) {
       ctx.addIssue({ code: 'custom', path: ['server', 'headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' });
+    }
+    if ((cfg.server.workers === 'auto' || cfg.server.workers > 1) && cfg.store.type === 'memory') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['server', 'workers'],
+        message: 'more than one worker needs the Redis store (store.type: redis or REDIS_URL): with the memory store each worker would count on its own',
+      });
     }
     if (cfg.listen.public.port !== 0 && cfg.listen.public.port === cfg.listen.admin.port) {
       ctx.addIssue({ code: 'custom', path: ['listen', 'admin', 'port'], message: 'the admin API never shares the public port' });

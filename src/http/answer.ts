@@ -109,7 +109,7 @@ export function send(x: Exchange, status: number, headers: HeaderList, body: str
   const seconds = (performance.now() - x.start) / 1000;
   x.metrics.observe(status, seconds);
   if (g.access) {
-    g.log.info(
+    g.access.info(
       { method: req.method, url: redactUrl(req.url ?? ''), status, ms: Math.round(seconds * 1e4) / 10, account: x.entry?.account.id, client: clientOf(x) },
       'request',
     );
