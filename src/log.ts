@@ -1,7 +1,7 @@
 import pino, { type Logger } from 'pino';
 
 // Lines collect up to this many bytes before one write; a quiet process still writes within FLUSH_MS.
-const BUFFER_BYTES = 4096;
+const BUFFER_BYTES = 16384;
 const FLUSH_MS = 1000;
 
 export interface Logging {
@@ -13,31 +13,38 @@ export interface Logging {
 }
 
 /**
- * JSON logs on stdout through one asynchronous, buffered pino destination, so neither a slow log
- * sink nor a write per line stalls the event loop. Keys are redacted wherever they could appear
- * as fields (URLs are redacted where they are logged).
+ * JSON logs on stdout through one asynchronous, buffered pino destination (sonic-boom), so
+ * neither a slow log sink nor a write per line stalls the event loop. Keys are redacted wherever
+ * they could appear as fields (URLs are redacted where they are logged).
+ *
+ * sonic-boom runs in buffer mode: in its string mode it measures the UTF-8 length of the whole
+ * pending buffer on every line, so a bigger buffer makes every line dearer. Here each line
+ * becomes a Buffer once, and one write joins them.
  */
 export function createLogging(level: string): Logging {
-  const destination = pino.destination({ sync: false, minLength: BUFFER_BYTES });
+  const boom = pino.destination({ sync: false, minLength: BUFFER_BYTES, maxWrite: 4 * BUFFER_BYTES, periodicFlush: FLUSH_MS, contentMode: 'buffer' });
+  // sonic-boom's types declare only write(string); in buffer mode it takes Buffers.
+  const writeBuffer = boom.write.bind(boom) as unknown as (data: Buffer) => boolean;
   let open = true;
-  destination.on('close', () => (open = false));
-  setInterval(() => open && destination.flush(), FLUSH_MS).unref();
+  boom.on('close', () => (open = false));
   return {
-    log: createLogger(level, destination),
+    log: createLogger(level, { write: (line: string) => writeBuffer(Buffer.from(line)) }),
     flush: () => {
-      if (open) destination.flush();
+      if (open) boom.flush();
     },
     flushSync: () => {
-      if (open) destination.flushSync();
+      if (open) boom.flushSync();
     },
   };
 }
+
+const BASE = { service: 'fuel-gateway', pid: process.pid };
 
 export function createLogger(level: string, destination: pino.DestinationStream): Logger {
   return pino(
     {
       level,
-      base: { service: 'fuel-gateway', pid: process.pid },
+      base: BASE,
       redact: { paths: ['api_key', '*.api_key', 'headers["x-api-key"]', '*.headers["x-api-key"]', 'headers.authorization', '*.headers.authorization'], censor: '[REDACTED]' },
     },
     destination,
@@ -45,10 +52,28 @@ export function createLogger(level: string, destination: pino.DestinationStream)
 }
 
 /**
- * The access log: a child without redaction, which costs about 3.5 µs a line. Its lines are
- * built from fields that never hold a key (the URL is redacted before it is logged).
+ * The access log: one line per answer, in the shape pino writes (level, time, base fields, msg),
+ * straight to the logger's destination. pino's own serialisation of these fields costs about
+ * 0.7 µs a line more (3.5 µs with the redaction the app log needs). No field can hold a key: the
+ * URL is redacted before it comes here, and the rest are a method token, numbers, an account id
+ * and an IP address (only URL and account id can need escaping).
  */
-export const accessLogger = (log: Logger): Logger => log.child({}, { redact: [] });
+export class AccessLog {
+  private readonly stream: pino.DestinationStream;
+  private readonly base = `,${JSON.stringify(BASE).slice(1, -1)},"method":"`;
+
+  constructor(log: Logger) {
+    this.stream = Reflect.get(log, pino.symbols.streamSym) as pino.DestinationStream;
+  }
+
+  /** `account` is undefined before the key is known to belong to one. */
+  write(method: string, url: string, status: number, ms: number, account: string | undefined, client: string): void {
+    this.stream.write(
+      `{"level":30,"time":${Date.now()}${this.base}${method}","url":${JSON.stringify(url)},"status":${status},"ms":${ms}` +
+        `${account === undefined ? '' : `,"account":${JSON.stringify(account)}`},"client":"${client}","msg":"request"}\n`,
+    );
+  }
+}
 
 /** An uncaught exception or rejection is logged and the buffer flushed before the process exits 1. */
 export function exitOnFatal(logging: Logging): void {

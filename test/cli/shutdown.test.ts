@@ -58,7 +58,10 @@ t.test('every access log line of answered requests reaches stdout when SIGTERM s
   const lines = gw.output().split('\n').filter((l) => l.includes('"msg":"request"'));
   t.equal(lines.length, 300, 'one line per answer, none left in the buffer');
   t.equal(lines.filter((l) => l.includes('"status":200')).length, 100);
-  t.ok(lines.every((l) => /"account":"acct_[0-9a-f]+"/.test(l) && /"client":"127\.0\.0\.1"/.test(l)), 'each names the account and the client address');
+  const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.ok(parsed.every((l) => /^acct_[0-9a-f]+$/.test(String(l['account'])) && l['client'] === '127.0.0.1'), 'each names the account and the client address');
+  t.same(Object.keys(parsed[0] ?? {}), ['level', 'time', 'service', 'pid', 'method', 'url', 'status', 'ms', 'account', 'client', 'msg'], 'in pino\'s line shape');
+  t.match(parsed[0], { level: 30, service: 'fuel-gateway', method: 'GET', url: '/fuel-api/api/current.php?api_key=[REDACTED]', msg: 'request' });
 });
 
 t.test('a fatal error flushes the buffered log before the process exits 1', async (t) => {
