@@ -31,7 +31,7 @@ async function startRedis() {
   const proc = child('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
   const url = `redis://127.0.0.1:${port}`;
   await until('redis-server', async () => execFileSync('redis-cli', ['-p', String(port), 'ping']).toString().trim() === 'PONG');
-  return { url, pid: proc.pid };
+  return { url, pid: proc.pid, port };
 }
 
 /** Accounts created straight in Redis through the store's own code; returns the keys file. */
@@ -148,8 +148,16 @@ function record(entry) {
 
 const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '–');
 
+/** Consume script calls and the requests they carried (HMGET runs once per request), from Redis's own counts. */
+function scriptCalls(port) {
+  if (!port) return { calls: 0, requests: 0 };
+  const out = execFileSync('redis-cli', ['-p', String(port), 'INFO', 'commandstats']).toString();
+  const count = (cmd) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(out)?.[1] ?? 0);
+  return { calls: count('evalsha') + count('eval'), requests: count('hmget') };
+}
+
 /** Alternating rounds over every target: each round runs each target once, in the same order. */
-async function measure(targets, redisPid) {
+async function measure(targets, redisPid, redisPort) {
   console.log(`warm-up: ${targets.length} targets × 3 s`);
   for (const t of targets) {
     await wrk({ url: t.base, prefix: t.prefix, keysFile: t.keysFile, seconds: 3, threads, connections });
@@ -157,7 +165,10 @@ async function measure(targets, redisPid) {
   }
   for (let r = 1; r <= rounds; r++) {
     for (const t of targets) {
+      const before = scriptCalls(t.redis && redisPort);
       const res = await wrk({ url: t.base, prefix: t.prefix, keysFile: t.keysFile, seconds, threads, connections, cpuOf: { gw: t.pids, redis: t.redis ? [redisPid] : [] } });
+      const after = scriptCalls(t.redis && redisPort);
+      res.script = { calls: after.calls - before.calls, requests: after.requests - before.requests };
       t.runs.push(res);
       if (t.logFile) truncateSync(t.logFile, 0);
       console.log(`round ${r} ${t.label.padEnd(34)} ${fmt(res.rps).padStart(7)} req/s  p99 ${fmt(res.p99, 2)} ms  errors ${res.errors}`);
@@ -167,8 +178,8 @@ async function measure(targets, redisPid) {
 
 function table(targets) {
   const lines = [
-    '| target | req/s | × bare | p50 ms | p99 ms | p99 × bare | errors | gateway CPU µs/req | Redis CPU µs/req |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| target | req/s | × bare | p50 ms | p99 ms | p99 × bare | errors | gateway CPU µs/req | Redis CPU µs/req | requests per script call |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const t of targets) {
     const ref = targets.find((x) => x.bare && x.endpoint === t.endpoint);
@@ -179,7 +190,8 @@ function table(targets) {
     lines.push(
       `| ${t.label} | ${fmt(median(t.runs.map((r) => r.rps)))} | ${t.bare ? '1' : fmt(ratio((r) => r.rps), 2)} | ${fmt(median(t.runs.map((r) => r.p50)), 2)} | ` +
         `${fmt(median(t.runs.map((r) => r.p99)), 2)} | ${t.bare ? '1' : fmt(ratio((r) => r.p99), 2)} | ${t.runs.reduce((s, r) => s + r.errors, 0)} | ` +
-        `${fmt(perReq('gw'), 1)} | ${t.redis ? fmt(perReq('redis'), 1) : '–'} |`,
+        `${fmt(perReq('gw'), 1)} | ${t.redis ? fmt(perReq('redis'), 1) : '–'} | ` +
+        `${t.redis ? fmt(t.runs.reduce((s, r) => s + r.script.requests, 0) / t.runs.reduce((s, r) => s + r.script.calls, 0), 1) : '–'} |`,
     );
   }
   return lines.join('\n');
@@ -221,7 +233,7 @@ async function comparison(scaling) {
   }
   const setup = `wrk -t${threads} -c${connections}, ${seconds} s per run, ${rounds} alternating rounds, ${accounts} accounts rotated by bench/rotate.lua`;
   console.log(setup);
-  await measure(targets, redis?.pid);
+  await measure(targets, redis?.pid, redis?.port);
   const out = table(targets);
   console.log(`\n${out}`);
   const kind = scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison';
@@ -326,7 +338,9 @@ async function profile(id) {
   await until('the profile', async () => readdirSync(profDir).some((f) => f.endsWith('.cpuprofile')));
   await sleep(500);
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-  const out = summarise(JSON.parse(readFileSync(join(profDir, file), 'utf8')), Number(from), Number(to));
+  const text = readFileSync(join(profDir, file), 'utf8');
+  if (option('save-profile', '')) writeFileSync(option('save-profile', ''), text);
+  const out = summarise(JSON.parse(text), Number(from), Number(to));
   console.log(`\n${out}`);
   return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: profile of ${v.label}, simple-current\n\nCommit ${commit()}. Machine: ${machine()}.\nwrk -t${threads} -c${connections} for ${seconds} s under \`node --cpu-prof\` (${fmt(res.rps)} req/s; the profiler slows it); samples taken during that run only.\n\n${out}\n`;
 }

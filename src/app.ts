@@ -11,7 +11,7 @@ import { publicHandler } from './http/public.js';
 import { close, createListener, listen } from './http/server.js';
 import { createAccount } from './keys/accounts.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
-import { createLogger } from './log.js';
+import { createLogging } from './log.js';
 import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
 import { warnWhenStale } from './prices/staleness.js';
@@ -35,7 +35,11 @@ export interface App {
   adminAddress: AddressInfo;
   /** Keys of the demo accounts created at start (memory store only), by plan. */
   demoKeys: Record<string, string>;
-  close(): Promise<void>;
+  /**
+   * Stops: in-flight requests finish, idle public connections are dropped after `drainMs`
+   * (requests arriving meanwhile are answered, with `Connection: close`), then the store closes.
+   */
+  close(drainMs?: number): Promise<void>;
 }
 
 export interface AppOptions {
@@ -47,11 +51,11 @@ export interface AppOptions {
 /** The composition root: config → logger → store → prices → meter → listeners. */
 export async function startApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
-  const log = opts.log ?? createLogger(config.log.level);
+  const log = opts.log ?? createLogging(config.log.level).log;
   const store = opts.store ?? createStore(config, log, clock.now);
-  const cleanups: Array<() => void | Promise<void>> = [() => store.close()];
-  const closeAll = async (): Promise<void> => {
-    for (const c of cleanups.reverse()) await c();
+  const cleanups: Cleanups = [() => store.close()];
+  const closeAll = async (drainMs = 0): Promise<void> => {
+    for (const c of cleanups.reverse()) await c(drainMs);
     cleanups.length = 0;
     log.flush();
   };
@@ -63,7 +67,9 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
   }
 }
 
-async function assemble(config: Config, clock: Clock, log: Logger, store: Store, cleanups: Array<() => void | Promise<void>>): Promise<Omit<App, 'close'>> {
+type Cleanups = Array<(drainMs: number) => void | Promise<void>>;
+
+async function assemble(config: Config, clock: Clock, log: Logger, store: Store, cleanups: Cleanups): Promise<Omit<App, 'close'>> {
   const seed = async (): Promise<void> => {
     const added = await loadPriceFile(store, config.prices.file, false);
     log.info({ file: config.prices.file, added }, 'price file loaded into the store');
@@ -112,12 +118,12 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
     proxy = originProxy;
   }
 
-  const publicServer = createListener(
-    publicHandler({ config, meter, book, throttle, metrics, clock, log, storeReady, proxy, upstream }),
-    config.server,
-    parserErrors,
-  );
-  cleanups.push(() => close(publicServer));
+  const handler = publicHandler({ config, meter, book, throttle, metrics, clock, log, storeReady, proxy, upstream });
+  const publicServer = createListener(handler, config.server, parserErrors);
+  cleanups.push((drainMs) => {
+    handler.gateway.draining = true;
+    return close(publicServer, drainMs);
+  });
   const publicAddress = await listen(publicServer, config.listen.public.host, config.listen.public.port);
   log.info({ address: publicAddress }, 'public listener ready');
 

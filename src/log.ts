@@ -1,16 +1,87 @@
 import pino, { type Logger } from 'pino';
 
+// Lines collect up to this many bytes before one write; a quiet process still writes within FLUSH_MS.
+const BUFFER_BYTES = 16384;
+const FLUSH_MS = 1000;
+
+export interface Logging {
+  log: Logger;
+  /** Starts writing what is buffered now (lines worth seeing at once: start-up). */
+  flush(): void;
+  /** Writes out every buffered line before returning: on shutdown and before a fatal exit. */
+  flushSync(): void;
+}
+
 /**
- * JSON logs on stdout. Asynchronous, so a slow log sink never stalls the event loop; keys are
- * redacted wherever they could appear as fields (URLs are redacted where they are logged).
+ * JSON logs on stdout through one asynchronous, buffered pino destination (sonic-boom), so
+ * neither a slow log sink nor a write per line stalls the event loop. Keys are redacted wherever
+ * they could appear as fields (URLs are redacted where they are logged).
+ *
+ * sonic-boom runs in buffer mode: in its string mode it measures the UTF-8 length of the whole
+ * pending buffer on every line, so a bigger buffer makes every line dearer. Here each line
+ * becomes a Buffer once, and one write joins them.
  */
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+export function createLogging(level: string): Logging {
+  const boom = pino.destination({ sync: false, minLength: BUFFER_BYTES, maxWrite: 4 * BUFFER_BYTES, periodicFlush: FLUSH_MS, contentMode: 'buffer' });
+  // sonic-boom's types declare only write(string); in buffer mode it takes Buffers.
+  const writeBuffer = boom.write.bind(boom) as unknown as (data: Buffer) => boolean;
+  let open = true;
+  boom.on('close', () => (open = false));
+  return {
+    log: createLogger(level, { write: (line: string) => writeBuffer(Buffer.from(line)) }),
+    flush: () => {
+      if (open) boom.flush();
+    },
+    flushSync: () => {
+      if (open) boom.flushSync();
+    },
+  };
+}
+
+const BASE = { service: 'fuel-gateway', pid: process.pid };
+
+export function createLogger(level: string, destination: pino.DestinationStream): Logger {
   return pino(
     {
       level,
-      base: { service: 'fuel-gateway' },
+      base: BASE,
       redact: { paths: ['api_key', '*.api_key', 'headers["x-api-key"]', '*.headers["x-api-key"]', 'headers.authorization', '*.headers.authorization'], censor: '[REDACTED]' },
     },
-    destination ?? pino.destination({ sync: false }),
+    destination,
   );
+}
+
+/**
+ * The access log: one line per answer, in the shape pino writes (level, time, base fields, msg),
+ * straight to the logger's destination. pino's own serialisation of these fields costs about
+ * 0.7 µs a line more (3.5 µs with the redaction the app log needs). No field can hold a key: the
+ * URL is redacted before it comes here, and the rest are a method token, numbers, an account id
+ * and an IP address (only URL and account id can need escaping).
+ */
+export class AccessLog {
+  private readonly stream: pino.DestinationStream;
+  private readonly base = `,${JSON.stringify(BASE).slice(1, -1)},"method":"`;
+
+  constructor(log: Logger) {
+    this.stream = Reflect.get(log, pino.symbols.streamSym) as pino.DestinationStream;
+  }
+
+  /** `account` is undefined before the key is known to belong to one. */
+  write(method: string, url: string, status: number, ms: number, account: string | undefined, client: string): void {
+    this.stream.write(
+      `{"level":30,"time":${Date.now()}${this.base}${method}","url":${JSON.stringify(url)},"status":${status},"ms":${ms}` +
+        `${account === undefined ? '' : `,"account":${JSON.stringify(account)}`},"client":"${client}","msg":"request"}\n`,
+    );
+  }
+}
+
+/** An uncaught exception or rejection is logged and the buffer flushed before the process exits 1. */
+export function exitOnFatal(logging: Logging): void {
+  const fatal = (err: unknown, kind: string): void => {
+    logging.log.fatal({ err }, `${kind}: exiting`);
+    logging.flushSync();
+    process.exit(1);
+  };
+  process.on('uncaughtException', (err) => fatal(err, 'uncaught exception'));
+  process.on('unhandledRejection', (err) => fatal(err, 'unhandled rejection'));
 }

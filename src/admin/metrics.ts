@@ -1,5 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { requestMetrics } from './request-metrics.js';
+import { Bins, binnedHistogram, requestMetrics } from './request-metrics.js';
+
+const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
 
 export type { RouteMetrics } from './request-metrics.js';
 
@@ -15,12 +17,7 @@ export class Metrics {
   readonly invalidKeys = new Counter({ name: 'fuel_gateway_invalid_key_rejections_total', help: 'Requests refused for a missing, malformed or unknown key, or a throttled address', labelNames: ['reason'], registers: [this.registry] });
   readonly storeErrors = new Counter({ name: 'fuel_gateway_store_errors_total', help: 'Metered requests that failed because the store was unreachable or too slow', registers: [this.registry] });
   readonly unmetered = new Counter({ name: 'fuel_gateway_unmetered_requests_total', help: 'Requests served without counting during a store outage (store.on_error: allow)', registers: [this.registry] });
-  readonly storeLatency = new Histogram({
-    name: 'fuel_gateway_store_duration_seconds',
-    help: 'Latency of the metering store call',
-    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
-    registers: [this.registry],
-  });
+  readonly storeLatency = new Bins(STORE_BUCKETS);
   readonly upstreamPolls = new Counter({
     name: 'fuel_gateway_upstream_polls_total',
     help: 'Polls of the origin by result (changed, unchanged, not_modified, or the failure)',
@@ -48,10 +45,12 @@ export class Metrics {
     /** Last successful poll of the origin (ms), or null: none yet, or no upstream. */
     upstreamLastSuccessMs(): Promise<number | null>;
   }) {
+    binnedHistogram(this.registry, 'fuel_gateway_store_duration_seconds', 'Latency of the metering store call', STORE_BUCKETS, [{ labels: {}, bins: this.storeLatency }]);
     new Gauge({
       name: 'fuel_gateway_upstream_last_success_timestamp_seconds',
       help: 'When a poll of the origin last succeeded, by whichever instance polls (Unix seconds; 0 when never)',
       registers: [this.registry],
+      aggregator: 'max',
       async collect() {
         this.set(((await sources.upstreamLastSuccessMs()) ?? 0) / 1000);
       },
@@ -60,6 +59,7 @@ export class Metrics {
       name: 'fuel_gateway_account_cache_hit_ratio',
       help: 'Share of account lookups answered from the in-process cache since start',
       registers: [this.registry],
+      aggregator: 'average',
       collect() {
         this.set(sources.cacheHitRatio());
       },
@@ -68,6 +68,7 @@ export class Metrics {
       name: 'fuel_gateway_price_snapshot_effective_timestamp_seconds',
       help: 'Effective time of the price set being served (Unix seconds; 0 when none)',
       registers: [this.registry],
+      aggregator: 'max',
       collect() {
         this.set((sources.snapshotEffectiveMs() ?? 0) / 1000);
       },
@@ -76,6 +77,7 @@ export class Metrics {
       name: 'fuel_gateway_price_snapshot_age_seconds',
       help: 'Seconds since the price set being served took effect',
       registers: [this.registry],
+      aggregator: 'min',
       collect() {
         const at = sources.snapshotEffectiveMs();
         this.set(at === null ? 0 : (sources.now() - at) / 1000);
@@ -89,7 +91,15 @@ export class Metrics {
     this.upstreamLatency.labels(route).observe(seconds);
   }
 
+  /** Prometheus text: this process's registry, or every worker's once `clusterWide` is called. */
   text(): Promise<string> {
-    return this.registry.metrics();
+    return this.source();
   }
+
+  /** In a cluster worker: /metrics answers for all workers (cluster/metrics.ts). */
+  clusterWide(source: () => Promise<string>): void {
+    this.source = source;
+  }
+
+  private source = (): Promise<string> => this.registry.metrics();
 }

@@ -71,6 +71,7 @@ export const configSchema = z
       keep_alive_timeout_ms: posInt,
       max_header_bytes: z.number().int().min(1024, 'expected at least 1024').max(1048576, 'expected at most 1048576'),
       trusted_proxies: z.array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 172.16.0.0/12')),
+      workers: z.union([posInt, z.literal('auto')]),
     }),
     store: z.strictObject({
       type: z.enum(['memory', 'redis']),
@@ -148,6 +149,13 @@ export const configSchema = z
     }
     if (!existsSync(cfg.prices.file)) {
       ctx.addIssue({ code: 'custom', path: ['prices', 'file'], message: `no such file: ${cfg.prices.file}` });
+    }
+    if ((cfg.server.workers === 'auto' || cfg.server.workers > 1) && cfg.store.type === 'memory') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['server', 'workers'],
+        message: 'more than one worker needs the Redis store (store.type: redis or REDIS_URL): with the memory store each worker would count on its own',
+      });
     }
     if (cfg.listen.public.port !== 0 && cfg.listen.public.port === cfg.listen.admin.port) {
       ctx.addIssue({ code: 'custom', path: ['listen', 'admin', 'port'], message: 'the admin API never shares the public port' });

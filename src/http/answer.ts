@@ -114,12 +114,7 @@ export function record(x: Exchange, status: number): void {
   const { g, req } = x;
   const seconds = (performance.now() - x.start) / 1000;
   x.metrics.observe(status, seconds);
-  if (g.access) {
-    g.log.info(
-      { method: req.method, url: redactUrl(req.url ?? ''), status, ms: Math.round(seconds * 1e4) / 10, account: x.entry?.account.id, client: clientOf(x) },
-      'request',
-    );
-  }
+  g.access?.write(req.method ?? '', redactUrl(req.url ?? ''), status, Math.round(seconds * 1e4) / 10, x.entry?.account.id, clientOf(x));
 }
 
 export function fail(x: Exchange, kind: ErrorKind): void {

@@ -3,6 +3,7 @@ import type { Metrics, RouteMetrics } from '../admin/metrics.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { KeyHashes } from '../keys/key-hashes.js';
+import { AccessLog } from '../log.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import type { PriceBook } from '../prices/book.js';
 import type { Meter } from '../quota/meter.js';
@@ -49,7 +50,8 @@ export interface Gateway extends Omit<PublicDeps, 'config'> {
   answers: Answers;
   keyHashes: KeyHashes;
   maxKeyLength: number;
-  access: boolean;
+  /** The access log, or null when log.access is off. */
+  access: AccessLog | null;
   /** store.on_error: allow. */
   failOpen: boolean;
   trustedProxies: TrustedProxies;
@@ -76,7 +78,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     answers: new Answers(config.messages),
     keyHashes: new KeyHashes(config.limits.account_cache.max_entries),
     maxKeyLength: config.limits.max_key_length,
-    access: config.log.access,
+    access: config.log.access && deps.log.isLevelEnabled('info') ? new AccessLog(deps.log) : null,
     failOpen: config.store.on_error === 'allow',
     trustedProxies: trustedProxies(config),
     invalidKeys: Object.fromEntries(reasons.map((r) => [r, metrics.invalidKeys.labels(r)])) as Gateway['invalidKeys'],

@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { Config } from '../config/schema.js';
 import type { ErrorAnswer } from './errors.js';
 
@@ -57,11 +56,18 @@ export function listen(server: Server, host: string, port: number): Promise<Addr
   });
 }
 
-/** Stops accepting, lets in-flight requests finish, and drops idle keep-alive sockets. */
-export function close(server: Server): Promise<void> {
+/**
+ * Stops accepting, lets in-flight requests finish, and drops idle keep-alive sockets after
+ * `graceMs`. Until then a request may still arrive on an open connection (it is answered):
+ * http.Server's own close drops idle sockets at once, and a request already on the wire to one
+ * would be lost. Answers written while draining close their connection (see answer.ts `send`).
+ */
+export function close(server: Server, graceMs = 0): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) return resolve();
-    server.close(() => resolve());
-    server.closeIdleConnections();
+    NetServer.prototype.close.call(server, () => resolve());
+    const sweep = (): void => void server.close();
+    if (graceMs > 0) setTimeout(sweep, graceMs).unref();
+    else sweep();
   });
 }

@@ -131,3 +131,14 @@ t.test('plans.*.converts_to is documented in the defaults', async (t) => {
   const { readFileSync } = await import('node:fs');
   t.match(readFileSync('config/default.yaml', 'utf8'), /#.*converts_to: \w+/);
 });
+
+t.test('server.workers: a count or auto, and more than one only with the Redis store', async (t) => {
+  t.equal(loadConfig({ env: {} }).server.workers, 1);
+  t.equal(loadConfig({ env: { REDIS_URL: 'redis://127.0.0.1:6379' }, overrides: { server: { workers: 'auto' } } }).server.workers, 'auto');
+  t.equal(loadConfig({ env: { REDIS_URL: 'redis://127.0.0.1:6379' }, overrides: { server: { workers: 4 } } }).server.workers, 4);
+  for (const workers of [2, 'auto']) {
+    const err = t.throws(() => loadConfig({ env: {}, overrides: { server: { workers } } })) as GatewayError;
+    t.match(err.details.join('\n'), /^overrides: server\.workers: more than one worker needs the Redis store/m);
+  }
+  t.throws(() => loadConfig({ env: {}, overrides: { server: { workers: 0 } } }), /server\.workers: expected a positive integer/);
+});
