@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { Metrics } from './admin/metrics.js';
+import { auditLog } from './admin/audit.js';
 import { Operations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
 import { systemClock, type Clock } from './clock.js';
@@ -127,7 +128,7 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
   const publicAddress = await listen(publicServer, config.listen.public.host, config.listen.public.port);
   log.info({ address: publicAddress }, 'public listener ready');
 
-  const ops = new Operations(store, config, book, clock);
+  const ops = new Operations(store, config, book, clock, auditLog(log));
   const { host, port, token } = config.listen.admin;
   const adminServer = createListener(adminHandler(ops, metrics, token, log), config.server, parserErrors);
   cleanups.push(() => close(adminServer));

@@ -1,14 +1,20 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import { createAccount, createAccountInput, patchAccountInput, publicAccount, rotateKey, updateAccount } from '../keys/accounts.js';
 import type { PriceBook } from '../prices/book.js';
-import { describeIssues, priceSetDocument, type PriceSet } from '../prices/schema.js';
+import { parsePriceHistory } from '../prices/file.js';
+import { describeIssues, effectiveDate, priceSetDocument, type PriceSet } from '../prices/schema.js';
 import { formatInZone } from '../time/zone.js';
 import { allowanceFor, type Allowance } from '../quota/allowance.js';
 import { usageObject, type Usage } from '../quota/usage.js';
 import type { Account, Store } from '../store/types.js';
+import type { Audit } from './audit.js';
+import { encodeCursor, listAccountsQuery } from './list-query.js';
+
+type PriceStatus = 'current' | 'scheduled' | 'past';
+const cancelInput = z.strictObject({ date: effectiveDate });
 
 /** Validates external input at the edge: a bad body is a 400 naming each field. */
 function parse<T extends z.ZodType>(schema: T, body: unknown, code: 'BAD_REQUEST' | 'PRICE_SET_INVALID' = 'BAD_REQUEST'): z.infer<T> {
@@ -25,7 +31,8 @@ export interface AccountView {
 
 /**
  * Everything operators can do, shared by the admin API and the CLI so there is one
- * implementation. Inputs arrive unvalidated (JSON bodies, argv) and are checked here, once.
+ * implementation. Inputs arrive unvalidated (JSON bodies, query strings, argv) and are checked
+ * here, once. Every change writes one audit line naming `from` (a remote address, or "cli").
  */
 export class Operations {
   constructor(
@@ -33,10 +40,28 @@ export class Operations {
     private readonly config: Config,
     private readonly book: PriceBook,
     private readonly clock: Clock,
+    private readonly audit: Audit,
   ) {}
 
-  async createAccount(body: unknown): Promise<{ account: Account; api_key: string }> {
-    return createAccount(this.store, this.config.plans, parse(createAccountInput, body), this.clock.now());
+  async createAccount(body: unknown, from: string): Promise<{ account: Account; api_key: string }> {
+    const created = await createAccount(this.store, this.config.plans, parse(createAccountInput, body), this.clock.now());
+    this.audit({ action: 'account.create', account_id: created.account.id, from, after: { plan: created.account.plan, status: created.account.status, label: created.account.label } });
+    return created;
+  }
+
+  /** One page of accounts, in id order; follow `next_cursor` until it is null. Never a key or key hash. */
+  async listAccounts(query: unknown): Promise<{ accounts: Account[]; next_cursor: string | null }> {
+    const { filter, after, limit } = parse(listAccountsQuery, query);
+    const page = await this.store.listAccounts(filter, after, limit);
+    return { accounts: page.accounts.map(publicAccount), next_cursor: page.next === null ? null : encodeCursor(page.next) };
+  }
+
+  /** Removes the account: its key stops working on every instance (the store announces it). */
+  async deleteAccount(id: string, from: string): Promise<{ account: Account }> {
+    const deleted = await this.store.deleteAccount(id);
+    if (!deleted) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    this.audit({ action: 'account.delete', account_id: id, from, before: { plan: deleted.plan, status: deleted.status, label: deleted.label } });
+    return { account: publicAccount(deleted) };
   }
 
   async showAccount(id: string): Promise<AccountView> {
@@ -50,7 +75,7 @@ export class Operations {
     };
   }
 
-  async patchAccount(id: string, body: unknown): Promise<{ account: Account }> {
+  async patchAccount(id: string, body: unknown, from: string): Promise<{ account: Account }> {
     const patch = parse(patchAccountInput, body);
     const stored = await this.store.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
@@ -58,7 +83,12 @@ export class Operations {
     // neither restarts the billing cycle from the trial's start nor resets requests_used.
     const a = this.allowance(stored);
     const materialised = a?.converted ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...patch } : patch;
-    return { account: await updateAccount(this.store, this.config.plans, stored, materialised) };
+    const account = await updateAccount(this.store, this.config.plans, stored, materialised);
+    const fields = Object.keys(materialised) as Array<keyof typeof materialised>;
+    const pick = (a: Account): Record<string, unknown> => Object.fromEntries(fields.map((f) => [f, a[f]]));
+    // The fields as they were, so an operator can put them back.
+    this.audit({ action: 'account.update', account_id: id, from, before: pick(stored), after: pick(account) });
+    return { account };
   }
 
   /** Null when the account's plan is no longer configured: a PATCH is how that gets mended. */
@@ -70,19 +100,61 @@ export class Operations {
     }
   }
 
-  rotateKey(id: string): Promise<{ account: Account; api_key: string }> {
-    return rotateKey(this.store, id);
+  async rotateKey(id: string, from: string): Promise<{ account: Account; api_key: string }> {
+    const rotated = await rotateKey(this.store, id);
+    this.audit({ action: 'account.rotate_key', account_id: id, from });
+    return rotated;
   }
 
-  /** Validates and stores a price set (replacing one of the same date); every instance reloads. */
-  async publishPrices(body: unknown): Promise<{ status: 'current' | 'scheduled' | 'past'; price_set: PriceSet }> {
+  /**
+   * Validates and stores a price set (replacing one of the same date), or a history document
+   * (an array of sets, like the shipped file) in one store call with one announcement, so no
+   * instance serves one of its sets as current on the way. Every instance reloads.
+   */
+  publishPrices(body: unknown, from: string): Promise<{ status: PriceStatus; price_set: PriceSet } | { published: Array<{ effective_date: string; status: PriceStatus }> }> {
+    return Array.isArray(body) ? this.publishHistory(body, from) : this.publishSet(body, from);
+  }
+
+  private async publishSet(body: unknown, from: string): Promise<{ status: PriceStatus; price_set: PriceSet }> {
     const doc = parse(priceSetDocument, body, 'PRICE_SET_INVALID');
     const updatedAt = doc.updated_at ?? formatInZone(this.clock.now(), this.config.time_zone).slice(0, 19).replace('T', ' ');
     const set: PriceSet = { ...doc, updated_at: updatedAt };
     await this.book.publish(set);
+    this.audit({ action: 'prices.publish', effective_date: set.effective_date, from });
+    return { status: this.statusOf(set.effective_date), price_set: set };
+  }
+
+  /** Sets without `updated_at` get their effective time, as when the shipped file is loaded. */
+  private async publishHistory(body: unknown[], from: string): Promise<{ published: Array<{ effective_date: string; status: PriceStatus }> }> {
+    if (body.length === 0) throw new GatewayError('PRICE_SET_INVALID', '(document): expected at least one price set');
+    const sets = parsePriceHistory(body);
+    await this.book.publishMany(sets);
+    const dates = sets.map((s) => s.effective_date);
+    this.audit({ action: 'prices.publish', effective_dates: dates, from });
+    return { published: dates.map((d) => ({ effective_date: d, status: this.statusOf(d) })) };
+  }
+
+  private statusOf(date: string): PriceStatus {
     const view = this.book.view();
-    const status = view.current?.effective_date === set.effective_date ? 'current' : view.scheduled.some((s) => s.effective_date === set.effective_date) ? 'scheduled' : 'past';
-    return { status, price_set: set };
+    return view.current?.effective_date === date ? 'current' : view.scheduled.some((s) => s.effective_date === date) ? 'scheduled' : 'past';
+  }
+
+  /**
+   * Withdraws a set that is still scheduled. One already in effect (or served as current) is
+   * refused with CONFLICT: requests were answered with it, so correct it by publishing a set of
+   * the same date instead.
+   */
+  async cancelPrices(date: unknown, from: string): Promise<{ price_set: PriceSet }> {
+    const { date: d } = parse(cancelInput, { date });
+    // The newest history, not this process's copy: another instance may have just published.
+    await this.book.load();
+    const set = this.book.find(d);
+    if (!set) throw new GatewayError('NOT_FOUND', `no price set for ${d}`);
+    if (this.statusOf(d) !== 'scheduled') throw new GatewayError('CONFLICT', `the price set of ${d} is already in effect; publish a corrected set for ${d} instead`);
+    if (!(await this.store.deletePriceSet(d))) throw new GatewayError('NOT_FOUND', `no price set for ${d}`);
+    await this.book.load();
+    this.audit({ action: 'prices.cancel', effective_date: d, from });
+    return { price_set: set };
   }
 
   prices(): { current: PriceSet | null; scheduled: PriceSet[] } {

@@ -2,12 +2,21 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { FAILURE_STATUS, GatewayError, isGatewayError } from '../errors.js';
+import { canonicalIp } from '../http/client.js';
+import { queryRecord } from './list-query.js';
 import type { Metrics } from './metrics.js';
 import type { Operations } from './operations.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
-type Handler = (params: string[], body: () => Promise<unknown>) => Promise<[number, unknown]> | [number, unknown];
+/** What a route gets: the pattern's groups, the JSON body on demand, the query, and who asks (for the audit line). */
+interface Call {
+  params: string[];
+  body: () => Promise<unknown>;
+  query: URLSearchParams;
+  from: string;
+}
+type Handler = (call: Call) => Promise<[number, unknown]> | [number, unknown];
 interface AdminRoute {
   method: string;
   pattern: RegExp;
@@ -52,14 +61,19 @@ function readJson(req: IncomingMessage): Promise<unknown> {
  */
 export function adminHandler(ops: Operations, metrics: Metrics, token: string, log: Logger): (req: IncomingMessage, res: ServerResponse) => void {
   const expected = token ? digest(`Bearer ${token}`) : null;
+  const id = (c: Call): string => c.params[0] as string;
   const routes: AdminRoute[] = [
-    { method: 'POST', pattern: /^\/admin\/accounts$/, handler: async (_p, body) => [201, await ops.createAccount(await body())] },
-    { method: 'GET', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async ([id]) => [200, await ops.showAccount(id as string)] },
-    { method: 'PATCH', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async ([id], body) => [200, await ops.patchAccount(id as string, await body())] },
-    { method: 'POST', pattern: /^\/admin\/accounts\/([\w-]+)\/rotate-key$/, handler: async ([id]) => [200, await ops.rotateKey(id as string)] },
-    { method: 'PUT', pattern: /^\/admin\/prices$/, handler: async (_p, body) => [201, await ops.publishPrices(await body())] },
+    { method: 'POST', pattern: /^\/admin\/accounts$/, handler: async (c) => [201, await ops.createAccount(await c.body(), c.from)] },
+    { method: 'GET', pattern: /^\/admin\/accounts$/, handler: async (c) => [200, await ops.listAccounts(queryRecord(c.query))] },
+    { method: 'GET', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async (c) => [200, await ops.showAccount(id(c))] },
+    { method: 'PATCH', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async (c) => [200, await ops.patchAccount(id(c), await c.body(), c.from)] },
+    { method: 'DELETE', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async (c) => [200, await ops.deleteAccount(id(c), c.from)] },
+    { method: 'POST', pattern: /^\/admin\/accounts\/([\w-]+)\/rotate-key$/, handler: async (c) => [200, await ops.rotateKey(id(c), c.from)] },
+    { method: 'PUT', pattern: /^\/admin\/prices$/, handler: async (c) => [201, await ops.publishPrices(await c.body(), c.from)] },
     { method: 'GET', pattern: /^\/admin\/prices$/, handler: () => [200, ops.prices()] },
     { method: 'GET', pattern: /^\/admin\/prices\/history$/, handler: () => [200, ops.priceHistory()] },
+    // Any segment but `history`, so a malformed date is a 400 naming `date` rather than a 404.
+    { method: 'DELETE', pattern: /^\/admin\/prices\/(?!history$)([^/]+)$/, handler: async (c) => [200, await ops.cancelPrices(id(c), c.from)] },
   ];
 
   const reply = (res: ServerResponse, status: number, body: string, type = 'application/json'): void => {
@@ -82,7 +96,9 @@ export function adminHandler(ops: Operations, metrics: Metrics, token: string, l
         return failure(res, new GatewayError('UNAUTHORIZED', 'missing or wrong bearer token'));
       }
     }
-    const path = (req.url ?? '/').split('?')[0] as string;
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
     if (path === '/metrics' && req.method === 'GET') return reply(res, 200, await metrics.text(), metrics.registry.contentType);
     const matching = routes.map((r) => ({ r, m: r.pattern.exec(path) })).filter((x) => x.m !== null);
     if (matching.length === 0) return failure(res, new GatewayError('NOT_FOUND', `no admin route ${path}`));
@@ -91,7 +107,13 @@ export function adminHandler(ops: Operations, metrics: Metrics, token: string, l
       res.setHeader('Allow', matching.map((x) => x.r.method).join(', '));
       return reply(res, 405, JSON.stringify({ success: false, code: 'METHOD_NOT_ALLOWED', message: `${req.method} not allowed on ${path}` }));
     }
-    const [status, body] = await hit.r.handler((hit.m as RegExpExecArray).slice(1), () => readJson(req));
+    const [status, body] = await hit.r.handler({
+      params: (hit.m as RegExpExecArray).slice(1),
+      body: () => readJson(req),
+      query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
+      // The admin port is reached directly (never through the balancer), so the peer is who asks.
+      from: canonicalIp(req.socket.remoteAddress ?? '') ?? 'unknown',
+    });
     reply(res, status, JSON.stringify(body));
   }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
+import { auditLog } from '../admin/audit.js';
 import { Operations } from '../admin/operations.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
@@ -9,9 +10,11 @@ import { createStore } from '../store/create.js';
 import type { Args } from './args.js';
 
 export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--label L] [--limit N] [--anchor ISO] [--status S]
-       fuel-gateway accounts show|disable|enable|rotate-key ID
+       fuel-gateway accounts list [--status S] [--plan P] [--label L] [--limit N] [--cursor C]
+       fuel-gateway accounts show|disable|enable|rotate-key|delete ID
        fuel-gateway accounts set-plan ID PLAN
-       fuel-gateway prices publish FILE
+       fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
+       fuel-gateway prices cancel DATE       (a set still scheduled)
        fuel-gateway prices show|history`;
 
 const MEMORY_STORE_HELP =
@@ -36,6 +39,14 @@ function readJsonFile(file: string): unknown {
   }
 }
 
+// What the audit line says a change came from.
+const FROM = 'cli';
+
+/** The options after --config, which every command takes: validation names any other it does not know. */
+function listOptions(options: Map<string, string>): Record<string, string> {
+  return Object.fromEntries([...options].filter(([k]) => k !== 'config'));
+}
+
 async function dispatch(ops: Operations, { positionals: [group, verb, a, b], options }: Args): Promise<unknown> {
   const command = `${group} ${verb ?? ''}`;
   switch (command) {
@@ -43,20 +54,26 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
       const body: Record<string, unknown> = { plan: options.get('plan') };
       for (const k of ['label', 'anchor', 'status']) if (options.has(k)) body[k] = options.get(k);
       if (options.has('limit')) body['limit'] = numberOrText(options.get('limit'));
-      return ops.createAccount(body);
+      return ops.createAccount(body, FROM);
     }
+    case 'accounts list':
+      return ops.listAccounts(listOptions(options));
     case 'accounts show':
       return ops.showAccount(need(a, 'account id'));
     case 'accounts disable':
-      return ops.patchAccount(need(a, 'account id'), { status: 'inactive' });
+      return ops.patchAccount(need(a, 'account id'), { status: 'inactive' }, FROM);
     case 'accounts enable':
-      return ops.patchAccount(need(a, 'account id'), { status: 'active' });
+      return ops.patchAccount(need(a, 'account id'), { status: 'active' }, FROM);
     case 'accounts rotate-key':
-      return ops.rotateKey(need(a, 'account id'));
+      return ops.rotateKey(need(a, 'account id'), FROM);
+    case 'accounts delete':
+      return ops.deleteAccount(need(a, 'account id'), FROM);
     case 'accounts set-plan':
-      return ops.patchAccount(need(a, 'account id'), { plan: need(b, 'plan') });
+      return ops.patchAccount(need(a, 'account id'), { plan: need(b, 'plan') }, FROM);
     case 'prices publish':
-      return ops.publishPrices(readJsonFile(need(a, 'price-set file')));
+      return ops.publishPrices(readJsonFile(need(a, 'price-set file')), FROM);
+    case 'prices cancel':
+      return ops.cancelPrices(need(a, 'effective date'), FROM);
     case 'prices show':
       return ops.prices();
     case 'prices history':
@@ -75,7 +92,8 @@ export async function runOperate(config: Config, args: Args, log: Logger): Promi
   const book = new PriceBook(store, bookOptions(config), systemClock, log);
   try {
     await book.load();
-    const result = await dispatch(new Operations(store, config, book, systemClock), args);
+    // Audit lines go to stderr with the CLI's other logs (stdout is the JSON answer).
+    const result = await dispatch(new Operations(store, config, book, systemClock, auditLog(log)), args);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } finally {
     book.close();

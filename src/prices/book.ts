@@ -81,6 +81,12 @@ export class PriceBook {
     await this.load();
   }
 
+  /** `publish` for many sets: stored and announced at once, so none is current on the way. */
+  async publishMany(sets: PriceSet[]): Promise<void> {
+    await this.store.putPriceSets(sets, true);
+    await this.load();
+  }
+
   /** The snapshot in effect now. */
   snapshot(): Snapshot {
     const now = this.clock.now();

@@ -5,8 +5,7 @@ import type { Store } from '../store/types.js';
 import { describeIssues, priceHistoryDocument, type PriceSet } from './schema.js';
 
 /**
- * Reads a price-history file: a JSON array of price-set documents. A set without `updated_at`
- * gets its effective time (the shipped research data records no announcement times).
+ * Reads a price-history file: a JSON array of price-set documents (see `parsePriceHistory`).
  */
 export function readPriceFile(file: string): PriceSet[] {
   let raw: unknown;
@@ -15,14 +14,23 @@ export function readPriceFile(file: string): PriceSet[] {
   } catch (e) {
     throw new GatewayError('PRICE_SET_INVALID', `${file}: ${(e as Error).message}`);
   }
+  return parsePriceHistory(raw, `${file}: `);
+}
+
+/**
+ * Validates a price-history document (the shipped file, or many sets published at once): each
+ * date once. A set without `updated_at` gets its effective time (the shipped research data
+ * records no announcement times). Problems are named with `prefix` (the file) and the field.
+ */
+export function parsePriceHistory(raw: unknown, prefix = ''): PriceSet[] {
   const parsed = priceHistoryDocument.safeParse(raw);
   if (!parsed.success) {
-    const lines = describeIssues(parsed.error, `${file}: `);
+    const lines = describeIssues(parsed.error, prefix);
     throw new GatewayError('PRICE_SET_INVALID', lines.join('\n'), lines);
   }
   const dates = new Set<string>();
   for (const s of parsed.data) {
-    if (dates.has(s.effective_date)) throw new GatewayError('PRICE_SET_INVALID', `${file}: effective_date ${s.effective_date} appears twice`);
+    if (dates.has(s.effective_date)) throw new GatewayError('PRICE_SET_INVALID', `${prefix}effective_date ${s.effective_date} appears twice`);
     dates.add(s.effective_date);
   }
   return parsed.data.map((s) => ({ ...s, updated_at: s.updated_at ?? `${s.effective_date} 00:01:00` }));
@@ -30,9 +38,9 @@ export function readPriceFile(file: string): PriceSet[] {
 
 /** Loads the file's sets into the store. With `replace` false a set already published for a date is kept. */
 export async function loadPriceFile(store: Store, file: string, replace: boolean): Promise<number> {
-  let added = 0;
-  for (const set of readPriceFile(file)) if (await store.putPriceSet(set, replace)) added++;
-  return added;
+  // One announcement for the whole file: instances reload once, not once per set. Async, so a
+  // bad file is a rejection (the watcher catches it), never a throw.
+  return store.putPriceSets(readPriceFile(file), replace);
 }
 
 /**

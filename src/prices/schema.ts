@@ -22,7 +22,7 @@ const isRealDate = (s: string): boolean => {
   return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s);
 };
 
-const date = z
+export const effectiveDate = z
   .string({ error: 'expected a date YYYY-MM-DD' })
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
   .refine(isRealDate, 'expected a real calendar date');
@@ -34,7 +34,7 @@ const localDateTime = z
 
 /** The price-set document: what `PUT /admin/prices`, `prices publish FILE` and the shipped data hold. */
 export const priceSetDocument = z.strictObject({
-  effective_date: date,
+  effective_date: effectiveDate,
   updated_at: localDateTime.optional(),
   source: z.string().min(1).max(200).optional(),
   // Research notes on where the numbers come from; kept with the history, never served.

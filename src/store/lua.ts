@@ -125,3 +125,53 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 `;
+
+/**
+ * Stores many price sets and announces them once, so no instance reloads halfway through and
+ * serves an intermediate set as current.
+ *
+ * KEYS[1] price hash. ARGV[1] '1' to replace sets of the same dates, ARGV[2] channel, ARGV[3]
+ * announcement, ARGV[4..] effective date, JSON of the set, ….
+ * Returns how many were stored (nothing is announced when none was).
+ */
+export const PUT_PRICE_SETS = `
+local stored = 0
+for i = 4, #ARGV, 2 do
+  if ARGV[1] == '1' or redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    stored = stored + 1
+  end
+end
+if stored > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+return stored
+`;
+
+/**
+ * Removes the price set of one effective date and announces it.
+ *
+ * KEYS[1] price hash. ARGV[1] effective date, ARGV[2] channel, ARGV[3] announcement.
+ * Returns 1 when removed, 0 when there was none (nothing announced).
+ */
+export const DELETE_PRICE_SET = `
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+`;
+
+/**
+ * Removes an account and announces its key hash, so every instance forgets its cached copy. A
+ * consume made from such a copy finds no revision and answers "changed"; the reload then finds
+ * no account. Its counters are left to expire (they are not named in KEYS, so on Cluster this
+ * script may not touch them; nothing reads them once the account is gone).
+ *
+ * KEYS[1] account hash. ARGV[1] channel, ARGV[2] account id.
+ * Returns false (null) when there is no such account, else its HGETALL before removal.
+ */
+export const DELETE_ACCOUNT = `
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then return false end
+local hash = redis.call('HGET', KEYS[1], 'key_hash') or ''
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = {hash}}))
+return fields
+`;

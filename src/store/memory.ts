@@ -1,7 +1,8 @@
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
+import { matchesFilter } from './account-filter.js';
 import { readState, writeState, type MemoryState } from './memory-file.js';
-import type { AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
+import type { AccountFilter, AccountPage, AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
 
 const SWEEP_EVERY = 10_000;
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -80,6 +81,31 @@ export class MemoryStore implements Store {
     return { ...next };
   }
 
+  async listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage> {
+    // Code-unit order, as Redis orders its index (ids are ASCII): both stores page alike.
+    const ids = [...this.accounts.keys()].filter((id) => after === null || id > after).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const accounts: StoredAccount[] = [];
+    for (const id of ids) {
+      const a = this.accounts.get(id) as StoredAccount;
+      if (!matchesFilter(a, filter)) continue;
+      // One match past a full page: there is more, so the page ends with a cursor.
+      if (accounts.length === limit) return { accounts, next: (accounts[limit - 1] as StoredAccount).id };
+      accounts.push({ ...a });
+    }
+    return { accounts, next: null };
+  }
+
+  async deleteAccount(id: string): Promise<StoredAccount | null> {
+    const current = this.accounts.get(id);
+    if (!current) return null;
+    this.accounts.delete(id);
+    this.byKeyHash.delete(current.key_hash);
+    this.counters.delete(id);
+    this.save();
+    this.emit({ type: 'account', id, keyHashes: [current.key_hash] });
+    return { ...current };
+  }
+
   async consume(spec: ConsumeSpec): Promise<ConsumeResult> {
     return this.consumeNow(spec);
   }
@@ -127,6 +153,26 @@ export class MemoryStore implements Store {
   async putPriceSet(set: PriceSet, replace: boolean): Promise<boolean> {
     if (!replace && this.prices.has(set.effective_date)) return false;
     this.prices.set(set.effective_date, set);
+    this.save();
+    this.emit({ type: 'prices' });
+    return true;
+  }
+
+  async putPriceSets(sets: PriceSet[], replace: boolean): Promise<number> {
+    let stored = 0;
+    for (const set of sets) {
+      if (!replace && this.prices.has(set.effective_date)) continue;
+      this.prices.set(set.effective_date, set);
+      stored++;
+    }
+    if (stored === 0) return 0;
+    this.save();
+    this.emit({ type: 'prices' });
+    return stored;
+  }
+
+  async deletePriceSet(date: string): Promise<boolean> {
+    if (!this.prices.delete(date)) return false;
     this.save();
     this.emit({ type: 'prices' });
     return true;

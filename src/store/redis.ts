@@ -2,11 +2,12 @@ import type { Cluster, Redis, Result } from 'ioredis';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
-import { CONSUME, CREATE_ACCOUNT, LEASE, PUT_PRICE_SET, REFUND, RELEASE_LEASE, UPDATE_ACCOUNT } from './lua.js';
+import { matchesFilter } from './account-filter.js';
+import { CONSUME, CREATE_ACCOUNT, DELETE_ACCOUNT, DELETE_PRICE_SET, LEASE, PUT_PRICE_SET, PUT_PRICE_SETS, REFUND, RELEASE_LEASE, UPDATE_ACCOUNT } from './lua.js';
 import { ConsumeBatcher } from './redis-batch.js';
 import { decodeAccount, encodeAccount, encodePatch, pairsToRecord, parseEvent } from './redis-codec.js';
 import { connect, quit, retryDelay, subscriberConnection, type RedisStoreOptions } from './redis-connection.js';
-import type { AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
+import type { AccountFilter, AccountPage, AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -14,6 +15,9 @@ declare module 'ioredis' {
     fpgCreateAccount(account: string, channel: string, message: string, ...fields: string[]): Result<number, Context>;
     fpgUpdateAccount(account: string, channel: string, id: string, patch: string): Result<[string, string[]] | null, Context>;
     fpgPutPriceSet(prices: string, date: string, json: string, replace: string, channel: string, message: string): Result<number, Context>;
+    fpgPutPriceSets(prices: string, replace: string, channel: string, message: string, ...datesAndJson: string[]): Result<number, Context>;
+    fpgDeletePriceSet(prices: string, date: string, channel: string, message: string): Result<number, Context>;
+    fpgDeleteAccount(account: string, channel: string, id: string): Result<string[] | null, Context>;
     fpgRefund(counter: string): Result<number, Context>;
     fpgLease(key: string, holder: string, ttlMs: number): Result<number, Context>;
     fpgReleaseLease(key: string, holder: string): Result<number, Context>;
@@ -28,6 +32,9 @@ const SCRIPTS = {
   fpgCreateAccount: { lua: CREATE_ACCOUNT, numberOfKeys: 1 },
   fpgUpdateAccount: { lua: UPDATE_ACCOUNT, numberOfKeys: 1 },
   fpgPutPriceSet: { lua: PUT_PRICE_SET, numberOfKeys: 1 },
+  fpgPutPriceSets: { lua: PUT_PRICE_SETS, numberOfKeys: 1 },
+  fpgDeletePriceSet: { lua: DELETE_PRICE_SET, numberOfKeys: 1 },
+  fpgDeleteAccount: { lua: DELETE_ACCOUNT, numberOfKeys: 1 },
   fpgRefund: { lua: REFUND, numberOfKeys: 1 },
   fpgLease: { lua: LEASE, numberOfKeys: 1 },
   fpgReleaseLease: { lua: RELEASE_LEASE, numberOfKeys: 1 },
@@ -37,6 +44,11 @@ const SCRIPTS = {
  * Delivered after the subscriber reconnects, since announcements sent while it was away are lost:
  * reload prices, and account id '*' means "forget every cached account".
  */
+// A listing reads the index in chunks and each account of a chunk; it stops after this many
+// index entries even when the page is not full, so a filter that matches little stays cheap.
+const LIST_CHUNK = 200;
+const LIST_MAX_EXAMINED = 5000;
+
 const resync = (): StoreEvent[] => [{ type: 'prices' }, { type: 'account', id: '*', keyHashes: [] }];
 
 /**
@@ -50,6 +62,11 @@ const resync = (): StoreEvent[] => [{ type: 'prices' }, { type: 'account', id: '
  *   fpg:{acct:ID}:account      hash of the StoredAccount fields (a null limit is an absent field)
  *   fpg:{acct:ID}:used:PERIOD  request counter of one period, expiring at period end + retention
  *   fpg:keyhash:HASH           account id of a key hash
+ *   fpg:accounts               sorted set of every account id (score 0, read in id order with
+ *                              ZRANGEBYLEX): the listing's index. One key, so on a Cluster one
+ *                              node holds it; it is written by its own command, never inside a
+ *                              script with an account's keys (other slot). An entry may outlive its
+ *                              account (written before it, removed after it): listing skips those.
  *   fpg:prices                 hash effective_date → JSON of the price set
  *   fpg:note:NAME              shared records: the upstream poller's lease (lease:upstream-poll) and status
  *   fpg:events                 pub/sub channel of StoreEvent JSON
@@ -59,6 +76,7 @@ export class RedisStore implements Store {
   private readonly redis: Redis | Cluster;
   private readonly channel: string;
   private readonly prices: string;
+  private readonly accountIndex: string;
   private readonly log: Logger;
   private readonly listeners: Array<(event: StoreEvent) => void> = [];
   private readonly batcher: ConsumeBatcher;
@@ -77,6 +95,7 @@ export class RedisStore implements Store {
     this.log = log.child({ component: 'redis-store' });
     this.channel = `${options.key_prefix}events`;
     this.prices = `${options.key_prefix}prices`;
+    this.accountIndex = `${options.key_prefix}accounts`;
     this.redis = connect(options);
     for (const [name, definition] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, definition);
     this.batcher = new ConsumeBatcher(
@@ -120,7 +139,10 @@ export class RedisStore implements Store {
       if ((await this.redis.set(index, account.id, 'NX')) === null) {
         throw new GatewayError('CONFLICT', `an account with key hash ${account.key_hash} already exists`);
       }
-      // Only a definite refusal removes the index entry: after a timeout the account may exist,
+      // Listed before it exists, so no account is ever missing from the listing; an entry whose
+      // account was never written is skipped there. Kept on refusal: the id's account exists.
+      await this.redis.zadd(this.accountIndex, 0, account.id);
+      // Only a definite refusal removes the key-hash entry: after a timeout the account may exist,
       // and an entry naming an account with another key hash finds nothing anyway.
       if ((await this.redis.fpgCreateAccount(this.accountKey(account.id), this.channel, message, ...encodeAccount(account))) === 0) {
         await this.redis.del(index);
@@ -148,6 +170,44 @@ export class RedisStore implements Store {
       if (!updated) throw new Error(`account ${id} came back unreadable`);
       if (previous !== updated.key_hash) await this.redis.del(this.indexKey(previous));
       return updated;
+    });
+  }
+
+  listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage> {
+    return this.run(async () => {
+      const accounts: StoredAccount[] = [];
+      let last = after;
+      for (let examined = 0; examined < LIST_MAX_EXAMINED; ) {
+        const ids = await this.redis.zrangebylex(this.accountIndex, last === null ? '-' : `(${last}`, '+', 'LIMIT', 0, LIST_CHUNK);
+        // Each account is its own command, routed to its node on a Cluster (auto-pipelined).
+        const records = await Promise.all(ids.map((id) => this.redis.hgetall(this.accountKey(id))));
+        for (const [i, id] of ids.entries()) {
+          const account = decodeAccount(records[i] as Record<string, string>);
+          if (account === null || !matchesFilter(account, filter)) {
+            last = id;
+            continue;
+          }
+          // One match past a full page: there is more, so the page ends with a cursor.
+          if (accounts.length === limit) return { accounts, next: (accounts[limit - 1] as StoredAccount).id };
+          accounts.push(account);
+          last = id;
+        }
+        if (ids.length < LIST_CHUNK) return { accounts, next: null };
+        examined += ids.length;
+      }
+      return { accounts, next: last };
+    });
+  }
+
+  deleteAccount(id: string): Promise<StoredAccount | null> {
+    return this.run(async () => {
+      const fields = await this.redis.fpgDeleteAccount(this.accountKey(id), this.channel, id);
+      if (fields === null) return null;
+      const deleted = decodeAccount(pairsToRecord(fields));
+      // The key stopped working with the script (findByKeyHash checks the account); these only tidy up.
+      if (deleted?.key_hash) await this.redis.del(this.indexKey(deleted.key_hash));
+      await this.redis.zrem(this.accountIndex, id);
+      return deleted;
     });
   }
 
@@ -188,6 +248,17 @@ export class RedisStore implements Store {
       const stored = await this.redis.fpgPutPriceSet(this.prices, set.effective_date, JSON.stringify(set), replace ? '1' : '0', this.channel, message);
       return stored === 1;
     });
+  }
+
+  putPriceSets(sets: PriceSet[], replace: boolean): Promise<number> {
+    const message = JSON.stringify({ type: 'prices' });
+    const args = sets.flatMap((set) => [set.effective_date, JSON.stringify(set)]);
+    return this.run(() => this.redis.fpgPutPriceSets(this.prices, replace ? '1' : '0', this.channel, message, ...args));
+  }
+
+  deletePriceSet(date: string): Promise<boolean> {
+    const message = JSON.stringify({ type: 'prices' });
+    return this.run(async () => (await this.redis.fpgDeletePriceSet(this.prices, date, this.channel, message)) === 1);
   }
 
   subscribe(listener: (event: StoreEvent) => void): void {

@@ -52,6 +52,20 @@ export interface ConsumeReceiver {
   failed(err: Error): void;
 }
 
+/** Which accounts a listing shows; an absent field matches every account. */
+export interface AccountFilter {
+  status?: AccountStatus;
+  plan?: string;
+  /** Matches when the account's label contains it, ignoring case (taken literally, never as a pattern). */
+  label?: string;
+}
+
+/** One page of a listing, in id order. `next` is the last id looked at, to continue after; null at the end. */
+export interface AccountPage {
+  accounts: StoredAccount[];
+  next: string | null;
+}
+
 export type StoreEvent =
   | { type: 'account'; id: string; keyHashes: string[] }
   | { type: 'prices' };
@@ -67,6 +81,17 @@ export interface Store {
   createAccount(account: StoredAccount): Promise<void>;
   /** Applies the patch, bumps the revision and announces the change. Null when there is no such account. */
   updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null>;
+  /**
+   * Accounts matching `filter` with ids after `after` (null: from the start), in id order, at
+   * most `limit`. A page may hold fewer (even none) while `next` is not null: the Redis store
+   * bounds the work of one call. Following `next` until null visits every match once.
+   */
+  listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage>;
+  /**
+   * Removes the account and announces its key hash, so its key stops working everywhere.
+   * Returns the account as it was; null when there is no such account.
+   */
+  deleteAccount(id: string): Promise<StoredAccount | null>;
   /** Atomically: refuse if changed or inactive, refuse if used ≥ limit, else count one. */
   consume(spec: ConsumeSpec): Promise<ConsumeResult>;
   /**
@@ -85,6 +110,13 @@ export interface Store {
   listPriceSets(): Promise<PriceSet[]>;
   /** Adds a set (replacing one of the same date when `replace`) and announces it. Returns false when one existed and was kept. */
   putPriceSet(set: PriceSet, replace: boolean): Promise<boolean>;
+  /**
+   * `putPriceSet` for many sets, announced once, so no instance serves one of them as current on
+   * the way. Returns how many were stored.
+   */
+  putPriceSets(sets: PriceSet[], replace: boolean): Promise<number>;
+  /** Removes the set of that effective date and announces it. False when there was none. */
+  deletePriceSet(date: string): Promise<boolean>;
   /**
    * Takes the named lease for `holder`, or renews it when `holder` has it, for `ttlMs`. True
    * while `holder` holds it. One instance of a deployment does a job (polling the origin).

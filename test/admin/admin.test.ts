@@ -78,9 +78,10 @@ t.test('admin errors: token, body, unknown account, unknown plan, route and meth
   t.equal((await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, {}, TOKEN)).status, 400, 'an empty patch');
   t.equal((await adminCall(gw, 'GET', `/admin/accounts/${id}`, undefined, TOKEN)).body.account.revision, 1, 'refused patches changed nothing');
   t.equal((await adminCall(gw, 'GET', '/admin/nothing', undefined, TOKEN)).status, 404);
-  const wrongMethod = await adminCall(gw, 'DELETE', `/admin/accounts/${id}`, undefined, TOKEN);
+  const wrongMethod = await adminCall(gw, 'PUT', `/admin/accounts/${id}`, undefined, TOKEN);
   t.equal(wrongMethod.status, 405);
-  t.equal(wrongMethod.headers.get('allow'), 'GET, PATCH');
+  t.equal(wrongMethod.headers.get('allow'), 'GET, PATCH, DELETE');
+  t.equal((await adminCall(gw, 'DELETE', '/admin/prices/history', undefined, TOKEN)).headers.get('allow'), 'GET', 'history is no date');
 });
 
 t.test('prices: publish current and scheduled, refuse bad sets, show and history', async (t) => {

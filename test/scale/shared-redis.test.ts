@@ -98,6 +98,29 @@ t.test('changes made on one gateway reach the others within a second', async (t)
   const newest = async () => ((await (await fetch(`${b.base}${SIMPLE}?api_key=${rotated.body.api_key}`)).json()) as { effective_date: string }).effective_date;
   t.equal(published.body.status, 'current', 'its date has passed and it is the latest');
   t.ok(await within(1000, async () => (await newest()) === '2026-10-07'), 'a published set reaches B within 1 s');
+
+  const later = { effective_date: '2031-01-01', coastal: published.body.price_set.coastal, inland: published.body.price_set.inland };
+  t.equal((await admin('PUT', '/admin/prices', later)).body.status, 'scheduled');
+  const scheduledOnB = async () => ((await (await fetch(`${b.admin}/admin/prices`)).json()) as { scheduled: unknown[] }).scheduled.length;
+  t.ok(await within(1000, async () => (await scheduledOnB()) === 1));
+  t.equal((await admin('DELETE', '/admin/prices/2031-01-01')).status, 200);
+  t.ok(await within(1000, async () => (await scheduledOnB()) === 0), 'a cancelled set leaves B within 1 s');
+
+  // B serves the key under load while A deletes the account.
+  const during: number[] = [];
+  let stop = false;
+  const loader = async () => {
+    while (!stop) during.push(await status(b, rotated.body.api_key));
+  };
+  const load = Promise.all([loader(), loader(), loader()]);
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal((await admin('DELETE', `/admin/accounts/${id}`)).status, 200);
+  t.ok(await within(1000, async () => (await status(b, rotated.body.api_key)) === 401), 'a deleted account is refused on B within 1 s');
+  stop = true;
+  await load;
+  t.ok(during.includes(200), 'B served it before');
+  t.same(during.filter((s) => s !== 200 && s !== 401), [], 'B answered only 200 or 401 meanwhile');
+  t.equal((await admin('DELETE', `/admin/accounts/${id}`)).status, 404);
 });
 
 t.test('Redis dying mid-load: every answer is a success or the 503 body within 1 s, and service comes back by itself', async (t) => {

@@ -58,7 +58,8 @@ t.test('a dump of the store holds key hashes, never the keys', async (t) => {
   let dump = '';
   for (const k of await raw.keys('*')) {
     const type = await raw.type(k);
-    dump += `${k}\n${type === 'hash' ? JSON.stringify(await raw.hgetall(k)) : await raw.get(k)}\n`;
+    const value = type === 'hash' ? JSON.stringify(await raw.hgetall(k)) : type === 'zset' ? (await raw.zrange(k, '0', '-1')).join(',') : await raw.get(k);
+    dump += `${k}\n${value}\n`;
   }
   t.match(dump, a.key_hash);
   t.notMatch(dump, key.slice(4, 36), 'not even the random part of the key');
@@ -74,7 +75,8 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
   await store.consume({ accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs: expireAtMs + 5000 });
   const accountKey = `${prefix}{acct:${a.id}}:account`;
   const counterKey = `${prefix}{acct:${a.id}}:used:2026-11`;
-  t.same((await raw.keys(`${prefix}*`)).sort(), [`${prefix}keyhash:${a.key_hash}`, accountKey, counterKey].sort());
+  t.same((await raw.keys(`${prefix}*`)).sort(), [`${prefix}keyhash:${a.key_hash}`, `${prefix}accounts`, accountKey, counterKey].sort());
+  t.same(await raw.zrange(`${prefix}accounts`, '0', '-1', 'WITHSCORES'), [a.id, '0'], 'the listing index: ids, all of score 0');
   t.equal(await raw.get(`${prefix}keyhash:${a.key_hash}`), a.id);
   t.equal(await raw.call('PEXPIRETIME', counterKey), expireAtMs);
   t.equal(await raw.pttl(accountKey), -1, 'accounts do not expire');
@@ -109,6 +111,52 @@ t.test('a refused create leaves nothing behind, and a stray index entry finds no
   const other = account();
   await store.createAccount(other);
   t.ok(isGatewayError(await store.updateAccount(a.id, { key_hash: other.key_hash }).catch((e: unknown) => e), 'CONFLICT'), 'a key hash in use elsewhere');
+});
+
+t.test('listing reads the index in chunks: a sparse filter across chunks, a stray index entry skipped', async (t) => {
+  const prefix = nextPrefix();
+  const store = open(t, prefix);
+  const ids = Array.from({ length: 450 }, (_, i) => `acct_${String(i).padStart(4, '0')}`);
+  await Promise.all(ids.map((id, i) => store.createAccount(account({ id, label: i % 150 === 7 ? 'needle' : 'hay' }))));
+  // What a create looks like between its index entry and its account, or a delete after its script.
+  await raw.zadd(`${prefix}accounts`, 0, 'acct_0008');
+  const all = await store.listAccounts({}, null, 1000);
+  t.equal(all.accounts.length, 450);
+  t.equal(all.next, null);
+  const first = await store.listAccounts({ label: 'needle' }, null, 2);
+  t.same(first.accounts.map((a) => a.id), ['acct_0007', 'acct_0157']);
+  t.equal(first.next, 'acct_0157', 'a third match exists, so a cursor');
+  const second = await store.listAccounts({ label: 'needle' }, first.next, 2);
+  t.same(second, { accounts: [second.accounts[0]], next: null });
+  t.equal(second.accounts[0]?.id, 'acct_0307');
+});
+
+t.test('a listing stops after 5000 index entries and its cursor continues from there', async (t) => {
+  const prefix = nextPrefix();
+  const store = open(t, prefix);
+  const batch = raw.pipeline();
+  for (let i = 0; i < 5200; i++) {
+    const { limit: _null, ...a } = account({ id: `acct_${String(i).padStart(5, '0')}`, label: i === 5100 ? 'needle' : 'hay' });
+    batch.zadd(`${prefix}accounts`, 0, a.id);
+    batch.hset(`${prefix}{acct:${a.id}}:account`, a);
+  }
+  await batch.exec();
+  const first = await store.listAccounts({ label: 'needle' }, null, 10);
+  t.same(first, { accounts: [], next: 'acct_04999' }, 'an empty page with a cursor: the work of one call is bounded');
+  const second = await store.listAccounts({ label: 'needle' }, first.next, 10);
+  t.same(second.accounts.map((a) => a.id), ['acct_05100']);
+  t.equal(second.next, null);
+});
+
+t.test('deleting an account removes its key-hash entry and its index entry; counters expire on their own', async (t) => {
+  const prefix = nextPrefix();
+  const store = open(t, prefix);
+  const a = account();
+  await store.createAccount(a);
+  await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 });
+  await store.deleteAccount(a.id);
+  t.same(await raw.keys(`${prefix}*`), [`${prefix}{acct:${a.id}}:used:p`], 'only the counter, which expires');
+  t.ok((await raw.pttl(`${prefix}{acct:${a.id}}:used:p`)) > 0);
 });
 
 t.test('malformed announcements and failing listeners are ignored', async (t) => {

@@ -1,0 +1,30 @@
+import type { Logger } from 'pino';
+
+export type AuditAction = 'account.create' | 'account.update' | 'account.rotate_key' | 'account.delete' | 'prices.publish' | 'prices.cancel';
+
+/**
+ * One admin change: what, to which account or price date, from where (the admin request's
+ * remote address, or "cli"). Never a key or a key hash: the line is for people to read.
+ */
+export interface AuditEntry {
+  action: AuditAction;
+  from: string;
+  account_id?: string;
+  effective_date?: string;
+  /** A history document published at once. */
+  effective_dates?: string[];
+  /** For an update: the fields as they were and as they are now. */
+  before?: Record<string, unknown>;
+  after?: Record<string, unknown>;
+}
+
+export type Audit = (entry: AuditEntry) => void;
+
+/**
+ * Audit lines go to the log at info even when `log.level` asks for less (warn, error): they are
+ * rare and the record of who changed what. Only `silent` silences them.
+ */
+export function auditLog(log: Logger): Audit {
+  const out = log.level === 'silent' ? log : log.child({ component: 'audit' }, { level: 'info' });
+  return (entry) => out.info({ audit: entry }, `admin ${entry.action}`);
+}
