@@ -105,7 +105,7 @@ export function adminHandler(ops: Operations, metrics: Metrics, token: string, l
     const hit = matching.find((x) => x.r.method === req.method);
     if (!hit) {
       res.setHeader('Allow', matching.map((x) => x.r.method).join(', '));
-      return reply(res, 405, JSON.stringify({ success: false, code: 'METHOD_NOT_ALLOWED', message: `${req.method} not allowed on ${path}` }));
+      return failure(res, new GatewayError('METHOD_NOT_ALLOWED', `${req.method} not allowed on ${path}`));
     }
     const [status, body] = await hit.r.handler({
       params: (hit.m as RegExpExecArray).slice(1),
@@ -122,7 +122,7 @@ export function adminHandler(ops: Operations, metrics: Metrics, token: string, l
       if (res.headersSent) return void res.destroy();
       if (isGatewayError(err)) return failure(res, err);
       log.error({ err }, 'admin request failed');
-      reply(res, 500, JSON.stringify({ success: false, code: 'INTERNAL', message: 'internal error' }));
+      failure(res, new GatewayError('INTERNAL', 'internal error'));
     });
   };
 }

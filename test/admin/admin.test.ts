@@ -188,3 +188,22 @@ t.test('changing a converted trial keeps its billing cycle and its count', async
   t.match(patched.body.account, { plan: 'business', anchor: new Date(Date.parse('2026-12-07T10:00:00+02:00')).toISOString(), limit: null });
   t.match(await usage(), { plan_type: 'business', requests_used: 2, request_limit: 10000, period_started_at: '2026-12-07T10:00:00+02:00' });
 });
+
+t.test('every admin error comes from the one failure table, code and status alike', async (t) => {
+  const { FAILURE_STATUS } = await import('../../src/errors.js');
+  const token = 'table-token';
+  const gw = await startGateway(t, { listen: { admin: { token } } }, { clock: new ManualClock(NOW) });
+  const answers = [
+    await adminCall(gw, 'GET', '/admin/nothing', undefined, token),
+    await adminCall(gw, 'PUT', '/admin/accounts', undefined, token),
+    await adminCall(gw, 'GET', '/admin/prices', undefined, 'wrong'),
+    await adminCall(gw, 'POST', '/admin/accounts', { plan: 'nope' }, token),
+    await adminCall(gw, 'POST', '/admin/accounts', undefined, token, 'not json'),
+    await adminCall(gw, 'GET', '/admin/accounts/acct_missing', undefined, token),
+  ];
+  t.same(answers.map((a) => a.status), [404, 405, 401, 400, 400, 404]);
+  for (const a of answers) {
+    t.equal(FAILURE_STATUS[a.body.code as keyof typeof FAILURE_STATUS], a.status, `${a.body.code} → ${a.status}`);
+    t.equal(a.body.success, false);
+  }
+});
