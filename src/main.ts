@@ -3,11 +3,14 @@ import pino from 'pino';
 import { parseArgs } from './cli/args.js';
 import { OPERATE_USAGE, runOperate } from './cli/operate.js';
 import { runServe } from './cli/serve.js';
-import { loadConfig, maskSecrets } from './config/load.js';
+import { readFileSync } from 'node:fs';
+import { DEFAULT_CONFIG_FILE, loadConfig, maskSecrets } from './config/load.js';
+import { configReference } from './config/reference.js';
 import { GatewayError } from './errors.js';
 
 const USAGE = `usage: fuel-gateway [serve] [--config FILE]
        fuel-gateway config check [--config FILE]
+       fuel-gateway config reference          (every key, its default and meaning, as Markdown)
 ${OPERATE_USAGE}
 Every command takes --config FILE (or FUEL_GATEWAY_CONFIG) and the environment overrides.`;
 
@@ -24,6 +27,10 @@ async function main(argv: string[]): Promise<number> {
       await runServe(loadConfig({ file: configFile }));
       return 0;
     case 'config':
+      if (sub === 'reference') {
+        process.stdout.write(configReference(readFileSync(DEFAULT_CONFIG_FILE, 'utf8')));
+        return 0;
+      }
       if (sub !== 'check') break;
       process.stdout.write(JSON.stringify(maskSecrets(loadConfig({ file: configFile })), null, 2) + '\n');
       return 0;

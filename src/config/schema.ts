@@ -19,15 +19,15 @@ const posInt = z.number({ error: 'expected a positive integer' }).int('expected 
 const nonNegInt = z.number({ error: 'expected a whole number ≥ 0' }).int().nonnegative();
 const message = z.string().min(1, 'expected a non-empty message');
 
-const listener = z.strictObject({ host: z.string().min(1), port });
-const redisNode = z.strictObject({ host: z.string().min(1), port: port.min(1) });
+const listener = z.strictObject({ host: z.string().min(1).describe('Address to bind (0.0.0.0: every interface)'), port: port.describe('TCP port (0: any free port)') });
+const redisNode = z.strictObject({ host: z.string().min(1).describe('Host of the node'), port: port.min(1).describe('Port of the node') });
 
 const plan = z.strictObject({
-  limit: posInt.optional(),
-  period: z.enum(['trial', 'monthly']),
-  trial_days: posInt.default(14),
+  limit: posInt.optional().describe('Requests per period; without it each account of the plan carries its own limit'),
+  period: z.enum(['trial', 'monthly']).describe('trial: windows of trial_days from the account\'s start; monthly: billing cycles from its anchor'),
+  trial_days: posInt.default(14).describe('Length of a trial period in calendar days'),
   // A trial plan may convert to another plan when its first trial period ends.
-  converts_to: z.string().optional(),
+  converts_to: z.string().optional().describe('A trial plan becomes this plan when its first trial period ends (monthly from then, that plan\'s limit)'),
 });
 
 // The gateway's own paths: a pass-through entry must never take them from it.
@@ -47,76 +47,87 @@ const proxyPath = z
 
 const upstream = z
   .strictObject({
-    url: z.union([z.literal(''), z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL, or "" for none' })]),
+    url: z.union([z.literal(''), z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL, or "" for none' })]).describe('Base URL of an existing fuel-price service in front of which the gateway stands (env UPSTREAM_URL); empty: none'),
     // The gateway's own key at the origin: a secret, masked by `config check` and never logged.
-    api_key: z.string(),
-    poll_interval_ms: posInt.min(100, 'expected at least 100'),
-    timeout_ms: posInt,
-    proxy_paths: z.array(proxyPath),
-    max_sockets: posInt,
+    api_key: z.string().describe('The gateway\'s own key at the origin (env UPSTREAM_API_KEY); a secret, masked and never logged'),
+    poll_interval_ms: posInt.min(100, 'expected at least 100').describe('How often one instance polls the origin\'s current.php'),
+    timeout_ms: posInt.describe('Time allowed for each origin request, polls and pass-through alike (then 504)'),
+    proxy_paths: z.array(proxyPath).describe('Public paths passed through to the origin, metered: exact, or a prefix ending in *'),
+    max_sockets: posInt.describe('Kept-alive connections to the origin for pass-through, at most'),
   })
   .refine((u) => u.url === '' || u.api_key !== '', { path: ['api_key'], message: 'required when upstream.url is set' })
   .refine((u) => u.url !== '' || u.proxy_paths.length === 0, { path: ['proxy_paths'], message: 'needs upstream.url' });
 
 export const configSchema = z
   .strictObject({
-    time_zone: z.string().refine(isValidTimeZone, 'expected an IANA time zone such as Africa/Johannesburg'),
+    time_zone: z.string().refine(isValidTimeZone, 'expected an IANA time zone such as Africa/Johannesburg').describe('IANA zone of periods, effective times and timestamps in answers'),
     listen: z.strictObject({
       public: listener,
-      admin: listener.extend({ token: z.string() }),
+      admin: listener.extend({ token: z.string().describe('Bearer token of the admin API (env ADMIN_TOKEN); without one the admin listener only binds to loopback') }),
     }),
     server: z.strictObject({
-      request_timeout_ms: posInt,
-      headers_timeout_ms: posInt,
-      keep_alive_timeout_ms: posInt,
-      max_header_bytes: z.number().int().min(1024, 'expected at least 1024').max(1048576, 'expected at most 1048576'),
-      trusted_proxies: z.array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 172.16.0.0/12')),
-      workers: z.union([posInt, z.literal('auto')]),
+      request_timeout_ms: posInt.describe('A request must be complete (head and body) within this; also the shutdown drain limit'),
+      headers_timeout_ms: posInt.describe('A request head must arrive within this, else 408 (slow clients)'),
+      keep_alive_timeout_ms: posInt.describe('An idle kept-alive connection is closed after this'),
+      max_header_bytes: z.number().int().min(1024, 'expected at least 1024').max(1048576, 'expected at most 1048576').describe('Largest request head accepted, else 431'),
+      trusted_proxies: z.array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 172.16.0.0/12')).describe('Balancers in front (addresses or CIDR ranges) whose X-Forwarded-For names the client'),
+      workers: z.union([posInt, z.literal('auto')]).describe('Processes on the same ports (node:cluster), a number or auto (one per CPU); more than one needs Redis'),
     }),
     store: z.strictObject({
-      type: z.enum(['memory', 'redis']),
-      on_error: z.enum(['reject', 'allow']),
-      counter_retention_days: nonNegInt,
+      type: z.enum(['memory', 'redis']).describe('memory: embedded, one process; redis: shared by every instance (REDIS_URL selects it)'),
+      on_error: z.enum(['reject', 'allow']).describe('While the store is unreachable: reject (503) or allow (unmetered, keys known as active only)'),
+      counter_retention_days: nonNegInt.describe('Counters of a finished period are kept this long'),
       memory: z.strictObject({
         // The embedded store's file: kept across restarts. "" keeps nothing (state lives and dies with the process).
-        file: z.string(),
+        file: z.string().describe('The memory store\'s file, kept across restarts; empty keeps nothing'),
       }),
       redis: z
         .strictObject({
-          url: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL'),
-          key_prefix: z.string(),
-          command_timeout_ms: posInt,
-          connect_timeout_ms: posInt,
+          url: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').describe('redis:// or rediss:// (TLS) URL (env REDIS_URL); with sentinel or cluster, only credentials and TLS'),
+          key_prefix: z.string().describe('Prefix of every key the gateway writes'),
+          command_timeout_ms: posInt.describe('A store call slower than this fails (503): fail fast'),
+          connect_timeout_ms: posInt.describe('Time allowed to connect'),
           sentinel: z
-            .strictObject({ name: z.string().min(1), nodes: z.array(redisNode).min(1, 'expected at least one node'), password: z.string().optional() })
+            .strictObject({
+              name: z.string().min(1).describe('Name of the monitored primary'),
+              nodes: z.array(redisNode).min(1, 'expected at least one node').describe('The sentinels'),
+              password: z.string().optional().describe('The sentinels\' own password, if any'),
+            })
             .optional(),
-          cluster: z.strictObject({ nodes: z.array(redisNode).min(1, 'expected at least one node') }).optional(),
+          cluster: z.strictObject({ nodes: z.array(redisNode).min(1, 'expected at least one node').describe('Seed nodes of a Redis Cluster') }).optional(),
           // PEM file of the CA that signed the server's certificate (rediss:// only); without it
           // the system's trusted CAs are used.
-          tls_ca_file: z.string().min(1).optional(),
+          tls_ca_file: z.string().min(1).optional().describe('PEM file of the CA that signed the server\'s certificate (rediss:// only)'),
         })
         .refine((r) => r.tls_ca_file === undefined || r.url.startsWith('rediss://'), { path: ['tls_ca_file'], message: 'needs a rediss:// url' })
         .refine((r) => !(r.sentinel && r.cluster), { path: ['cluster'], message: 'sentinel and cluster exclude each other: pick one' }),
     }),
     plans: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, 'expected a lower-case plan name'), plan),
     prices: z.strictObject({
-      file: z.string().min(1),
-      watch_file: z.boolean(),
-      source_name: z.string().min(1),
-      historical_enabled: z.boolean(),
-      max_age_days: posInt,
-      stale_is_unready: z.boolean(),
+      file: z.string().min(1).describe('Price history loaded at start without overwriting published sets'),
+      watch_file: z.boolean().describe('Memory store: re-read the file when it changes (its sets replace those of the same dates)'),
+      source_name: z.string().min(1).describe('Served as source when a set names none: the publishing authority'),
+      historical_enabled: z.boolean().describe('Serve historical.php (else 501)'),
+      max_age_days: posInt.describe('A current set older than this is stale: warned daily, shown by /readyz'),
+      stale_is_unready: z.boolean().describe('/readyz answers 503 while prices are stale'),
     }),
     limits: z.strictObject({
-      max_key_length: posInt,
-      account_cache: z.strictObject({ max_entries: posInt, negative_ttl_ms: nonNegInt }),
-      invalid_key_throttle: z.strictObject({ max_attempts: posInt, window_s: posInt, block_s: posInt }),
+      max_key_length: posInt.describe('Longer keys are refused without a lookup'),
+      account_cache: z.strictObject({
+        max_entries: posInt.describe('Accounts cached per process'),
+        negative_ttl_ms: nonNegInt.describe('Unknown keys are remembered this long'),
+      }),
+      invalid_key_throttle: z.strictObject({
+        max_attempts: posInt.describe('Invalid keys from one client address within window_s that block it'),
+        window_s: posInt.describe('Window of the count, seconds'),
+        block_s: posInt.describe('How long a blocked address is refused, seconds'),
+      }),
     }),
     upstream: upstream,
-    demo_accounts: z.boolean(),
+    demo_accounts: z.boolean().describe('Memory store: create one demo account per plan at start and print a curl line'),
     log: z.strictObject({
-      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-      access: z.boolean(),
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).describe('Log level (env LOG_LEVEL)'),
+      access: z.boolean().describe('One line per public request (account id, client address, redacted URL, status, time)'),
     }),
     messages: z.strictObject({
       missing_key: message,
