@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { request, Agent } from 'node:http';
 import pino from 'pino';
 import t from 'tap';
@@ -7,6 +6,7 @@ import type { ConsumeSpec, StoredAccount } from '../../src/store/types.js';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
+import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -40,21 +40,11 @@ t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each 
   t.teardown(() => store.close());
   const accounts: StoredAccount[] = [];
   for (let i = 0; i < 20; i++) {
-    const a: StoredAccount = {
-      id: `acct_${randomBytes(6).toString('hex')}`,
-      status: i === 3 ? 'inactive' : 'active',
-      plan: 'developer',
-      limit: null,
-      anchor: '2026-11-01T00:00:00+02:00',
-      label: 'batch',
-      created_at: '2026-11-01T00:00:00.000Z',
-      revision: 1,
-      key_hash: randomBytes(32).toString('hex'),
-    };
+    const a = storedAccount({ status: i === 3 ? 'inactive' : 'active', label: 'batch' });
     await store.createAccount(a);
     accounts.push(a);
   }
-  const spec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec => ({ accountId: a.id, revision: 1, periodId: 'p', limit: 2, expireAtMs: Date.now() + 60_000, ...over });
+  const spec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec => consumeSpec(a, { limit: 2, ...over });
   // The script's first call on a connection is an EVAL that loads it; EVALSHA after that.
   t.same(await store.consume(spec(accounts[0] as StoredAccount, { periodId: 'warm-up' })), { kind: 'ok', used: 1 });
   await redis.cli('CONFIG', 'RESETSTAT');

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import t from 'tap';
 import { RedisStore } from '../../src/store/redis.js';
-import type { StoredAccount } from '../../src/store/types.js';
 import { startCluster } from '../helpers/redis.js';
 import { storeContract } from './contract.js';
+import { storedAccount } from '../helpers/accounts.js';
 
 const cluster = await startCluster(t);
 const log = pino({ level: 'silent' });
@@ -18,17 +18,7 @@ t.test('600 concurrent consumes from two instances, limit 100: exactly 100 succe
   const prefix = `exact${process.pid}:`;
   const stores = [open(prefix), open(prefix)];
   t.teardown(() => Promise.all(stores.map((s) => s.close())));
-  const a: StoredAccount = {
-    id: `acct_${randomBytes(6).toString('hex')}`,
-    status: 'active',
-    plan: 'developer',
-    limit: null,
-    anchor: '2026-11-01T00:00:00+02:00',
-    label: 'cluster',
-    created_at: '2026-11-01T00:00:00.000Z',
-    revision: 1,
-    key_hash: randomBytes(32).toString('hex'),
-  };
+  const a = storedAccount({ label: 'cluster' });
   await stores[0]?.createAccount(a);
   const spec = { accountId: a.id, revision: 1, periodId: '2026-11', limit: 100, expireAtMs: Date.now() + 60_000 };
   const results = await Promise.all(Array.from({ length: 600 }, (_, i) => (stores[i % 2] as RedisStore).consume(spec)));

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import t from 'tap';
 import { isGatewayError } from '../../src/errors.js';
@@ -6,6 +5,7 @@ import { RedisStore } from '../../src/store/redis.js';
 import type { ConsumeSpec, StoreEvent, StoredAccount } from '../../src/store/types.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
+import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 
 const COMMAND_TIMEOUT_MS = 500;
 const server = await startRedis(t);
@@ -16,18 +16,8 @@ t.teardown(() => store.close());
 const events: StoreEvent[] = [];
 store.subscribe((e) => events.push(e));
 
-const account = (): StoredAccount => ({
-  id: `acct_${randomBytes(6).toString('hex')}`,
-  status: 'active',
-  plan: 'developer',
-  limit: null,
-  anchor: '2026-11-01T00:00:00+02:00',
-  label: 'faults',
-  created_at: '2026-11-01T00:00:00.000Z',
-  revision: 1,
-  key_hash: randomBytes(32).toString('hex'),
-});
-const spec = (a: StoredAccount): ConsumeSpec => ({ accountId: a.id, revision: a.revision, periodId: 'p', limit: 10, expireAtMs: Date.now() + 60_000 });
+const account = (): StoredAccount => storedAccount({ label: 'faults' });
+const spec = (a: StoredAccount): ConsumeSpec => consumeSpec(a);
 
 /** How long the call took to reject, and whether it rejected as STORE_UNAVAILABLE. */
 async function failure(call: () => Promise<unknown>): Promise<{ ms: number; unavailable: boolean }> {
