@@ -43,7 +43,9 @@ export async function stopAll() {
   const running = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
   const exits = running.map((c) => new Promise((r) => c.once('exit', r)));
   for (const c of running) c.kill('SIGTERM');
-  const timer = setTimeout(() => running.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL')), 5000);
+  const timer = setTimeout(() => {
+    for (const c of running) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  }, 5000);
   await Promise.all(exits);
   clearTimeout(timer);
 }
@@ -93,7 +95,22 @@ export function rssMiB(pid) {
 export function wrk({ url, prefix, keysFile, seconds, threads, connections, cpuOf = {} }) {
   const before = Object.fromEntries(Object.entries(cpuOf).map(([k, pids]) => [k, cpuSeconds(pids)]));
   return new Promise((resolve, reject) => {
-    const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '2s', '-s', 'bench/rotate.lua', url, '--', prefix, keysFile];
+    const args = [
+      '-t',
+      String(threads),
+      '-c',
+      String(connections),
+      '-d',
+      `${seconds}s`,
+      '--timeout',
+      '2s',
+      '-s',
+      'bench/rotate.lua',
+      url,
+      '--',
+      prefix,
+      keysFile,
+    ];
     execFile('wrk', args, { cwd: ROOT, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`wrk failed: ${err.message}\n${stderr}`));
       const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { cpus, totalmem, release, tmpdir } from 'node:os';
+import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { child, cpuSeconds, family, freePort, median, ROOT, rssMiB, sleep, stopAll, until, wrk } from './lib.mjs';
 
@@ -28,9 +28,24 @@ const dir = mkdtempSync(join(tmpdir(), 'fpg-bench-'));
 
 async function startRedis() {
   const port = await freePort();
-  const proc = child('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+  const proc = child('redis-server', [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ]);
   const url = `redis://127.0.0.1:${port}`;
-  await until('redis-server', async () => execFileSync('redis-cli', ['-p', String(port), 'ping']).toString().trim() === 'PONG');
+  await until(
+    'redis-server',
+    async () =>
+      execFileSync('redis-cli', ['-p', String(port), 'ping'])
+        .toString()
+        .trim() === 'PONG',
+  );
   return { url, pid: proc.pid, port };
 }
 
@@ -45,12 +60,18 @@ async function seedRedis(url, count, name) {
   const keys = [];
   for (let done = 0; done < count; done += 1000) {
     const batch = Array.from({ length: Math.min(1000, count - done) }, () =>
-      createAccount(store, config.plans, { plan: 'enterprise', limit: 1_000_000_000, label: 'bench', status: 'active' }, Date.now()));
+      createAccount(
+        store,
+        config.plans,
+        { plan: 'enterprise', limit: 1_000_000_000, label: 'bench', status: 'active' },
+        Date.now(),
+      ),
+    );
     for (const { api_key } of await Promise.all(batch)) keys.push(api_key);
   }
   await store.close();
   const file = join(dir, `${name}.keys`);
-  writeFileSync(file, keys.join('\n') + '\n');
+  writeFileSync(file, `${keys.join('\n')}\n`);
   return file;
 }
 
@@ -65,9 +86,10 @@ async function seedAdmin(admin, count, name) {
     });
     keys.push((await r.json()).api_key);
   };
-  for (let done = 0; done < count; done += 50) await Promise.all(Array.from({ length: Math.min(50, count - done) }, post));
+  for (let done = 0; done < count; done += 50)
+    await Promise.all(Array.from({ length: Math.min(50, count - done) }, post));
   const file = join(dir, `${name}.keys`);
-  writeFileSync(file, keys.join('\n') + '\n');
+  writeFileSync(file, `${keys.join('\n')}\n`);
   return file;
 }
 
@@ -86,8 +108,20 @@ async function startGateway(v, redisUrl, nodeArgs = []) {
   const file = join(dir, `${v.id}.yaml`);
   writeFileSync(file, JSON.stringify(config));
   const logFile = join(dir, `${v.id}.log`);
-  const env = { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '', PORT: '', HOST: '', ADMIN_PORT: '', ADMIN_HOST: '', LOG_LEVEL: '' };
-  const proc = child(process.execPath, [...nodeArgs, 'dist/main.js', 'serve', '--config', file], { env, stdio: ['ignore', openSync(logFile, 'a'), 'inherit'] });
+  const env = {
+    ...process.env,
+    FUEL_GATEWAY_CONFIG: '',
+    REDIS_URL: '',
+    PORT: '',
+    HOST: '',
+    ADMIN_PORT: '',
+    ADMIN_HOST: '',
+    LOG_LEVEL: '',
+  };
+  const proc = child(process.execPath, [...nodeArgs, 'dist/main.js', 'serve', '--config', file], {
+    env,
+    stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
+  });
   const base = `http://127.0.0.1:${port}`;
   await until(`gateway ${v.id}`, async () => (await fetch(`${base}/readyz`)).ok);
   return { ...v, pid: proc.pid, base, admin: `http://127.0.0.1:${adminPort}`, logFile };
@@ -131,7 +165,10 @@ function machine() {
 
 function commit() {
   const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
-  const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], { cwd: ROOT }).toString().trim() !== '';
+  const dirty =
+    execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], { cwd: ROOT })
+      .toString()
+      .trim() !== '';
   return dirty ? `${sha} + uncommitted changes` : sha;
 }
 
@@ -140,7 +177,7 @@ function record(entry) {
   const file = join(ROOT, 'bench/RESULTS.md');
   const text = readFileSync(file, 'utf8');
   const at = text.indexOf('\n## ');
-  const head = at === -1 ? text.trimEnd() + '\n' : text.slice(0, at + 1);
+  const head = at === -1 ? `${text.trimEnd()}\n` : text.slice(0, at + 1);
   const rest = at === -1 ? '' : text.slice(at + 1);
   writeFileSync(file, `${head}\n${entry.trim()}\n\n${rest}`.replace(/\n{3,}/g, '\n\n'));
   console.log('\nrecorded in bench/RESULTS.md');
@@ -166,12 +203,22 @@ async function measure(targets, redisPid, redisPort) {
   for (let r = 1; r <= rounds; r++) {
     for (const t of targets) {
       const before = scriptCalls(t.redis && redisPort);
-      const res = await wrk({ url: t.base, prefix: t.prefix, keysFile: t.keysFile, seconds, threads, connections, cpuOf: { gw: t.pids, redis: t.redis ? [redisPid] : [] } });
+      const res = await wrk({
+        url: t.base,
+        prefix: t.prefix,
+        keysFile: t.keysFile,
+        seconds,
+        threads,
+        connections,
+        cpuOf: { gw: t.pids, redis: t.redis ? [redisPid] : [] },
+      });
       const after = scriptCalls(t.redis && redisPort);
       res.script = { calls: after.calls - before.calls, requests: after.requests - before.requests };
       t.runs.push(res);
       if (t.logFile) truncateSync(t.logFile, 0);
-      console.log(`round ${r} ${t.label.padEnd(34)} ${fmt(res.rps).padStart(7)} req/s  p99 ${fmt(res.p99, 2)} ms  errors ${res.errors}`);
+      console.log(
+        `round ${r} ${t.label.padEnd(34)} ${fmt(res.rps).padStart(7)} req/s  p99 ${fmt(res.p99, 2)} ms  errors ${res.errors}`,
+      );
     }
   }
 }
@@ -188,8 +235,22 @@ function table(targets) {
     const total = t.runs.reduce((s, r) => s + r.requests, 0);
     const perReq = (k) => (t.runs.reduce((s, r) => s + r.cpu[k], 0) / total) * 1e6;
     lines.push(
-      `| ${t.label} | ${fmt(median(t.runs.map((r) => r.rps)))} | ${t.bare ? '1' : fmt(ratio((r) => r.rps), 2)} | ${fmt(median(t.runs.map((r) => r.p50)), 2)} | ` +
-        `${fmt(median(t.runs.map((r) => r.p99)), 2)} | ${t.bare ? '1' : fmt(ratio((r) => r.p99), 2)} | ${t.runs.reduce((s, r) => s + r.errors, 0)} | ` +
+      `| ${t.label} | ${fmt(median(t.runs.map((r) => r.rps)))} | ${
+        t.bare
+          ? '1'
+          : fmt(
+              ratio((r) => r.rps),
+              2,
+            )
+      } | ${fmt(median(t.runs.map((r) => r.p50)), 2)} | ` +
+        `${fmt(median(t.runs.map((r) => r.p99)), 2)} | ${
+          t.bare
+            ? '1'
+            : fmt(
+                ratio((r) => r.p99),
+                2,
+              )
+        } | ${t.runs.reduce((s, r) => s + r.errors, 0)} | ` +
         `${fmt(perReq('gw'), 1)} | ${t.redis ? fmt(perReq('redis'), 1) : '–'} | ` +
         `${t.redis ? fmt(t.runs.reduce((s, r) => s + r.script.requests, 0) / t.runs.reduce((s, r) => s + r.script.calls, 0), 1) : '–'} |`,
     );
@@ -208,8 +269,20 @@ async function comparison(scaling) {
   const cores = cpus().length;
   const variants = scaling
     ? [1, cores].flatMap((w) => [
-        { id: `redis-off-w${w}`, label: `Redis, log off, ${w} worker${w > 1 ? 's' : ''}`, store: 'redis', access: false, workers: w },
-        { id: `redis-on-w${w}`, label: `Redis, log on, ${w} worker${w > 1 ? 's' : ''}`, store: 'redis', access: true, workers: w },
+        {
+          id: `redis-off-w${w}`,
+          label: `Redis, log off, ${w} worker${w > 1 ? 's' : ''}`,
+          store: 'redis',
+          access: false,
+          workers: w,
+        },
+        {
+          id: `redis-on-w${w}`,
+          label: `Redis, log on, ${w} worker${w > 1 ? 's' : ''}`,
+          store: 'redis',
+          access: true,
+          workers: w,
+        },
       ])
     : VARIANTS.filter((v) => !only || only.split(',').includes(v.id));
   const endpoints = scaling ? ['simple'] : ['simple', 'current'];
@@ -226,9 +299,28 @@ async function comparison(scaling) {
   const targets = [];
   for (const e of endpoints) {
     const bare = await startBare(`${gateways[0].base}${ENDPOINTS[e]}${firstKey}`, e);
-    targets.push({ label: `bare node:http, ${e}`, endpoint: e, bare: true, base: bare.base, prefix: ENDPOINTS[e], keysFile: gateways[0].keysFile, pids: [bare.pid], runs: [] });
+    targets.push({
+      label: `bare node:http, ${e}`,
+      endpoint: e,
+      bare: true,
+      base: bare.base,
+      prefix: ENDPOINTS[e],
+      keysFile: gateways[0].keysFile,
+      pids: [bare.pid],
+      runs: [],
+    });
     for (const gw of gateways) {
-      targets.push({ label: `${gw.label}, ${e}`, endpoint: e, base: gw.base, prefix: ENDPOINTS[e], keysFile: gw.keysFile, pids: gw.pids, redis: gw.store === 'redis', logFile: gw.logFile, runs: [] });
+      targets.push({
+        label: `${gw.label}, ${e}`,
+        endpoint: e,
+        base: gw.base,
+        prefix: ENDPOINTS[e],
+        keysFile: gw.keysFile,
+        pids: gw.pids,
+        redis: gw.store === 'redis',
+        logFile: gw.logFile,
+        runs: [],
+      });
     }
   }
   const setup = `wrk -t${threads} -c${connections}, ${seconds} s per run, ${rounds} alternating rounds, ${accounts} accounts rotated by bench/rotate.lua`;
@@ -249,7 +341,9 @@ async function soak() {
   const keysFile = await seedRedis(redis.url, keys, 'soak');
   const gw = await startGateway({ id: 'soak', label: 'soak', store: 'redis', access: true }, redis.url);
   const samples = [[0, rssMiB(gw.pid)]];
-  console.log(`RSS at start: ${fmt(samples[0][1], 1)} MiB; wrk -t${threads} -c${connections} for ${minutes} min over ${keys} keys`);
+  console.log(
+    `RSS at start: ${fmt(samples[0][1], 1)} MiB; wrk -t${threads} -c${connections} for ${minutes} min over ${keys} keys`,
+  );
   const started = Date.now();
   const sampler = setInterval(() => {
     const s = [(Date.now() - started) / 60_000, rssMiB(gw.pid)];
@@ -258,7 +352,14 @@ async function soak() {
     console.log(`${fmt(s[0], 1)} min: RSS ${fmt(s[1], 1)} MiB`);
   }, 30_000);
   const cpuBefore = cpuSeconds([gw.pid]);
-  const res = await wrk({ url: gw.base, prefix: ENDPOINTS.simple, keysFile, seconds: minutes * 60, threads, connections });
+  const res = await wrk({
+    url: gw.base,
+    prefix: ENDPOINTS.simple,
+    keysFile,
+    seconds: minutes * 60,
+    threads,
+    connections,
+  });
   clearInterval(sampler);
   await sleep(1000);
   samples.push([(Date.now() - started) / 60_000, rssMiB(gw.pid)]);
@@ -280,7 +381,10 @@ const CATEGORIES = [
   [/^node:/, 'other node internals'],
   [/\/dist\//, 'gateway code (dist/)'],
   [/node_modules\/(ioredis|@ioredis|redis-parser|denque|cluster-key-slot|standard-as-callback)/, 'ioredis'],
-  [/node_modules\/(pino|sonic-boom|fast-redact|quick-format-unescaped|atomic-sleep|on-exit-leak-free|thread-stream)/, 'pino'],
+  [
+    /node_modules\/(pino|sonic-boom|fast-redact|quick-format-unescaped|atomic-sleep|on-exit-leak-free|thread-stream)/,
+    'pino',
+  ],
   [/node_modules\/(prom-client|tdigest|bintrees)/, 'prom-client'],
   [/node_modules\/lru-cache/, 'lru-cache'],
   [/node_modules\//, 'other packages'],
@@ -311,12 +415,22 @@ function summarise(profile, fromUs, toUs) {
   }
   const byCategory = new Map();
   for (const e of self.values()) {
-    const name = e.functionName === '(garbage collector)' ? 'garbage collector' : e.functionName === '(program)' ? 'native (program: syscalls, V8, libuv)' : e.url === '' ? 'native builtins' : (CATEGORIES.find(([re]) => re.test(e.url))?.[1] ?? 'other');
+    const name =
+      e.functionName === '(garbage collector)'
+        ? 'garbage collector'
+        : e.functionName === '(program)'
+          ? 'native (program: syscalls, V8, libuv)'
+          : e.url === ''
+            ? 'native builtins'
+            : (CATEGORIES.find(([re]) => re.test(e.url))?.[1] ?? 'other');
     byCategory.set(name, (byCategory.get(name) ?? 0) + e.hits);
   }
   const pct = (h) => `${((h / total) * 100).toFixed(1)}%`;
   const cats = [...byCategory].sort((a, b) => b[1] - a[1]).map(([k, h]) => `| ${k} | ${pct(h)} |`);
-  const top = [...self].sort((a, b) => b[1].hits - a[1].hits).slice(0, 25).map(([k, e]) => `| ${pct(e.hits)} | \`${k}\` |`);
+  const top = [...self]
+    .sort((a, b) => b[1].hits - a[1].hits)
+    .slice(0, 25)
+    .map(([k, e]) => `| ${pct(e.hits)} | \`${k}\` |`);
   return `| where | share of busy CPU |\n|---|---:|\n${cats.join('\n')}\n\n| self | function |\n|---:|---|\n${top.join('\n')}`;
 }
 
@@ -350,7 +464,11 @@ const stop = () => stopAll().finally(() => process.exit(130));
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
 try {
-  const entry = option('profile', '') ? await profile(option('profile', '')) : flag('soak') ? await soak() : await comparison(flag('workers'));
+  const entry = option('profile', '')
+    ? await profile(option('profile', ''))
+    : flag('soak')
+      ? await soak()
+      : await comparison(flag('workers'));
   if (!flag('no-record')) record(entry);
 } catch (err) {
   console.error(err);

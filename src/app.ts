@@ -1,13 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { Metrics } from './admin/metrics.js';
 import { auditLog } from './admin/audit.js';
+import { Metrics } from './admin/metrics.js';
 import { Operations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
-import { systemClock, type Clock } from './clock.js';
+import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
-import { buildErrorAnswers } from './http/errors.js';
 import { trustedProxies } from './http/client.js';
+import { buildErrorAnswers } from './http/errors.js';
 import { publicHandler } from './http/public.js';
 import { close, createListener, listen } from './http/server.js';
 import { createAccount } from './keys/accounts.js';
@@ -70,7 +70,13 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
 
 type Cleanups = Array<(drainMs: number) => void | Promise<void>>;
 
-async function assemble(config: Config, clock: Clock, log: Logger, store: Store, cleanups: Cleanups): Promise<Omit<App, 'close'>> {
+async function assemble(
+  config: Config,
+  clock: Clock,
+  log: Logger,
+  store: Store,
+  cleanups: Cleanups,
+): Promise<Omit<App, 'close'>> {
   const seed = async (): Promise<void> => {
     const added = await loadPriceFile(store, config.prices.file, false);
     log.info({ file: config.prices.file, added }, 'price file loaded into the store');
@@ -82,7 +88,8 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
   cleanups.push(warnWhenStale(book, config.prices.max_age_days, clock.now, log));
   const upstreamCfg = config.upstream.url === '' ? null : config.upstream;
   // In front of an origin the file only fills the history: edits must not replace the origin's sets.
-  if (config.prices.watch_file && store.kind === 'memory' && !upstreamCfg) cleanups.push(watchPriceFile(store, config.prices.file, log));
+  if (config.prices.watch_file && store.kind === 'memory' && !upstreamCfg)
+    cleanups.push(watchPriceFile(store, config.prices.file, log));
 
   const meter = new Meter({
     store,
@@ -93,7 +100,10 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
     retentionMs: config.store.counter_retention_days * DAY_MS,
   });
   const t = config.limits.invalid_key_throttle;
-  const throttle = new InvalidKeyThrottle({ maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 }, clock.now);
+  const throttle = new InvalidKeyThrottle(
+    { maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 },
+    clock.now,
+  );
   let upstream: UpstreamPoller | null = null;
   const metrics = new Metrics({
     cacheHitRatio: () => meter.hitRatio(),
@@ -101,7 +111,11 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
     now: clock.now,
     upstreamLastSuccessMs: async () => (upstream ? ((await upstream.view()).status?.last_success_ms ?? null) : null),
   });
-  const storeReady = (): Promise<boolean> => store.ping().then(() => true, () => false);
+  const storeReady = (): Promise<boolean> =>
+    store.ping().then(
+      () => true,
+      () => false,
+    );
   const errors = buildErrorAnswers(config.messages);
   const parserErrors = { bad: errors.bad_request, large: errors.headers_too_large, timeout: errors.request_timeout };
 
@@ -109,12 +123,30 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
   if (upstreamCfg) {
     const agent = createOriginAgent(upstreamCfg, upstreamCfg.max_sockets);
     const pollAgent = createOriginAgent(upstreamCfg, 1);
-    cleanups.push(() => agent.destroy(), () => pollAgent.destroy());
-    const poller = new UpstreamPoller(upstreamCfg, pollAgent, store, book, metrics, log.child({ component: 'upstream' }), clock.now);
+    cleanups.push(
+      () => agent.destroy(),
+      () => pollAgent.destroy(),
+    );
+    const poller = new UpstreamPoller(
+      upstreamCfg,
+      pollAgent,
+      store,
+      book,
+      metrics,
+      log.child({ component: 'upstream' }),
+      clock.now,
+    );
     cleanups.push(() => poller.close());
     poller.start();
     upstream = poller;
-    const originProxy = new OriginProxy(upstreamCfg, agent, errors, trustedProxies(config), metrics, log.child({ component: 'pass-through' }));
+    const originProxy = new OriginProxy(
+      upstreamCfg,
+      agent,
+      errors,
+      trustedProxies(config),
+      metrics,
+      log.child({ component: 'pass-through' }),
+    );
     cleanups.push(() => originProxy.close());
     proxy = originProxy;
   }
@@ -139,7 +171,9 @@ async function assemble(config: Config, clock: Clock, log: Logger, store: Store,
   if (config.demo_accounts && store.kind === 'memory') {
     for (const [plan, p] of Object.entries(config.plans)) {
       const limit = p.limit === undefined ? 100_000 : null;
-      demoKeys[plan] = (await createAccount(store, config.plans, { plan, label: `demo ${plan}`, status: 'active', limit }, clock.now())).api_key;
+      demoKeys[plan] = (
+        await createAccount(store, config.plans, { plan, label: `demo ${plan}`, status: 'active', limit }, clock.now())
+      ).api_key;
     }
   }
   return { config, store, book, meter, metrics, log, publicAddress, adminAddress, demoKeys };

@@ -22,7 +22,13 @@ export interface Logging {
  * becomes a Buffer once, and one write joins them.
  */
 export function createLogging(level: string): Logging {
-  const boom = pino.destination({ sync: false, minLength: BUFFER_BYTES, maxWrite: 4 * BUFFER_BYTES, periodicFlush: FLUSH_MS, contentMode: 'buffer' });
+  const boom = pino.destination({
+    sync: false,
+    minLength: BUFFER_BYTES,
+    maxWrite: 4 * BUFFER_BYTES,
+    periodicFlush: FLUSH_MS,
+    contentMode: 'buffer',
+  });
   // sonic-boom's types declare only write(string); in buffer mode it takes Buffers.
   const writeBuffer = boom.write.bind(boom) as unknown as (data: Buffer) => boolean;
   let open = true;
@@ -45,7 +51,17 @@ export function createLogger(level: string, destination: pino.DestinationStream)
     {
       level,
       base: BASE,
-      redact: { paths: ['api_key', '*.api_key', 'headers["x-api-key"]', '*.headers["x-api-key"]', 'headers.authorization', '*.headers.authorization'], censor: '[REDACTED]' },
+      redact: {
+        paths: [
+          'api_key',
+          '*.api_key',
+          'headers["x-api-key"]',
+          '*.headers["x-api-key"]',
+          'headers.authorization',
+          '*.headers.authorization',
+        ],
+        censor: '[REDACTED]',
+      },
     },
     destination,
   );

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { parseArgs } from './cli/args.js';
 import { OPERATE_USAGE, runOperate } from './cli/operate.js';
 import { runServe } from './cli/serve.js';
-import { readFileSync } from 'node:fs';
 import { DEFAULT_CONFIG_FILE, loadConfig, maskSecrets } from './config/load.js';
 import { configReference } from './config/reference.js';
 import { GatewayError } from './errors.js';
@@ -16,7 +16,7 @@ Every command takes --config FILE (or FUEL_GATEWAY_CONFIG) and the environment o
 
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(USAGE + '\n');
+    process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   const args = parseArgs(argv);
@@ -32,7 +32,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       if (sub !== 'check') break;
-      process.stdout.write(JSON.stringify(maskSecrets(loadConfig({ file: configFile })), null, 2) + '\n');
+      process.stdout.write(`${JSON.stringify(maskSecrets(loadConfig({ file: configFile })), null, 2)}\n`);
       return 0;
     case 'accounts':
     case 'prices':
@@ -40,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
       await runOperate(loadConfig({ file: configFile }), args, pino({ level: 'warn' }, pino.destination(2)));
       return 0;
     case 'help':
-      process.stdout.write(USAGE + '\n');
+      process.stdout.write(`${USAGE}\n`);
       return 0;
   }
   process.stderr.write(`unknown command: ${args.positionals.join(' ')}\n${USAGE}\n`);
@@ -52,7 +52,8 @@ main(process.argv.slice(2)).then(
     if (code !== 0) process.exitCode = code;
   },
   (err: unknown) => {
-    const text = err instanceof GatewayError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
+    const text =
+      err instanceof GatewayError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
     process.stderr.write(`${text}\n`);
     process.exitCode = 1;
   },

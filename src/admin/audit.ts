@@ -1,6 +1,12 @@
 import type { Logger } from 'pino';
 
-export type AuditAction = 'account.create' | 'account.update' | 'account.rotate_key' | 'account.delete' | 'prices.publish' | 'prices.cancel';
+export type AuditAction =
+  | 'account.create'
+  | 'account.update'
+  | 'account.rotate_key'
+  | 'account.delete'
+  | 'prices.publish'
+  | 'prices.cancel';
 
 /**
  * One admin change: what, to which account or price date, from where (the admin request's

@@ -33,13 +33,20 @@ export const listAccountsQuery = z
       .string()
       .regex(/^\d{1,4}$/, `expected a whole number from 1 to ${MAX_PAGE}`)
       .transform(Number)
-      .pipe(z.number().int().min(1, `expected a whole number from 1 to ${MAX_PAGE}`).max(MAX_PAGE, `expected a whole number from 1 to ${MAX_PAGE}`))
+      .pipe(
+        z
+          .number()
+          .int()
+          .min(1, `expected a whole number from 1 to ${MAX_PAGE}`)
+          .max(MAX_PAGE, `expected a whole number from 1 to ${MAX_PAGE}`),
+      )
       .optional(),
     cursor: z
       .string()
       .transform((c, ctx) => {
         const id = decodeCursor(c);
-        if (id === null) ctx.addIssue({ code: 'custom', message: 'not a cursor this API gave (use next_cursor as it came)' });
+        if (id === null)
+          ctx.addIssue({ code: 'custom', message: 'not a cursor this API gave (use next_cursor as it came)' });
         return id ?? '';
       })
       .optional(),

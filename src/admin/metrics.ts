@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { Bins, binnedHistogram, requestMetrics } from './request-metrics.js';
 
 const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
@@ -13,10 +13,28 @@ export class Metrics {
   readonly registry = new Registry();
   /** Request count and latency of one route, bound once (request-metrics.ts). */
   readonly forRoute = requestMetrics(this.registry);
-  readonly quotaRejections = new Counter({ name: 'fuel_gateway_quota_rejections_total', help: 'Requests refused because the allowance was used up, by plan', labelNames: ['plan'], registers: [this.registry] });
-  readonly invalidKeys = new Counter({ name: 'fuel_gateway_invalid_key_rejections_total', help: 'Requests refused for a missing, malformed or unknown key, or a throttled address', labelNames: ['reason'], registers: [this.registry] });
-  readonly storeErrors = new Counter({ name: 'fuel_gateway_store_errors_total', help: 'Metered requests that failed because the store was unreachable or too slow', registers: [this.registry] });
-  readonly unmetered = new Counter({ name: 'fuel_gateway_unmetered_requests_total', help: 'Requests served without counting during a store outage (store.on_error: allow)', registers: [this.registry] });
+  readonly quotaRejections = new Counter({
+    name: 'fuel_gateway_quota_rejections_total',
+    help: 'Requests refused because the allowance was used up, by plan',
+    labelNames: ['plan'],
+    registers: [this.registry],
+  });
+  readonly invalidKeys = new Counter({
+    name: 'fuel_gateway_invalid_key_rejections_total',
+    help: 'Requests refused for a missing, malformed or unknown key, or a throttled address',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly storeErrors = new Counter({
+    name: 'fuel_gateway_store_errors_total',
+    help: 'Metered requests that failed because the store was unreachable or too slow',
+    registers: [this.registry],
+  });
+  readonly unmetered = new Counter({
+    name: 'fuel_gateway_unmetered_requests_total',
+    help: 'Requests served without counting during a store outage (store.on_error: allow)',
+    registers: [this.registry],
+  });
   readonly storeLatency = new Bins(STORE_BUCKETS);
   readonly upstreamPolls = new Counter({
     name: 'fuel_gateway_upstream_polls_total',
@@ -45,7 +63,13 @@ export class Metrics {
     /** Last successful poll of the origin (ms), or null: none yet, or no upstream. */
     upstreamLastSuccessMs(): Promise<number | null>;
   }) {
-    binnedHistogram(this.registry, 'fuel_gateway_store_duration_seconds', 'Latency of the metering store call', STORE_BUCKETS, [{ labels: {}, bins: this.storeLatency }]);
+    binnedHistogram(
+      this.registry,
+      'fuel_gateway_store_duration_seconds',
+      'Latency of the metering store call',
+      STORE_BUCKETS,
+      [{ labels: {}, bins: this.storeLatency }],
+    );
     new Gauge({
       name: 'fuel_gateway_upstream_last_success_timestamp_seconds',
       help: 'When a poll of the origin last succeeded, by whichever instance polls (Unix seconds; 0 when never)',

@@ -2,14 +2,21 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
-import { createAccount, createAccountInput, patchAccountInput, publicAccount, rotateKey, updateAccount } from '../keys/accounts.js';
+import {
+  createAccount,
+  createAccountInput,
+  patchAccountInput,
+  publicAccount,
+  rotateKey,
+  updateAccount,
+} from '../keys/accounts.js';
 import type { PriceBook } from '../prices/book.js';
 import { parsePriceHistory } from '../prices/file.js';
-import { describeIssues, effectiveDate, priceSetDocument, type PriceSet } from '../prices/schema.js';
-import { formatInZone } from '../time/zone.js';
-import { allowanceFor, type Allowance } from '../quota/allowance.js';
-import { usageObject, type Usage } from '../quota/usage.js';
+import { describeIssues, effectiveDate, type PriceSet, priceSetDocument } from '../prices/schema.js';
+import { type Allowance, allowanceFor } from '../quota/allowance.js';
+import { type Usage, usageObject } from '../quota/usage.js';
 import type { Account, Store } from '../store/types.js';
+import { formatInZone } from '../time/zone.js';
 import type { Audit } from './audit.js';
 import { encodeCursor, listAccountsQuery } from './list-query.js';
 
@@ -17,7 +24,11 @@ type PriceStatus = 'current' | 'scheduled' | 'past';
 const cancelInput = z.strictObject({ date: effectiveDate });
 
 /** Validates external input at the edge: a bad body is a 400 naming each field. */
-function parse<T extends z.ZodType>(schema: T, body: unknown, code: 'BAD_REQUEST' | 'PRICE_SET_INVALID' = 'BAD_REQUEST'): z.infer<T> {
+function parse<T extends z.ZodType>(
+  schema: T,
+  body: unknown,
+  code: 'BAD_REQUEST' | 'PRICE_SET_INVALID' = 'BAD_REQUEST',
+): z.infer<T> {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
   const lines = describeIssues(r.error);
@@ -44,8 +55,18 @@ export class Operations {
   ) {}
 
   async createAccount(body: unknown, from: string): Promise<{ account: Account; api_key: string }> {
-    const created = await createAccount(this.store, this.config.plans, parse(createAccountInput, body), this.clock.now());
-    this.audit({ action: 'account.create', account_id: created.account.id, from, after: { plan: created.account.plan, status: created.account.status, label: created.account.label } });
+    const created = await createAccount(
+      this.store,
+      this.config.plans,
+      parse(createAccountInput, body),
+      this.clock.now(),
+    );
+    this.audit({
+      action: 'account.create',
+      account_id: created.account.id,
+      from,
+      after: { plan: created.account.plan, status: created.account.status, label: created.account.label },
+    });
     return created;
   }
 
@@ -53,14 +74,22 @@ export class Operations {
   async listAccounts(query: unknown): Promise<{ accounts: Account[]; next_cursor: string | null }> {
     const { filter, after, limit } = parse(listAccountsQuery, query);
     const page = await this.store.listAccounts(filter, after, limit);
-    return { accounts: page.accounts.map(publicAccount), next_cursor: page.next === null ? null : encodeCursor(page.next) };
+    return {
+      accounts: page.accounts.map(publicAccount),
+      next_cursor: page.next === null ? null : encodeCursor(page.next),
+    };
   }
 
   /** Removes the account: its key stops working on every instance (the store announces it). */
   async deleteAccount(id: string, from: string): Promise<{ account: Account }> {
     const deleted = await this.store.deleteAccount(id);
     if (!deleted) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
-    this.audit({ action: 'account.delete', account_id: id, from, before: { plan: deleted.plan, status: deleted.status, label: deleted.label } });
+    this.audit({
+      action: 'account.delete',
+      account_id: id,
+      from,
+      before: { plan: deleted.plan, status: deleted.status, label: deleted.label },
+    });
     return { account: publicAccount(deleted) };
   }
 
@@ -82,7 +111,9 @@ export class Operations {
     // A converted trial is a computed state; the first change writes it down, so the change
     // neither restarts the billing cycle from the trial's start nor resets requests_used.
     const a = this.allowance(stored);
-    const materialised = a?.converted ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...patch } : patch;
+    const materialised = a?.converted
+      ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...patch }
+      : patch;
     const account = await updateAccount(this.store, this.config.plans, stored, materialised);
     const fields = Object.keys(materialised) as Array<keyof typeof materialised>;
     const pick = (a: Account): Record<string, unknown> => Object.fromEntries(fields.map((f) => [f, a[f]]));
@@ -111,13 +142,19 @@ export class Operations {
    * (an array of sets, like the shipped file) in one store call with one announcement, so no
    * instance serves one of its sets as current on the way. Every instance reloads.
    */
-  publishPrices(body: unknown, from: string): Promise<{ status: PriceStatus; price_set: PriceSet } | { published: Array<{ effective_date: string; status: PriceStatus }> }> {
+  publishPrices(
+    body: unknown,
+    from: string,
+  ): Promise<
+    { status: PriceStatus; price_set: PriceSet } | { published: Array<{ effective_date: string; status: PriceStatus }> }
+  > {
     return Array.isArray(body) ? this.publishHistory(body, from) : this.publishSet(body, from);
   }
 
   private async publishSet(body: unknown, from: string): Promise<{ status: PriceStatus; price_set: PriceSet }> {
     const doc = parse(priceSetDocument, body, 'PRICE_SET_INVALID');
-    const updatedAt = doc.updated_at ?? formatInZone(this.clock.now(), this.config.time_zone).slice(0, 19).replace('T', ' ');
+    const updatedAt =
+      doc.updated_at ?? formatInZone(this.clock.now(), this.config.time_zone).slice(0, 19).replace('T', ' ');
     const set: PriceSet = { ...doc, updated_at: updatedAt };
     await this.book.publish(set);
     this.audit({ action: 'prices.publish', effective_date: set.effective_date, from });
@@ -125,7 +162,10 @@ export class Operations {
   }
 
   /** Sets without `updated_at` get their effective time, as when the shipped file is loaded. */
-  private async publishHistory(body: unknown[], from: string): Promise<{ published: Array<{ effective_date: string; status: PriceStatus }> }> {
+  private async publishHistory(
+    body: unknown[],
+    from: string,
+  ): Promise<{ published: Array<{ effective_date: string; status: PriceStatus }> }> {
     if (body.length === 0) throw new GatewayError('PRICE_SET_INVALID', '(document): expected at least one price set');
     const sets = parsePriceHistory(body);
     await this.book.publishMany(sets);
@@ -136,7 +176,11 @@ export class Operations {
 
   private statusOf(date: string): PriceStatus {
     const view = this.book.view();
-    return view.current?.effective_date === date ? 'current' : view.scheduled.some((s) => s.effective_date === date) ? 'scheduled' : 'past';
+    return view.current?.effective_date === date
+      ? 'current'
+      : view.scheduled.some((s) => s.effective_date === date)
+        ? 'scheduled'
+        : 'past';
   }
 
   /**
@@ -150,7 +194,11 @@ export class Operations {
     await this.book.load();
     const set = this.book.find(d);
     if (!set) throw new GatewayError('NOT_FOUND', `no price set for ${d}`);
-    if (this.statusOf(d) !== 'scheduled') throw new GatewayError('CONFLICT', `the price set of ${d} is already in effect; publish a corrected set for ${d} instead`);
+    if (this.statusOf(d) !== 'scheduled')
+      throw new GatewayError(
+        'CONFLICT',
+        `the price set of ${d} is already in effect; publish a corrected set for ${d} instead`,
+      );
     if (!(await this.store.deletePriceSet(d))) throw new GatewayError('NOT_FOUND', `no price set for ${d}`);
     await this.book.load();
     this.audit({ action: 'prices.cancel', effective_date: d, from });

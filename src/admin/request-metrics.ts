@@ -69,7 +69,10 @@ class BinnedHistogram {
     const bucket = `${this.name}_bucket`;
     for (const { labels, bins } of this.series) {
       let acc = 0;
-      this.bounds.forEach((le, i) => values.push({ labels: { ...labels, le }, value: (acc += bins.counts[i] as number), metricName: bucket }));
+      for (const [i, le] of this.bounds.entries()) {
+        acc += bins.counts[i] as number;
+        values.push({ labels: { ...labels, le }, value: acc, metricName: bucket });
+      }
       values.push({ labels: { ...labels, le: '+Inf' }, value: bins.count, metricName: bucket });
       values.push({ labels, value: bins.sum, metricName: `${this.name}_sum` });
       values.push({ labels, value: bins.count, metricName: `${this.name}_count` });
@@ -83,7 +86,13 @@ class BinnedHistogram {
 }
 
 /** Registers a histogram over the given series (which may grow later). */
-export function binnedHistogram(registry: Registry, name: string, help: string, bounds: readonly number[], series: ReadonlyArray<{ labels: Record<string, string>; bins: Bins }>): void {
+export function binnedHistogram(
+  registry: Registry,
+  name: string,
+  help: string,
+  bounds: readonly number[],
+  series: ReadonlyArray<{ labels: Record<string, string>; bins: Bins }>,
+): void {
   // prom-client types a registered metric as one of its own classes; this one reads the same.
   registry.registerMetric(new BinnedHistogram(name, help, bounds, series) as unknown as Histogram);
 }
@@ -104,13 +113,20 @@ export function requestMetrics(registry: Registry): (route: string) => RouteMetr
       for (const r of routes) {
         const done = exported.get(r) as Float64Array;
         r.statuses.forEach((n, status) => {
-          if (n > (done[status] as number)) this.inc({ route: r.route, status: String(status) }, n - (done[status] as number));
+          if (n > (done[status] as number))
+            this.inc({ route: r.route, status: String(status) }, n - (done[status] as number));
         });
         done.set(r.statuses);
       }
     },
   });
-  binnedHistogram(registry, 'fuel_gateway_request_duration_seconds', 'Public request latency by route', LATENCY_BUCKETS, series);
+  binnedHistogram(
+    registry,
+    'fuel_gateway_request_duration_seconds',
+    'Public request latency by route',
+    LATENCY_BUCKETS,
+    series,
+  );
   return (route) => {
     const r = new RouteMetrics(route, new Bins(LATENCY_BUCKETS));
     routes.push(r);

@@ -25,14 +25,14 @@ interface AdminRoute {
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
-
 // Without a token, only requests addressed to a loopback name are served: a web page the
 // operator visits cannot reach the admin API by rebinding its own domain to 127.0.0.1.
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
 
 function readJson(req: IncomingMessage): Promise<unknown> {
   const type = req.headers['content-type'] ?? '';
-  if (!/^application\/json\b/i.test(type)) return Promise.reject(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'expected Content-Type: application/json'));
+  if (!/^application\/json\b/i.test(type))
+    return Promise.reject(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'expected Content-Type: application/json'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -59,35 +59,89 @@ function readJson(req: IncomingMessage): Promise<unknown> {
  * The admin listener's handler: bearer token (compared in constant time), a small route table
  * over the shared operations, and JSON bodies bounded in size. Never bound on the public port.
  */
-export function adminHandler(ops: Operations, metrics: Metrics, token: string, log: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+export function adminHandler(
+  ops: Operations,
+  metrics: Metrics,
+  token: string,
+  log: Logger,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const expected = token ? digest(`Bearer ${token}`) : null;
   const id = (c: Call): string => c.params[0] as string;
   const routes: AdminRoute[] = [
-    { method: 'POST', pattern: /^\/admin\/accounts$/, handler: async (c) => [201, await ops.createAccount(await c.body(), c.from)] },
-    { method: 'GET', pattern: /^\/admin\/accounts$/, handler: async (c) => [200, await ops.listAccounts(queryRecord(c.query))] },
-    { method: 'GET', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async (c) => [200, await ops.showAccount(id(c))] },
-    { method: 'PATCH', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async (c) => [200, await ops.patchAccount(id(c), await c.body(), c.from)] },
-    { method: 'DELETE', pattern: /^\/admin\/accounts\/([\w-]+)$/, handler: async (c) => [200, await ops.deleteAccount(id(c), c.from)] },
-    { method: 'POST', pattern: /^\/admin\/accounts\/([\w-]+)\/rotate-key$/, handler: async (c) => [200, await ops.rotateKey(id(c), c.from)] },
-    { method: 'PUT', pattern: /^\/admin\/prices$/, handler: async (c) => [201, await ops.publishPrices(await c.body(), c.from)] },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/accounts$/,
+      handler: async (c) => [201, await ops.createAccount(await c.body(), c.from)],
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/accounts$/,
+      handler: async (c) => [200, await ops.listAccounts(queryRecord(c.query))],
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/accounts\/([\w-]+)$/,
+      handler: async (c) => [200, await ops.showAccount(id(c))],
+    },
+    {
+      method: 'PATCH',
+      pattern: /^\/admin\/accounts\/([\w-]+)$/,
+      handler: async (c) => [200, await ops.patchAccount(id(c), await c.body(), c.from)],
+    },
+    {
+      method: 'DELETE',
+      pattern: /^\/admin\/accounts\/([\w-]+)$/,
+      handler: async (c) => [200, await ops.deleteAccount(id(c), c.from)],
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/rotate-key$/,
+      handler: async (c) => [200, await ops.rotateKey(id(c), c.from)],
+    },
+    {
+      method: 'PUT',
+      pattern: /^\/admin\/prices$/,
+      handler: async (c) => [201, await ops.publishPrices(await c.body(), c.from)],
+    },
     { method: 'GET', pattern: /^\/admin\/prices$/, handler: () => [200, ops.prices()] },
     { method: 'GET', pattern: /^\/admin\/prices\/history$/, handler: () => [200, ops.priceHistory()] },
     // Any segment but `history`, so a malformed date is a 400 naming `date` rather than a 404.
-    { method: 'DELETE', pattern: /^\/admin\/prices\/(?!history$)([^/]+)$/, handler: async (c) => [200, await ops.cancelPrices(id(c), c.from)] },
+    {
+      method: 'DELETE',
+      pattern: /^\/admin\/prices\/(?!history$)([^/]+)$/,
+      handler: async (c) => [200, await ops.cancelPrices(id(c), c.from)],
+    },
   ];
 
   const reply = (res: ServerResponse, status: number, body: string, type = 'application/json'): void => {
-    res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+    res.writeHead(status, {
+      'Content-Type': type,
+      'Content-Length': Buffer.byteLength(body),
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+    });
     res.end(body);
   };
   const failure = (res: ServerResponse, err: GatewayError): void => {
     if (err.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
-    reply(res, FAILURE_STATUS[err.code], JSON.stringify({ success: false, code: err.code, message: err.message, ...(err.details.length > 1 ? { problems: err.details } : {}) }));
+    reply(
+      res,
+      FAILURE_STATUS[err.code],
+      JSON.stringify({
+        success: false,
+        code: err.code,
+        message: err.message,
+        ...(err.details.length > 1 ? { problems: err.details } : {}),
+      }),
+    );
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!expected && !LOOPBACK_HOST.test(req.headers.host ?? '')) {
-      return failure(res, new GatewayError('UNAUTHORIZED', 'without an admin token, only requests to localhost are served'));
+      return failure(
+        res,
+        new GatewayError('UNAUTHORIZED', 'without an admin token, only requests to localhost are served'),
+      );
     }
     if (expected) {
       const given = digest(req.headers.authorization ?? '');
@@ -99,7 +153,8 @@ export function adminHandler(ops: Operations, metrics: Metrics, token: string, l
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    if (path === '/metrics' && req.method === 'GET') return reply(res, 200, await metrics.text(), metrics.registry.contentType);
+    if (path === '/metrics' && req.method === 'GET')
+      return reply(res, 200, await metrics.text(), metrics.registry.contentType);
     const matching = routes.map((r) => ({ r, m: r.pattern.exec(path) })).filter((x) => x.m !== null);
     if (matching.length === 0) return failure(res, new GatewayError('NOT_FOUND', `no admin route ${path}`));
     const hit = matching.find((x) => x.r.method === req.method);

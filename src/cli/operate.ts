@@ -94,7 +94,7 @@ export async function runOperate(config: Config, args: Args, log: Logger): Promi
     await book.load();
     // Audit lines go to stderr with the CLI's other logs (stdout is the JSON answer).
     const result = await dispatch(new Operations(store, config, book, systemClock, auditLog(log)), args);
-    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     book.close();
     await store.close();

@@ -8,7 +8,12 @@ const TEXT = 'fpg:metrics-text';
 const ANSWER_MS = 6000;
 
 const ask = z.object({ type: z.literal(ASK), id: z.number() });
-const text = z.object({ type: z.literal(TEXT), id: z.number(), text: z.string().optional(), error: z.string().optional() });
+const text = z.object({
+  type: z.literal(TEXT),
+  id: z.number(),
+  text: z.string().optional(),
+  error: z.string().optional(),
+});
 
 /**
  * In the primary: answers a worker's request for metrics with the sum over every worker (each
@@ -52,8 +57,14 @@ export function clusterMetricsText(registry: Registry): () => Promise<string> {
         reject(new Error('cluster metrics: the primary did not answer'));
       }, ANSWER_MS);
       pending.set(id, {
-        resolve: (t) => (clearTimeout(timer), resolve(t)),
-        reject: (e) => (clearTimeout(timer), reject(e)),
+        resolve: (t) => {
+          clearTimeout(timer);
+          resolve(t);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       });
       process.send?.({ type: ASK, id });
     });

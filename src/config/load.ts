@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { configSchema, type Config } from './schema.js';
+import { type Config, configSchema } from './schema.js';
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DEFAULT_CONFIG_FILE = resolve(PROJECT_ROOT, 'config/default.yaml');
@@ -85,7 +85,10 @@ function envLayers(env: NodeJS.ProcessEnv): Layer[] {
     const value: unknown = number && /^\d+$/.test(raw) ? Number(raw) : raw;
     const values = path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as Tree;
     // Setting REDIS_URL is how ops select the shared store.
-    layers.push({ name: `environment ${name}`, values: name === 'REDIS_URL' ? merge(values, { store: { type: 'redis' } }) : values });
+    layers.push({
+      name: `environment ${name}`,
+      values: name === 'REDIS_URL' ? merge(values, { store: { type: 'redis' } }) : values,
+    });
   }
   return layers;
 }
@@ -99,7 +102,7 @@ function describe(issue: z.core.$ZodIssue, layers: Layer[]): string {
 }
 
 const relativeName = (file: string): string =>
-  file.startsWith(process.cwd() + '/') ? file.slice(process.cwd().length + 1) : file;
+  file.startsWith(`${process.cwd()}/`) ? file.slice(process.cwd().length + 1) : file;
 
 export interface LoadOptions {
   /** An extra file layered over the defaults (--config). Falls back to FUEL_GATEWAY_CONFIG. */
@@ -130,7 +133,10 @@ export function loadConfig(opts: LoadOptions = {}): Config {
 export function maskSecrets(config: Config): Config {
   const { redis } = config.store;
   const url = redis.url.replace(/\/\/([^@/]*)@/, '//***@');
-  const sentinel = redis.sentinel && { ...redis.sentinel, ...(redis.sentinel.password === undefined ? {} : { password: '***' }) };
+  const sentinel = redis.sentinel && {
+    ...redis.sentinel,
+    ...(redis.sentinel.password === undefined ? {} : { password: '***' }),
+  };
   return {
     ...config,
     listen: { ...config.listen, admin: { ...config.listen.admin, token: config.listen.admin.token ? '***' : '' } },

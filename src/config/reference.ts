@@ -14,7 +14,8 @@ type Node = z.core.$ZodType;
 
 const MESSAGE_MEANING = 'Message of this error kind, served as {"success":false,"message":…}';
 
-const defOf = (node: Node): z.core.$ZodTypeDef & Record<string, unknown> => node._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
+const defOf = (node: Node): z.core.$ZodTypeDef & Record<string, unknown> =>
+  node._zod.def as z.core.$ZodTypeDef & Record<string, unknown>;
 const described = (node: Node): string | undefined => (node as unknown as { description?: string }).description;
 
 /** The schema's keys, depth first in declaration order, each with its type and `.describe()` text. */
@@ -29,7 +30,8 @@ function walk(node: Node, path: string[], meaning: string | undefined, out: Arra
     case 'pipe':
       return walk(def['in'] as Node, path, here, out);
     case 'object':
-      for (const [key, child] of Object.entries(def['shape'] as Record<string, Node>)) walk(child, [...path, key], undefined, out);
+      for (const [key, child] of Object.entries(def['shape'] as Record<string, Node>))
+        walk(child, [...path, key], undefined, out);
       return;
     case 'record':
       return walk(def['valueType'] as Node, [...path, '<name>'], here, out);
@@ -83,7 +85,9 @@ export function configKeys(defaultsYaml: string): ConfigKey[] {
 
 /** docs/configuration.md: every key of the schema, its default (config/default.yaml) and meaning. */
 export function configReference(defaultsYaml: string): string {
-  const rows = configKeys(defaultsYaml).map((k) => `| \`${k.path}\` | ${k.type} | ${k.default || '—'} | ${k.meaning} |`);
+  const rows = configKeys(defaultsYaml).map(
+    (k) => `| \`${k.path}\` | ${k.type} | ${k.default || '—'} | ${k.meaning} |`,
+  );
   return [
     '# Configuration reference',
     '',

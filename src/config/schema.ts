@@ -12,22 +12,37 @@ function isAddressOrRange(entry: string): boolean {
 }
 
 /** True for hosts that only this machine can reach. */
-export const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
+export const isLoopback = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
 
 const port = z.number({ error: 'expected a port number' }).int().min(0).max(65535);
-const posInt = z.number({ error: 'expected a positive integer' }).int('expected a positive integer').positive('expected a positive integer');
+const posInt = z
+  .number({ error: 'expected a positive integer' })
+  .int('expected a positive integer')
+  .positive('expected a positive integer');
 const nonNegInt = z.number({ error: 'expected a whole number ≥ 0' }).int().nonnegative();
 const message = z.string().min(1, 'expected a non-empty message');
 
-const listener = z.strictObject({ host: z.string().min(1).describe('Address to bind (0.0.0.0: every interface)'), port: port.describe('TCP port (0: any free port)') });
-const redisNode = z.strictObject({ host: z.string().min(1).describe('Host of the node'), port: port.min(1).describe('Port of the node') });
+const listener = z.strictObject({
+  host: z.string().min(1).describe('Address to bind (0.0.0.0: every interface)'),
+  port: port.describe('TCP port (0: any free port)'),
+});
+const redisNode = z.strictObject({
+  host: z.string().min(1).describe('Host of the node'),
+  port: port.min(1).describe('Port of the node'),
+});
 
 const plan = z.strictObject({
   limit: posInt.optional().describe('Requests per period; without it each account of the plan carries its own limit'),
-  period: z.enum(['trial', 'monthly']).describe('trial: windows of trial_days from the account\'s start; monthly: billing cycles from its anchor'),
+  period: z
+    .enum(['trial', 'monthly'])
+    .describe("trial: windows of trial_days from the account's start; monthly: billing cycles from its anchor"),
   trial_days: posInt.default(14).describe('Length of a trial period in calendar days'),
   // A trial plan may convert to another plan when its first trial period ends.
-  converts_to: z.string().optional().describe('A trial plan becomes this plan when its first trial period ends (monthly from then, that plan\'s limit)'),
+  converts_to: z
+    .string()
+    .optional()
+    .describe("A trial plan becomes this plan when its first trial period ends (monthly from then, that plan's limit)"),
 });
 
 // The gateway's own paths: a pass-through entry must never take them from it.
@@ -39,20 +54,39 @@ export const proxyPathMatches = (entry: string, path: string): boolean =>
 
 const proxyPath = z
   .string()
-  .regex(/^\/[A-Za-z0-9._~!$&'()+,;=:@/-]*\*?$/, 'expected a path starting with "/", optionally ending in "*" (a prefix)')
-  .refine((p) => !p.split('/').some((seg) => seg === '.' || seg === '..'), 'expected a path without "." or ".." segments')
+  .regex(
+    /^\/[A-Za-z0-9._~!$&'()+,;=:@/-]*\*?$/,
+    'expected a path starting with "/", optionally ending in "*" (a prefix)',
+  )
+  .refine(
+    (p) => !p.split('/').some((seg) => seg === '.' || seg === '..'),
+    'expected a path without "." or ".." segments',
+  )
   .refine((p) => !RESERVED_PATHS.some((r) => proxyPathMatches(p, r)), {
     message: `would shadow one of the gateway's own paths (${RESERVED_PATHS.join(', ')})`,
   });
 
 const upstream = z
   .strictObject({
-    url: z.union([z.literal(''), z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL, or "" for none' })]).describe('Base URL of an existing fuel-price service in front of which the gateway stands (env UPSTREAM_URL); empty: none'),
+    url: z
+      .union([
+        z.literal(''),
+        z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL, or "" for none' }),
+      ])
+      .describe(
+        'Base URL of an existing fuel-price service in front of which the gateway stands (env UPSTREAM_URL); empty: none',
+      ),
     // The gateway's own key at the origin: a secret, masked by `config check` and never logged.
-    api_key: z.string().describe('The gateway\'s own key at the origin (env UPSTREAM_API_KEY); a secret, masked and never logged'),
-    poll_interval_ms: posInt.min(100, 'expected at least 100').describe('How often one instance polls the origin\'s current.php'),
+    api_key: z
+      .string()
+      .describe("The gateway's own key at the origin (env UPSTREAM_API_KEY); a secret, masked and never logged"),
+    poll_interval_ms: posInt
+      .min(100, 'expected at least 100')
+      .describe("How often one instance polls the origin's current.php"),
     timeout_ms: posInt.describe('Time allowed for each origin request, polls and pass-through alike (then 504)'),
-    proxy_paths: z.array(proxyPath).describe('Public paths passed through to the origin, metered: exact, or a prefix ending in *'),
+    proxy_paths: z
+      .array(proxyPath)
+      .describe('Public paths passed through to the origin, metered: exact, or a prefix ending in *'),
     max_sockets: posInt.describe('Kept-alive connections to the origin for pass-through, at most'),
   })
   .refine((u) => u.url === '' || u.api_key !== '', { path: ['api_key'], message: 'required when upstream.url is set' })
@@ -60,30 +94,61 @@ const upstream = z
 
 export const configSchema = z
   .strictObject({
-    time_zone: z.string().refine(isValidTimeZone, 'expected an IANA time zone such as Africa/Johannesburg').describe('IANA zone of periods, effective times and timestamps in answers'),
+    time_zone: z
+      .string()
+      .refine(isValidTimeZone, 'expected an IANA time zone such as Africa/Johannesburg')
+      .describe('IANA zone of periods, effective times and timestamps in answers'),
     listen: z.strictObject({
       public: listener,
-      admin: listener.extend({ token: z.string().describe('Bearer token of the admin API (env ADMIN_TOKEN); without one the admin listener only binds to loopback') }),
+      admin: listener.extend({
+        token: z
+          .string()
+          .describe(
+            'Bearer token of the admin API (env ADMIN_TOKEN); without one the admin listener only binds to loopback',
+          ),
+      }),
     }),
     server: z.strictObject({
-      request_timeout_ms: posInt.describe('A request must be complete (head and body) within this; also the shutdown drain limit'),
+      request_timeout_ms: posInt.describe(
+        'A request must be complete (head and body) within this; also the shutdown drain limit',
+      ),
       headers_timeout_ms: posInt.describe('A request head must arrive within this, else 408 (slow clients)'),
       keep_alive_timeout_ms: posInt.describe('An idle kept-alive connection is closed after this'),
-      max_header_bytes: z.number().int().min(1024, 'expected at least 1024').max(1048576, 'expected at most 1048576').describe('Largest request head accepted, else 431'),
-      trusted_proxies: z.array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 172.16.0.0/12')).describe('Balancers in front (addresses or CIDR ranges) whose X-Forwarded-For names the client'),
-      workers: z.union([posInt, z.literal('auto')]).describe('Processes on the same ports (node:cluster), a number or auto (one per CPU); more than one needs Redis'),
+      max_header_bytes: z
+        .number()
+        .int()
+        .min(1024, 'expected at least 1024')
+        .max(1048576, 'expected at most 1048576')
+        .describe('Largest request head accepted, else 431'),
+      trusted_proxies: z
+        .array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 172.16.0.0/12'))
+        .describe('Balancers in front (addresses or CIDR ranges) whose X-Forwarded-For names the client'),
+      workers: z
+        .union([posInt, z.literal('auto')])
+        .describe(
+          'Processes on the same ports (node:cluster), a number or auto (one per CPU); more than one needs Redis',
+        ),
     }),
     store: z.strictObject({
-      type: z.enum(['memory', 'redis']).describe('memory: embedded, one process; redis: shared by every instance (REDIS_URL selects it)'),
-      on_error: z.enum(['reject', 'allow']).describe('While the store is unreachable: reject (503) or allow (unmetered, keys known as active only)'),
+      type: z
+        .enum(['memory', 'redis'])
+        .describe('memory: embedded, one process; redis: shared by every instance (REDIS_URL selects it)'),
+      on_error: z
+        .enum(['reject', 'allow'])
+        .describe('While the store is unreachable: reject (503) or allow (unmetered, keys known as active only)'),
       counter_retention_days: nonNegInt.describe('Counters of a finished period are kept this long'),
       memory: z.strictObject({
         // The embedded store's file: kept across restarts. "" keeps nothing (state lives and dies with the process).
-        file: z.string().describe('The memory store\'s file, kept across restarts; empty keeps nothing'),
+        file: z.string().describe("The memory store's file, kept across restarts; empty keeps nothing"),
       }),
       redis: z
         .strictObject({
-          url: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').describe('redis:// or rediss:// (TLS) URL (env REDIS_URL); with sentinel or cluster, only credentials and TLS'),
+          url: z
+            .string()
+            .regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL')
+            .describe(
+              'redis:// or rediss:// (TLS) URL (env REDIS_URL); with sentinel or cluster, only credentials and TLS',
+            ),
           key_prefix: z.string().describe('Prefix of every key the gateway writes'),
           command_timeout_ms: posInt.describe('A store call slower than this fails (503): fail fast'),
           connect_timeout_ms: posInt.describe('Time allowed to connect'),
@@ -91,21 +156,37 @@ export const configSchema = z
             .strictObject({
               name: z.string().min(1).describe('Name of the monitored primary'),
               nodes: z.array(redisNode).min(1, 'expected at least one node').describe('The sentinels'),
-              password: z.string().optional().describe('The sentinels\' own password, if any'),
+              password: z.string().optional().describe("The sentinels' own password, if any"),
             })
             .optional(),
-          cluster: z.strictObject({ nodes: z.array(redisNode).min(1, 'expected at least one node').describe('Seed nodes of a Redis Cluster') }).optional(),
+          cluster: z
+            .strictObject({
+              nodes: z.array(redisNode).min(1, 'expected at least one node').describe('Seed nodes of a Redis Cluster'),
+            })
+            .optional(),
           // PEM file of the CA that signed the server's certificate (rediss:// only); without it
           // the system's trusted CAs are used.
-          tls_ca_file: z.string().min(1).optional().describe('PEM file of the CA that signed the server\'s certificate (rediss:// only)'),
+          tls_ca_file: z
+            .string()
+            .min(1)
+            .optional()
+            .describe("PEM file of the CA that signed the server's certificate (rediss:// only)"),
         })
-        .refine((r) => r.tls_ca_file === undefined || r.url.startsWith('rediss://'), { path: ['tls_ca_file'], message: 'needs a rediss:// url' })
-        .refine((r) => !(r.sentinel && r.cluster), { path: ['cluster'], message: 'sentinel and cluster exclude each other: pick one' }),
+        .refine((r) => r.tls_ca_file === undefined || r.url.startsWith('rediss://'), {
+          path: ['tls_ca_file'],
+          message: 'needs a rediss:// url',
+        })
+        .refine((r) => !(r.sentinel && r.cluster), {
+          path: ['cluster'],
+          message: 'sentinel and cluster exclude each other: pick one',
+        }),
     }),
     plans: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, 'expected a lower-case plan name'), plan),
     prices: z.strictObject({
       file: z.string().min(1).describe('Price history loaded at start without overwriting published sets'),
-      watch_file: z.boolean().describe('Memory store: re-read the file when it changes (its sets replace those of the same dates)'),
+      watch_file: z
+        .boolean()
+        .describe('Memory store: re-read the file when it changes (its sets replace those of the same dates)'),
       source_name: z.string().min(1).describe('Served as source when a set names none: the publishing authority'),
       historical_enabled: z.boolean().describe('Serve historical.php (else 501)'),
       max_age_days: posInt.describe('A current set older than this is stale: warned daily, shown by /readyz'),
@@ -124,10 +205,16 @@ export const configSchema = z
       }),
     }),
     upstream: upstream,
-    demo_accounts: z.boolean().describe('Memory store: create one demo account per plan at start and print a curl line'),
+    demo_accounts: z
+      .boolean()
+      .describe('Memory store: create one demo account per plan at start and print a curl line'),
     log: z.strictObject({
-      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).describe('Log level (env LOG_LEVEL)'),
-      access: z.boolean().describe('One line per public request (account id, client address, redacted URL, status, time)'),
+      level: z
+        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+        .describe('Log level (env LOG_LEVEL)'),
+      access: z
+        .boolean()
+        .describe('One line per public request (account id, client address, redacted URL, status, time)'),
     }),
     messages: z.strictObject({
       missing_key: message,
@@ -152,11 +239,19 @@ export const configSchema = z
   })
   .superRefine((cfg, ctx) => {
     if (cfg.server.headers_timeout_ms > cfg.server.request_timeout_ms) {
-      ctx.addIssue({ code: 'custom', path: ['server', 'headers_timeout_ms'], message: 'must not exceed server.request_timeout_ms' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['server', 'headers_timeout_ms'],
+        message: 'must not exceed server.request_timeout_ms',
+      });
     }
     // Checked here, not at start, so that `config check` refuses what `serve` would refuse.
     if (!cfg.listen.admin.token && !isLoopback(cfg.listen.admin.host)) {
-      ctx.addIssue({ code: 'custom', path: ['listen', 'admin', 'host'], message: `${cfg.listen.admin.host} is not loopback: set listen.admin.token (ADMIN_TOKEN) to bind there` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['listen', 'admin', 'host'],
+        message: `${cfg.listen.admin.host} is not loopback: set listen.admin.token (ADMIN_TOKEN) to bind there`,
+      });
     }
     if (!existsSync(cfg.prices.file)) {
       ctx.addIssue({ code: 'custom', path: ['prices', 'file'], message: `no such file: ${cfg.prices.file}` });
@@ -165,21 +260,38 @@ export const configSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['server', 'workers'],
-        message: 'more than one worker needs the Redis store (store.type: redis or REDIS_URL): with the memory store each worker would count on its own',
+        message:
+          'more than one worker needs the Redis store (store.type: redis or REDIS_URL): with the memory store each worker would count on its own',
       });
     }
     if (cfg.listen.public.port !== 0 && cfg.listen.public.port === cfg.listen.admin.port) {
-      ctx.addIssue({ code: 'custom', path: ['listen', 'admin', 'port'], message: 'the admin API never shares the public port' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['listen', 'admin', 'port'],
+        message: 'the admin API never shares the public port',
+      });
     }
     for (const [name, p] of Object.entries(cfg.plans)) {
       if (p.converts_to !== undefined && !(p.converts_to in cfg.plans)) {
-        ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: `unknown plan "${p.converts_to}"` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['plans', name, 'converts_to'],
+          message: `unknown plan "${p.converts_to}"`,
+        });
       }
       if (p.converts_to !== undefined && cfg.plans[p.converts_to] && cfg.plans[p.converts_to]?.limit === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: `plan "${p.converts_to}" has no default limit to convert to` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['plans', name, 'converts_to'],
+          message: `plan "${p.converts_to}" has no default limit to convert to`,
+        });
       }
       if (p.converts_to !== undefined && cfg.plans[p.converts_to]?.converts_to !== undefined) {
-        ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: `plan "${p.converts_to}" converts again; conversions do not chain` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['plans', name, 'converts_to'],
+          message: `plan "${p.converts_to}" converts again; conversions do not chain`,
+        });
       }
       if (p.converts_to !== undefined && p.period !== 'trial') {
         ctx.addIssue({ code: 'custom', path: ['plans', name, 'converts_to'], message: 'only a trial plan converts' });

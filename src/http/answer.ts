@@ -56,7 +56,10 @@ export class Answers {
     this.errors = buildErrorAnswers(messages);
     for (const [kind, e] of Object.entries(this.errors) as Array<[ErrorKind, ErrorAnswer]>) {
       const fixed: HeaderList = ['Content-Type', JSON_TYPE, 'Content-Length', e.length];
-      this.plain.set(kind, kind === 'method_not_allowed' ? [...BASE, ...fixed, 'Allow', ALLOWED_METHODS] : [...BASE, ...fixed]);
+      this.plain.set(
+        kind,
+        kind === 'method_not_allowed' ? [...BASE, ...fixed, 'Allow', ALLOWED_METHODS] : [...BASE, ...fixed],
+      );
       this.retryAfter.set(kind, new HeaderBlock(fixed, ['Retry-After']));
       this.limited.set(kind, new HeaderBlock(fixed, ['Retry-After', ...RATE.slice(1)]));
     }
@@ -79,14 +82,20 @@ export class Answers {
   /** A counted 200: its length and the X-RateLimit-* trio. */
   counted200(contentType: string, length: number, limit: number, remaining: number, reset: number): HeaderList {
     let block = this.counted.get(contentType);
-    if (!block) this.counted.set(contentType, (block = new HeaderBlock(['Content-Type', contentType], RATE)));
+    if (!block) {
+      block = new HeaderBlock(['Content-Type', contentType], RATE);
+      this.counted.set(contentType, block);
+    }
     return block.fill(length, limit, remaining, reset);
   }
 
   /** An answer without rate headers (health, readiness, an unmetered 200). */
   unrated(contentType: string, length: number): HeaderList {
     let block = this.unratedBlocks.get(contentType);
-    if (!block) this.unratedBlocks.set(contentType, (block = new HeaderBlock(['Content-Type', contentType], ['Content-Length'])));
+    if (!block) {
+      block = new HeaderBlock(['Content-Type', contentType], ['Content-Length']);
+      this.unratedBlocks.set(contentType, block);
+    }
     return block.fill(length);
   }
 }
@@ -114,7 +123,14 @@ export function record(x: Exchange, status: number): void {
   const { g, req } = x;
   const seconds = (performance.now() - x.start) / 1000;
   x.metrics.observe(status, seconds);
-  g.access?.write(req.method ?? '', redactUrl(req.url ?? ''), status, Math.round(seconds * 1e4) / 10, x.entry?.account.id, clientOf(x));
+  g.access?.write(
+    req.method ?? '',
+    redactUrl(req.url ?? ''),
+    status,
+    Math.round(seconds * 1e4) / 10,
+    x.entry?.account.id,
+    clientOf(x),
+  );
 }
 
 export function fail(x: Exchange, kind: ErrorKind): void {
@@ -134,5 +150,6 @@ export function crashed(x: Exchange, err: unknown): void {
 
 /** The client address as the throttle and the access log see it, worked out once per request. */
 export function clientOf(x: Exchange): string {
-  return (x.address ??= connectionClient(x.req, x.g.trustedProxies));
+  x.address ??= connectionClient(x.req, x.g.trustedProxies);
+  return x.address;
 }

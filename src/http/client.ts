@@ -11,7 +11,10 @@ const bySocket = new WeakMap<Socket, string>();
 export function connectionClient(req: IncomingMessage, trusted: TrustedProxies): string {
   if (trusted.size > 0) return clientAddress(req, trusted);
   let address = bySocket.get(req.socket);
-  if (address === undefined) bySocket.set(req.socket, (address = clientAddress(req, trusted)));
+  if (address === undefined) {
+    address = clientAddress(req, trusted);
+    bySocket.set(req.socket, address);
+  }
   return address;
 }
 
@@ -90,6 +93,7 @@ function prefix64(address: string): string {
   const [head = '', tail] = address.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  const groups =
+    tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
   return `${groups.slice(0, 4).join(':')}::/64`;
 }

@@ -2,16 +2,16 @@ import type { Logger } from 'pino';
 import type { Metrics, RouteMetrics } from '../admin/metrics.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import { proxyPathMatches } from '../config/schema.js';
 import { KeyHashes } from '../keys/key-hashes.js';
-import { AccessLog } from '../log.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
+import { AccessLog } from '../log.js';
 import type { PriceBook } from '../prices/book.js';
 import type { Meter } from '../quota/meter.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
 import type { OriginProxy } from '../upstream/proxy.js';
-import { proxyPathMatches } from '../config/schema.js';
 import { Answers } from './answer.js';
-import { trustedProxies, type TrustedProxies } from './client.js';
+import { type TrustedProxies, trustedProxies } from './client.js';
 import { buildRoutes, proxyRoutes, type Route } from './routes.js';
 
 export interface PublicDeps {

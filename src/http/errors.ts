@@ -41,7 +41,8 @@ const BORROWED: Partial<Record<number, ErrorKind>> = {
   504: 'upstream_timeout',
 };
 
-export const kindForStatus = (status: number): ErrorKind => BORROWED[status] ?? (status < 500 ? 'bad_request' : 'internal');
+export const kindForStatus = (status: number): ErrorKind =>
+  BORROWED[status] ?? (status < 500 ? 'bad_request' : 'internal');
 
 export interface ErrorAnswer {
   status: number;

@@ -74,7 +74,8 @@ export function metered(x: Exchange, route: MeteredRoute, search: string): void 
   if (typeof prepared === 'string') return void refuse(x, prepared).catch((err: unknown) => crashed(x, err));
   x.prepared = prepared;
   const entry = x.req.method === 'HEAD' ? undefined : g.meter.warm(keyHash);
-  if (entry === undefined) return meterSlowly(x, x.req.method === 'HEAD' ? g.meter.peek(keyHash) : g.meter.consume(keyHash));
+  if (entry === undefined)
+    return meterSlowly(x, x.req.method === 'HEAD' ? g.meter.peek(keyHash) : g.meter.consume(keyHash));
   x.entry = entry;
   if (entry.account.status !== 'active') return fail(x, 'inactive_key');
   x.storeStart = performance.now();
@@ -120,21 +121,23 @@ function counted(x: Exchange, result: ConsumeResult): void {
 /** The slow path: the meter loads the account (or reads usage, for HEAD) and counts. */
 function meterSlowly(x: Exchange, pending: Promise<MeterResult>): void {
   x.storeStart = performance.now();
-  pending.then(
-    (result) => {
-      x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
-      switch (result.kind) {
-        case 'unknown':
-          return invalidKey(x, 'unknown');
-        case 'inactive':
-          return fail(x, 'inactive_key');
-        default:
-          x.entry = result.entry;
-          return answer(x, result.kind, result.entry, result.used);
-      }
-    },
-    (err: unknown) => storeFailed(x, err),
-  ).catch((err: unknown) => crashed(x, err));
+  pending
+    .then(
+      (result) => {
+        x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+        switch (result.kind) {
+          case 'unknown':
+            return invalidKey(x, 'unknown');
+          case 'inactive':
+            return fail(x, 'inactive_key');
+          default:
+            x.entry = result.entry;
+            return answer(x, result.kind, result.entry, result.used);
+        }
+      },
+      (err: unknown) => storeFailed(x, err),
+    )
+    .catch((err: unknown) => crashed(x, err));
 }
 
 /** A counted request (or a HEAD's usage): the prices with usage spliced in, or the limit error. */
@@ -147,12 +150,23 @@ export function answer(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntr
     metrics.quotaRejections.labels(plan).inc();
     const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
     const retryAfter = Math.max(1, Math.ceil((period.endMs - clock.now()) / 1000));
-    return send(x, 429, answers.errorLimited(errorKind, retryAfter, limit, remaining, reset), answers.errors[errorKind].body);
+    return send(
+      x,
+      429,
+      answers.errorLimited(errorKind, retryAfter, limit, remaining, reset),
+      answers.errors[errorKind].body,
+    );
   }
   const p = x.prepared as Prepared;
-  if (!p.withUsage) return send(x, 200, answers.counted200(p.contentType, p.bytes, limit, remaining, reset), p.head + p.tail);
+  if (!p.withUsage)
+    return send(x, 200, answers.counted200(p.contentType, p.bytes, limit, remaining, reset), p.head + p.tail);
   const usage = usageJson(entry.usage, used, limit);
-  send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, limit, remaining, reset), p.head + usage + p.tail);
+  send(
+    x,
+    200,
+    answers.counted200(p.contentType, p.bytes + usage.length, limit, remaining, reset),
+    p.head + usage + p.tail,
+  );
 }
 
 /**
@@ -169,7 +183,7 @@ function storeFailed(x: Exchange, err: unknown): void {
     g.metrics.unmetered.inc();
     g.log.warn({ err: err.message }, 'store unavailable: serving unmetered (store.on_error: allow)');
     const p = x.prepared as Prepared;
-    const body = p.withUsage ? p.head + 'null' + p.tail : p.head + p.tail;
+    const body = p.withUsage ? `${p.head}null${p.tail}` : p.head + p.tail;
     return send(x, 200, g.answers.unrated(p.contentType, p.bytes + (p.withUsage ? 4 : 0)), body);
   }
   g.log.warn({ err: err.message }, 'store unavailable');

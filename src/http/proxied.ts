@@ -10,7 +10,7 @@ import type { MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import { hasBody, isSafeProxyPath, type OriginProxy } from '../upstream/proxy.js';
 import { crashed, fail, failRetry, record } from './answer.js';
-import { answer, invalidKey, refuse, throttled, type Exchange } from './metered.js';
+import { answer, type Exchange, invalidKey, refuse, throttled } from './metered.js';
 import { readKey, type Target } from './request.js';
 import type { ProxyRoute } from './routes.js';
 
@@ -29,7 +29,8 @@ export function proxied(x: Exchange, route: ProxyRoute, target: Target): void {
   x.keyHash = keyHash;
   // A path the origin would read as another one, or a body (which could reach the origin as a
   // second, smuggled request on a shared connection), is refused before anything is counted.
-  if (!isSafeProxyPath(target.path) || hasBody(x.req)) return void refuse(x, 'bad_request').catch((err: unknown) => crashed(x, err));
+  if (!isSafeProxyPath(target.path) || hasBody(x.req))
+    return void refuse(x, 'bad_request').catch((err: unknown) => crashed(x, err));
   admit(x, route, target).catch((err: unknown) => crashed(x, err));
 }
 
@@ -74,11 +75,22 @@ async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: 
     query: new URLSearchParams(target.search),
     usage: counted ? usageJson(counted.entry.usage, counted.used, limit) : 'null',
     headers: counted
-      ? ['X-RateLimit-Limit', limit, 'X-RateLimit-Remaining', Math.max(0, limit - counted.used), 'X-RateLimit-Reset', Math.ceil(counted.entry.allowance.period.endMs / 1000)]
+      ? [
+          'X-RateLimit-Limit',
+          limit,
+          'X-RateLimit-Remaining',
+          Math.max(0, limit - counted.used),
+          'X-RateLimit-Reset',
+          Math.ceil(counted.entry.allowance.period.endMs / 1000),
+        ]
       : [],
     onFailure: () => {
       if (!counted) return;
-      g.meter.refund(counted.entry).catch((err: unknown) => g.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'));
+      g.meter
+        .refund(counted.entry)
+        .catch((err: unknown) =>
+          g.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
+        );
     },
   });
   record(x, status);

@@ -1,11 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { crashed, fail, send } from './answer.js';
-import { buildGateway, routeFor, type Gateway, type PublicDeps } from './context.js';
-import { Exchange, metered } from './metered.js';
-import { proxied } from './proxied.js';
 import { priceAge } from '../prices/staleness.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
+import { crashed, fail, send } from './answer.js';
+import { buildGateway, type Gateway, type PublicDeps, routeFor } from './context.js';
+import { Exchange, metered } from './metered.js';
+import { proxied } from './proxied.js';
 import { parseTarget } from './request.js';
 
 export type { PublicDeps };
@@ -15,7 +15,9 @@ const JSON_TYPE = 'application/json';
 const HEALTHY = '{"status":"ok"}';
 
 /** The public listener's request handler, with its Gateway (everything a request reads) built once. */
-export function publicHandler(deps: PublicDeps): ((req: IncomingMessage, res: ServerResponse) => void) & { gateway: Gateway } {
+export function publicHandler(
+  deps: PublicDeps,
+): ((req: IncomingMessage, res: ServerResponse) => void) & { gateway: Gateway } {
   const g = buildGateway(deps);
   return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(g, req, res), { gateway: g });
 }
@@ -56,12 +58,22 @@ async function ready(x: Exchange): Promise<void> {
   const age = priceAge(g.book, g.staleness.maxAgeDays, g.clock.now());
   const status = current && store && !(age?.stale && g.staleness.unready) ? 200 : 503;
   const upstream = g.upstream && (await upstreamView(g, g.upstream, current?.set.effective_date ?? null));
-  const body = JSON.stringify({ ready: status === 200, store, prices: current !== null, ...age, ...(upstream && { upstream }) });
+  const body = JSON.stringify({
+    ready: status === 200,
+    store,
+    prices: current !== null,
+    ...age,
+    ...(upstream && { upstream }),
+  });
   send(x, status, g.answers.unrated(JSON_TYPE, Buffer.byteLength(body)), body);
 }
 
 /** The origin as /readyz reports it: who polls, how the last poll went, and how long ago prices were confirmed. */
-async function upstreamView(g: Gateway, poller: UpstreamPoller, effectiveDate: string | null): Promise<Record<string, unknown>> {
+async function upstreamView(
+  g: Gateway,
+  poller: UpstreamPoller,
+  effectiveDate: string | null,
+): Promise<Record<string, unknown>> {
   const { role, status } = await poller.view();
   const last = status?.last_success_ms ?? null;
   return {

@@ -65,18 +65,21 @@ export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
   if (PLAIN_KEY_URL.test(url)) return `${url.slice(0, q)}?api_key=[REDACTED]`;
-  const pairs = url.slice(q + 1).split('&').map((pair, i) => {
-    const eq = pair.indexOf('=');
-    const name = eq === -1 ? pair : pair.slice(0, eq);
-    // URLSearchParams drops one leading '?' (`path??api_key=K` reads the key), so must we.
-    const bare = i === 0 && name.startsWith('?') ? name.slice(1) : name;
-    let decoded: string | null;
-    try {
-      decoded = decodeURIComponent(bare.replace(/\+/g, ' ')).toLowerCase();
-    } catch {
-      decoded = null;
-    }
-    return decoded === null || decoded === 'api_key' ? `${name}=[REDACTED]` : pair;
-  });
+  const pairs = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair, i) => {
+      const eq = pair.indexOf('=');
+      const name = eq === -1 ? pair : pair.slice(0, eq);
+      // URLSearchParams drops one leading '?' (`path??api_key=K` reads the key), so must we.
+      const bare = i === 0 && name.startsWith('?') ? name.slice(1) : name;
+      let decoded: string | null;
+      try {
+        decoded = decodeURIComponent(bare.replace(/\+/g, ' ')).toLowerCase();
+      } catch {
+        decoded = null;
+      }
+      return decoded === null || decoded === 'api_key' ? `${name}=[REDACTED]` : pair;
+    });
   return `${url.slice(0, q)}?${pairs.join('&')}`;
 }

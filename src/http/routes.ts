@@ -1,4 +1,4 @@
-import { proxyPathMatches, type Config } from '../config/schema.js';
+import { type Config, proxyPathMatches } from '../config/schema.js';
 import { CSV_HEADER, type CurrentPrices, type Snapshot } from '../prices/snapshot.js';
 import type { ErrorKind } from './errors.js';
 
@@ -38,12 +38,17 @@ const JSON_TYPE = 'application/json';
 const simple = new WeakMap<CurrentPrices, Prepared>();
 const full = new WeakMap<CurrentPrices, Prepared>();
 
-function envelope(cache: WeakMap<CurrentPrices, Prepared>, current: CurrentPrices | null, head: (c: CurrentPrices) => string): Prepared | ErrorKind {
+function envelope(
+  cache: WeakMap<CurrentPrices, Prepared>,
+  current: CurrentPrices | null,
+  head: (c: CurrentPrices) => string,
+): Prepared | ErrorKind {
   if (current === null) return 'unavailable';
   let p = cache.get(current);
   if (!p) {
     const h = head(current);
-    cache.set(current, (p = { contentType: JSON_TYPE, head: h, tail: '}', withUsage: true, bytes: Buffer.byteLength(h) + 1 }));
+    p = { contentType: JSON_TYPE, head: h, tail: '}', withUsage: true, bytes: Buffer.byteLength(h) + 1 };
+    cache.set(current, p);
   }
   return p;
 }
@@ -62,7 +67,13 @@ function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
   const answer = snap.months.get(`${year}-${String(m).padStart(2, '0')}`);
   if (query.get('format') === 'csv') {
     const csv = answer?.csv ?? `${CSV_HEADER}\r\n`;
-    return { contentType: 'text/csv; charset=utf-8', head: csv, tail: '', withUsage: false, bytes: Buffer.byteLength(csv) };
+    return {
+      contentType: 'text/csv; charset=utf-8',
+      head: csv,
+      tail: '',
+      withUsage: false,
+      bytes: Buffer.byteLength(csv),
+    };
   }
   const body = `{"success":true,"month":${m},"year":${y},"results":${answer?.json ?? '[]'}}`;
   return { contentType: JSON_TYPE, head: body, tail: '', withUsage: false, bytes: Buffer.byteLength(body) };
@@ -75,11 +86,25 @@ function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
  */
 export function buildRoutes(config: Config): Map<string, Route> {
   const own = new Map<string, Route>([
-    ['/fuel-api/api/simple-current.php', { kind: 'metered', name: 'simple-current', prepare: (_q, s) => envelope(simple, s.current, (c) => c.simplePrefix) }],
-    ['/fuel-api/api/current.php', { kind: 'metered', name: 'current', prepare: (_q, s) => envelope(full, s.current, (c) => c.fullPrefix) }],
+    [
+      '/fuel-api/api/simple-current.php',
+      {
+        kind: 'metered',
+        name: 'simple-current',
+        prepare: (_q, s) => envelope(simple, s.current, (c) => c.simplePrefix),
+      },
+    ],
+    [
+      '/fuel-api/api/current.php',
+      { kind: 'metered', name: 'current', prepare: (_q, s) => envelope(full, s.current, (c) => c.fullPrefix) },
+    ],
     [
       '/fuel-api/api/historical.php',
-      { kind: 'metered', name: 'historical', prepare: config.prices.historical_enabled ? historical : () => 'historical_disabled' },
+      {
+        kind: 'metered',
+        name: 'historical',
+        prepare: config.prices.historical_enabled ? historical : () => 'historical_disabled',
+      },
     ],
     ['/healthz', { kind: 'health', name: 'healthz' }],
     ['/readyz', { kind: 'ready', name: 'readyz' }],

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
+import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import type { Config } from '../config/schema.js';
 import type { ErrorAnswer } from './errors.js';
 
@@ -9,7 +9,11 @@ export interface ParserAnswers {
   timeout: ErrorAnswer;
 }
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
 
 /** Answers a request the HTTP parser refused (bad request line, oversized head, too slow) with our error body. */
 function onClientError(err: NodeJS.ErrnoException, socket: Socket, answers: ParserAnswers): void {
@@ -17,7 +21,12 @@ function onClientError(err: NodeJS.ErrnoException, socket: Socket, answers: Pars
   // A connection that has answered before may still be reading the unread body of that request:
   // a 408 written now would be taken as the answer to the client's next request. Just close it.
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesWritten > 0) return void socket.destroy();
-  const a = err.code === 'HPE_HEADER_OVERFLOW' ? answers.large : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? answers.timeout : answers.bad;
+  const a =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? answers.large
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? answers.timeout
+        : answers.bad;
   const reason = REASONS[a.status] ?? 'Bad Request';
   socket.end(
     `HTTP/1.1 ${a.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${a.length}\r\n` +

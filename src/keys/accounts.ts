@@ -7,9 +7,13 @@ import { generateKey, hashKey } from './keys.js';
 
 const isoInstant = z
   .string()
-  .refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)), {
-    message: 'expected an ISO 8601 time with offset, e.g. 2026-11-04T09:30:00+02:00',
-  });
+  .refine(
+    (s) =>
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)),
+    {
+      message: 'expected an ISO 8601 time with offset, e.g. 2026-11-04T09:30:00+02:00',
+    },
+  );
 
 export const createAccountInput = z.strictObject({
   plan: z.string().min(1),
@@ -37,8 +41,10 @@ export const publicAccount = ({ key_hash: _omit, ...account }: StoredAccount): A
 
 function checkPlan(plans: Config['plans'], plan: string, limit: number | null): void {
   const p = plans[plan];
-  if (!p) throw new GatewayError('BAD_REQUEST', `plan: unknown plan "${plan}" (known: ${Object.keys(plans).join(', ')})`);
-  if (limit === null && p.limit === undefined) throw new GatewayError('BAD_REQUEST', `limit: plan "${plan}" has no default limit; give one`);
+  if (!p)
+    throw new GatewayError('BAD_REQUEST', `plan: unknown plan "${plan}" (known: ${Object.keys(plans).join(', ')})`);
+  if (limit === null && p.limit === undefined)
+    throw new GatewayError('BAD_REQUEST', `limit: plan "${plan}" has no default limit; give one`);
 }
 
 /** Creates an account with a new key (input validated by the caller, at the edge). The key is returned once and never stored. */
@@ -67,7 +73,12 @@ export async function createAccount(
 }
 
 /** Applies a validated patch to `current` (as just read by the caller). */
-export async function updateAccount(store: Store, plans: Config['plans'], current: StoredAccount, patch: PatchAccountInput): Promise<Account> {
+export async function updateAccount(
+  store: Store,
+  plans: Config['plans'],
+  current: StoredAccount,
+  patch: PatchAccountInput,
+): Promise<Account> {
   checkPlan(plans, patch.plan ?? current.plan, patch.limit === undefined ? current.limit : patch.limit);
   const updated = await store.updateAccount(current.id, patch);
   if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${current.id}`);

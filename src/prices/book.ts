@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
-import { localTimeToMs } from '../time/zone.js';
 import type { Store } from '../store/types.js';
+import { localTimeToMs } from '../time/zone.js';
 import type { PriceSet } from './schema.js';
-import { buildSnapshot, EMPTY_SNAPSHOT, type CurrentPrices, type Snapshot } from './snapshot.js';
+import { buildSnapshot, type CurrentPrices, EMPTY_SNAPSHOT, type Snapshot } from './snapshot.js';
 
 // Node timers overflow past 2^31-1 ms; a later switch is re-armed when this one fires.
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -108,7 +108,11 @@ export class PriceBook {
   view(): { current: PriceSet | null; scheduled: PriceSet[]; history: PriceSet[] } {
     const current = this.current();
     const count = this.countInEffect(this.clock.now());
-    return { current: current?.set ?? null, scheduled: this.history.slice(count), history: this.history.slice(0, count) };
+    return {
+      current: current?.set ?? null,
+      scheduled: this.history.slice(count),
+      history: this.history.slice(0, count),
+    };
   }
 
   close(): void {

@@ -1,8 +1,8 @@
-import { watch, readFileSync, type FSWatcher } from 'node:fs';
+import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import type { Store } from '../store/types.js';
-import { describeIssues, priceHistoryDocument, type PriceSet } from './schema.js';
+import { describeIssues, type PriceSet, priceHistoryDocument } from './schema.js';
 
 /**
  * Reads a price-history file: a JSON array of price-set documents (see `parsePriceHistory`).
@@ -30,7 +30,8 @@ export function parsePriceHistory(raw: unknown, prefix = ''): PriceSet[] {
   }
   const dates = new Set<string>();
   for (const s of parsed.data) {
-    if (dates.has(s.effective_date)) throw new GatewayError('PRICE_SET_INVALID', `${prefix}effective_date ${s.effective_date} appears twice`);
+    if (dates.has(s.effective_date))
+      throw new GatewayError('PRICE_SET_INVALID', `${prefix}effective_date ${s.effective_date} appears twice`);
     dates.add(s.effective_date);
   }
   return parsed.data.map((s) => ({ ...s, updated_at: s.updated_at ?? `${s.effective_date} 00:01:00` }));
@@ -82,4 +83,3 @@ export function watchPriceFile(store: Store, file: string, log: Logger): () => v
     watcher?.close();
   };
 }
-

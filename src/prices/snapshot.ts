@@ -1,4 +1,4 @@
-import { PRODUCTS, REGIONS, type PriceSet, type RegionPrices } from './schema.js';
+import { PRODUCTS, type PriceSet, REGIONS, type RegionPrices } from './schema.js';
 
 /**
  * Everything a price request needs, serialised once per price set. A request writes
@@ -42,7 +42,8 @@ const regionsJson = (s: PriceSet): string => `{"coastal":${regionJson(s.coastal)
 
 export const CSV_HEADER = `effective_date,region,zone,price_basis,${PRODUCTS.join(',')}`;
 
-const csvField = (v: string | null): string => (v === null ? '' : /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+const csvField = (v: string | null): string =>
+  v === null ? '' : /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 
 function csvRows(s: PriceSet): string[] {
   return REGIONS.map((region) => {
@@ -59,10 +60,13 @@ function monthIndex(history: readonly PriceSet[]): Map<string, MonthAnswer> {
   }
   const out = new Map<string, MonthAnswer>();
   for (const [month, sets] of byMonth) {
-    const entries = sets.map((s) => `{"effective_date":${str(s.effective_date)},"coastal":${regionJson(s.coastal)},"inland":${regionJson(s.inland)}}`);
+    const entries = sets.map(
+      (s) =>
+        `{"effective_date":${str(s.effective_date)},"coastal":${regionJson(s.coastal)},"inland":${regionJson(s.inland)}}`,
+    );
     out.set(month, {
       json: `[${entries.join(',')}]`,
-      csv: [CSV_HEADER, ...sets.flatMap(csvRows)].join('\r\n') + '\r\n',
+      csv: `${[CSV_HEADER, ...sets.flatMap(csvRows)].join('\r\n')}\r\n`,
     });
   }
   return out;
@@ -71,8 +75,15 @@ function monthIndex(history: readonly PriceSet[]): Map<string, MonthAnswer> {
 export const EMPTY_SNAPSHOT: Snapshot = { current: null, months: new Map() };
 
 /** `inEffect` is the history already in effect, oldest first; `current` the set served as current, if any. */
-export function buildSnapshot(inEffect: readonly PriceSet[], current: { set: PriceSet; effectiveMs: number } | null, defaultSource: string): Snapshot {
-  return { current: current && currentPrices(current.set, current.effectiveMs, defaultSource), months: monthIndex(inEffect) };
+export function buildSnapshot(
+  inEffect: readonly PriceSet[],
+  current: { set: PriceSet; effectiveMs: number } | null,
+  defaultSource: string,
+): Snapshot {
+  return {
+    current: current && currentPrices(current.set, current.effectiveMs, defaultSource),
+    months: monthIndex(inEffect),
+  };
 }
 
 function currentPrices(set: PriceSet, effectiveMs: number, defaultSource: string): CurrentPrices {

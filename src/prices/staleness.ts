@@ -22,7 +22,8 @@ export function priceAge(book: PriceBook, maxAgeDays: number, now: number): Pric
 export function warnWhenStale(book: PriceBook, maxAgeDays: number, now: () => number, log: Logger): () => void {
   const check = (): void => {
     const age = priceAge(book, maxAgeDays, now());
-    if (age?.stale) log.warn({ ...age, max_age_days: maxAgeDays }, 'the prices served as current are stale: publish the new set');
+    if (age?.stale)
+      log.warn({ ...age, max_age_days: maxAgeDays }, 'the prices served as current are stale: publish the new set');
   };
   check();
   const timer = setInterval(check, DAY_MS).unref();

@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { Account } from '../store/types.js';
-import { monthlyPeriod, trialPeriod, type Period } from './period.js';
+import { monthlyPeriod, type Period, trialPeriod } from './period.js';
 
 /** Where an account stands at a moment: which plan applies, its allowance and current period. */
 export interface Allowance {
@@ -25,18 +25,29 @@ export function allowanceFor(account: Account, plans: Config['plans'], zone: str
   let name = account.plan;
   let plan = plans[name];
   if (!plan) throw new Error(`account ${account.id} has plan "${name}", which the config does not define`);
-  if (plan.period === 'monthly') return withLimit(name, account.limit ?? plan.limit, monthlyPeriod(anchorMs, nowMs, zone), false, anchorMs);
+  if (plan.period === 'monthly')
+    return withLimit(name, account.limit ?? plan.limit, monthlyPeriod(anchorMs, nowMs, zone), false, anchorMs);
   const period = trialPeriod(anchorMs, nowMs, zone, plan.trial_days);
   const next = plan.converts_to;
-  if (next === undefined || period.startMs <= anchorMs) return withLimit(name, account.limit ?? plan.limit, period, false, anchorMs);
+  if (next === undefined || period.startMs <= anchorMs)
+    return withLimit(name, account.limit ?? plan.limit, period, false, anchorMs);
   const firstEnd = trialPeriod(anchorMs, anchorMs, zone, plan.trial_days).endMs;
   name = next;
   plan = plans[next];
   if (!plan) throw new Error(`plan "${account.plan}" converts to "${next}", which the config does not define`);
-  const converted = plan.period === 'trial' ? trialPeriod(firstEnd, nowMs, zone, plan.trial_days) : monthlyPeriod(firstEnd, nowMs, zone);
+  const converted =
+    plan.period === 'trial'
+      ? trialPeriod(firstEnd, nowMs, zone, plan.trial_days)
+      : monthlyPeriod(firstEnd, nowMs, zone);
   return withLimit(name, plan.limit, converted, true, firstEnd);
 
-  function withLimit(plan: string, limit: number | undefined, period: Period, converted: boolean, anchor: number): Allowance {
+  function withLimit(
+    plan: string,
+    limit: number | undefined,
+    period: Period,
+    converted: boolean,
+    anchor: number,
+  ): Allowance {
     if (limit === undefined) throw new Error(`account ${account.id} on plan "${plan}" has no limit`);
     return { plan, limit, period, converted, anchorMs: anchor };
   }

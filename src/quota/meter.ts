@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/schema.js';
 import type { ConsumeReceiver, ConsumeSpec, Store, StoredAccount } from '../store/types.js';
-import { allowanceFor, type Allowance } from './allowance.js';
-import { usageFragments, type UsageFragments } from './usage.js';
+import { type Allowance, allowanceFor } from './allowance.js';
+import { type UsageFragments, usageFragments } from './usage.js';
 
 /** A cached account with everything a request needs that stays fixed until its period ends. */
 export interface AccountEntry {
@@ -161,7 +161,8 @@ export class Meter {
       const started: Promise<AccountEntry | null> = this.load(keyHash).finally(() => {
         if (this.loading.get(keyHash) === started) this.loading.delete(keyHash);
       });
-      this.loading.set(keyHash, (pending = started));
+      pending = started;
+      this.loading.set(keyHash, pending);
     }
     return pending;
   }

@@ -68,8 +68,7 @@ export function trialPeriod(anchorMs: number, nowMs: number, zone: string, days 
   if (!Number.isInteger(days) || days < 1) throw new RangeError(`days must be a positive integer, got ${days}`);
   const a = wallAt(anchorMs, zone);
   // k = 0 is the anchor itself, which may be the later instant of an ambiguous wall time.
-  const startOf = (k: number): number =>
-    k === 0 ? anchorMs : localToInstant({ ...a, d: a.d + k * days }, zone);
+  const startOf = (k: number): number => (k === 0 ? anchorMs : localToInstant({ ...a, d: a.d + k * days }, zone));
   const guess = Math.floor((nowMs - anchorMs) / (days * DAY_MS));
   return locate('trial', anchorMs, nowMs, zone, guess, startOf);
 }

@@ -6,5 +6,7 @@ import type { Store } from './types.js';
 
 /** The store the config asks for. `now` drives the memory store's expiry; Redis keeps its own time. */
 export function createStore(config: Config, log: Logger, now?: () => number): Store {
-  return config.store.type === 'memory' ? new MemoryStore(now, config.store.memory.file || null) : new RedisStore(config.store.redis, log);
+  return config.store.type === 'memory'
+    ? new MemoryStore(now, config.store.memory.file || null)
+    : new RedisStore(config.store.redis, log);
 }

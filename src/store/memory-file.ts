@@ -21,7 +21,14 @@ const stateSchema = z.strictObject({
     }),
   ),
   prices: z.array(priceSetDocument.extend({ updated_at: z.string(), origin: z.literal('upstream').optional() })),
-  counters: z.array(z.strictObject({ account: z.string(), period: z.string(), used: z.number().int().nonnegative(), expire_at_ms: z.number() })),
+  counters: z.array(
+    z.strictObject({
+      account: z.string(),
+      period: z.string(),
+      used: z.number().int().nonnegative(),
+      expire_at_ms: z.number(),
+    }),
+  ),
 });
 
 export type MemoryState = z.infer<typeof stateSchema>;
@@ -37,18 +44,28 @@ export function readState(file: string): MemoryState | null {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new GatewayError('STORE_UNREADABLE', `${file}: cannot read the memory store's file: ${(err as Error).message}`);
+    throw new GatewayError(
+      'STORE_UNREADABLE',
+      `${file}: cannot read the memory store's file: ${(err as Error).message}`,
+    );
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new GatewayError('STORE_UNREADABLE', `${file}: not the memory store's file (${(err as Error).message}); it was left untouched: restore it, or move it away to start empty`);
+    throw new GatewayError(
+      'STORE_UNREADABLE',
+      `${file}: not the memory store's file (${(err as Error).message}); it was left untouched: restore it, or move it away to start empty`,
+    );
   }
   const parsed = stateSchema.safeParse(raw);
   if (!parsed.success) {
     const lines = describeIssues(parsed.error, `${file}: `);
-    throw new GatewayError('STORE_UNREADABLE', `${lines.slice(0, 5).join('\n')}\nthe file was left untouched: restore it, or move it away to start empty`, lines);
+    throw new GatewayError(
+      'STORE_UNREADABLE',
+      `${lines.slice(0, 5).join('\n')}\nthe file was left untouched: restore it, or move it away to start empty`,
+      lines,
+    );
   }
   return parsed.data;
 }

@@ -1,8 +1,18 @@
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
 import { matchesFilter } from './account-filter.js';
-import { readState, writeState, type MemoryState } from './memory-file.js';
-import type { AccountFilter, AccountPage, AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
+import { type MemoryState, readState, writeState } from './memory-file.js';
+import type {
+  AccountFilter,
+  AccountPage,
+  AccountPatch,
+  ConsumeReceiver,
+  ConsumeResult,
+  ConsumeSpec,
+  Store,
+  StoredAccount,
+  StoreEvent,
+} from './types.js';
 
 const SWEEP_EVERY = 10_000;
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -83,7 +93,9 @@ export class MemoryStore implements Store {
 
   async listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage> {
     // Code-unit order, as Redis orders its index (ids are ASCII): both stores page alike.
-    const ids = [...this.accounts.keys()].filter((id) => after === null || id > after).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const ids = [...this.accounts.keys()]
+      .filter((id) => after === null || id > after)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const accounts: StoredAccount[] = [];
     for (const id of ids) {
       const a = this.accounts.get(id) as StoredAccount;
@@ -120,7 +132,10 @@ export class MemoryStore implements Store {
     if (account.status !== 'active') return { kind: 'inactive' };
     const now = this.now();
     let periods = this.counters.get(spec.accountId);
-    if (!periods) this.counters.set(spec.accountId, (periods = new Map()));
+    if (!periods) {
+      periods = new Map();
+      this.counters.set(spec.accountId, periods);
+    }
     let counter = periods.get(spec.periodId);
     if (!counter || counter.expireAtMs <= now) {
       counter = { used: 0, expireAtMs: spec.expireAtMs };
@@ -212,9 +227,15 @@ export class MemoryStore implements Store {
     const now = this.now();
     const counters: MemoryState['counters'] = [];
     for (const [account, periods] of this.counters) {
-      for (const [period, c] of periods) if (c.expireAtMs > now) counters.push({ account, period, used: c.used, expire_at_ms: c.expireAtMs });
+      for (const [period, c] of periods)
+        if (c.expireAtMs > now) counters.push({ account, period, used: c.used, expire_at_ms: c.expireAtMs });
     }
-    writeState(this.file, { version: 1, accounts: [...this.accounts.values()], prices: [...this.prices.values()], counters });
+    writeState(this.file, {
+      version: 1,
+      accounts: [...this.accounts.values()],
+      prices: [...this.prices.values()],
+      counters,
+    });
   }
 
   private restore(state: MemoryState): void {
@@ -225,7 +246,10 @@ export class MemoryStore implements Store {
     for (const p of state.prices) this.prices.set(p.effective_date, p);
     for (const c of state.counters) {
       let periods = this.counters.get(c.account);
-      if (!periods) this.counters.set(c.account, (periods = new Map()));
+      if (!periods) {
+        periods = new Map();
+        this.counters.set(c.account, periods);
+      }
       periods.set(c.period, { used: c.used, expireAtMs: c.expire_at_ms });
     }
   }

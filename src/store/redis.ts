@@ -3,19 +3,58 @@ import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
 import { matchesFilter } from './account-filter.js';
-import { CONSUME, CREATE_ACCOUNT, DELETE_ACCOUNT, DELETE_PRICE_SET, LEASE, PUT_PRICE_SET, PUT_PRICE_SETS, REFUND, RELEASE_LEASE, UPDATE_ACCOUNT } from './lua.js';
+import {
+  CONSUME,
+  CREATE_ACCOUNT,
+  DELETE_ACCOUNT,
+  DELETE_PRICE_SET,
+  LEASE,
+  PUT_PRICE_SET,
+  PUT_PRICE_SETS,
+  REFUND,
+  RELEASE_LEASE,
+  UPDATE_ACCOUNT,
+} from './lua.js';
 import { ConsumeBatcher } from './redis-batch.js';
 import { decodeAccount, encodeAccount, encodePatch, pairsToRecord, parseEvent } from './redis-codec.js';
-import { connect, quit, retryDelay, subscriberConnection, type RedisStoreOptions } from './redis-connection.js';
-import type { AccountFilter, AccountPage, AccountPatch, ConsumeReceiver, ConsumeResult, ConsumeSpec, Store, StoreEvent, StoredAccount } from './types.js';
+import { connect, quit, type RedisStoreOptions, retryDelay, subscriberConnection } from './redis-connection.js';
+import type {
+  AccountFilter,
+  AccountPage,
+  AccountPatch,
+  ConsumeReceiver,
+  ConsumeResult,
+  ConsumeSpec,
+  Store,
+  StoredAccount,
+  StoreEvent,
+} from './types.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<number[], Context>;
     fpgCreateAccount(account: string, channel: string, message: string, ...fields: string[]): Result<number, Context>;
-    fpgUpdateAccount(account: string, channel: string, id: string, patch: string): Result<[string, string[]] | null, Context>;
-    fpgPutPriceSet(prices: string, date: string, json: string, replace: string, channel: string, message: string): Result<number, Context>;
-    fpgPutPriceSets(prices: string, replace: string, channel: string, message: string, ...datesAndJson: string[]): Result<number, Context>;
+    fpgUpdateAccount(
+      account: string,
+      channel: string,
+      id: string,
+      patch: string,
+    ): Result<[string, string[]] | null, Context>;
+    fpgPutPriceSet(
+      prices: string,
+      date: string,
+      json: string,
+      replace: string,
+      channel: string,
+      message: string,
+    ): Result<number, Context>;
+    fpgPutPriceSets(
+      prices: string,
+      replace: string,
+      channel: string,
+      message: string,
+      ...datesAndJson: string[]
+    ): Result<number, Context>;
     fpgDeletePriceSet(prices: string, date: string, channel: string, message: string): Result<number, Context>;
     fpgDeleteAccount(account: string, channel: string, id: string): Result<string[] | null, Context>;
     fpgRefund(counter: string): Result<number, Context>;
@@ -108,7 +147,10 @@ export class RedisStore implements Store {
     // Without an offline queue, a command sent before the first connection is ready would fail.
     this.holdCallsUntil(
       new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`not connected within ${options.connect_timeout_ms} ms`)), options.connect_timeout_ms).unref();
+        const timer = setTimeout(
+          () => reject(new Error(`not connected within ${options.connect_timeout_ms} ms`)),
+          options.connect_timeout_ms,
+        ).unref();
         this.redis.once('ready', () => {
           clearTimeout(timer);
           resolve();
@@ -144,7 +186,14 @@ export class RedisStore implements Store {
       await this.redis.zadd(this.accountIndex, 0, account.id);
       // Only a definite refusal removes the key-hash entry: after a timeout the account may exist,
       // and an entry naming an account with another key hash finds nothing anyway.
-      if ((await this.redis.fpgCreateAccount(this.accountKey(account.id), this.channel, message, ...encodeAccount(account))) === 0) {
+      if (
+        (await this.redis.fpgCreateAccount(
+          this.accountKey(account.id),
+          this.channel,
+          message,
+          ...encodeAccount(account),
+        )) === 0
+      ) {
         await this.redis.del(index);
         throw new GatewayError('CONFLICT', `account ${account.id} already exists`);
       }
@@ -160,7 +209,12 @@ export class RedisStore implements Store {
           throw new GatewayError('CONFLICT', `key hash ${newHash} belongs to another account`);
         }
       }
-      const reply = await this.redis.fpgUpdateAccount(this.accountKey(id), this.channel, id, JSON.stringify(encodePatch(patch)));
+      const reply = await this.redis.fpgUpdateAccount(
+        this.accountKey(id),
+        this.channel,
+        id,
+        JSON.stringify(encodePatch(patch)),
+      );
       if (reply === null) {
         if (newHash !== undefined) await this.redis.del(this.indexKey(newHash));
         return null;
@@ -178,7 +232,14 @@ export class RedisStore implements Store {
       const accounts: StoredAccount[] = [];
       let last = after;
       for (let examined = 0; examined < LIST_MAX_EXAMINED; ) {
-        const ids = await this.redis.zrangebylex(this.accountIndex, last === null ? '-' : `(${last}`, '+', 'LIMIT', 0, LIST_CHUNK);
+        const ids = await this.redis.zrangebylex(
+          this.accountIndex,
+          last === null ? '-' : `(${last}`,
+          '+',
+          'LIMIT',
+          0,
+          LIST_CHUNK,
+        );
         // Each account is its own command, routed to its node on a Cluster (auto-pipelined).
         const records = await Promise.all(ids.map((id) => this.redis.hgetall(this.accountKey(id))));
         for (const [i, id] of ids.entries()) {
@@ -245,7 +306,14 @@ export class RedisStore implements Store {
   putPriceSet(set: PriceSet, replace: boolean): Promise<boolean> {
     const message = JSON.stringify({ type: 'prices' });
     return this.run(async () => {
-      const stored = await this.redis.fpgPutPriceSet(this.prices, set.effective_date, JSON.stringify(set), replace ? '1' : '0', this.channel, message);
+      const stored = await this.redis.fpgPutPriceSet(
+        this.prices,
+        set.effective_date,
+        JSON.stringify(set),
+        replace ? '1' : '0',
+        this.channel,
+        message,
+      );
       return stored === 1;
     });
   }
@@ -353,7 +421,7 @@ export class RedisStore implements Store {
       wasReady = true;
       sub.subscribe(this.channel).then(
         () => {
-          if (this.subscribedBefore) resync().forEach((e) => this.deliver(e));
+          if (this.subscribedBefore) for (const e of resync()) this.deliver(e);
           else this.firstSubscribed?.();
           this.subscribedBefore = true;
         },
@@ -394,5 +462,8 @@ export class RedisStore implements Store {
 
 function unavailable(err: unknown): never {
   if (err instanceof GatewayError) throw err;
-  throw new GatewayError('STORE_UNAVAILABLE', `Redis store unavailable: ${err instanceof Error ? err.message : String(err)}`);
+  throw new GatewayError(
+    'STORE_UNAVAILABLE',
+    `Redis store unavailable: ${err instanceof Error ? err.message : String(err)}`,
+  );
 }

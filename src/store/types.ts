@@ -66,9 +66,7 @@ export interface AccountPage {
   next: string | null;
 }
 
-export type StoreEvent =
-  | { type: 'account'; id: string; keyHashes: string[] }
-  | { type: 'prices' };
+export type StoreEvent = { type: 'account'; id: string; keyHashes: string[] } | { type: 'prices' };
 
 /**
  * The shared state of the gateway. The memory store and the Redis store implement it and are

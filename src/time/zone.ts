@@ -92,7 +92,15 @@ export function localTimeToMs(local: string, zone: string): number {
   const m = LOCAL_TIME.exec(local);
   if (m === null) throw new RangeError(`expected a local time YYYY-MM-DDTHH:mm[:ss[.sss]], got '${local}'`);
   const n = (i: number): number => Number(m[i] ?? 0);
-  const w: Wall = { y: n(1), mo: n(2) - 1, d: n(3), h: n(4), mi: n(5), s: n(6), ms: Number((m[7] ?? '').padEnd(3, '0')) };
+  const w: Wall = {
+    y: n(1),
+    mo: n(2) - 1,
+    d: n(3),
+    h: n(4),
+    mi: n(5),
+    s: n(6),
+    ms: Number((m[7] ?? '').padEnd(3, '0')),
+  };
   if (w.mo < 0 || w.mo > 11 || w.d < 1 || w.d > daysInMonth(w.y, w.mo) || w.h > 23 || w.mi > 59 || w.s > 59) {
     throw new RangeError(`no such local time: '${local}'`);
   }

@@ -47,7 +47,11 @@ export function getFromOrigin(
   const url = new URL(originBase(cfg) + pathAndQuery);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: 'GET', agent, headers: { accept: 'application/json', 'accept-encoding': 'identity', ...headers } });
+    const req = send(url, {
+      method: 'GET',
+      agent,
+      headers: { accept: 'application/json', 'accept-encoding': 'identity', ...headers },
+    });
     // Rejects by itself: a request still queued for a socket emits no error when destroyed.
     const timer = setTimeout(() => {
       reject(new OriginFailure('timeout', `no answer within ${cfg.timeout_ms} ms`));
@@ -55,14 +59,19 @@ export function getFromOrigin(
     }, cfg.timeout_ms);
     req.on('error', (err) => {
       clearTimeout(timer);
-      reject(err instanceof OriginFailure ? err : new OriginFailure('unreachable', (err as NodeJS.ErrnoException).code ?? err.message));
+      reject(
+        err instanceof OriginFailure
+          ? err
+          : new OriginFailure('unreachable', (err as NodeJS.ErrnoException).code ?? err.message),
+      );
     });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > maxBytes) return void req.destroy(new OriginFailure('too_large', `answer larger than ${maxBytes} bytes`));
+        if (size > maxBytes)
+          return void req.destroy(new OriginFailure('too_large', `answer larger than ${maxBytes} bytes`));
         chunks.push(c);
       });
       res.on('end', () => {

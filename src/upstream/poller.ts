@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Metrics } from '../admin/metrics.js';
 import type { PriceBook } from '../prices/book.js';
-import { priceSetDocument, sameSet, type PriceSet } from '../prices/schema.js';
+import { type PriceSet, priceSetDocument, sameSet } from '../prices/schema.js';
 import type { Store } from '../store/types.js';
 import { getFromOrigin, OriginFailure, type UpstreamConfig } from './origin.js';
 
@@ -13,7 +13,18 @@ const NOTE = 'upstream-status';
 const NOTE_TTL_MS = 1000;
 
 /** What one poll came to: the label of `fuel_gateway_upstream_polls_total`. */
-type PollResult = 'changed' | 'unchanged' | 'not_modified' | 'timeout' | 'unreachable' | 'too_large' | 'unauthorized' | 'bad_status' | 'not_json' | 'invalid' | 'store_error';
+type PollResult =
+  | 'changed'
+  | 'unchanged'
+  | 'not_modified'
+  | 'timeout'
+  | 'unreachable'
+  | 'too_large'
+  | 'unauthorized'
+  | 'bad_status'
+  | 'not_json'
+  | 'invalid'
+  | 'store_error';
 
 const SUCCESS: ReadonlySet<PollResult> = new Set(['changed', 'unchanged', 'not_modified']);
 
@@ -99,7 +110,12 @@ export class UpstreamPoller {
     if (this.closed) return;
     if (held !== this.holding) {
       this.holding = held;
-      this.log.info({ upstream: this.where }, held ? 'this instance polls the origin' : 'stopped polling the origin (another instance holds the lease, or the store is unreachable)');
+      this.log.info(
+        { upstream: this.where },
+        held
+          ? 'this instance polls the origin'
+          : 'stopped polling the origin (another instance holds the lease, or the store is unreachable)',
+      );
       if (held) this.schedule(0);
       else clearTimeout(this.pollTimer);
     }
@@ -155,7 +171,12 @@ export class UpstreamPoller {
     let set: PriceSet;
     let result: PollResult = 'unchanged';
     try {
-      const answer = await getFromOrigin(this.cfg, this.agent, `/fuel-api/api/current.php?api_key=${encodeURIComponent(this.cfg.api_key)}`, headers);
+      const answer = await getFromOrigin(
+        this.cfg,
+        this.agent,
+        `/fuel-api/api/current.php?api_key=${encodeURIComponent(this.cfg.api_key)}`,
+        headers,
+      );
       if (answer.status === 304 && conditional && this.last) {
         set = this.last;
         result = 'not_modified';
@@ -180,10 +201,10 @@ export class UpstreamPoller {
     try {
       await this.book.publish(set);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'cannot store the origin\'s price set');
+      this.log.warn({ err: (err as Error).message }, "cannot store the origin's price set");
       return 'store_error';
     }
-    this.log.info({ effective_date: set.effective_date }, 'published the origin\'s price set');
+    this.log.info({ effective_date: set.effective_date }, "published the origin's price set");
     return 'changed';
   }
 }
@@ -199,7 +220,13 @@ function parseCurrent(body: Buffer): PriceSet | 'not_json' | 'invalid' {
   const envelope = currentAnswer.safeParse(raw);
   if (!envelope.success) return 'invalid';
   const { source, effective_date, updated_at, data } = envelope.data;
-  const doc = priceSetDocument.safeParse({ effective_date, updated_at, source, coastal: data.coastal, inland: data.inland });
+  const doc = priceSetDocument.safeParse({
+    effective_date,
+    updated_at,
+    source,
+    coastal: data.coastal,
+    inland: data.inland,
+  });
   if (!doc.success) return 'invalid';
   return { ...doc.data, updated_at, origin: 'upstream' };
 }

@@ -5,7 +5,7 @@ import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from 'pino';
 import type { Metrics } from '../admin/metrics.js';
 import { canonicalIp, type TrustedProxies } from '../http/client.js';
-import { kindForStatus, type ErrorAnswer, type ErrorKind } from '../http/errors.js';
+import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/errors.js';
 import { originBase, type UpstreamConfig } from './origin.js';
 
 /** What the metered front door hands over once a pass-through request is admitted (and counted). */
@@ -28,7 +28,8 @@ export interface ForwardSpec {
  * not forwarded) and be read by the origin as another request on a shared connection.
  */
 export const hasBody = (req: IncomingMessage): boolean =>
-  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+  req.headers['transfer-encoding'] !== undefined ||
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /** One pass-through in flight. */
 interface Exchange {
@@ -81,10 +82,22 @@ export class OriginProxy {
     private readonly log: Logger,
   ) {
     this.base = originBase(cfg);
-    this.secrets = [...new Set([cfg.api_key, encodeURIComponent(cfg.api_key), new URLSearchParams({ k: cfg.api_key }).toString().slice(2)])];
+    this.secrets = [
+      ...new Set([
+        cfg.api_key,
+        encodeURIComponent(cfg.api_key),
+        new URLSearchParams({ k: cfg.api_key }).toString().slice(2),
+      ]),
+    ];
     // No proxyTimeout: it surfaces as a bare ECONNRESET, indistinguishable from a refused
     // connection; our own timer tells 504 from 502.
-    this.proxy = createProxyServer({ agent, selfHandleResponse: true, changeOrigin: true, ignorePath: true, xfwd: false });
+    this.proxy = createProxyServer({
+      agent,
+      selfHandleResponse: true,
+      changeOrigin: true,
+      ignorePath: true,
+      xfwd: false,
+    });
     this.proxy.on('proxyReq', (proxyReq, req) => {
       const x = this.pending.get(req);
       // A request that waited in the agent's queue past its answer (504, or the client left)
@@ -114,7 +127,9 @@ export class OriginProxy {
       res.once('close', () => this.settle(x, 0, false));
       this.rewriteHeaders(req);
       try {
-        this.proxy.web(req, res, { target: this.base + this.originTarget(spec) }, () => this.fail(x, res, 'upstream_unavailable', 'unreachable'));
+        this.proxy.web(req, res, { target: this.base + this.originTarget(spec) }, () =>
+          this.fail(x, res, 'upstream_unavailable', 'unreachable'),
+        );
       } catch (err) {
         this.log.warn({ err: (err as Error).message }, 'pass-through could not be sent');
         this.fail(x, res, 'upstream_unavailable', 'unreachable');
@@ -139,7 +154,18 @@ export class OriginProxy {
     const proto = fromProxy && typeof h['x-forwarded-proto'] === 'string' ? h['x-forwarded-proto'] : 'http';
     const host = fromProxy && typeof h['x-forwarded-host'] === 'string' ? h['x-forwarded-host'] : (h.host ?? '');
     const usedHeader = h['x-api-key'] !== undefined;
-    for (const name of [...HOP_BY_HOP, 'expect', 'content-length', 'x-api-key', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port']) delete h[name];
+    for (const name of [
+      ...HOP_BY_HOP,
+      'expect',
+      'content-length',
+      'x-api-key',
+      'forwarded',
+      'x-forwarded-for',
+      'x-forwarded-proto',
+      'x-forwarded-host',
+      'x-forwarded-port',
+    ])
+      delete h[name];
     if (usedHeader) h['x-api-key'] = this.cfg.api_key;
     h['x-forwarded-for'] = chain;
     h['x-forwarded-proto'] = proto;
@@ -154,7 +180,8 @@ export class OriginProxy {
     const status = proxyRes.statusCode ?? 502;
     x.outcome = String(status);
     if (status >= 200 && status < 300) {
-      if (req.method === 'GET' && JSON_TYPE.test(proxyRes.headers['content-type'] ?? '')) return this.withUsage(x, proxyRes, res, status);
+      if (req.method === 'GET' && JSON_TYPE.test(proxyRes.headers['content-type'] ?? ''))
+        return this.withUsage(x, proxyRes, res, status);
       return this.stream(x, proxyRes, res, status, [], true);
     }
     if (status === 401) {
@@ -172,7 +199,10 @@ export class OriginProxy {
     read(proxyRes, MAX_JSON_BYTES, (chunks, state) => {
       if (x.settled) return;
       if (state === 'cut') return this.fail(x, res, 'upstream_unavailable', 'cut');
-      const injected = state === 'complete' ? injectUsage(Buffer.concat(chunks), proxyRes.headers['content-encoding'], x.spec.usage) : null;
+      const injected =
+        state === 'complete'
+          ? injectUsage(Buffer.concat(chunks), proxyRes.headers['content-encoding'], x.spec.usage)
+          : null;
       const body = injected === null ? null : this.scrub(injected);
       // Too large, compressed in a way we cannot read, or not a JSON object: passed on untouched.
       if (body === null) return this.stream(x, proxyRes, res, status, chunks, true);
@@ -192,13 +222,25 @@ export class OriginProxy {
       else x.proxyReq?.destroy();
       const own = state === 'complete' ? specErrorBody(Buffer.concat(chunks)) : null;
       const body = own === null ? this.errors[kindForStatus(status)].body : this.scrub(own);
-      res.writeHead(status, { ...BASE, ...x.added, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.writeHead(status, {
+        ...BASE,
+        ...x.added,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      });
       res.end(body, () => this.settle(x, status, false));
     });
   }
 
   /** Anything else passes through untouched, with our headers added; `already` is what was read of it. */
-  private stream(x: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number, already: Buffer[], success: boolean): void {
+  private stream(
+    x: Exchange,
+    proxyRes: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    already: Buffer[],
+    success: boolean,
+  ): void {
     res.writeHead(status, this.headers(x, proxyRes, []));
     for (const chunk of already) res.write(chunk);
     proxyRes.on('error', () => res.destroy());
@@ -256,7 +298,11 @@ export class OriginProxy {
  * Reads up to `max` bytes: 'complete', 'too_large' (the rest stays unread, the stream paused)
  * or 'cut' (the origin's connection broke mid-body).
  */
-function read(stream: IncomingMessage, max: number, done: (chunks: Buffer[], state: 'complete' | 'too_large' | 'cut') => void): void {
+function read(
+  stream: IncomingMessage,
+  max: number,
+  done: (chunks: Buffer[], state: 'complete' | 'too_large' | 'cut') => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let finished = false;
@@ -318,7 +364,9 @@ function specErrorBody(raw: Buffer): string | null {
     if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
     const keys = Object.keys(doc);
     const d = doc as Record<string, unknown>;
-    return keys.length === 2 && d['success'] === false && typeof d['message'] === 'string' ? raw.toString('utf8') : null;
+    return keys.length === 2 && d['success'] === false && typeof d['message'] === 'string'
+      ? raw.toString('utf8')
+      : null;
   } catch {
     return null;
   }

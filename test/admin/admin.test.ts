@@ -13,7 +13,14 @@ t.test('accounts: create, show with usage, patch, rotate', async (t) => {
   const created = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', label: 'Acme Fleet' }, TOKEN);
   t.equal(created.status, 201);
   t.match(created.body.api_key, /^fpg_[A-Za-z0-9_-]{38}$/);
-  t.match(created.body.account, { plan: 'starter', label: 'Acme Fleet', status: 'active', limit: null, anchor: new Date(NOW).toISOString(), revision: 1 });
+  t.match(created.body.account, {
+    plan: 'starter',
+    label: 'Acme Fleet',
+    status: 'active',
+    limit: null,
+    anchor: new Date(NOW).toISOString(),
+    revision: 1,
+  });
   t.notOk('key_hash' in created.body.account, 'the hash is not shown either');
   const id = created.body.account.id as string;
   const key = created.body.api_key as string;
@@ -26,8 +33,14 @@ t.test('accounts: create, show with usage, patch, rotate', async (t) => {
   const patched = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'business', label: 'Acme' }, TOKEN);
   t.equal(patched.status, 200);
   t.match(patched.body.account, { plan: 'business', label: 'Acme', revision: 2 });
-  const after = (await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as { usage: { plan_type: string; requests_used: number; request_limit: number } };
-  t.match(after.usage, { plan_type: 'business', requests_used: 2, request_limit: 10000 }, 'a plan change keeps the count and applies at once');
+  const after = (await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as {
+    usage: { plan_type: string; requests_used: number; request_limit: number };
+  };
+  t.match(
+    after.usage,
+    { plan_type: 'business', requests_used: 2, request_limit: 10000 },
+    'a plan change keeps the count and applies at once',
+  );
 
   const off = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { status: 'inactive' }, TOKEN);
   t.equal(off.body.account.status, 'inactive');
@@ -40,7 +53,13 @@ t.test('accounts: create, show with usage, patch, rotate', async (t) => {
   t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 401, 'the old key stops at once');
   t.equal((await gw.get(`${SIMPLE}?api_key=${rotated.body.api_key}`)).status, 200);
 
-  const enterprise = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'enterprise', limit: 50000, anchor: '2026-11-01T00:00:00+02:00' }, TOKEN);
+  const enterprise = await adminCall(
+    gw,
+    'POST',
+    '/admin/accounts',
+    { plan: 'enterprise', limit: 50000, anchor: '2026-11-01T00:00:00+02:00' },
+    TOKEN,
+  );
   t.equal(enterprise.status, 201);
   t.match(enterprise.body.account, { plan: 'enterprise', limit: 50000, anchor: '2026-11-01T00:00:00+02:00' });
 });
@@ -60,13 +79,31 @@ t.test('admin errors: token, body, unknown account, unknown plan, route and meth
   t.equal(badBody.status, 400);
   t.match(badBody.body.message, /limit: /);
   t.match(badBody.body.message, /colour/);
-  t.equal((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'enterprise' }, TOKEN)).status, 400, 'enterprise needs a limit');
-  t.equal((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', anchor: 'yesterday' }, TOKEN)).body.code, 'BAD_REQUEST');
+  t.equal(
+    (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'enterprise' }, TOKEN)).status,
+    400,
+    'enterprise needs a limit',
+  );
+  t.equal(
+    (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', anchor: 'yesterday' }, TOKEN)).body.code,
+    'BAD_REQUEST',
+  );
   const notJson = await adminCall(gw, 'POST', '/admin/accounts', undefined, TOKEN, '{plan:');
   t.match(notJson, { status: 400, body: { message: 'body is not valid JSON' } });
-  const big = await adminCall(gw, 'POST', '/admin/accounts', undefined, TOKEN, JSON.stringify({ plan: 'starter', label: 'x'.repeat(70_000) }));
+  const big = await adminCall(
+    gw,
+    'POST',
+    '/admin/accounts',
+    undefined,
+    TOKEN,
+    JSON.stringify({ plan: 'starter', label: 'x'.repeat(70_000) }),
+  );
   t.equal(big.status, 413);
-  const r = await fetch(`http://127.0.0.1:${gw.app.adminAddress.port}/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: 'plan=starter' });
+  const r = await fetch(`http://127.0.0.1:${gw.app.adminAddress.port}/admin/accounts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}` },
+    body: 'plan=starter',
+  });
   t.equal(r.status, 415);
 
   t.equal((await adminCall(gw, 'GET', '/admin/accounts/acct_nope', undefined, TOKEN)).status, 404);
@@ -76,32 +113,60 @@ t.test('admin errors: token, body, unknown account, unknown plan, route and meth
   const id = created.body.account.id as string;
   t.equal((await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'gold' }, TOKEN)).status, 400);
   t.equal((await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, {}, TOKEN)).status, 400, 'an empty patch');
-  t.equal((await adminCall(gw, 'GET', `/admin/accounts/${id}`, undefined, TOKEN)).body.account.revision, 1, 'refused patches changed nothing');
+  t.equal(
+    (await adminCall(gw, 'GET', `/admin/accounts/${id}`, undefined, TOKEN)).body.account.revision,
+    1,
+    'refused patches changed nothing',
+  );
   t.equal((await adminCall(gw, 'GET', '/admin/nothing', undefined, TOKEN)).status, 404);
   const wrongMethod = await adminCall(gw, 'PUT', `/admin/accounts/${id}`, undefined, TOKEN);
   t.equal(wrongMethod.status, 405);
   t.equal(wrongMethod.headers.get('allow'), 'GET, PATCH, DELETE');
-  t.equal((await adminCall(gw, 'DELETE', '/admin/prices/history', undefined, TOKEN)).headers.get('allow'), 'GET', 'history is no date');
+  t.equal(
+    (await adminCall(gw, 'DELETE', '/admin/prices/history', undefined, TOKEN)).headers.get('allow'),
+    'GET',
+    'history is no date',
+  );
 });
 
 t.test('prices: publish current and scheduled, refuse bad sets, show and history', async (t) => {
   const clock = new ManualClock(NOW);
   const gw = await startGateway(t, {}, { clock });
-  const scheduled = await adminCall(gw, 'PUT', '/admin/prices', { effective_date: '2026-12-02', updated_at: '2026-11-30 18:30:00', source: 'Department of Mineral and Petroleum Resources', coastal: region('24.10'), inland: region('24.90') });
+  const scheduled = await adminCall(gw, 'PUT', '/admin/prices', {
+    effective_date: '2026-12-02',
+    updated_at: '2026-11-30 18:30:00',
+    source: 'Department of Mineral and Petroleum Resources',
+    coastal: region('24.10'),
+    inland: region('24.90'),
+  });
   t.equal(scheduled.status, 201);
   t.equal(scheduled.body.status, 'scheduled');
   const view = await adminCall(gw, 'GET', '/admin/prices');
   t.equal(view.body.current.effective_date, '2026-09-02');
-  t.same(view.body.scheduled.map((s: { effective_date: string }) => s.effective_date), ['2026-12-02']);
+  t.same(
+    view.body.scheduled.map((s: { effective_date: string }) => s.effective_date),
+    ['2026-12-02'],
+  );
 
-  const now = await adminCall(gw, 'PUT', '/admin/prices', { effective_date: '2026-11-04', coastal: region('23.00'), inland: region('23.50') });
+  const now = await adminCall(gw, 'PUT', '/admin/prices', {
+    effective_date: '2026-11-04',
+    coastal: region('23.00'),
+    inland: region('23.50'),
+  });
   t.equal(now.body.status, 'current');
   t.equal(now.body.price_set.updated_at, '2026-11-23 10:00:00', 'updated_at defaults to the publication time, local');
-  const served = (await (await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`)).json()) as { effective_date: string; fuel_prices: { coastal: { petrol_95: string; price_basis: string } } };
+  const served = (await (await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`)).json()) as {
+    effective_date: string;
+    fuel_prices: { coastal: { petrol_95: string; price_basis: string } };
+  };
   t.equal(served.effective_date, '2026-11-04');
   t.equal(served.fuel_prices.coastal.price_basis, 'official_regional_reference');
 
-  const again = await adminCall(gw, 'PUT', '/admin/prices', { effective_date: '2026-11-04', coastal: region('23.01'), inland: region('23.50') });
+  const again = await adminCall(gw, 'PUT', '/admin/prices', {
+    effective_date: '2026-11-04',
+    coastal: region('23.01'),
+    inland: region('23.50'),
+  });
   t.equal(again.status, 201);
   const history = await adminCall(gw, 'GET', '/admin/prices/history');
   const nov = history.body.history.filter((s: { effective_date: string }) => s.effective_date === '2026-11-04');
@@ -109,7 +174,11 @@ t.test('prices: publish current and scheduled, refuse bad sets, show and history
   t.equal(nov[0].coastal.petrol_95, '23.01');
   t.equal(history.body.history.length, 46);
 
-  const bad = await adminCall(gw, 'PUT', '/admin/prices', { effective_date: '2026-11-05', coastal: { ...region('23'), petrol_93: 23.1 }, inland: region('23.50') });
+  const bad = await adminCall(gw, 'PUT', '/admin/prices', {
+    effective_date: '2026-11-05',
+    coastal: { ...region('23'), petrol_93: 23.1 },
+    inland: region('23.50'),
+  });
   t.equal(bad.status, 400);
   t.equal(bad.body.code, 'PRICE_SET_INVALID');
   t.match(bad.body.problems.join('\n'), /coastal\.petrol_95: expected a price/);
@@ -119,9 +188,15 @@ t.test('prices: publish current and scheduled, refuse bad sets, show and history
 });
 
 t.test('/metrics is Prometheus text and moves with traffic', async (t) => {
-  const gw = await startGateway(t, { limits: { invalid_key_throttle: { max_attempts: 2 } } }, { clock: new ManualClock(NOW) });
+  const gw = await startGateway(
+    t,
+    { limits: { invalid_key_throttle: { max_attempts: 2 } } },
+    { clock: new ManualClock(NOW) },
+  );
   const value = (text: string, name: string): number => {
-    const line = text.split('\n').find((l) => l.startsWith(name + ' ') || l.startsWith(name + '{') && l.includes(name));
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(`${name} `) || (l.startsWith(`${name}{`) && l.includes(name)));
     return line ? Number(line.split(' ').pop()) : 0;
   };
   const sample = (text: string, selector: string): number => {
@@ -146,28 +221,54 @@ t.test('/metrics is Prometheus text and moves with traffic', async (t) => {
     // Prometheus parses sample values with Go's ParseFloat, which takes NaN in any case.
     t.match(line, /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? (-?[0-9.e+-]+|[Nn][Aa][Nn]|[+-]Inf)$/, 'a valid sample line');
   }
-  t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="200"}') - sample(before, 'fuel_gateway_requests_total{route="simple-current",status="200"}'), 1);
+  t.equal(
+    sample(text, 'fuel_gateway_requests_total{route="simple-current",status="200"}') -
+      sample(before, 'fuel_gateway_requests_total{route="simple-current",status="200"}'),
+    1,
+  );
   t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="401"}'), 2);
   t.equal(sample(text, 'fuel_gateway_quota_rejections_total{plan="starter"}'), 1);
-  t.equal(sample(text, 'fuel_gateway_invalid_key_rejections_total{reason="malformed"}'), 2, 'checksum failures never reach the store');
+  t.equal(
+    sample(text, 'fuel_gateway_invalid_key_rejections_total{reason="malformed"}'),
+    2,
+    'checksum failures never reach the store',
+  );
   t.equal(sample(text, 'fuel_gateway_invalid_key_rejections_total{reason="throttled"}'), 1);
   t.equal(sample(text, 'fuel_gateway_request_duration_seconds_count{route="simple-current"}'), 5);
   t.ok(value(text, 'fuel_gateway_account_cache_hit_ratio') > 0);
-  t.equal(value(text, 'fuel_gateway_price_snapshot_effective_timestamp_seconds'), Date.parse('2026-09-02T00:01:00+02:00') / 1000);
-  t.equal(value(text, 'fuel_gateway_price_snapshot_age_seconds'), (NOW - Date.parse('2026-09-02T00:01:00+02:00')) / 1000);
-  t.equal(sample(text, 'fuel_gateway_store_duration_seconds_count'), 2, 'one store call per request that reached the meter');
-  t.equal(sample(text, 'fuel_gateway_requests_total{route="simple-current",status="429"}'), 2, 'one quota, one throttle');
+  t.equal(
+    value(text, 'fuel_gateway_price_snapshot_effective_timestamp_seconds'),
+    Date.parse('2026-09-02T00:01:00+02:00') / 1000,
+  );
+  t.equal(
+    value(text, 'fuel_gateway_price_snapshot_age_seconds'),
+    (NOW - Date.parse('2026-09-02T00:01:00+02:00')) / 1000,
+  );
+  t.equal(
+    sample(text, 'fuel_gateway_store_duration_seconds_count'),
+    2,
+    'one store call per request that reached the meter',
+  );
+  t.equal(
+    sample(text, 'fuel_gateway_requests_total{route="simple-current",status="429"}'),
+    2,
+    'one quota, one throttle',
+  );
 });
 
 t.test('without a token the admin listener refuses a non-loopback address', async (t) => {
-  await t.rejects(startGateway(t, { listen: { admin: { host: '0.0.0.0', token: '' } } }), /listen\.admin\.host: 0\.0\.0\.0 is not loopback: set listen\.admin\.token/);
+  await t.rejects(
+    startGateway(t, { listen: { admin: { host: '0.0.0.0', token: '' } } }),
+    /listen\.admin\.host: 0\.0\.0\.0 is not loopback: set listen\.admin\.token/,
+  );
 });
 
 t.test('without a token, only requests addressed to localhost are served (no DNS rebinding)', async (t) => {
   const { rawRequest } = await import('../helpers/raw.js');
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
   const port = gw.app.adminAddress.port;
-  const ask = (host: string) => rawRequest(port, `GET /admin/prices HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+  const ask = (host: string) =>
+    rawRequest(port, `GET /admin/prices HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
   t.match(await ask('attacker.example:8081'), /^HTTP\/1\.1 401 /);
   t.match(await ask('127.0.0.1.attacker.example'), /^HTTP\/1\.1 401 /);
   t.match(await ask(`localhost:${port}`), /^HTTP\/1\.1 200 /);
@@ -177,16 +278,34 @@ t.test('without a token, only requests addressed to localhost are served (no DNS
 
 t.test('changing a converted trial keeps its billing cycle and its count', async (t) => {
   const clock = new ManualClock(NOW);
-  const gw = await startGateway(t, { plans: { developer: { limit: 100, period: 'trial', converts_to: 'starter' } } }, { clock });
+  const gw = await startGateway(
+    t,
+    { plans: { developer: { limit: 100, period: 'trial', converts_to: 'starter' } } },
+    { clock },
+  );
   const created = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'developer', limit: 5 });
   const { id } = created.body.account;
   const key = created.body.api_key as string;
   clock.advanceTo(Date.parse('2026-12-20T12:00:00+02:00'));
-  const usage = async () => ((await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as { usage: Record<string, unknown> }).usage;
-  t.match(await usage(), { plan_type: 'starter', requests_used: 1, request_limit: 2000, period_started_at: '2026-12-07T10:00:00+02:00' }, 'the trial limit was for the trial');
+  const usage = async () =>
+    ((await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as { usage: Record<string, unknown> }).usage;
+  t.match(
+    await usage(),
+    { plan_type: 'starter', requests_used: 1, request_limit: 2000, period_started_at: '2026-12-07T10:00:00+02:00' },
+    'the trial limit was for the trial',
+  );
   const patched = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'business' });
-  t.match(patched.body.account, { plan: 'business', anchor: new Date(Date.parse('2026-12-07T10:00:00+02:00')).toISOString(), limit: null });
-  t.match(await usage(), { plan_type: 'business', requests_used: 2, request_limit: 10000, period_started_at: '2026-12-07T10:00:00+02:00' });
+  t.match(patched.body.account, {
+    plan: 'business',
+    anchor: new Date(Date.parse('2026-12-07T10:00:00+02:00')).toISOString(),
+    limit: null,
+  });
+  t.match(await usage(), {
+    plan_type: 'business',
+    requests_used: 2,
+    request_limit: 10000,
+    period_started_at: '2026-12-07T10:00:00+02:00',
+  });
 });
 
 t.test('every admin error comes from the one failure table, code and status alike', async (t) => {
@@ -201,7 +320,10 @@ t.test('every admin error comes from the one failure table, code and status alik
     await adminCall(gw, 'POST', '/admin/accounts', undefined, token, 'not json'),
     await adminCall(gw, 'GET', '/admin/accounts/acct_missing', undefined, token),
   ];
-  t.same(answers.map((a) => a.status), [404, 405, 401, 400, 400, 404]);
+  t.same(
+    answers.map((a) => a.status),
+    [404, 405, 401, 400, 400, 404],
+  );
   for (const a of answers) {
     t.equal(FAILURE_STATUS[a.body.code as keyof typeof FAILURE_STATUS], a.status, `${a.body.code} → ${a.status}`);
     t.equal(a.body.success, false);

@@ -6,7 +6,9 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64url');
 
-async function withAccounts(t: Parameters<typeof startGateway>[0]): Promise<{ gw: TestGateway; made: Array<{ id: string; key: string; label: string }> }> {
+async function withAccounts(
+  t: Parameters<typeof startGateway>[0],
+): Promise<{ gw: TestGateway; made: Array<{ id: string; key: string; label: string }> }> {
   const gw = await startGateway(t, { demo_accounts: false }, { clock: new ManualClock(NOW) });
   const made = [];
   for (const [plan, label, status] of [
@@ -30,19 +32,45 @@ t.test('GET /admin/accounts filters by status, plan and label and never shows a 
   t.equal(all.status, 200);
   t.equal(all.body.accounts.length, 5);
   t.equal(all.body.next_cursor, null);
-  t.same(all.body.accounts.map((a: { id: string }) => a.id), made.map((m) => m.id).sort(), 'in id order');
+  t.same(
+    all.body.accounts.map((a: { id: string }) => a.id),
+    made.map((m) => m.id).sort(),
+    'in id order',
+  );
   t.match(all.body.accounts[0], { id: /^acct_/, plan: String, status: String, label: String, revision: 1 });
   const text = JSON.stringify(all.body);
   t.notMatch(text, /key_hash|api_key|fpg_/, 'no key, no hash');
   for (const m of made) t.notOk(text.includes(m.key.slice(4, 20)));
 
   t.same(labels((await adminCall(gw, 'GET', '/admin/accounts?status=inactive')).body), ['acme (retail)']);
-  t.same(labels((await adminCall(gw, 'GET', '/admin/accounts?status=active&plan=starter')).body), ['ACMEX', 'Acme Fleet', 'Beta Logistics']);
-  t.same(labels((await adminCall(gw, 'GET', '/admin/accounts?label=acme')).body), ['ACMEX', 'Acme Fleet', 'acme (retail)'], 'contains, any case');
-  t.same(labels((await adminCall(gw, 'GET', `/admin/accounts?label=${encodeURIComponent('.')}`)).body), ['A.C.M.E.'], 'a dot is literal');
-  t.same(labels((await adminCall(gw, 'GET', `/admin/accounts?label=${encodeURIComponent('(retail)')}`)).body), ['acme (retail)']);
-  t.same(labels((await adminCall(gw, 'GET', `/admin/accounts?label=${encodeURIComponent('.*')}`)).body), [], 'never a pattern');
-  t.same(labels((await adminCall(gw, 'GET', `/admin/accounts?label=${encodeURIComponent('a[')}`)).body), [], 'an unbalanced bracket is just text');
+  t.same(labels((await adminCall(gw, 'GET', '/admin/accounts?status=active&plan=starter')).body), [
+    'ACMEX',
+    'Acme Fleet',
+    'Beta Logistics',
+  ]);
+  t.same(
+    labels((await adminCall(gw, 'GET', '/admin/accounts?label=acme')).body),
+    ['ACMEX', 'Acme Fleet', 'acme (retail)'],
+    'contains, any case',
+  );
+  t.same(
+    labels((await adminCall(gw, 'GET', `/admin/accounts?label=${encodeURIComponent('.')}`)).body),
+    ['A.C.M.E.'],
+    'a dot is literal',
+  );
+  t.same(labels((await adminCall(gw, 'GET', `/admin/accounts?label=${encodeURIComponent('(retail)')}`)).body), [
+    'acme (retail)',
+  ]);
+  t.same(
+    labels((await adminCall(gw, 'GET', `/admin/accounts?label=${encodeURIComponent('.*')}`)).body),
+    [],
+    'never a pattern',
+  );
+  t.same(
+    labels((await adminCall(gw, 'GET', `/admin/accounts?label=${encodeURIComponent('a[')}`)).body),
+    [],
+    'an unbalanced bracket is just text',
+  );
   t.same((await adminCall(gw, 'GET', '/admin/accounts?plan=gold')).body, { accounts: [], next_cursor: null });
 });
 
@@ -59,7 +87,14 @@ t.test('pages: limit and next_cursor visit every match once; a cursor is opaque 
     t.match(page.body.next_cursor, /^[A-Za-z0-9_-]+$/, 'URL-safe as it is');
     path = `/admin/accounts?plan=starter&limit=2&cursor=${page.body.next_cursor}`;
   }
-  t.same(seen, made.filter((_, i) => i !== 2).map((m) => m.id).sort(), 'every starter once, in order');
+  t.same(
+    seen,
+    made
+      .filter((_, i) => i !== 2)
+      .map((m) => m.id)
+      .sort(),
+    'every starter once, in order',
+  );
 
   // A well-formed cursor naming any id just continues after it: nothing a full listing would not show.
   const after = await adminCall(gw, 'GET', `/admin/accounts?cursor=${b64('acct_')}`);

@@ -1,9 +1,9 @@
-import { Agent, request } from 'node:http';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
 import pino from 'pino';
+import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { allowanceFor } from '../../src/quota/allowance.js';
 import { RedisStore } from '../../src/store/redis.js';
@@ -51,7 +51,11 @@ function load(port: number, key: string, stop: { now: boolean }): Promise<Tally>
 
 async function drain(t: Test, config: string, counted: (accountId: string) => Promise<number>): Promise<void> {
   const gw = await gatewayProcess(t, config);
-  const created = await fetch(`${gw.admin}/admin/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ plan: 'enterprise', limit: 10_000_000 }) });
+  const created = await fetch(`${gw.admin}/admin/accounts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ plan: 'enterprise', limit: 10_000_000 }),
+  });
   const { account, api_key } = (await created.json()) as { account: { id: string }; api_key: string };
   const stop = { now: false };
   const running = load(Number(new URL(gw.base).port), api_key, stop);
@@ -72,17 +76,29 @@ async function drain(t: Test, config: string, counted: (accountId: string) => Pr
 function configFile(settings: Record<string, unknown>): { file: string; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'fpg-drain-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, JSON.stringify({ server: { request_timeout_ms: REQUEST_TIMEOUT_MS, headers_timeout_ms: 2000 }, log: { access: false }, ...settings }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      server: { request_timeout_ms: REQUEST_TIMEOUT_MS, headers_timeout_ms: 2000 },
+      log: { access: false },
+      ...settings,
+    }),
+  );
   return { file, dir };
 }
 
-t.test('SIGTERM under load on the memory store: every received request answered, 200s equal the count, exit 0 in time', async (t) => {
-  const { file, dir } = configFile({ store: { memory: { file: 'store.json' } } });
-  await drain(t, file, async (id) => {
-    const state = JSON.parse(readFileSync(join(dir, 'store.json'), 'utf8')) as { counters: Array<{ account: string; used: number }> };
-    return state.counters.filter((c) => c.account === id).reduce((n, c) => n + c.used, 0);
-  });
-});
+t.test(
+  'SIGTERM under load on the memory store: every received request answered, 200s equal the count, exit 0 in time',
+  async (t) => {
+    const { file, dir } = configFile({ store: { memory: { file: 'store.json' } } });
+    await drain(t, file, async (id) => {
+      const state = JSON.parse(readFileSync(join(dir, 'store.json'), 'utf8')) as {
+        counters: Array<{ account: string; used: number }>;
+      };
+      return state.counters.filter((c) => c.account === id).reduce((n, c) => n + c.used, 0);
+    });
+  },
+);
 
 t.test('SIGTERM under load on Redis: the same', async (t) => {
   const redis = await startRedis(t);

@@ -25,12 +25,22 @@ t.test('accounts and prices commands run the admin operations against the shared
 
   const created = await cli('accounts', 'create', '--plan', 'starter', '--label', 'Acme Fleet', '--limit', '3');
   t.equal(created.code, 0, created.stderr);
-  t.match(created.json, { account: { plan: 'starter', label: 'Acme Fleet', limit: 3, status: 'active' }, api_key: /^fpg_/ });
+  t.match(created.json, {
+    account: { plan: 'starter', label: 'Acme Fleet', limit: 3, status: 'active' },
+    api_key: /^fpg_/,
+  });
   const id = created.json.account.id as string;
   const key = created.json.api_key as string;
-  t.equal((await fetch(`${gw.base}${SIMPLE}?api_key=${key}`)).status, 200, 'a key made by the CLI works on a running gateway');
+  t.equal(
+    (await fetch(`${gw.base}${SIMPLE}?api_key=${key}`)).status,
+    200,
+    'a key made by the CLI works on a running gateway',
+  );
 
-  const [shown, planned] = await Promise.all([cli('accounts', 'show', id), cli('accounts', 'set-plan', id, 'business')]);
+  const [shown, planned] = await Promise.all([
+    cli('accounts', 'show', id),
+    cli('accounts', 'set-plan', id, 'business'),
+  ]);
   t.equal(shown.code, 0, shown.stderr);
   t.equal(planned.json.account.plan, 'business');
   const after = await cli('accounts', 'show', id);
@@ -45,23 +55,46 @@ t.test('accounts and prices commands run the admin operations against the shared
   await waitFor(async () => (await fetch(`${gw.base}${SIMPLE}?api_key=${rotated.json.api_key}`)).status === 200);
   t.equal((await fetch(`${gw.base}${SIMPLE}?api_key=${key}`)).status, 401, 'the old key is refused');
 
-  const future = write('future.json', { effective_date: '2031-01-01', coastal: region('30.00'), inland: region('30.50') });
-  const past = write('past.json', { effective_date: '2026-10-07', source: 'DMPR', coastal: region('25.10'), inland: region('25.60') });
+  const future = write('future.json', {
+    effective_date: '2031-01-01',
+    coastal: region('30.00'),
+    inland: region('30.50'),
+  });
+  const past = write('past.json', {
+    effective_date: '2026-10-07',
+    source: 'DMPR',
+    coastal: region('25.10'),
+    inland: region('25.60'),
+  });
   const [pubFuture, pubPast] = await Promise.all([cli('prices', 'publish', future), cli('prices', 'publish', past)]);
   t.equal(pubFuture.json.status, 'scheduled', pubFuture.stderr);
   t.ok(['current', 'scheduled'].includes(pubPast.json.status));
   const [show, history] = await Promise.all([cli('prices', 'show'), cli('prices', 'history')]);
   t.equal(show.json.current.effective_date, '2026-10-07');
-  t.same(show.json.scheduled.map((s: { effective_date: string }) => s.effective_date), ['2031-01-01']);
+  t.same(
+    show.json.scheduled.map((s: { effective_date: string }) => s.effective_date),
+    ['2031-01-01'],
+  );
   t.equal(history.json.history.length, 46, 'the shipped 45 plus the published one');
-  await waitFor(async () => ((await (await fetch(`${gw.base}${SIMPLE}?api_key=${rotated.json.api_key}`)).json()) as { effective_date: string }).effective_date === '2026-10-07');
+  await waitFor(
+    async () =>
+      (
+        (await (await fetch(`${gw.base}${SIMPLE}?api_key=${rotated.json.api_key}`)).json()) as {
+          effective_date: string;
+        }
+      ).effective_date === '2026-10-07',
+  );
   t.pass('the running gateway serves the published set');
 });
 
 t.test('CLI errors go to stderr with a non-zero exit and change nothing', async (t) => {
   const redis = await startRedis(t);
   const config = write('redis-errors.yaml', { store: { type: 'redis', redis: { url: redis.url } } });
-  const bad = write('bad-set.json', { effective_date: '2026-11-04', coastal: { ...region('2'), petrol_93: 21 }, inland: region('25.60') });
+  const bad = write('bad-set.json', {
+    effective_date: '2026-11-04',
+    coastal: { ...region('2'), petrol_93: 21 },
+    inland: region('25.60'),
+  });
   const cases: Array<[string[], RegExp]> = [
     [['accounts', 'show', 'acct_missing'], /NOT_FOUND: no account with id acct_missing/],
     [['accounts', 'disable', 'acct_missing'], /NOT_FOUND/],
@@ -82,7 +115,11 @@ t.test('CLI errors go to stderr with a non-zero exit and change nothing', async 
     t.equal(r.stdout, '');
   });
   const history = await runCli(['prices', 'history', '--config', config]);
-  t.same(JSON.parse(history.stdout), { history: [] }, 'the refused set was not stored (and the CLI does not seed: gateways do)');
+  t.same(
+    JSON.parse(history.stdout),
+    { history: [] },
+    'the refused set was not stored (and the CLI does not seed: gateways do)',
+  );
 });
 
 t.test('with the memory store the CLI explains where accounts live', async (t) => {

@@ -23,25 +23,28 @@ function readAnswer(socket: Socket): Promise<{ head: string; body: string }> {
   });
 }
 
-t.test('SIGTERM: a request arriving on an idle keep-alive connection while draining is answered, with Connection: close', async (t) => {
-  const gw = serve(t);
-  const [, url] = await gw.waitFor(/curl '(http:\/\/[^']+)'/);
-  const { port, pathname, search } = new URL(url as string);
-  const socket = connect(Number(port), '127.0.0.1');
-  t.teardown(() => socket.destroy());
-  const ask = `GET ${pathname}${search} HTTP/1.1\r\nHost: localhost\r\n\r\n`;
-  socket.write(ask);
-  t.match((await readAnswer(socket)).head, /^HTTP\/1\.1 200 /);
-  const exit = gw.stop('SIGTERM');
-  await gw.waitFor(/"msg":"shutting down"/);
-  socket.write(ask);
-  const second = await readAnswer(socket);
-  t.match(second.head, /^HTTP\/1\.1 200 /, 'answered');
-  t.match(second.head, /\r\nConnection: close/i, 'and told the connection ends');
-  await new Promise((r) => socket.once('close', r));
-  t.pass('the server closed the connection after the answer');
-  t.equal(await exit, 0);
-});
+t.test(
+  'SIGTERM: a request arriving on an idle keep-alive connection while draining is answered, with Connection: close',
+  async (t) => {
+    const gw = serve(t);
+    const [, url] = await gw.waitFor(/curl '(http:\/\/[^']+)'/);
+    const { port, pathname, search } = new URL(url as string);
+    const socket = connect(Number(port), '127.0.0.1');
+    t.teardown(() => socket.destroy());
+    const ask = `GET ${pathname}${search} HTTP/1.1\r\nHost: localhost\r\n\r\n`;
+    socket.write(ask);
+    t.match((await readAnswer(socket)).head, /^HTTP\/1\.1 200 /);
+    const exit = gw.stop('SIGTERM');
+    await gw.waitFor(/"msg":"shutting down"/);
+    socket.write(ask);
+    const second = await readAnswer(socket);
+    t.match(second.head, /^HTTP\/1\.1 200 /, 'answered');
+    t.match(second.head, /\r\nConnection: close/i, 'and told the connection ends');
+    await new Promise((r) => socket.once('close', r));
+    t.pass('the server closed the connection after the answer');
+    t.equal(await exit, 0);
+  },
+);
 
 t.test('every access log line of answered requests reaches stdout when SIGTERM stops the gateway', async (t) => {
   const gw = serve(t);
@@ -55,17 +58,36 @@ t.test('every access log line of answered requests reaches stdout when SIGTERM s
   );
   t.equal(answered, 100, 'the trial allowance of the demo key');
   t.equal(await gw.stop('SIGTERM'), 0);
-  const lines = gw.output().split('\n').filter((l) => l.includes('"msg":"request"'));
+  const lines = gw
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"msg":"request"'));
   t.equal(lines.length, 300, 'one line per answer, none left in the buffer');
   t.equal(lines.filter((l) => l.includes('"status":200')).length, 100);
   const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-  t.ok(parsed.every((l) => /^acct_[0-9a-f]+$/.test(String(l['account'])) && l['client'] === '127.0.0.1'), 'each names the account and the client address');
-  t.same(Object.keys(parsed[0] ?? {}), ['level', 'time', 'service', 'pid', 'method', 'url', 'status', 'ms', 'account', 'client', 'msg'], 'in pino\'s line shape');
-  t.match(parsed[0], { level: 30, service: 'fuel-gateway', method: 'GET', url: '/fuel-api/api/current.php?api_key=[REDACTED]', msg: 'request' });
+  t.ok(
+    parsed.every((l) => /^acct_[0-9a-f]+$/.test(String(l['account'])) && l['client'] === '127.0.0.1'),
+    'each names the account and the client address',
+  );
+  t.same(
+    Object.keys(parsed[0] ?? {}),
+    ['level', 'time', 'service', 'pid', 'method', 'url', 'status', 'ms', 'account', 'client', 'msg'],
+    "in pino's line shape",
+  );
+  t.match(parsed[0], {
+    level: 30,
+    service: 'fuel-gateway',
+    method: 'GET',
+    url: '/fuel-api/api/current.php?api_key=[REDACTED]',
+    msg: 'request',
+  });
 });
 
 t.test('a fatal error flushes the buffered log before the process exits 1', async (t) => {
-  const child = spawn(process.execPath, [...process.execArgv, 'test/fixtures/fatal-after-logging.ts'], { cwd: ROOT, env: { ...process.env, LINES: '5000' } });
+  const child = spawn(process.execPath, [...process.execArgv, 'test/fixtures/fatal-after-logging.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, LINES: '5000' },
+  });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   const code = await new Promise((r) => child.on('exit', r));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfig, maskSecrets } from '../../src/config/load.js';
-import { GatewayError } from '../../src/errors.js';
+import type { GatewayError } from '../../src/errors.js';
 import { runCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'fpg-config-'));
@@ -19,17 +19,25 @@ t.test('the defaults give PRODUCT.md plans, zone and listeners', async (t) => {
   t.same(c.listen.public, { host: '0.0.0.0', port: 8080 });
   t.same(c.listen.admin, { host: '127.0.0.1', port: 8081, token: '' });
   t.equal(c.store.type, 'memory');
-  t.same(
-    Object.fromEntries(Object.entries(c.plans).map(([k, p]) => [k, [p.limit, p.period]])),
-    { developer: [100, 'trial'], starter: [2000, 'monthly'], business: [10000, 'monthly'], enterprise: [undefined, 'monthly'] },
-  );
+  t.same(Object.fromEntries(Object.entries(c.plans).map(([k, p]) => [k, [p.limit, p.period]])), {
+    developer: [100, 'trial'],
+    starter: [2000, 'monthly'],
+    business: [10000, 'monthly'],
+    enterprise: [undefined, 'monthly'],
+  });
   t.equal(c.plans['developer']?.trial_days, 14);
 });
 
 t.test('a file layers over the defaults and the environment over both', async (t) => {
   file('mine.json', '[]');
-  const f = file('layer.yaml', 'plans:\n  starter:\n    limit: 2500\n    period: monthly\nlisten:\n  public:\n    port: 9000\nprices:\n  file: mine.json\n');
-  const c = loadConfig({ file: f, env: { PORT: '9100', ADMIN_TOKEN: 's3cret', REDIS_URL: 'redis://10.0.0.5:6380', LOG_LEVEL: 'warn' } });
+  const f = file(
+    'layer.yaml',
+    'plans:\n  starter:\n    limit: 2500\n    period: monthly\nlisten:\n  public:\n    port: 9000\nprices:\n  file: mine.json\n',
+  );
+  const c = loadConfig({
+    file: f,
+    env: { PORT: '9100', ADMIN_TOKEN: 's3cret', REDIS_URL: 'redis://10.0.0.5:6380', LOG_LEVEL: 'warn' },
+  });
   t.equal(c.plans['starter']?.limit, 2500);
   t.equal(c.plans['business']?.limit, 10000, 'other plans stay');
   t.equal(c.listen.public.port, 9100);
@@ -43,11 +51,17 @@ t.test('a file layers over the defaults and the environment over both', async (t
 });
 
 t.test('a bad file stops with one line per problem naming file and field', async (t) => {
-  const f = file('local.yaml', 'plans:\n  starter:\n    limit: -5\n    period: weekly\ntime_zone: Mars/Olympus\nlisten:\n  public:\n    prot: 80\n');
+  const f = file(
+    'local.yaml',
+    'plans:\n  starter:\n    limit: -5\n    period: weekly\ntime_zone: Mars/Olympus\nlisten:\n  public:\n    prot: 80\n',
+  );
   const err = t.throws(() => loadConfig({ file: f, env: { ADMIN_PORT: 'eighty' } })) as GatewayError;
   t.equal(err.code, 'CONFIG_INVALID');
-  const lines = err.details.map((l) => l.replace(dir + '/', ''));
-  t.ok(lines.some((l) => /^local\.yaml: plans\.starter\.limit: expected a positive integer$/.test(l)), lines.join('\n'));
+  const lines = err.details.map((l) => l.replace(`${dir}/`, ''));
+  t.ok(
+    lines.some((l) => /^local\.yaml: plans\.starter\.limit: expected a positive integer$/.test(l)),
+    lines.join('\n'),
+  );
   t.ok(lines.some((l) => l.startsWith('local.yaml: plans.starter.period: ')));
   t.ok(lines.some((l) => l.startsWith('local.yaml: time_zone: expected an IANA time zone')));
   t.ok(lines.some((l) => l.startsWith('local.yaml: listen.public: ') && l.includes('prot')));
@@ -61,18 +75,35 @@ t.test('unreadable and non-YAML files are named', async (t) => {
 });
 
 t.test('a plan may only convert to a known plan, and only from a trial', async (t) => {
-  const f = file('convert.yaml', 'plans:\n  developer:\n    period: trial\n    limit: 100\n    converts_to: gold\n  starter:\n    period: monthly\n    limit: 1\n    converts_to: business\n');
+  const f = file(
+    'convert.yaml',
+    'plans:\n  developer:\n    period: trial\n    limit: 100\n    converts_to: gold\n  starter:\n    period: monthly\n    limit: 1\n    converts_to: business\n',
+  );
   const err = t.throws(() => loadConfig({ file: f, env: {} })) as GatewayError;
   t.match(err.message, /plans\.developer\.converts_to: unknown plan "gold"/);
   t.match(err.message, /plans\.starter\.converts_to: only a trial plan converts/);
-  const toEnterprise = file('to-enterprise.yaml', 'plans:\n  developer:\n    period: trial\n    limit: 100\n    converts_to: enterprise\n');
-  t.throws(() => loadConfig({ file: toEnterprise, env: {} }), /plans\.developer\.converts_to: plan "enterprise" has no default limit to convert to/);
-  const chain = file('chain.yaml', 'plans:\n  a:\n    period: trial\n    limit: 10\n    converts_to: developer\n  developer:\n    period: trial\n    limit: 100\n    converts_to: starter\n');
-  t.throws(() => loadConfig({ file: chain, env: {} }), /plans\.a\.converts_to: plan "developer" converts again; conversions do not chain/);
+  const toEnterprise = file(
+    'to-enterprise.yaml',
+    'plans:\n  developer:\n    period: trial\n    limit: 100\n    converts_to: enterprise\n',
+  );
+  t.throws(
+    () => loadConfig({ file: toEnterprise, env: {} }),
+    /plans\.developer\.converts_to: plan "enterprise" has no default limit to convert to/,
+  );
+  const chain = file(
+    'chain.yaml',
+    'plans:\n  a:\n    period: trial\n    limit: 10\n    converts_to: developer\n  developer:\n    period: trial\n    limit: 100\n    converts_to: starter\n',
+  );
+  t.throws(
+    () => loadConfig({ file: chain, env: {} }),
+    /plans\.a\.converts_to: plan "developer" converts again; conversions do not chain/,
+  );
 });
 
 t.test('listener and timeout settings that cannot work together are refused', async (t) => {
-  const err = t.throws(() => loadConfig({ env: { PORT: '9000', ADMIN_PORT: '9000' }, overrides: { server: { headers_timeout_ms: 20000 } } })) as GatewayError;
+  const err = t.throws(() =>
+    loadConfig({ env: { PORT: '9000', ADMIN_PORT: '9000' }, overrides: { server: { headers_timeout_ms: 20000 } } }),
+  ) as GatewayError;
   t.match(err.message, /listen\.admin\.port: the admin API never shares the public port/);
   t.match(err.message, /server\.headers_timeout_ms: must not exceed server\.request_timeout_ms/);
 });
@@ -81,7 +112,12 @@ t.test('secrets are masked for display', async (t) => {
   const c = maskSecrets(loadConfig({ env: { ADMIN_TOKEN: 'tok', REDIS_URL: 'redis://user:pw@host:6379' } }));
   t.equal(c.listen.admin.token, '***');
   t.equal(c.store.redis.url, 'redis://***@host:6379');
-  const s = maskSecrets(loadConfig({ env: {}, overrides: { store: { redis: { sentinel: { name: 'm', nodes: [{ host: 'h', port: 26379 }], password: 'pw' } } } } }));
+  const s = maskSecrets(
+    loadConfig({
+      env: {},
+      overrides: { store: { redis: { sentinel: { name: 'm', nodes: [{ host: 'h', port: 26379 }], password: 'pw' } } } },
+    }),
+  );
   t.equal(s.store.redis.sentinel?.password, '***');
 });
 
@@ -103,16 +139,22 @@ t.test('`config check` prints the effective config, masked, or the problems and 
 
 t.test('config check refuses what serve would refuse', async (t) => {
   const open = file('open-admin.yaml', 'listen:\n  admin:\n    host: 0.0.0.0\n');
-  t.throws(() => loadConfig({ file: open, env: {} }), /open-admin\.yaml: listen\.admin\.host: 0\.0\.0\.0 is not loopback: set listen\.admin\.token/);
+  t.throws(
+    () => loadConfig({ file: open, env: {} }),
+    /open-admin\.yaml: listen\.admin\.host: 0\.0\.0\.0 is not loopback: set listen\.admin\.token/,
+  );
   const check = await runCli(['config', 'check', '--config', open]);
   t.equal(check.code, 1, 'config check exits 1 for it too');
   t.match(check.stderr, /listen\.admin\.host: 0\.0\.0\.0 is not loopback/);
   const missing = file('missing-prices.yaml', 'prices:\n  file: nowhere.json\n');
-  t.throws(() => loadConfig({ file: missing, env: {} }), /missing-prices\.yaml: prices\.file: no such file: .*nowhere\.json/);
+  t.throws(
+    () => loadConfig({ file: missing, env: {} }),
+    /missing-prices\.yaml: prices\.file: no such file: .*nowhere\.json/,
+  );
   t.doesNotThrow(() => loadConfig({ file: open, env: { ADMIN_TOKEN: 'x' } }), 'with a token it is fine');
 });
 
-t.test("an unknown key is reported in the file that has it, not in a later layer", async (t) => {
+t.test('an unknown key is reported in the file that has it, not in a later layer', async (t) => {
   const f = file('unknown-key.yaml', 'foo: 1\nlisten:\n  public:\n    bar: 2\n');
   const err = (() => {
     try {
@@ -134,11 +176,21 @@ t.test('plans.*.converts_to is documented in the defaults', async (t) => {
 
 t.test('server.workers: a count or auto, and more than one only with the Redis store', async (t) => {
   t.equal(loadConfig({ env: {} }).server.workers, 1);
-  t.equal(loadConfig({ env: { REDIS_URL: 'redis://127.0.0.1:6379' }, overrides: { server: { workers: 'auto' } } }).server.workers, 'auto');
-  t.equal(loadConfig({ env: { REDIS_URL: 'redis://127.0.0.1:6379' }, overrides: { server: { workers: 4 } } }).server.workers, 4);
+  t.equal(
+    loadConfig({ env: { REDIS_URL: 'redis://127.0.0.1:6379' }, overrides: { server: { workers: 'auto' } } }).server
+      .workers,
+    'auto',
+  );
+  t.equal(
+    loadConfig({ env: { REDIS_URL: 'redis://127.0.0.1:6379' }, overrides: { server: { workers: 4 } } }).server.workers,
+    4,
+  );
   for (const workers of [2, 'auto']) {
     const err = t.throws(() => loadConfig({ env: {}, overrides: { server: { workers } } })) as GatewayError;
     t.match(err.details.join('\n'), /^overrides: server\.workers: more than one worker needs the Redis store/m);
   }
-  t.throws(() => loadConfig({ env: {}, overrides: { server: { workers: 0 } } }), /server\.workers: expected a positive integer/);
+  t.throws(
+    () => loadConfig({ env: {}, overrides: { server: { workers: 0 } } }),
+    /server\.workers: expected a positive integer/,
+  );
 });

@@ -17,7 +17,9 @@ t.test('every key of the defaults file is in the reference', async (t) => {
   const documented = new Set(configKeys(defaults).map((k) => k.path));
   const leaves = (node: unknown, path: string[]): string[] =>
     typeof node === 'object' && node !== null && !Array.isArray(node)
-      ? Object.entries(node).flatMap(([k, v]) => leaves(v, [...path, path[0] === 'plans' && path.length === 1 ? '<name>' : k]))
+      ? Object.entries(node).flatMap(([k, v]) =>
+          leaves(v, [...path, path[0] === 'plans' && path.length === 1 ? '<name>' : k]),
+        )
       : [path.join('.')];
   for (const path of leaves(parse(defaults), [])) t.ok(documented.has(path), `${path} is documented`);
 });

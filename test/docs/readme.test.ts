@@ -7,7 +7,9 @@ const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 
 t.test('the README stands on its own: no documents outside the repository', async (t) => {
   t.notMatch(readme, /PRODUCT\.md|\.\.\/shared|\bthe spec\b|spec's/i);
-  for (const [, path] of readme.matchAll(/`((?:src|test|data|deploy|config|bench|docs)\/[\w./-]+\.(?:ts|md|yaml|json|conf|mjs))`/g)) {
+  for (const [, path] of readme.matchAll(
+    /`((?:src|test|data|deploy|config|bench|docs)\/[\w./-]+\.(?:ts|md|yaml|json|conf|mjs))`/g,
+  )) {
     if (!(path as string).startsWith('data/local/')) t.ok(existsSync(join(ROOT, path as string)), `${path} exists`);
   }
 });

@@ -7,7 +7,14 @@ export interface AdminAnswer {
 }
 
 /** Calls the admin API of a test gateway with a JSON body. */
-export async function adminCall(gw: TestGateway, method: string, path: string, body?: unknown, token?: string, rawBody?: string): Promise<AdminAnswer> {
+export async function adminCall(
+  gw: TestGateway,
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+  rawBody?: string,
+): Promise<AdminAnswer> {
   const headers: Record<string, string> = {};
   if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
   if (body !== undefined || rawBody !== undefined) headers['content-type'] = 'application/json';

@@ -49,11 +49,23 @@ function privateStoreConfig(): string {
 }
 
 /** Starts `fuel-gateway serve` as a child process; killed on teardown if still running. */
-export function serve(t: { teardown(fn: () => unknown): void }, args: string[] = [], env: NodeJS.ProcessEnv = {}): Served {
+export function serve(
+  t: { teardown(fn: () => unknown): void },
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Served {
   const config = args.includes('--config') ? '' : privateStoreConfig();
   const child = spawn(process.execPath, [...process.execArgv, 'src/main.ts', 'serve', ...args], {
     cwd: ROOT,
-    env: { ...process.env, FUEL_GATEWAY_CONFIG: config, REDIS_URL: '', PORT: '0', HOST: '127.0.0.1', ADMIN_PORT: '0', ...env },
+    env: {
+      ...process.env,
+      FUEL_GATEWAY_CONFIG: config,
+      REDIS_URL: '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ADMIN_PORT: '0',
+      ...env,
+    },
   });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
@@ -87,7 +99,11 @@ export interface GatewayProcess extends Served {
 }
 
 /** A `fuel-gateway serve` child on free loopback ports, ready once both listeners are up. */
-export async function gatewayProcess(t: { teardown(fn: () => unknown): void }, configFile: string, env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
+export async function gatewayProcess(
+  t: { teardown(fn: () => unknown): void },
+  configFile: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<GatewayProcess> {
   const served = serve(t, ['--config', configFile], env);
   const portOf = async (msg: string): Promise<number> => {
     const [line] = await served.waitFor(new RegExp(`^\\{.*"msg":"${msg}".*$`, 'm'));

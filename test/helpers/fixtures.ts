@@ -1,4 +1,4 @@
-import { createAccount, type CreateAccountInput } from '../../src/keys/accounts.js';
+import { type CreateAccountInput, createAccount } from '../../src/keys/accounts.js';
 import type { TestGateway } from './gateway.js';
 
 /** 2026-11-23 10:00 in Johannesburg: the shipped data's current set is then 2026-09-02. */

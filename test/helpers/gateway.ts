@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { startApp, type App, type AppOptions } from '../../src/app.js';
+import { type App, type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig, merge } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 
@@ -26,7 +26,11 @@ export async function startGateway(
   const config = loadConfig({
     env: {},
     overrides: merge(
-      { listen: { public: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 } }, prices: { watch_file: false }, store: { memory: { file: '' } } },
+      {
+        listen: { public: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 } },
+        prices: { watch_file: false },
+        store: { memory: { file: '' } },
+      },
       overrides,
     ),
   });

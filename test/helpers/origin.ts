@@ -94,7 +94,12 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
       if (server) return;
       const s = createServer((req, res) => {
         const url = new URL(req.url ?? '/', origin.url);
-        origin.seen.push({ path: url.pathname, query: url.searchParams, headers: req.headers, remotePort: req.socket.remotePort ?? 0 });
+        origin.seen.push({
+          path: url.pathname,
+          query: url.searchParams,
+          headers: req.headers,
+          remotePort: req.socket.remotePort ?? 0,
+        });
         void handle(url, req.headers, res);
       });
       s.on('connection', (socket: Socket) => {
@@ -119,7 +124,8 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
     const path = url.pathname;
     if (path === '/fuel-api/api/current.php' || path === '/fuel-api/api/simple-current.php') {
       if (origin.mode === 'slow') await new Promise((r) => setTimeout(r, origin.slowMs));
-      if (origin.mode === 'refuse_key' || !authorised) return json(res, 401, { success: false, message: 'Invalid API key.' });
+      if (origin.mode === 'refuse_key' || !authorised)
+        return json(res, 401, { success: false, message: 'Invalid API key.' });
       if (origin.mode === 'error500') return json(res, 500, { success: false, message: 'Database unavailable.' });
       if (origin.mode === 'html') {
         res.writeHead(200, { 'content-type': 'text/html' });
@@ -134,7 +140,14 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
       const regions = { coastal: region(petrol95), inland: region(petrol95) };
       const body =
         path === '/fuel-api/api/current.php'
-          ? { success: true, source: 'Origin Fuel Service', effective_date: effective, updated_at: `${effective} 00:01:00`, data: regions, usage: ORIGIN_USAGE }
+          ? {
+              success: true,
+              source: 'Origin Fuel Service',
+              effective_date: effective,
+              updated_at: `${effective} 00:01:00`,
+              data: regions,
+              usage: ORIGIN_USAGE,
+            }
           : { success: true, effective_date: effective, fuel_prices: regions, usage: ORIGIN_USAGE };
       return json(res, 200, body, { etag });
     }
@@ -145,7 +158,11 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
         return json(res, 200, { success: true, path, region: url.searchParams.get('region'), usage: ORIGIN_USAGE });
       case '/origin/gzip': {
         const body = gzipSync(JSON.stringify({ success: true, compressed: true, usage: ORIGIN_USAGE }));
-        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': body.length });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'content-length': body.length,
+        });
         return void res.end(body);
       }
       case '/origin/text':
@@ -164,7 +181,10 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
         return; // never answers
       case '/origin/redirect':
         // An origin that echoes the request URL (the service key in it) into a redirect and a body.
-        res.writeHead(301, { location: `${origin.url}/origin/echo/?${url.searchParams}`, link: `<${url.pathname}?${url.searchParams}>; rel="self"` });
+        res.writeHead(301, {
+          location: `${origin.url}/origin/echo/?${url.searchParams}`,
+          link: `<${url.pathname}?${url.searchParams}>; rel="self"`,
+        });
         return void res.end();
       case '/origin/leak-error':
         return json(res, 403, { success: false, message: `Key ${url.searchParams.get('api_key')} may not read this.` });

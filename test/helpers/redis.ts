@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -36,7 +36,9 @@ function requireRedis(): void {
     execFileSync('redis-server', ['--version']);
     execFileSync('redis-cli', ['--version']);
   } catch {
-    throw new Error('redis-server and redis-cli must be on PATH for the Redis store tests (e.g. apt-get install redis-server)');
+    throw new Error(
+      'redis-server and redis-cli must be on PATH for the Redis store tests (e.g. apt-get install redis-server)',
+    );
   }
 }
 
@@ -46,12 +48,15 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
 
-const cli = async (port: number, args: string[]): Promise<string> => (await run('redis-cli', ['-p', String(port), ...args])).stdout;
+const cli = async (port: number, args: string[]): Promise<string> =>
+  (await run('redis-cli', ['-p', String(port), ...args])).stdout;
 
 /** Polls `cond` (a failure counts as false) until it holds; `gaveUp` ends the wait early. */
 async function until(what: string, cond: () => Promise<boolean>, gaveUp = (): boolean => false): Promise<void> {
@@ -62,7 +67,16 @@ async function until(what: string, cond: () => Promise<boolean>, gaveUp = (): bo
   }
 }
 
-const serverArgs = (port: number): string[] => ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
+const serverArgs = (port: number): string[] => [
+  '--port',
+  String(port),
+  '--bind',
+  '127.0.0.1',
+  '--save',
+  '',
+  '--appendonly',
+  'no',
+];
 
 /** Spawns a private redis-server on a free loopback port; killed on teardown. */
 export function startRedis(t: TestContext, extraArgs: string[] = []): Promise<RedisServer> {
@@ -98,7 +112,11 @@ async function spawnServer(t: TestContext, argsFor: (port: number) => string[]):
       let exited = false;
       proc.once('exit', () => (exited = true));
       try {
-        await until(`redis-server on port ${port}`, async () => (await cli(port, ['ping'])).trim() === 'PONG', () => exited);
+        await until(
+          `redis-server on port ${port}`,
+          async () => (await cli(port, ['ping'])).trim() === 'PONG',
+          () => exited,
+        );
       } catch {
         proc.kill('SIGKILL');
         throw new Error(`redis-server on port ${port} did not start:\n${output}`);
@@ -131,11 +149,22 @@ export async function startCluster(t: TestContext): Promise<RedisCluster> {
   const servers: RedisServer[] = [];
   for (let i = 0; i < 3; i++) {
     // Teardowns run in reverse, so the servers stop before their directory is removed.
-    const args = (port: number): string[] => [...serverArgs(port), '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--dir', dir];
+    const args = (port: number): string[] => [
+      ...serverArgs(port),
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+      '--dir',
+      dir,
+    ];
     servers.push(await spawnServer(t, args));
   }
   const addresses = servers.map((s) => `127.0.0.1:${s.port}`);
   await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes']);
-  for (const s of servers) await until(`cluster_state:ok on ${s.port}`, async () => (await s.cli('cluster', 'info')).includes('cluster_state:ok'));
+  for (const s of servers)
+    await until(`cluster_state:ok on ${s.port}`, async () =>
+      (await s.cli('cluster', 'info')).includes('cluster_state:ok'),
+    );
   return { nodes: servers.map((s) => ({ host: '127.0.0.1', port: s.port })), servers };
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ManualClock } from '../helpers/clock.js';
-import { expectedFull, expectedSimple, newAccount, NOW, STARTER_FIRST_USAGE } from '../helpers/fixtures.js';
+import { expectedFull, expectedSimple, NOW, newAccount, STARTER_FIRST_USAGE } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
@@ -57,13 +57,26 @@ t.test('exactly `limit` of 3×limit concurrent requests succeed, each with a dis
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
   const { api_key } = await newAccount(gw, { plan: 'starter', limit: 50 });
   const answers = await Promise.all(
-    Array.from({ length: 150 }, (_, i) => gw.get(`${i % 2 ? SIMPLE : FULL}?api_key=${api_key}`).then(async (r) => ({ status: r.status, body: await r.text() }))),
+    Array.from({ length: 150 }, (_, i) =>
+      gw
+        .get(`${i % 2 ? SIMPLE : FULL}?api_key=${api_key}`)
+        .then(async (r) => ({ status: r.status, body: await r.text() })),
+    ),
   );
-  const ok = answers.filter((a) => a.status === 200).map((a) => (JSON.parse(a.body) as { usage: { requests_used: number } }).usage.requests_used);
+  const ok = answers
+    .filter((a) => a.status === 200)
+    .map((a) => (JSON.parse(a.body) as { usage: { requests_used: number } }).usage.requests_used);
   t.equal(ok.length, 50);
-  t.same([...ok].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1));
+  t.same(
+    [...ok].sort((a, b) => a - b),
+    Array.from({ length: 50 }, (_, i) => i + 1),
+  );
   const refused = answers.filter((a) => a.status !== 200);
-  t.ok(refused.every((a) => a.status === 429 && a.body === '{"success":false,"message":"Monthly API request limit reached."}'));
+  t.ok(
+    refused.every(
+      (a) => a.status === 429 && a.body === '{"success":false,"message":"Monthly API request limit reached."}',
+    ),
+  );
 });
 
 t.test('the allowance starts afresh when a period boundary is crossed between two requests', async (t) => {
@@ -88,7 +101,11 @@ t.test('the allowance starts afresh when a period boundary is crossed between tw
 
 t.test('a trial plan that converts moves to its monthly plan when the trial ends', async (t) => {
   const clock = new ManualClock(NOW);
-  const gw = await startGateway(t, { plans: { developer: { limit: 100, period: 'trial', converts_to: 'starter' } } }, { clock });
+  const gw = await startGateway(
+    t,
+    { plans: { developer: { limit: 100, period: 'trial', converts_to: 'starter' } } },
+    { clock },
+  );
   const { api_key } = await newAccount(gw, { plan: 'developer' });
   clock.advanceTo(Date.parse('2026-12-08T00:00:00+02:00'));
   const r = await gw.get(`${SIMPLE}?api_key=${api_key}`);
@@ -111,7 +128,14 @@ t.test('health and readiness answer without a key', async (t) => {
   t.same(await h.json(), { status: 'ok' });
   const r = await gw.get('/readyz');
   t.equal(r.status, 200);
-  t.same(await r.json(), { ready: true, store: true, prices: true, effective_date: '2026-09-02', age_days: 82, stale: true });
+  t.same(await r.json(), {
+    ready: true,
+    store: true,
+    prices: true,
+    effective_date: '2026-09-02',
+    age_days: 82,
+    stale: true,
+  });
 });
 
 t.test('no key ever appears in a log line', async (t) => {

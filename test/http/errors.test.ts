@@ -1,9 +1,9 @@
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ManualClock } from '../helpers/clock.js';
-import { newAccount, NOW } from '../helpers/fixtures.js';
+import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw.js';
 
@@ -23,7 +23,11 @@ async function used(gw: TestGateway, key: string): Promise<number> {
 }
 
 t.test('every bad key gets the error body, is never counted, and the process keeps serving', async (t) => {
-  const gw = await startGateway(t, { limits: { invalid_key_throttle: { max_attempts: 1000 } } }, { clock: new ManualClock(NOW) });
+  const gw = await startGateway(
+    t,
+    { limits: { invalid_key_throttle: { max_attempts: 1000 } } },
+    { clock: new ManualClock(NOW) },
+  );
   const key = gw.app.demoKeys['developer'] as string;
   await expectError(t, await gw.get(SIMPLE), 401, 'API key is required.');
   await expectError(t, await gw.get(`${SIMPLE}?api_key=`), 401, 'API key is required.');
@@ -32,15 +36,35 @@ t.test('every bad key gets the error body, is never counted, and the process kee
   await expectError(t, await gw.get(`${SIMPLE}?api_key=nonsense`), 401, 'Invalid API key.');
   await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}&api_key=${key}`), 401, 'Invalid API key.');
   await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}&api_key=other`), 401, 'Invalid API key.');
-  await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { 'x-api-key': 'other' } }), 401, 'Invalid API key.');
+  await expectError(
+    t,
+    await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { 'x-api-key': 'other' } }),
+    401,
+    'Invalid API key.',
+  );
   await expectError(t, await gw.get(`${SIMPLE}?api_key=${'k'.repeat(200)}`), 401, 'Invalid API key.');
   // 10 kB does not fit the request head limit (max_header_bytes, 8 kB by default).
-  await expectError(t, await gw.get(`${SIMPLE}?api_key=${'k'.repeat(10_000)}`), 431, 'Request header fields too large.');
-  await expectError(t, await gw.get(SIMPLE, { headers: { 'x-api-key': 'k'.repeat(10_000) } }), 431, 'Request header fields too large.');
+  await expectError(
+    t,
+    await gw.get(`${SIMPLE}?api_key=${'k'.repeat(10_000)}`),
+    431,
+    'Request header fields too large.',
+  );
+  await expectError(
+    t,
+    await gw.get(SIMPLE, { headers: { 'x-api-key': 'k'.repeat(10_000) } }),
+    431,
+    'Request header fields too large.',
+  );
   await expectError(t, await gw.get(`${SIMPLE}?api_key=${encodeURIComponent('ключ-ключ')}`), 401, 'Invalid API key.');
   await expectError(t, await gw.get(`${SIMPLE}?api_key=%E0%A4%A`), 401, 'Invalid API key.');
   await expectError(t, await gw.get(`${SIMPLE}?api_key=%%%`), 401, 'Invalid API key.');
-  await expectError(t, await gw.get(`${SIMPLE}?api_key=${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`), 401, 'Invalid API key.');
+  await expectError(
+    t,
+    await gw.get(`${SIMPLE}?api_key=${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`),
+    401,
+    'Invalid API key.',
+  );
   t.equal(await used(gw, key), 0, 'nothing was counted');
   t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'still serving');
 });
@@ -66,39 +90,70 @@ t.test('an exhausted allowance gets 429 with Retry-After until the period ends',
   await expectError(t, r, 429, 'Trial API request limit reached.');
 });
 
-t.test('too many invalid keys from one address are throttled, valid keys included, until the block lifts', async (t) => {
-  const clock = new ManualClock(NOW);
-  const gw = await startGateway(t, { limits: { invalid_key_throttle: { max_attempts: 3, window_s: 60, block_s: 30 } } }, { clock });
-  const key = gw.app.demoKeys['developer'] as string;
-  for (let i = 0; i < 3; i++) await expectError(t, await gw.get(`${SIMPLE}?api_key=fpg_${'B'.repeat(38)}`), 401, 'Invalid API key.');
-  const blocked = await gw.get(`${SIMPLE}?api_key=${key}`);
-  t.equal(blocked.headers.get('retry-after'), '30');
-  await expectError(t, blocked, 429, 'Too many invalid API key attempts.');
-  clock.advance(30_000);
-  t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200);
-  t.equal(await used(gw, key), 1, 'the throttled request was not counted');
-  for (let i = 0; i < 3; i++) await gw.get(`${SIMPLE}?api_key=fpg_${'B'.repeat(38)}`);
-  t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'a key already seen active is still served from a blocked address');
-  t.equal((await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['starter']}`)).status, 429, 'a key not seen here is refused unread');
-});
+t.test(
+  'too many invalid keys from one address are throttled, valid keys included, until the block lifts',
+  async (t) => {
+    const clock = new ManualClock(NOW);
+    const gw = await startGateway(
+      t,
+      { limits: { invalid_key_throttle: { max_attempts: 3, window_s: 60, block_s: 30 } } },
+      { clock },
+    );
+    const key = gw.app.demoKeys['developer'] as string;
+    for (let i = 0; i < 3; i++)
+      await expectError(t, await gw.get(`${SIMPLE}?api_key=fpg_${'B'.repeat(38)}`), 401, 'Invalid API key.');
+    const blocked = await gw.get(`${SIMPLE}?api_key=${key}`);
+    t.equal(blocked.headers.get('retry-after'), '30');
+    await expectError(t, blocked, 429, 'Too many invalid API key attempts.');
+    clock.advance(30_000);
+    t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200);
+    t.equal(await used(gw, key), 1, 'the throttled request was not counted');
+    for (let i = 0; i < 3; i++) await gw.get(`${SIMPLE}?api_key=fpg_${'B'.repeat(38)}`);
+    t.equal(
+      (await gw.get(`${SIMPLE}?api_key=${key}`)).status,
+      200,
+      'a key already seen active is still served from a blocked address',
+    );
+    t.equal(
+      (await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['starter']}`)).status,
+      429,
+      'a key not seen here is refused unread',
+    );
+  },
+);
 
 t.test('behind a trusted proxy the throttle blocks the client, not the proxy', async (t) => {
-  const gw = await startGateway(t, { server: { trusted_proxies: ['127.0.0.1'] }, limits: { invalid_key_throttle: { max_attempts: 2 } } }, { clock: new ManualClock(NOW) });
+  const gw = await startGateway(
+    t,
+    { server: { trusted_proxies: ['127.0.0.1'] }, limits: { invalid_key_throttle: { max_attempts: 2 } } },
+    { clock: new ManualClock(NOW) },
+  );
   const bad = (ip: string) => gw.get(`${SIMPLE}?api_key=nonsense`, { headers: { 'x-forwarded-for': ip } });
   await bad('198.51.100.7');
   await bad('198.51.100.7');
   t.equal((await bad('198.51.100.7')).status, 429, 'the scanning client is blocked');
-  const other = await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`, { headers: { 'x-forwarded-for': '198.51.100.8' } });
+  const other = await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`, {
+    headers: { 'x-forwarded-for': '198.51.100.8' },
+  });
   t.equal(other.status, 200, 'another client behind the same proxy is not');
 });
 
 t.test('the key is checked before the query: an unknown or inactive key never learns more', async (t) => {
-  const gw = await startGateway(t, { limits: { invalid_key_throttle: { max_attempts: 1000 } } }, { clock: new ManualClock(NOW) });
+  const gw = await startGateway(
+    t,
+    { limits: { invalid_key_throttle: { max_attempts: 1000 } } },
+    { clock: new ManualClock(NOW) },
+  );
   const unknown = `fpg_${'A'.repeat(38)}`;
   const { api_key: inactive } = await newAccount(gw, { plan: 'developer', status: 'inactive' });
   await expectError(t, await gw.get(`${HIST}?api_key=${unknown}&month=13&year=2025`), 401, 'Invalid API key.');
   await expectError(t, await gw.get(`${HIST}?api_key=${inactive}&month=13&year=2025`), 403, 'API key is inactive.');
-  await expectError(t, await gw.get(`${HIST}?api_key=${gw.app.demoKeys['developer']}&month=13&year=2025`), 400, 'Invalid month.');
+  await expectError(
+    t,
+    await gw.get(`${HIST}?api_key=${gw.app.demoKeys['developer']}&month=13&year=2025`),
+    400,
+    'Invalid month.',
+  );
 });
 
 t.test('historical: bad month and year get 400 and are not counted', async (t) => {
@@ -115,7 +170,12 @@ t.test('historical: bad month and year get 400 and are not counted', async (t) =
 
 t.test('historical switched off answers 501', async (t) => {
   const gw = await startGateway(t, { prices: { historical_enabled: false } }, { clock: new ManualClock(NOW) });
-  await expectError(t, await gw.get(`${HIST}?api_key=${gw.app.demoKeys['developer']}&month=1&year=2026`), 501, 'Historical data is not yet available.');
+  await expectError(
+    t,
+    await gw.get(`${HIST}?api_key=${gw.app.demoKeys['developer']}&month=1&year=2026`),
+    501,
+    'Historical data is not yet available.',
+  );
 });
 
 t.test('unknown paths get 404 and other methods 405 with Allow', async (t) => {
@@ -170,13 +230,20 @@ t.test('malformed requests and oversized headers get the error body, and the pro
   t.match(large, /\{"success":false,"message":"Request header fields too large\."\}$/);
   const star = await rawRequest(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
   t.match(star, /^HTTP\/1\.1 400 /);
-  const absolute = await rawRequest(port, `GET http://example.test${SIMPLE} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  const absolute = await rawRequest(
+    port,
+    `GET http://example.test${SIMPLE} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+  );
   t.match(absolute, /^HTTP\/1\.1 401 /, 'absolute-form targets are routed by their path');
   t.equal((await gw.get('/healthz')).status, 200);
 });
 
 t.test('a client too slow to send its request head gets 408', async (t) => {
-  const gw = await startGateway(t, { server: { headers_timeout_ms: 300, request_timeout_ms: 600 } }, { clock: new ManualClock(NOW) });
+  const gw = await startGateway(
+    t,
+    { server: { headers_timeout_ms: 300, request_timeout_ms: 600 } },
+    { clock: new ManualClock(NOW) },
+  );
   const started = Date.now();
   const slow = await rawRequest(gw.app.publicAddress.port, `GET ${SIMPLE} HTTP/1.1\r\nHost: x\r\n`);
   t.match(slow, /^HTTP\/1\.1 408 /);
@@ -184,7 +251,10 @@ t.test('a client too slow to send its request head gets 408', async (t) => {
   t.ok(Date.now() - started < 3000, 'within a few seconds');
   // A request whose body never fully arrives, after it was answered: the connection is closed,
   // not sent a 408 that a pooling proxy would take for the answer to its next request.
-  const answered = await rawRequest(gw.app.publicAddress.port, `POST ${SIMPLE} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nab`);
+  const answered = await rawRequest(
+    gw.app.publicAddress.port,
+    `POST ${SIMPLE} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nab`,
+  );
   t.match(answered, /^HTTP\/1\.1 405 /);
   t.notMatch(answered, /408/);
 });

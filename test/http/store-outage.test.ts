@@ -8,7 +8,9 @@ const SIMPLE = '/fuel-api/api/simple-current.php';
 for (const policy of ['reject', 'allow'] as const) {
   t.test(`store.on_error: ${policy} decides what metered requests get while Redis is down`, async (t) => {
     const redis = await startRedis(t);
-    const gw = await startGateway(t, { store: { type: 'redis', on_error: policy, redis: { url: redis.url, command_timeout_ms: 200 } } });
+    const gw = await startGateway(t, {
+      store: { type: 'redis', on_error: policy, redis: { url: redis.url, command_timeout_ms: 200 } },
+    });
     const { api_key } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body;
     // A real key, but one this gateway has never served: during the outage it cannot be checked.
     const unseen = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string;
@@ -34,33 +36,47 @@ for (const policy of ['reject', 'allow'] as const) {
       const badQuery = await gw.get(`/fuel-api/api/historical.php?api_key=${api_key}&month=13&year=2026`);
       t.equal(badQuery.status, 400, 'a known key still hears what is wrong with its query');
     }
-    t.match((await adminCall(gw, 'GET', '/metrics')).body, new RegExp(`^fuel_gateway_store_errors_total ${policy === 'allow' ? 2 : 1}$`, 'm'));
+    t.match(
+      (await adminCall(gw, 'GET', '/metrics')).body,
+      new RegExp(`^fuel_gateway_store_errors_total ${policy === 'allow' ? 2 : 1}$`, 'm'),
+    );
     t.equal((await gw.get('/readyz')).status, 503);
   });
 }
 
-t.test('Redis frozen (SIGSTOP) under concurrent load: every request gets 503 within the command timeout, then service resumes', async (t) => {
-  const redis = await startRedis(t);
-  const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 300 } }, log: { access: false } });
-  const keys: string[] = [];
-  for (let i = 0; i < 16; i++) keys.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string);
-  for (const key of keys) t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200);
-  redis.pause();
-  t.teardown(() => redis.resume());
-  const timed = async (key: string): Promise<{ status: number; body: string; ms: number }> => {
-    const start = Date.now();
-    const r = await gw.get(`${SIMPLE}?api_key=${key}`);
-    return { status: r.status, body: await r.text(), ms: Date.now() - start };
-  };
-  const answers = await Promise.all([...keys, ...keys, ...keys, ...keys].map(timed));
-  t.same(new Set(answers.map((a) => a.status)), new Set([503]), 'all 64 got 503');
-  t.ok(answers.every((a) => a.body === '{"success":false,"message":"Service temporarily unavailable."}'));
-  const slowest = Math.max(...answers.map((a) => a.ms));
-  t.ok(slowest < 800, `slowest answer ${slowest} ms (command timeout 300 ms)`);
-  redis.resume();
-  let status = 0;
-  for (const end = Date.now() + 5000; status !== 200 && Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
-    status = (await gw.get(`${SIMPLE}?api_key=${keys[0]}`)).status;
-  }
-  t.equal(status, 200, 'served again once Redis runs');
-});
+t.test(
+  'Redis frozen (SIGSTOP) under concurrent load: every request gets 503 within the command timeout, then service resumes',
+  async (t) => {
+    const redis = await startRedis(t);
+    const gw = await startGateway(t, {
+      store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 300 } },
+      log: { access: false },
+    });
+    const keys: string[] = [];
+    for (let i = 0; i < 16; i++)
+      keys.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string);
+    for (const key of keys) t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200);
+    redis.pause();
+    t.teardown(() => redis.resume());
+    const timed = async (key: string): Promise<{ status: number; body: string; ms: number }> => {
+      const start = Date.now();
+      const r = await gw.get(`${SIMPLE}?api_key=${key}`);
+      return { status: r.status, body: await r.text(), ms: Date.now() - start };
+    };
+    const answers = await Promise.all([...keys, ...keys, ...keys, ...keys].map(timed));
+    t.same(new Set(answers.map((a) => a.status)), new Set([503]), 'all 64 got 503');
+    t.ok(answers.every((a) => a.body === '{"success":false,"message":"Service temporarily unavailable."}'));
+    const slowest = Math.max(...answers.map((a) => a.ms));
+    t.ok(slowest < 800, `slowest answer ${slowest} ms (command timeout 300 ms)`);
+    redis.resume();
+    let status = 0;
+    for (
+      const end = Date.now() + 5000;
+      status !== 200 && Date.now() < end;
+      await new Promise((r) => setTimeout(r, 50))
+    ) {
+      status = (await gw.get(`${SIMPLE}?api_key=${keys[0]}`)).status;
+    }
+    t.equal(status, 200, 'served again once Redis runs');
+  },
+);

@@ -4,15 +4,27 @@ import { join } from 'node:path';
 import t from 'tap';
 import { readPriceFile } from '../../src/prices/file.js';
 import type { PriceSet } from '../../src/prices/schema.js';
+import { ROOT } from '../helpers/cli.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
-import { ROOT } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
-const region = (p95: string) => ({ zone: null, price_basis: 'official_regional_reference', petrol_93: null, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.50' });
-const set = (date: string, p95: string): PriceSet => ({ effective_date: date, updated_at: `${date} 00:00:00`, coastal: region(p95), inland: region(p95) });
+const region = (p95: string) => ({
+  zone: null,
+  price_basis: 'official_regional_reference',
+  petrol_93: null,
+  petrol_95: p95,
+  diesel_50ppm: '20.00',
+  diesel_500ppm: '19.50',
+});
+const set = (date: string, p95: string): PriceSet => ({
+  effective_date: date,
+  updated_at: `${date} 00:00:00`,
+  coastal: region(p95),
+  inland: region(p95),
+});
 
 const effectiveDate = async (r: Response) => ((await r.json()) as { effective_date: string }).effective_date;
 
@@ -65,8 +77,14 @@ t.test('a switch far in the future re-arms rather than overflowing the timer', a
 t.test('a bad price file refuses to start with the field named', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'fpg-prices-'));
   const file = join(dir, 'bad.json');
-  writeFileSync(file, JSON.stringify([{ effective_date: '2026-02-30', coastal: region('21.1'), inland: region('21.10') }]));
-  await t.rejects(startGateway(t, { prices: { file } }), /bad\.json: 0\.effective_date: expected a real calendar date\n.*bad\.json: 0\.coastal\.petrol_95: expected a price/);
+  writeFileSync(
+    file,
+    JSON.stringify([{ effective_date: '2026-02-30', coastal: region('21.1'), inland: region('21.10') }]),
+  );
+  await t.rejects(
+    startGateway(t, { prices: { file } }),
+    /bad\.json: 0\.effective_date: expected a real calendar date\n.*bad\.json: 0\.coastal\.petrol_95: expected a price/,
+  );
   const dup = join(dir, 'dup.json');
   writeFileSync(dup, JSON.stringify([set('2026-01-07', '1.00'), set('2026-01-07', '2.00')]));
   await t.rejects(startGateway(t, { prices: { file: dup } }), /appears twice/);
@@ -91,7 +109,10 @@ t.test('an edited price file is picked up; a broken edit changes nothing', async
   // Replaced by delete and create (rm + cp, a ConfigMap swap): read once it is back.
   unlinkSync(file);
   await new Promise((r) => setTimeout(r, 300));
-  writeFileSync(file, JSON.stringify([set('2026-01-07', '21.00'), set('2026-02-04', '22.00'), set('2026-03-04', '23.00')]));
+  writeFileSync(
+    file,
+    JSON.stringify([set('2026-01-07', '21.00'), set('2026-02-04', '22.00'), set('2026-03-04', '23.00')]),
+  );
   await waitFor('the replaced file', () => current() === '23.00', 3000);
 });
 
@@ -111,7 +132,12 @@ t.test('overlapping reloads: a slow earlier reload never overwrites a newer one'
   const store = new SlowFirstRead();
   await store.putPriceSet(set('2026-01-07', '21.00'), false);
   const clock = new ManualClock(NOW);
-  const book = new PriceBook(store, { zone: 'Africa/Johannesburg', defaultSource: 'DMPR', upstreamOnly: false }, clock, (await import('pino')).default({ level: 'silent' }));
+  const book = new PriceBook(
+    store,
+    { zone: 'Africa/Johannesburg', defaultSource: 'DMPR', upstreamOnly: false },
+    clock,
+    (await import('pino')).default({ level: 'silent' }),
+  );
   const first = book.load();
   await store.putPriceSet(set('2026-02-04', '22.00'), false);
   await book.load();

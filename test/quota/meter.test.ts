@@ -29,17 +29,36 @@ class HeldLookups extends MemoryStore {
 
 const config = loadConfig({ env: {} });
 const meterFor = (store: MemoryStore) =>
-  new Meter({ store, plans: config.plans, zone: config.time_zone, now: () => NOW, cache: config.limits.account_cache, retentionMs: 0 });
+  new Meter({
+    store,
+    plans: config.plans,
+    zone: config.time_zone,
+    now: () => NOW,
+    cache: config.limits.account_cache,
+    retentionMs: 0,
+  });
 const settle = () => new Promise((r) => setImmediate(r));
 
 t.test('concurrent requests for one uncached key share one lookup', async (t) => {
   const store = new HeldLookups(() => NOW);
   const meter = meterFor(store);
-  const { api_key } = await createAccount(store, config.plans, { plan: 'starter', label: '', status: 'active', limit: null }, NOW);
-  const all = Promise.all([meter.consume(hashKey(api_key)), meter.consume(hashKey(api_key)), meter.consume(hashKey(api_key))]);
+  const { api_key } = await createAccount(
+    store,
+    config.plans,
+    { plan: 'starter', label: '', status: 'active', limit: null },
+    NOW,
+  );
+  const all = Promise.all([
+    meter.consume(hashKey(api_key)),
+    meter.consume(hashKey(api_key)),
+    meter.consume(hashKey(api_key)),
+  ]);
   await settle();
   store.release();
-  t.same((await all).map((r) => r.kind), ['ok', 'ok', 'ok']);
+  t.same(
+    (await all).map((r) => r.kind),
+    ['ok', 'ok', 'ok'],
+  );
   t.equal(store.lookups, 1);
 });
 
@@ -50,7 +69,17 @@ t.test('a key created while a lookup for it was in flight is not refused afterwa
   const early = meter.consume(hashKey(key));
   await settle();
   // The account appears (and is announced) while the lookup that found nothing is still out.
-  const account: StoredAccount = { id: 'acct_raced', status: 'active', plan: 'starter', limit: null, anchor: new Date(NOW).toISOString(), label: '', created_at: '', revision: 1, key_hash: hashKey(key) };
+  const account: StoredAccount = {
+    id: 'acct_raced',
+    status: 'active',
+    plan: 'starter',
+    limit: null,
+    anchor: new Date(NOW).toISOString(),
+    label: '',
+    created_at: '',
+    revision: 1,
+    key_hash: hashKey(key),
+  };
   await store.createAccount(account);
   const late = meter.consume(hashKey(key));
   await settle();
@@ -68,7 +97,12 @@ t.test('a key created while a lookup for it was in flight is not refused afterwa
 t.test('an account read before a change is announced is not cached', async (t) => {
   const store = new HeldLookups(() => NOW);
   const meter = meterFor(store);
-  const { api_key, account } = await createAccount(store, config.plans, { plan: 'starter', label: '', status: 'active', limit: null }, NOW);
+  const { api_key, account } = await createAccount(
+    store,
+    config.plans,
+    { plan: 'starter', label: '', status: 'active', limit: null },
+    NOW,
+  );
   const hash = hashKey(api_key);
   const first = meter.identify(hash);
   await settle();
@@ -81,7 +115,12 @@ t.test('an account read before a change is announced is not cached', async (t) =
 t.test('identify answers without reading usage', async (t) => {
   const store = new HeldLookups(() => NOW);
   const meter = meterFor(store);
-  const { api_key } = await createAccount(store, config.plans, { plan: 'starter', label: '', status: 'active', limit: null }, NOW);
+  const { api_key } = await createAccount(
+    store,
+    config.plans,
+    { plan: 'starter', label: '', status: 'active', limit: null },
+    NOW,
+  );
   const who = meter.identify(hashKey(api_key));
   await settle();
   store.release();
@@ -93,9 +132,17 @@ t.test('identify answers without reading usage', async (t) => {
 t.test('one usage object: the hot path splices exactly what the admin API serialises', async (t) => {
   const { usageFragments, usageJson, usageObject } = await import('../../src/quota/usage.js');
   const { monthlyPeriod } = await import('../../src/quota/period.js');
-  const period = monthlyPeriod(Date.parse('2026-01-31T09:30:00+02:00'), Date.parse('2026-02-10T00:00:00+02:00'), 'Africa/Johannesburg');
+  const period = monthlyPeriod(
+    Date.parse('2026-01-31T09:30:00+02:00'),
+    Date.parse('2026-02-10T00:00:00+02:00'),
+    'Africa/Johannesburg',
+  );
   const allowance = { plan: 'star"ter', limit: 2000, period, converted: false, anchorMs: period.startMs };
   for (const used of [0, 1, 1999, 2000, 2001]) {
-    t.equal(usageJson(usageFragments(allowance), used, 2000), JSON.stringify(usageObject(allowance, used)), `used ${used}`);
+    t.equal(
+      usageJson(usageFragments(allowance), used, 2000),
+      JSON.stringify(usageObject(allowance, used)),
+      `used ${used}`,
+    );
   }
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import t from 'tap';
 import fc from 'fast-check';
+import t from 'tap';
 import type { Period } from '../../src/quota/period.js';
 import { monthlyPeriod, trialPeriod } from '../../src/quota/period.js';
 import { formatInZone, isValidTimeZone, localTimeToMs } from '../../src/time/zone.js';
@@ -249,21 +249,24 @@ t.test('monthly cycles clamp to the month end without the clamp sticking', async
 t.test('Europe/London across DST keeps the local wall-clock time', async (t) => {
   t.test('monthly anchor at 01:30 on 31 March switches between +01:00 and +00:00', async (t) => {
     const anchor = P('2026-03-31T01:30:00+01:00');
-    t.same(starts((now) => monthlyPeriod(anchor, now, LON), anchor, 13), [
-      '2026-03-31T01:30:00+01:00',
-      '2026-04-30T01:30:00+01:00',
-      '2026-05-31T01:30:00+01:00',
-      '2026-06-30T01:30:00+01:00',
-      '2026-07-31T01:30:00+01:00',
-      '2026-08-31T01:30:00+01:00',
-      '2026-09-30T01:30:00+01:00',
-      '2026-10-31T01:30:00+00:00',
-      '2026-11-30T01:30:00+00:00',
-      '2026-12-31T01:30:00+00:00',
-      '2027-01-31T01:30:00+00:00',
-      '2027-02-28T01:30:00+00:00',
-      '2027-03-31T01:30:00+01:00',
-    ]);
+    t.same(
+      starts((now) => monthlyPeriod(anchor, now, LON), anchor, 13),
+      [
+        '2026-03-31T01:30:00+01:00',
+        '2026-04-30T01:30:00+01:00',
+        '2026-05-31T01:30:00+01:00',
+        '2026-06-30T01:30:00+01:00',
+        '2026-07-31T01:30:00+01:00',
+        '2026-08-31T01:30:00+01:00',
+        '2026-09-30T01:30:00+01:00',
+        '2026-10-31T01:30:00+00:00',
+        '2026-11-30T01:30:00+00:00',
+        '2026-12-31T01:30:00+00:00',
+        '2027-01-31T01:30:00+00:00',
+        '2027-02-28T01:30:00+00:00',
+        '2027-03-31T01:30:00+01:00',
+      ],
+    );
     const october = monthlyPeriod(anchor, P('2026-10-15T00:00:00Z'), LON);
     t.equal(october.endMs - october.startMs, 31 * DAY + HOUR, 'cycle spanning the October change is 1h longer');
     const march = monthlyPeriod(anchor, P('2027-03-15T00:00:00Z'), LON);
@@ -286,30 +289,35 @@ t.test('Europe/London across DST keeps the local wall-clock time', async (t) => 
 
   t.test('01:30 on 2026-03-29 (spring-forward gap) is shifted forward by the gap to 02:30 BST', async (t) => {
     const anchor = P('2026-03-15T01:30:00+00:00');
-    t.same(starts((now) => trialPeriod(anchor, now, LON), anchor, 3), [
-      '2026-03-15T01:30:00+00:00',
-      '2026-03-29T02:30:00+01:00',
-      '2026-04-12T01:30:00+01:00', // the shift does not carry over
-    ]);
+    t.same(
+      starts((now) => trialPeriod(anchor, now, LON), anchor, 3),
+      [
+        '2026-03-15T01:30:00+00:00',
+        '2026-03-29T02:30:00+01:00',
+        '2026-04-12T01:30:00+01:00', // the shift does not carry over
+      ],
+    );
   });
 
   t.test('a monthly start in the gap (31 Mar 2024 was the last Sunday) is shifted forward too', async (t) => {
     const anchor = P('2024-01-31T01:30:00+00:00');
-    t.same(starts((now) => monthlyPeriod(anchor, now, LON), anchor, 4), [
-      '2024-01-31T01:30:00+00:00',
-      '2024-02-29T01:30:00+00:00',
-      '2024-03-31T02:30:00+01:00',
-      '2024-04-30T01:30:00+01:00',
-    ]);
+    t.same(
+      starts((now) => monthlyPeriod(anchor, now, LON), anchor, 4),
+      [
+        '2024-01-31T01:30:00+00:00',
+        '2024-02-29T01:30:00+00:00',
+        '2024-03-31T02:30:00+01:00',
+        '2024-04-30T01:30:00+01:00',
+      ],
+    );
   });
 
   t.test('an ambiguous 01:30 on 2026-10-25 (fall back) uses the earlier instant, +01:00', async (t) => {
     const anchor = P('2026-10-11T01:30:00+01:00');
-    t.same(starts((now) => trialPeriod(anchor, now, LON), anchor, 3), [
-      '2026-10-11T01:30:00+01:00',
-      '2026-10-25T01:30:00+01:00',
-      '2026-11-08T01:30:00+00:00',
-    ]);
+    t.same(
+      starts((now) => trialPeriod(anchor, now, LON), anchor, 3),
+      ['2026-10-11T01:30:00+01:00', '2026-10-25T01:30:00+01:00', '2026-11-08T01:30:00+00:00'],
+    );
   });
 
   t.test('an anchor at the later occurrence of an ambiguous time still starts the first period', async (t) => {
@@ -322,11 +330,10 @@ t.test('Europe/London across DST keeps the local wall-clock time', async (t) => 
 
   t.test('America/New_York gap at 02:30 on 2026-03-08 resolves to 03:30 EDT', async (t) => {
     const anchor = P('2026-03-01T02:30:00-05:00');
-    t.same(starts((now) => trialPeriod(anchor, now, NY, 7), anchor, 3), [
-      '2026-03-01T02:30:00-05:00',
-      '2026-03-08T03:30:00-04:00',
-      '2026-03-15T02:30:00-04:00',
-    ]);
+    t.same(
+      starts((now) => trialPeriod(anchor, now, NY, 7), anchor, 3),
+      ['2026-03-01T02:30:00-05:00', '2026-03-08T03:30:00-04:00', '2026-03-15T02:30:00-04:00'],
+    );
   });
 });
 
@@ -347,7 +354,11 @@ t.test('formatInZone writes local time with its offset at second precision', asy
   ];
   for (const [utc, zone, expected] of cases) t.equal(formatInZone(P(utc), zone), expected, `${utc} in ${zone}`);
   t.equal(formatInZone(-1, 'UTC'), '1969-12-31T23:59:59+00:00', 'truncates toward the earlier second');
-  t.equal(formatInZone(P('1900-01-01T00:00:00Z'), 'Africa/Monrovia'), '1899-12-31T23:16:52-00:43:08', 'LMT offset with seconds');
+  t.equal(
+    formatInZone(P('1900-01-01T00:00:00Z'), 'Africa/Monrovia'),
+    '1899-12-31T23:16:52-00:43:08',
+    'LMT offset with seconds',
+  );
 });
 
 t.test('localTimeToMs converts a local wall time with the same DST rules', async (t) => {
@@ -359,7 +370,14 @@ t.test('localTimeToMs converts a local wall time with the same DST rules', async
   t.equal(localTimeToMs('2026-10-25T01:30:00', LON), P('2026-10-25T01:30:00+01:00'), 'overlap: earlier instant');
   t.equal(localTimeToMs('2026-10-25T02:00:00', LON), P('2026-10-25T02:00:00+00:00'), 'just after the overlap');
   t.equal(localTimeToMs('2026-03-29T00:59:59', LON), P('2026-03-29T00:59:59+00:00'), 'just before the gap');
-  for (const bad of ['2026-02-29T00:00', '2026-13-01T00:00', '2026-00-10T00:00', '2026-01-01T24:00', '2026-01-01', 'soon']) {
+  for (const bad of [
+    '2026-02-29T00:00',
+    '2026-13-01T00:00',
+    '2026-00-10T00:00',
+    '2026-01-01T24:00',
+    '2026-01-01',
+    'soon',
+  ]) {
     t.throws(() => localTimeToMs(bad, JHB), RangeError, bad);
   }
   t.throws(() => localTimeToMs('2026-01-01T00:00', 'Mars/Olympus'), RangeError);
@@ -433,86 +451,97 @@ function anchorIn(a: AnchorInput, zone: string): number {
 const nowFor = (n: NowInput, anchorMs: number): number => (n.kind === 'instant' ? n.ms : anchorMs + n.ms);
 
 function assertContains(p: Period, anchorMs: number, nowMs: number): void {
-  if (nowMs >= anchorMs) assert.ok(p.startMs <= nowMs && nowMs < p.endMs, `${nowMs} not in ${p.startedAt}..${p.endsAt}`);
+  if (nowMs >= anchorMs)
+    assert.ok(p.startMs <= nowMs && nowMs < p.endMs, `${nowMs} not in ${p.startedAt}..${p.endsAt}`);
   else assert.equal(p.startMs, anchorMs);
 }
 
-t.test('property: monthly cycles contain now, are contiguous and start on min(anchorDay, daysInMonth) at the anchor time', async (t) => {
-  fc.assert(
-    fc.property(fc.constantFrom(...ZONES), anchorArb, nowArb, (zone, anchorInput, nowIn) => {
-      const anchor = anchorIn(anchorInput, zone);
-      const now = nowFor(nowIn, anchor);
-      const a = fields(anchor, zone);
-      const anchorTime = Date.UTC(1970, 0, 1, a.h, a.mi, a.s);
-      const monthNumber = (ms: number): number => {
-        const f = fields(ms, zone);
-        return f.y * 12 + f.mo;
-      };
-      const checkStart = (p: Period): void => {
-        assertWellFormed(p);
-        const f = fields(p.startMs, zone);
-        const expected = Date.UTC(f.y, f.mo, Math.min(a.d, daysInMonth(f.y, f.mo))) + anchorTime;
-        assertStartWall(p.startMs, expected, zone, p.startMs === anchor);
-      };
+t.test(
+  'property: monthly cycles contain now, are contiguous and start on min(anchorDay, daysInMonth) at the anchor time',
+  async (t) => {
+    fc.assert(
+      fc.property(fc.constantFrom(...ZONES), anchorArb, nowArb, (zone, anchorInput, nowIn) => {
+        const anchor = anchorIn(anchorInput, zone);
+        const now = nowFor(nowIn, anchor);
+        const a = fields(anchor, zone);
+        const anchorTime = Date.UTC(1970, 0, 1, a.h, a.mi, a.s);
+        const monthNumber = (ms: number): number => {
+          const f = fields(ms, zone);
+          return f.y * 12 + f.mo;
+        };
+        const checkStart = (p: Period): void => {
+          assertWellFormed(p);
+          const f = fields(p.startMs, zone);
+          const expected = Date.UTC(f.y, f.mo, Math.min(a.d, daysInMonth(f.y, f.mo))) + anchorTime;
+          assertStartWall(p.startMs, expected, zone, p.startMs === anchor);
+        };
 
-      let p = monthlyPeriod(anchor, now, zone);
-      assertContains(p, anchor, now);
-      assert.deepEqual(monthlyPeriod(anchor, p.endMs - 1, zone), p);
-      assert.ok(monthNumber(p.startMs) >= monthNumber(anchor));
-      checkStart(p);
-      // a year of cycles passes both DST changes
-      for (let i = 0; i < 13; i++) {
-        const next = monthlyPeriod(anchor, p.endMs, zone);
-        assert.equal(next.startMs, p.endMs, 'contiguous');
-        assert.notEqual(next.id, p.id);
-        assert.equal(monthNumber(next.startMs), monthNumber(p.startMs) + 1, 'one cycle per month');
-        checkStart(next);
-        p = next;
-      }
-    }),
-    { numRuns: RUNS },
-  );
-  t.pass(`${RUNS} runs`);
-});
+        let p = monthlyPeriod(anchor, now, zone);
+        assertContains(p, anchor, now);
+        assert.deepEqual(monthlyPeriod(anchor, p.endMs - 1, zone), p);
+        assert.ok(monthNumber(p.startMs) >= monthNumber(anchor));
+        checkStart(p);
+        // a year of cycles passes both DST changes
+        for (let i = 0; i < 13; i++) {
+          const next = monthlyPeriod(anchor, p.endMs, zone);
+          assert.equal(next.startMs, p.endMs, 'contiguous');
+          assert.notEqual(next.id, p.id);
+          assert.equal(monthNumber(next.startMs), monthNumber(p.startMs) + 1, 'one cycle per month');
+          checkStart(next);
+          p = next;
+        }
+      }),
+      { numRuns: RUNS },
+    );
+    t.pass(`${RUNS} runs`);
+  },
+);
 
-t.test('property: trial windows contain now, are contiguous and start `days` local calendar days apart at the anchor time', async (t) => {
-  const daysArb = fc.oneof(fc.constant(14), fc.constant(7), fc.integer({ min: 1, max: 60 }));
-  fc.assert(
-    fc.property(fc.constantFrom(...ZONES), anchorArb, nowArb, daysArb, (zone, anchorInput, nowIn, days) => {
-      const anchor = anchorIn(anchorInput, zone);
-      const now = nowFor(nowIn, anchor);
-      const a = fields(anchor, zone);
-      const anchorTime = Date.UTC(1970, 0, 1, a.h, a.mi, a.s);
-      const anchorDay = localDayNumber(anchor, zone);
+t.test(
+  'property: trial windows contain now, are contiguous and start `days` local calendar days apart at the anchor time',
+  async (t) => {
+    const daysArb = fc.oneof(fc.constant(14), fc.constant(7), fc.integer({ min: 1, max: 60 }));
+    fc.assert(
+      fc.property(fc.constantFrom(...ZONES), anchorArb, nowArb, daysArb, (zone, anchorInput, nowIn, days) => {
+        const anchor = anchorIn(anchorInput, zone);
+        const now = nowFor(nowIn, anchor);
+        const a = fields(anchor, zone);
+        const anchorTime = Date.UTC(1970, 0, 1, a.h, a.mi, a.s);
+        const anchorDay = localDayNumber(anchor, zone);
 
-      let p = trialPeriod(anchor, now, zone, days);
-      assertContains(p, anchor, now);
-      assert.deepEqual(trialPeriod(anchor, p.endMs - 1, zone, days), p);
-      for (let i = 0; i < 12; i++) {
-        assertWellFormed(p);
-        const day = localDayNumber(p.startMs, zone);
-        assert.equal((day - anchorDay) % days, 0, 'starts on a multiple of `days` after the anchor date');
-        assertStartWall(p.startMs, day * DAY + anchorTime, zone, p.startMs === anchor);
-        if (zone === JHB) assert.equal(p.endMs - p.startMs, days * DAY, 'no DST: fixed length');
-        const next = trialPeriod(anchor, p.endMs, zone, days);
-        assert.equal(next.startMs, p.endMs, 'contiguous');
-        assert.notEqual(next.id, p.id);
-        assert.equal(localDayNumber(next.startMs, zone) - day, days, '`days` calendar days apart');
-        p = next;
-      }
-    }),
-    { numRuns: RUNS },
-  );
-  t.pass(`${RUNS} runs`);
-});
+        let p = trialPeriod(anchor, now, zone, days);
+        assertContains(p, anchor, now);
+        assert.deepEqual(trialPeriod(anchor, p.endMs - 1, zone, days), p);
+        for (let i = 0; i < 12; i++) {
+          assertWellFormed(p);
+          const day = localDayNumber(p.startMs, zone);
+          assert.equal((day - anchorDay) % days, 0, 'starts on a multiple of `days` after the anchor date');
+          assertStartWall(p.startMs, day * DAY + anchorTime, zone, p.startMs === anchor);
+          if (zone === JHB) assert.equal(p.endMs - p.startMs, days * DAY, 'no DST: fixed length');
+          const next = trialPeriod(anchor, p.endMs, zone, days);
+          assert.equal(next.startMs, p.endMs, 'contiguous');
+          assert.notEqual(next.id, p.id);
+          assert.equal(localDayNumber(next.startMs, zone) - day, days, '`days` calendar days apart');
+          p = next;
+        }
+      }),
+      { numRuns: RUNS },
+    );
+    t.pass(`${RUNS} runs`);
+  },
+);
 
 t.test('property: formatInZone output parses back to the same second', async (t) => {
   fc.assert(
-    fc.property(fc.constantFrom(...ZONES, 'Asia/Kolkata', 'UTC'), fc.integer({ min: MIN_S * 1000, max: MAX_S * 1000 }), (zone, ms) => {
-      const s = formatInZone(ms, zone);
-      assert.match(s, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/);
-      assert.equal(Date.parse(s), ms - (ms % 1000));
-    }),
+    fc.property(
+      fc.constantFrom(...ZONES, 'Asia/Kolkata', 'UTC'),
+      fc.integer({ min: MIN_S * 1000, max: MAX_S * 1000 }),
+      (zone, ms) => {
+        const s = formatInZone(ms, zone);
+        assert.match(s, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/);
+        assert.equal(Date.parse(s), ms - (ms % 1000));
+      },
+    ),
     { numRuns: RUNS },
   );
   t.pass(`${RUNS} runs`);

@@ -1,12 +1,12 @@
-import { request, Agent } from 'node:http';
+import { Agent, request } from 'node:http';
 import pino from 'pino';
 import t from 'tap';
 import { RedisStore } from '../../src/store/redis.js';
 import type { ConsumeSpec, StoredAccount } from '../../src/store/types.js';
+import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
-import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -28,15 +28,23 @@ t.test('a warm metered request costs Redis exactly one command: the consume scri
   const { api_key } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body;
   t.equal((await gw.get(`${SIMPLE}?api_key=${api_key}`)).status, 200, 'first request loads the account');
   await redis.cli('CONFIG', 'RESETSTAT');
-  for (let i = 0; i < 25; i++) t.equal((await gw.get(`/fuel-api/api/${i % 2 ? 'current' : 'simple-current'}.php?api_key=${api_key}`)).status, 200);
+  for (let i = 0; i < 25; i++)
+    t.equal((await gw.get(`/fuel-api/api/${i % 2 ? 'current' : 'simple-current'}.php?api_key=${api_key}`)).status, 200);
   // Redis also counts the calls the script makes inside itself (HMGET account, GET and INCR the
   // counter); any extra command sent by the gateway would raise one of these above 25.
-  t.same(await commandCounts(redis.cli), { evalsha: 25, hmget: 25, get: 25, incr: 25 }, 'one EVALSHA per request and nothing else');
+  t.same(
+    await commandCounts(redis.cli),
+    { evalsha: 25, hmget: 25, get: 25, incr: 25 },
+    'one EVALSHA per request and nothing else',
+  );
 });
 
 t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each answered on its own', async (t) => {
   const redis = await startRedis(t);
-  const store = new RedisStore({ url: redis.url, key_prefix: 'batch:', command_timeout_ms: 500, connect_timeout_ms: 2000 }, pino({ level: 'silent' }));
+  const store = new RedisStore(
+    { url: redis.url, key_prefix: 'batch:', command_timeout_ms: 500, connect_timeout_ms: 2000 },
+    pino({ level: 'silent' }),
+  );
   t.teardown(() => store.close());
   const accounts: StoredAccount[] = [];
   for (let i = 0; i < 20; i++) {
@@ -44,7 +52,8 @@ t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each 
     await store.createAccount(a);
     accounts.push(a);
   }
-  const spec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec => consumeSpec(a, { limit: 2, ...over });
+  const spec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec =>
+    consumeSpec(a, { limit: 2, ...over });
   // The script's first call on a connection is an EVAL that loads it; EVALSHA after that.
   t.same(await store.consume(spec(accounts[0] as StoredAccount, { periodId: 'warm-up' })), { kind: 'ok', used: 1 });
   await redis.cli('CONFIG', 'RESETSTAT');
@@ -58,16 +67,29 @@ t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each 
     store.consume(spec(first, { revision: 7 })),
   ]);
   t.equal(store.consumeCalls() - callsBefore, 1, 'one script call');
-  t.same(await commandCounts(redis.cli), { evalsha: 1, hmget: 23, get: 21, incr: 20, pexpireat: 19 }, 'one EVALSHA carrying 23 requests');
-  t.same(results.slice(0, 20), accounts.map((_, i) => (i === 3 ? { kind: 'inactive' } : { kind: 'ok', used: 1 })), 'each request got its own answer');
-  t.same(results.slice(20), [{ kind: 'ok', used: 2 }, { kind: 'exhausted', used: 2 }, { kind: 'changed' }], 'independent checks, in order');
+  t.same(
+    await commandCounts(redis.cli),
+    { evalsha: 1, hmget: 23, get: 21, incr: 20, pexpireat: 19 },
+    'one EVALSHA carrying 23 requests',
+  );
+  t.same(
+    results.slice(0, 20),
+    accounts.map((_, i) => (i === 3 ? { kind: 'inactive' } : { kind: 'ok', used: 1 })),
+    'each request got its own answer',
+  );
+  t.same(
+    results.slice(20),
+    [{ kind: 'ok', used: 2 }, { kind: 'exhausted', used: 2 }, { kind: 'changed' }],
+    'independent checks, in order',
+  );
 });
 
 t.test('concurrent metered requests cost at most one EVALSHA per batch', async (t) => {
   const redis = await startRedis(t);
   const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } });
   const keys: string[] = [];
-  for (let i = 0; i < 32; i++) keys.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string);
+  for (let i = 0; i < 32; i++)
+    keys.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string);
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
   t.teardown(() => agent.destroy());
   const get = (key: string): Promise<number> =>
@@ -90,6 +112,10 @@ t.test('concurrent metered requests cost at most one EVALSHA per batch', async (
   t.equal(statuses.filter((s) => s === 200).length, 320, 'every request served');
   t.equal(counts['evalsha'], calls, `one EVALSHA per batch (${calls} batches)`);
   t.ok(calls < 320, `requests shared script calls (${calls} calls for 320 requests)`);
-  t.same({ hmget: counts['hmget'], incr: counts['incr'] }, { hmget: 320, incr: 320 }, 'each request checked and counted once');
+  t.same(
+    { hmget: counts['hmget'], incr: counts['incr'] },
+    { hmget: 320, incr: 320 },
+    'each request checked and counted once',
+  );
   t.same(Object.keys(counts).sort(), ['evalsha', 'get', 'hmget', 'incr'], 'and nothing else');
 });

@@ -1,13 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
 import pino from 'pino';
+import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { createAccount } from '../../src/keys/accounts.js';
 import { allowanceFor } from '../../src/quota/allowance.js';
 import { RedisStore } from '../../src/store/redis.js';
-import { gatewayProcess, type GatewayProcess } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
 import { startCluster, startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -19,7 +19,14 @@ const TRIAL_LIMIT = '{"success":false,"message":"Trial API request limit reached
 function configFile(redis: Record<string, unknown>): string {
   const dir = mkdtempSync(join(tmpdir(), 'fpg-scale-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, JSON.stringify({ store: { type: 'redis', redis }, log: { access: false }, limits: { invalid_key_throttle: { max_attempts: 100000 } } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      store: { type: 'redis', redis },
+      log: { access: false },
+      limits: { invalid_key_throttle: { max_attempts: 100000 } },
+    }),
+  );
   return file;
 }
 
@@ -35,7 +42,12 @@ async function exactlyOnce(t: Test, file: string): Promise<void> {
   const gateways = await Promise.all([0, 1, 2].map(() => gatewayProcess(t, file)));
   const store = storeFor(t, file);
   const config = loadConfig({ file, env: {} });
-  const { account, api_key } = await createAccount(store, config.plans, { plan: 'developer', label: 'scale', status: 'active', limit: null }, Date.now());
+  const { account, api_key } = await createAccount(
+    store,
+    config.plans,
+    { plan: 'developer', label: 'scale', status: 'active', limit: null },
+    Date.now(),
+  );
   const answers = await Promise.all(
     Array.from({ length: 600 }, async (_, i) => {
       const gw = gateways[i % 3] as GatewayProcess;
@@ -43,10 +55,19 @@ async function exactlyOnce(t: Test, file: string): Promise<void> {
       return { status: r.status, body: await r.text() };
     }),
   );
-  const used = answers.filter((a) => a.status === 200).map((a) => (JSON.parse(a.body) as { usage: { requests_used: number } }).usage.requests_used);
+  const used = answers
+    .filter((a) => a.status === 200)
+    .map((a) => (JSON.parse(a.body) as { usage: { requests_used: number } }).usage.requests_used);
   t.equal(used.length, 100, 'exactly the limit succeeded');
-  t.same([...used].sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 1), 'each success has a distinct count 1..100');
-  t.ok(answers.filter((a) => a.status !== 200).every((a) => a.status === 429 && a.body === TRIAL_LIMIT), 'every other answer is the limit error');
+  t.same(
+    [...used].sort((a, b) => a - b),
+    Array.from({ length: 100 }, (_, i) => i + 1),
+    'each success has a distinct count 1..100',
+  );
+  t.ok(
+    answers.filter((a) => a.status !== 200).every((a) => a.status === 429 && a.body === TRIAL_LIMIT),
+    'every other answer is the limit error',
+  );
   const period = allowanceFor(account, config.plans, config.time_zone, Date.now()).period;
   t.equal(await store.usage(account.id, period.id), 100, 'Redis holds 100');
   for (const gw of gateways) t.equal(gw.child.exitCode, null, 'no gateway died');
@@ -65,13 +86,22 @@ t.test('the same holds on a three-primary Redis Cluster', async (t) => {
 t.test('changes made on one gateway reach the others within a second', async (t) => {
   const redis = await startRedis(t);
   const file = configFile({ url: redis.url });
-  const [a, b] = (await Promise.all([gatewayProcess(t, file), gatewayProcess(t, file)])) as [GatewayProcess, GatewayProcess];
+  const [a, b] = (await Promise.all([gatewayProcess(t, file), gatewayProcess(t, file)])) as [
+    GatewayProcess,
+    GatewayProcess,
+  ];
   const admin = (method: string, path: string, body?: unknown) =>
-    fetch(a.admin + path, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }).then(
-      async (r) => ({ status: r.status, body: (await r.json()) as any }),
-    );
+    fetch(a.admin + path, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
   const status = (gw: GatewayProcess, key: string) => fetch(`${gw.base}${SIMPLE}?api_key=${key}`).then((r) => r.status);
-  const within = (ms: number, cond: () => Promise<boolean>) => waitFor('the change', cond, ms).then(() => true, () => false);
+  const within = (ms: number, cond: () => Promise<boolean>) =>
+    waitFor('the change', cond, ms).then(
+      () => true,
+      () => false,
+    );
 
   const created = await admin('POST', '/admin/accounts', { plan: 'starter' });
   t.equal(created.status, 201);
@@ -95,13 +125,20 @@ t.test('changes made on one gateway reach the others within a second', async (t)
     inland: { petrol_93: '25.80', petrol_95: '25.95', diesel_50ppm: '27.80', diesel_500ppm: '27.70' },
   });
   t.equal(published.status, 201);
-  const newest = async () => ((await (await fetch(`${b.base}${SIMPLE}?api_key=${rotated.body.api_key}`)).json()) as { effective_date: string }).effective_date;
+  const newest = async () =>
+    ((await (await fetch(`${b.base}${SIMPLE}?api_key=${rotated.body.api_key}`)).json()) as { effective_date: string })
+      .effective_date;
   t.equal(published.body.status, 'current', 'its date has passed and it is the latest');
   t.ok(await within(1000, async () => (await newest()) === '2026-10-07'), 'a published set reaches B within 1 s');
 
-  const later = { effective_date: '2031-01-01', coastal: published.body.price_set.coastal, inland: published.body.price_set.inland };
+  const later = {
+    effective_date: '2031-01-01',
+    coastal: published.body.price_set.coastal,
+    inland: published.body.price_set.inland,
+  };
   t.equal((await admin('PUT', '/admin/prices', later)).body.status, 'scheduled');
-  const scheduledOnB = async () => ((await (await fetch(`${b.admin}/admin/prices`)).json()) as { scheduled: unknown[] }).scheduled.length;
+  const scheduledOnB = async () =>
+    ((await (await fetch(`${b.admin}/admin/prices`)).json()) as { scheduled: unknown[] }).scheduled.length;
   t.ok(await within(1000, async () => (await scheduledOnB()) === 1));
   t.equal((await admin('DELETE', '/admin/prices/2031-01-01')).status, 200);
   t.ok(await within(1000, async () => (await scheduledOnB()) === 0), 'a cancelled set leaves B within 1 s');
@@ -115,72 +152,98 @@ t.test('changes made on one gateway reach the others within a second', async (t)
   const load = Promise.all([loader(), loader(), loader()]);
   await new Promise((r) => setTimeout(r, 100));
   t.equal((await admin('DELETE', `/admin/accounts/${id}`)).status, 200);
-  t.ok(await within(1000, async () => (await status(b, rotated.body.api_key)) === 401), 'a deleted account is refused on B within 1 s');
+  t.ok(
+    await within(1000, async () => (await status(b, rotated.body.api_key)) === 401),
+    'a deleted account is refused on B within 1 s',
+  );
   stop = true;
   await load;
   t.ok(during.includes(200), 'B served it before');
-  t.same(during.filter((s) => s !== 200 && s !== 401), [], 'B answered only 200 or 401 meanwhile');
+  t.same(
+    during.filter((s) => s !== 200 && s !== 401),
+    [],
+    'B answered only 200 or 401 meanwhile',
+  );
   t.equal((await admin('DELETE', `/admin/accounts/${id}`)).status, 404);
 });
 
-t.test('Redis dying mid-load: every answer is a success or the 503 body within 1 s, and service comes back by itself', async (t) => {
-  const redis = await startRedis(t);
-  const file = configFile({ url: redis.url, command_timeout_ms: 300 });
-  const gateways = (await Promise.all([gatewayProcess(t, file), gatewayProcess(t, file)])) as GatewayProcess[];
-  const store = storeFor(t, file);
-  const config = loadConfig({ file, env: {} });
-  const { account, api_key } = await createAccount(store, config.plans, { plan: 'enterprise', label: 'faults', status: 'active', limit: 1_000_000 }, Date.now());
-  const stored = await store.getAccount(account.id);
+t.test(
+  'Redis dying mid-load: every answer is a success or the 503 body within 1 s, and service comes back by itself',
+  async (t) => {
+    const redis = await startRedis(t);
+    const file = configFile({ url: redis.url, command_timeout_ms: 300 });
+    const gateways = (await Promise.all([gatewayProcess(t, file), gatewayProcess(t, file)])) as GatewayProcess[];
+    const store = storeFor(t, file);
+    const config = loadConfig({ file, env: {} });
+    const { account, api_key } = await createAccount(
+      store,
+      config.plans,
+      { plan: 'enterprise', label: 'faults', status: 'active', limit: 1_000_000 },
+      Date.now(),
+    );
+    const stored = await store.getAccount(account.id);
 
-  const results: Array<{ status: number; body: string; ms: number }> = [];
-  let stop = false;
-  const loader = async (gw: GatewayProcess) => {
-    for (let i = 0; i < 2000 && !stop; i++) {
-      const start = Date.now();
-      const r = await fetch(`${gw.base}${SIMPLE}?api_key=${api_key}`);
-      results.push({ status: r.status, body: await r.text(), ms: Date.now() - start });
-    }
-  };
-  const load = Promise.all(gateways.flatMap((gw) => [loader(gw), loader(gw), loader(gw)]));
-  await new Promise((r) => setTimeout(r, 300));
-  await redis.stop();
-  await new Promise((r) => setTimeout(r, 1000));
-  stop = true;
-  await load;
+    const results: Array<{ status: number; body: string; ms: number }> = [];
+    let stop = false;
+    const loader = async (gw: GatewayProcess) => {
+      for (let i = 0; i < 2000 && !stop; i++) {
+        const start = Date.now();
+        const r = await fetch(`${gw.base}${SIMPLE}?api_key=${api_key}`);
+        results.push({ status: r.status, body: await r.text(), ms: Date.now() - start });
+      }
+    };
+    const load = Promise.all(gateways.flatMap((gw) => [loader(gw), loader(gw), loader(gw)]));
+    await new Promise((r) => setTimeout(r, 300));
+    await redis.stop();
+    await new Promise((r) => setTimeout(r, 1000));
+    stop = true;
+    await load;
 
-  const unavailable = results.filter((r) => r.status === 503);
-  t.ok(unavailable.length > 0, 'some requests met the outage');
-  t.ok(results.filter((r) => r.status === 200).length > 0, 'some succeeded before it');
-  t.ok(unavailable.every((r) => r.body === '{"success":false,"message":"Service temporarily unavailable."}'));
-  t.same(results.filter((r) => r.status !== 200 && r.status !== 503), [], 'nothing but successes and 503s');
-  t.ok(Math.max(...results.map((r) => r.ms)) < 1000, `slowest answer ${Math.max(...results.map((r) => r.ms))} ms`);
-  const ready = await fetch(`${gateways[0]?.base}/readyz`);
-  t.equal(ready.status, 503, '/readyz reports the outage');
+    const unavailable = results.filter((r) => r.status === 503);
+    t.ok(unavailable.length > 0, 'some requests met the outage');
+    t.ok(results.filter((r) => r.status === 200).length > 0, 'some succeeded before it');
+    t.ok(unavailable.every((r) => r.body === '{"success":false,"message":"Service temporarily unavailable."}'));
+    t.same(
+      results.filter((r) => r.status !== 200 && r.status !== 503),
+      [],
+      'nothing but successes and 503s',
+    );
+    t.ok(Math.max(...results.map((r) => r.ms)) < 1000, `slowest answer ${Math.max(...results.map((r) => r.ms))} ms`);
+    const ready = await fetch(`${gateways[0]?.base}/readyz`);
+    t.equal(ready.status, 503, '/readyz reports the outage');
 
-  // Redis comes back empty (no persistence in tests): the account is restored as an operator's
-  // backup would; the gateways reload the price history themselves.
-  await redis.start();
-  for (let tries = 0; ; tries++) {
-    // The test's own connection reconnects in its own time, like the gateways'.
-    const ok = await store.createAccount(stored as NonNullable<typeof stored>).then(() => true, () => false);
-    if (ok) break;
-    if (tries > 100) throw new Error('could not restore the account');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  for (const gw of gateways) {
-    let status = 0;
-    const end = Date.now() + 10_000;
-    while (status !== 200 && Date.now() < end) {
-      status = (await fetch(`${gw.base}${SIMPLE}?api_key=${api_key}`)).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    // Redis comes back empty (no persistence in tests): the account is restored as an operator's
+    // backup would; the gateways reload the price history themselves.
+    await redis.start();
+    for (let tries = 0; ; tries++) {
+      // The test's own connection reconnects in its own time, like the gateways'.
+      const ok = await store.createAccount(stored as NonNullable<typeof stored>).then(
+        () => true,
+        () => false,
+      );
+      if (ok) break;
+      if (tries > 100) throw new Error('could not restore the account');
+      await new Promise((r) => setTimeout(r, 100));
     }
-    t.equal(status, 200, 'requests succeed again without restarting the gateway');
-    let ready = 0;
-    // /readyz asks the store at most once a second, so it may lag the recovery by that much.
-    for (const end = Date.now() + 3000; ready !== 200 && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
-      ready = (await fetch(`${gw.base}/readyz`)).status;
+    for (const gw of gateways) {
+      let status = 0;
+      const end = Date.now() + 10_000;
+      while (status !== 200 && Date.now() < end) {
+        status = (await fetch(`${gw.base}${SIMPLE}?api_key=${api_key}`)).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      t.equal(status, 200, 'requests succeed again without restarting the gateway');
+      let ready = 0;
+      // /readyz asks the store at most once a second, so it may lag the recovery by that much.
+      for (
+        const end = Date.now() + 3000;
+        ready !== 200 && Date.now() < end;
+        await new Promise((r) => setTimeout(r, 100))
+      ) {
+        ready = (await fetch(`${gw.base}/readyz`)).status;
+      }
+      t.equal(ready, 200, '/readyz recovers');
+      t.equal(gw.child.exitCode, null, 'no gateway died');
     }
-    t.equal(ready, 200, '/readyz recovers');
-    t.equal(gw.child.exitCode, null, 'no gateway died');
-  }
-});
+  },
+);

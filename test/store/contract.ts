@@ -1,6 +1,6 @@
 import type { Test } from 'tap';
 import type { PriceSet } from '../../src/prices/schema.js';
-import type { ConsumeSpec, Store, StoreEvent, StoredAccount } from '../../src/store/types.js';
+import type { ConsumeSpec, Store, StoredAccount, StoreEvent } from '../../src/store/types.js';
 
 /**
  * The store contract: every Store implementation runs this suite unchanged.
@@ -34,8 +34,22 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   const priceSet = (date: string, p95 = '21.00'): PriceSet => ({
     effective_date: date,
     updated_at: `${date} 00:01:00`,
-    coastal: { zone: null, price_basis: 'official_regional_reference', petrol_93: null, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.90' },
-    inland: { zone: null, price_basis: 'official_regional_reference', petrol_93: '21.50', petrol_95: '21.60', diesel_50ppm: null, diesel_500ppm: '20.10' },
+    coastal: {
+      zone: null,
+      price_basis: 'official_regional_reference',
+      petrol_93: null,
+      petrol_95: p95,
+      diesel_50ppm: '20.00',
+      diesel_500ppm: '19.90',
+    },
+    inland: {
+      zone: null,
+      price_basis: 'official_regional_reference',
+      petrol_93: '21.50',
+      petrol_95: '21.60',
+      diesel_50ppm: null,
+      diesel_500ppm: '20.10',
+    },
   });
 
   t.test('an account is found by its key hash and by id, and unknown hashes find nothing', async (t) => {
@@ -83,7 +97,10 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
     const results = await Promise.all(Array.from({ length: 60 }, () => store.consume(spec(a, { limit: 20 }))));
     const ok = results.filter((r) => r.kind === 'ok').map((r) => (r.kind === 'ok' ? r.used : 0));
     t.equal(ok.length, 20);
-    t.same([...ok].sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i + 1));
+    t.same(
+      [...ok].sort((x, y) => x - y),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
     t.equal(await store.usage(a.id, '1000'), 20);
   });
 
@@ -142,12 +159,15 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
     store.subscribe((e) => events.push(e));
     const a = account();
     await store.createAccount(a);
-    await store.updateAccount(a.id, { key_hash: 'new-hash-' + a.id });
+    await store.updateAccount(a.id, { key_hash: `new-hash-${a.id}` });
     t.equal(await store.findByKeyHash(a.key_hash), null);
-    t.equal((await store.findByKeyHash('new-hash-' + a.id))?.id, a.id);
-    await waitFor(() => events.some((e) => e.type === 'account' && e.keyHashes.includes('new-hash-' + a.id)));
-    const rotation = events.find((e) => e.type === 'account' && e.keyHashes.includes('new-hash-' + a.id));
-    t.same(rotation && rotation.type === 'account' ? [...rotation.keyHashes].sort() : [], [a.key_hash, 'new-hash-' + a.id].sort());
+    t.equal((await store.findByKeyHash(`new-hash-${a.id}`))?.id, a.id);
+    await waitFor(() => events.some((e) => e.type === 'account' && e.keyHashes.includes(`new-hash-${a.id}`)));
+    const rotation = events.find((e) => e.type === 'account' && e.keyHashes.includes(`new-hash-${a.id}`));
+    t.same(
+      rotation && rotation.type === 'account' ? [...rotation.keyHashes].sort() : [],
+      [a.key_hash, `new-hash-${a.id}`].sort(),
+    );
   });
 
   t.test('price sets: one per date, oldest first; replace decides whether a date is overwritten', async (t) => {
@@ -158,7 +178,13 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
     t.equal(await store.putPriceSet(priceSet('2026-02-04'), false), true);
     t.equal(await store.putPriceSet(priceSet('2026-01-07'), false), true);
     t.equal(await store.putPriceSet(priceSet('2026-01-07', '99.99'), false), false, 'kept');
-    t.same((await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]), [['2026-01-07', '21.00'], ['2026-02-04', '21.00']]);
+    t.same(
+      (await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
+      [
+        ['2026-01-07', '21.00'],
+        ['2026-02-04', '21.00'],
+      ],
+    );
     t.equal(await store.putPriceSet(priceSet('2026-01-07', '22.22'), true), true, 'replaced');
     t.same(await store.listPriceSets(), [priceSet('2026-01-07', '22.22'), priceSet('2026-02-04')]);
     await waitFor(() => events.filter((e) => e.type === 'prices').length >= 3);
@@ -183,8 +209,16 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
     t.equal(all.next, null, 'the last page has no cursor');
     t.same(all.accounts[0], made[1], 'accounts come back whole');
     t.same(ids(await store.listAccounts({ status: 'inactive' }, null, 10)), ['acct_a']);
-    t.same(ids(await store.listAccounts({ plan: 'starter', status: 'active' }, null, 10)), ['acct_b', 'acct_c', 'acct_e']);
-    t.same(ids(await store.listAccounts({ label: 'ACME' }, null, 10)), ['acct_a', 'acct_b', 'acct_e'], 'a substring, ignoring case');
+    t.same(ids(await store.listAccounts({ plan: 'starter', status: 'active' }, null, 10)), [
+      'acct_b',
+      'acct_c',
+      'acct_e',
+    ]);
+    t.same(
+      ids(await store.listAccounts({ label: 'ACME' }, null, 10)),
+      ['acct_a', 'acct_b', 'acct_e'],
+      'a substring, ignoring case',
+    );
     t.same(ids(await store.listAccounts({ label: '.' }, null, 10)), ['acct_d'], 'a dot is a dot, not any character');
     t.same(ids(await store.listAccounts({ label: '(retail)' }, null, 10)), ['acct_a'], 'parentheses are literal');
     t.same(ids(await store.listAccounts({ label: '.*' }, null, 10)), [], 'no pattern matching');
@@ -201,34 +235,45 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
       after = page.next;
     }
     t.same(seen, ['acct_a', 'acct_b', 'acct_c', 'acct_e']);
-    t.same(ids(await store.listAccounts({}, 'acct_bz', 10)), ['acct_c', 'acct_d', 'acct_e'], 'a cursor naming no account continues after it');
+    t.same(
+      ids(await store.listAccounts({}, 'acct_bz', 10)),
+      ['acct_c', 'acct_d', 'acct_e'],
+      'a cursor naming no account continues after it',
+    );
     t.same(await store.listAccounts({}, 'acct_e', 10), { accounts: [], next: null }, 'past the end');
   });
 
-  t.test('deleting an account: its key and id find nothing, counting is refused, its key hash is announced, once', async (t) => {
-    const store = await make();
-    t.teardown(() => store.close());
-    const events: StoreEvent[] = [];
-    store.subscribe((e) => events.push(e));
-    const a = account();
-    const kept = account();
-    await store.createAccount(a);
-    await store.createAccount(kept);
-    await store.consume(spec(a));
-    await waitFor(() => events.filter((e) => e.type === 'account').length >= 2);
-    events.length = 0;
-    t.same(await store.deleteAccount(a.id), a, 'answers the account as it was');
-    t.equal(await store.getAccount(a.id), null);
-    t.equal(await store.findByKeyHash(a.key_hash), null);
-    t.same(await store.consume(spec(a)), { kind: 'changed' }, 'a cached copy cannot count');
-    t.equal(await store.updateAccount(a.id, { status: 'inactive' }), null, 'nor be patched back');
-    t.same((await store.listAccounts({}, null, 10)).accounts.map((x) => x.id), [kept.id], 'gone from the listing');
-    await waitFor(() => events.length >= 1);
-    t.same(events[0], { type: 'account', id: a.id, keyHashes: [a.key_hash] });
-    t.equal(await store.deleteAccount(a.id), null, 'a second delete finds nothing');
-    t.equal(await store.deleteAccount('acct_never'), null);
-    t.same(await store.findByKeyHash(kept.key_hash), kept, 'other accounts are untouched');
-  });
+  t.test(
+    'deleting an account: its key and id find nothing, counting is refused, its key hash is announced, once',
+    async (t) => {
+      const store = await make();
+      t.teardown(() => store.close());
+      const events: StoreEvent[] = [];
+      store.subscribe((e) => events.push(e));
+      const a = account();
+      const kept = account();
+      await store.createAccount(a);
+      await store.createAccount(kept);
+      await store.consume(spec(a));
+      await waitFor(() => events.filter((e) => e.type === 'account').length >= 2);
+      events.length = 0;
+      t.same(await store.deleteAccount(a.id), a, 'answers the account as it was');
+      t.equal(await store.getAccount(a.id), null);
+      t.equal(await store.findByKeyHash(a.key_hash), null);
+      t.same(await store.consume(spec(a)), { kind: 'changed' }, 'a cached copy cannot count');
+      t.equal(await store.updateAccount(a.id, { status: 'inactive' }), null, 'nor be patched back');
+      t.same(
+        (await store.listAccounts({}, null, 10)).accounts.map((x) => x.id),
+        [kept.id],
+        'gone from the listing',
+      );
+      await waitFor(() => events.length >= 1);
+      t.same(events[0], { type: 'account', id: a.id, keyHashes: [a.key_hash] });
+      t.equal(await store.deleteAccount(a.id), null, 'a second delete finds nothing');
+      t.equal(await store.deleteAccount('acct_never'), null);
+      t.same(await store.findByKeyHash(kept.key_hash), kept, 'other accounts are untouched');
+    },
+  );
 
   t.test('many price sets are stored at once and announced once; replace decides for existing dates', async (t) => {
     const store = await make();
@@ -238,8 +283,19 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
     await store.putPriceSet(priceSet('2026-01-07', '11.11'), false);
     await waitFor(() => events.length >= 1);
     events.length = 0;
-    t.equal(await store.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04'), priceSet('2026-03-04')], false), 2, 'the existing date is kept');
-    t.same((await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]), [['2026-01-07', '11.11'], ['2026-02-04', '21.00'], ['2026-03-04', '21.00']]);
+    t.equal(
+      await store.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04'), priceSet('2026-03-04')], false),
+      2,
+      'the existing date is kept',
+    );
+    t.same(
+      (await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
+      [
+        ['2026-01-07', '11.11'],
+        ['2026-02-04', '21.00'],
+        ['2026-03-04', '21.00'],
+      ],
+    );
     t.equal(await store.putPriceSets([priceSet('2026-01-07', '22.22'), priceSet('2026-04-01')], true), 2);
     t.equal((await store.listPriceSets())[0]?.coastal.petrol_95, '22.22', 'replaced');
     t.equal(await store.putPriceSets([priceSet('2026-04-01')], false), 0, 'nothing new');
@@ -257,7 +313,10 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
     await waitFor(() => events.length >= 1);
     events.length = 0;
     t.equal(await store.deletePriceSet('2026-02-04'), true);
-    t.same((await store.listPriceSets()).map((s) => s.effective_date), ['2026-01-07']);
+    t.same(
+      (await store.listPriceSets()).map((s) => s.effective_date),
+      ['2026-01-07'],
+    );
     await waitFor(() => events.some((e) => e.type === 'prices'));
     t.equal(await store.deletePriceSet('2026-02-04'), false, 'a second time finds none');
     t.equal(await store.deletePriceSet('1999-01-01'), false);

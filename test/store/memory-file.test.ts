@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { gatewayProcess, serve, type GatewayProcess } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess, serve } from '../helpers/cli.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -10,12 +10,19 @@ const SIMPLE = '/fuel-api/api/simple-current.php';
 function setup(): { config: string; state: string } {
   const dir = mkdtempSync(join(tmpdir(), 'fpg-persist-'));
   const config = join(dir, 'gateway.yaml');
-  writeFileSync(config, JSON.stringify({ store: { memory: { file: 'state/store.json' } }, demo_accounts: false, log: { access: false } }));
+  writeFileSync(
+    config,
+    JSON.stringify({ store: { memory: { file: 'state/store.json' } }, demo_accounts: false, log: { access: false } }),
+  );
   return { config, state: join(dir, 'state/store.json') };
 }
 
 async function createKey(gw: GatewayProcess, plan = 'starter'): Promise<{ id: string; key: string }> {
-  const r = await fetch(`${gw.admin}/admin/accounts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ plan }) });
+  const r = await fetch(`${gw.admin}/admin/accounts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ plan }),
+  });
   const body = (await r.json()) as { account: { id: string }; api_key: string };
   return { id: body.account.id, key: body.api_key };
 }
@@ -47,8 +54,13 @@ t.test('accounts, published prices and counts survive a restart of the real proc
 
   const second = await gatewayProcess(t, config);
   t.same(await used(second, key), { status: 200, used: 4 }, 'the key works and its count went on');
-  const prices = (await (await fetch(`${second.admin}/admin/prices`)).json()) as { scheduled: Array<{ effective_date: string }> };
-  t.ok(prices.scheduled.some((s) => s.effective_date === '2031-01-08'), 'the scheduled set is still there');
+  const prices = (await (await fetch(`${second.admin}/admin/prices`)).json()) as {
+    scheduled: Array<{ effective_date: string }>;
+  };
+  t.ok(
+    prices.scheduled.some((s) => s.effective_date === '2031-01-08'),
+    'the scheduled set is still there',
+  );
   t.equal(await second.stop('SIGTERM'), 0);
 });
 
@@ -77,7 +89,11 @@ t.test('a corrupt or torn file stops the start with a clear error and is left un
     writeFileSync(state, content);
     const gw = serve(t, ['--config', config], { FUEL_GATEWAY_CONFIG: '' });
     t.equal(await new Promise((r) => gw.child.on('exit', r)), 1, `${what}: the start stops`);
-    t.match(gw.output(), new RegExp(`STORE_UNREADABLE: ${state.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`), `${what}: the error names the file`);
+    t.match(
+      gw.output(),
+      new RegExp(`STORE_UNREADABLE: ${state.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`),
+      `${what}: the error names the file`,
+    );
     t.match(gw.output(), /left untouched/);
     t.equal(readFileSync(state, 'utf8'), content, `${what}: the file is as it was`);
   }

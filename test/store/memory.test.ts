@@ -7,13 +7,29 @@ storeContract(t, async () => new MemoryStore());
 t.test('expired counters start again from zero', async (t) => {
   let now = 1_000;
   const store = new MemoryStore(() => now);
-  const a = { id: 'a', status: 'active' as const, plan: 'developer', limit: null, anchor: '', label: '', created_at: '', revision: 1, key_hash: 'h' };
+  const a = {
+    id: 'a',
+    status: 'active' as const,
+    plan: 'developer',
+    limit: null,
+    anchor: '',
+    label: '',
+    created_at: '',
+    revision: 1,
+    key_hash: 'h',
+  };
   await store.createAccount(a);
   await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 });
-  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }), { kind: 'exhausted', used: 1 });
+  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }), {
+    kind: 'exhausted',
+    used: 1,
+  });
   now = 2_000;
   t.equal(await store.usage('a', 'p'), 0);
-  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 3_000 }), { kind: 'ok', used: 1 });
+  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 3_000 }), {
+    kind: 'ok',
+    used: 1,
+  });
 });
 
 t.test('with a file, deletions and many sets at once are written at once: a new store reads them back', async (t) => {
@@ -21,9 +37,31 @@ t.test('with a file, deletions and many sets at once are written at once: a new 
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const file = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'store.json');
-  const region = { zone: null, price_basis: 'official_regional_reference', petrol_93: null, petrol_95: '21.00', diesel_50ppm: '20.00', diesel_500ppm: '19.90' };
-  const set = (date: string) => ({ effective_date: date, updated_at: `${date} 00:01:00`, coastal: region, inland: region });
-  const account = (id: string) => ({ id, status: 'active' as const, plan: 'developer', limit: null, anchor: '', label: '', created_at: '', revision: 1, key_hash: `${'0'.repeat(63)}${id.slice(-1)}` });
+  const region = {
+    zone: null,
+    price_basis: 'official_regional_reference',
+    petrol_93: null,
+    petrol_95: '21.00',
+    diesel_50ppm: '20.00',
+    diesel_500ppm: '19.90',
+  };
+  const set = (date: string) => ({
+    effective_date: date,
+    updated_at: `${date} 00:01:00`,
+    coastal: region,
+    inland: region,
+  });
+  const account = (id: string) => ({
+    id,
+    status: 'active' as const,
+    plan: 'developer',
+    limit: null,
+    anchor: '',
+    label: '',
+    created_at: '',
+    revision: 1,
+    key_hash: `${'0'.repeat(63)}${id.slice(-1)}`,
+  });
   const first = new MemoryStore(Date.now, file);
   await first.createAccount(account('acct_1'));
   await first.createAccount(account('acct_2'));
@@ -33,7 +71,13 @@ t.test('with a file, deletions and many sets at once are written at once: a new 
   // No close(): a crash right after the changes.
   const second = new MemoryStore(Date.now, file);
   t.teardown(() => Promise.all([first.close(), second.close()]));
-  t.same((await second.listAccounts({}, null, 10)).accounts.map((a) => a.id), ['acct_2']);
+  t.same(
+    (await second.listAccounts({}, null, 10)).accounts.map((a) => a.id),
+    ['acct_2'],
+  );
   t.equal(await second.findByKeyHash(account('acct_1').key_hash), null);
-  t.same((await second.listPriceSets()).map((s) => s.effective_date), ['2026-02-04']);
+  t.same(
+    (await second.listPriceSets()).map((s) => s.effective_date),
+    ['2026-02-04'],
+  );
 });

@@ -2,15 +2,24 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import t from 'tap';
 import { RedisStore } from '../../src/store/redis.js';
+import { storedAccount } from '../helpers/accounts.js';
 import { startCluster } from '../helpers/redis.js';
 import { storeContract } from './contract.js';
-import { storedAccount } from '../helpers/accounts.js';
 
 const cluster = await startCluster(t);
 const log = pino({ level: 'silent' });
 let seq = 0;
 const open = (prefix = `c${process.pid}_${++seq}:`): RedisStore =>
-  new RedisStore({ url: 'redis://127.0.0.1', key_prefix: prefix, command_timeout_ms: 1000, connect_timeout_ms: 5000, cluster: { nodes: cluster.nodes } }, log);
+  new RedisStore(
+    {
+      url: 'redis://127.0.0.1',
+      key_prefix: prefix,
+      command_timeout_ms: 1000,
+      connect_timeout_ms: 5000,
+      cluster: { nodes: cluster.nodes },
+    },
+    log,
+  );
 
 storeContract(t, async () => open());
 
@@ -23,27 +32,54 @@ t.test('600 concurrent consumes from two instances, limit 100: exactly 100 succe
   const spec = { accountId: a.id, revision: 1, periodId: '2026-11', limit: 100, expireAtMs: Date.now() + 60_000 };
   const results = await Promise.all(Array.from({ length: 600 }, (_, i) => (stores[i % 2] as RedisStore).consume(spec)));
   const used = results.flatMap((r) => (r.kind === 'ok' ? [r.used] : [])).sort((x, y) => x - y);
-  t.same(used, Array.from({ length: 100 }, (_, i) => i + 1));
-  t.ok(results.every((r) => r.kind === 'ok' || (r.kind === 'exhausted' && r.used === 100)), 'every other request is refused at 100');
+  t.same(
+    used,
+    Array.from({ length: 100 }, (_, i) => i + 1),
+  );
+  t.ok(
+    results.every((r) => r.kind === 'ok' || (r.kind === 'exhausted' && r.used === 100)),
+    'every other request is refused at 100',
+  );
   t.equal(await stores[1]?.usage(a.id, '2026-11'), 100);
 });
 
 t.test('a consume whose node connection drops mid-command is never resent, so never counted twice', async (t) => {
   const { Redis } = await import('ioredis');
   const prefix = `drop${process.pid}:`;
-  const store = new RedisStore({ url: 'redis://127.0.0.1', key_prefix: prefix, command_timeout_ms: 500, connect_timeout_ms: 5000, cluster: { nodes: cluster.nodes } }, log);
+  const store = new RedisStore(
+    {
+      url: 'redis://127.0.0.1',
+      key_prefix: prefix,
+      command_timeout_ms: 500,
+      connect_timeout_ms: 5000,
+      cluster: { nodes: cluster.nodes },
+    },
+    log,
+  );
   t.teardown(() => store.close());
   const id = `acct_${randomBytes(6).toString('hex')}`;
-  await store.createAccount({ id, status: 'active', plan: 'developer', limit: null, anchor: '', label: '', created_at: '', revision: 1, key_hash: randomBytes(32).toString('hex') });
+  await store.createAccount({
+    id,
+    status: 'active',
+    plan: 'developer',
+    limit: null,
+    anchor: '',
+    label: '',
+    created_at: '',
+    revision: 1,
+    key_hash: randomBytes(32).toString('hex'),
+  });
   const spec = { accountId: id, revision: 1, periodId: 'p', limit: 1000, expireAtMs: Date.now() + 600_000 };
   await store.consume(spec);
   const counter = `${prefix}{acct:${id}}:used:p`;
-  const owners = await Promise.all(cluster.nodes.map(async (n) => {
-    const r = new Redis(n.port);
-    const v = await r.get(counter).catch(() => null);
-    r.disconnect();
-    return v === null ? null : n;
-  }));
+  const owners = await Promise.all(
+    cluster.nodes.map(async (n) => {
+      const r = new Redis(n.port);
+      const v = await r.get(counter).catch(() => null);
+      r.disconnect();
+      return v === null ? null : n;
+    }),
+  );
   const owner = owners.find((n) => n !== null);
   if (!owner) throw new Error('no node holds the counter');
   const admin = new Redis(owner.port);
@@ -55,7 +91,10 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
   let answered = 0;
   let ok = 0;
   for (let i = 0; i < 6; i++) {
-    const clients = ((await admin.client('LIST')) as string).split('\n').filter((l) => l.includes('name=fuel-gateway')).map((l) => /id=(\d+)/.exec(l)?.[1] as string);
+    const clients = ((await admin.client('LIST')) as string)
+      .split('\n')
+      .filter((l) => l.includes('name=fuel-gateway'))
+      .map((l) => /id=(\d+)/.exec(l)?.[1] as string);
     // Keep the node busy so the consume sits unanswered in its queue, then cut the gateway's connection.
     const hog = busy.eval('local i=0 while i<20000000 do i=i+1 end return 1', 0);
     await new Promise((r) => setTimeout(r, 20));

@@ -2,15 +2,20 @@ import pino from 'pino';
 import t from 'tap';
 import { isGatewayError } from '../../src/errors.js';
 import { RedisStore } from '../../src/store/redis.js';
-import type { ConsumeSpec, StoreEvent, StoredAccount } from '../../src/store/types.js';
+import type { ConsumeSpec, StoredAccount, StoreEvent } from '../../src/store/types.js';
+import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
-import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 
 const COMMAND_TIMEOUT_MS = 500;
 const server = await startRedis(t);
 const log = pino({ level: 'silent' });
-const options = { url: server.url, key_prefix: 'faults:', command_timeout_ms: COMMAND_TIMEOUT_MS, connect_timeout_ms: 1000 };
+const options = {
+  url: server.url,
+  key_prefix: 'faults:',
+  command_timeout_ms: COMMAND_TIMEOUT_MS,
+  connect_timeout_ms: 1000,
+};
 const store = new RedisStore(options, log);
 t.teardown(() => store.close());
 const events: StoreEvent[] = [];
@@ -22,7 +27,10 @@ const spec = (a: StoredAccount): ConsumeSpec => consumeSpec(a);
 /** How long the call took to reject, and whether it rejected as STORE_UNAVAILABLE. */
 async function failure(call: () => Promise<unknown>): Promise<{ ms: number; unavailable: boolean }> {
   const start = Date.now();
-  const err: unknown = await call().then(() => null, (e: unknown) => e);
+  const err: unknown = await call().then(
+    () => null,
+    (e: unknown) => e,
+  );
   return { ms: Date.now() - start, unavailable: isGatewayError(err, 'STORE_UNAVAILABLE') };
 }
 
@@ -45,12 +53,23 @@ t.test('while Redis is down every call rejects with STORE_UNAVAILABLE in under a
 t.test('when Redis is back the same store works again by itself, and caches are told to resync', async (t) => {
   events.length = 0;
   await server.start();
-  await waitFor('the store', () => store.ping().then(() => true, () => false), 5000);
+  await waitFor(
+    'the store',
+    () =>
+      store.ping().then(
+        () => true,
+        () => false,
+      ),
+    5000,
+  );
   const a = account();
   await store.createAccount(a);
   t.same(await store.consume(spec(a)), { kind: 'ok', used: 1 });
   await waitFor('the store', async () => events.some((e) => e.type === 'account' && e.id === '*'), 3000);
-  t.ok(events.some((e) => e.type === 'prices'), 'prices are reloaded too');
+  t.ok(
+    events.some((e) => e.type === 'prices'),
+    'prices are reloaded too',
+  );
 });
 
 t.test('a stalled Redis fails a command within about command_timeout_ms', async (t) => {
@@ -60,7 +79,15 @@ t.test('a stalled Redis fails a command within about command_timeout_ms', async 
   t.ok(unavailable, 'STORE_UNAVAILABLE');
   t.ok(ms >= COMMAND_TIMEOUT_MS - 50 && ms < COMMAND_TIMEOUT_MS + 300, `rejected after ${ms} ms`);
   // The late reply to the abandoned command must not be taken for the answer to a later one.
-  await waitFor('the store', () => store.ping().then(() => true, () => false), 3000);
+  await waitFor(
+    'the store',
+    () =>
+      store.ping().then(
+        () => true,
+        () => false,
+      ),
+    3000,
+  );
   const a = account();
   await store.createAccount(a);
   t.same(await store.consume(spec(a)), { kind: 'ok', used: 1 });
@@ -75,6 +102,14 @@ t.test('a store created while Redis is down fails fast and connects once Redis i
   const { ms, unavailable } = await failure(() => late.ping());
   t.ok(unavailable && ms < 100, `later calls reject at once (${ms} ms)`);
   await server.start();
-  await waitFor('the store', () => late.ping().then(() => true, () => false), 5000);
+  await waitFor(
+    'the store',
+    () =>
+      late.ping().then(
+        () => true,
+        () => false,
+      ),
+    5000,
+  );
   t.pass('connected');
 });

@@ -7,7 +7,7 @@ import { isGatewayError } from '../../src/errors.js';
 import { generateKey, hashKey } from '../../src/keys/keys.js';
 import { createStore } from '../../src/store/create.js';
 import { RedisStore } from '../../src/store/redis.js';
-import type { StoreEvent, StoredAccount } from '../../src/store/types.js';
+import type { StoredAccount, StoreEvent } from '../../src/store/types.js';
 import { startRedis, startSentinel } from '../helpers/redis.js';
 import { storeContract } from './contract.js';
 
@@ -18,7 +18,12 @@ t.teardown(() => raw.quit());
 
 let seq = 0;
 const nextPrefix = (): string => `t${process.pid}_${++seq}:`;
-const options = (prefix = nextPrefix()) => ({ url: server.url, key_prefix: prefix, command_timeout_ms: 500, connect_timeout_ms: 2000 });
+const options = (prefix = nextPrefix()) => ({
+  url: server.url,
+  key_prefix: prefix,
+  command_timeout_ms: 500,
+  connect_timeout_ms: 2000,
+});
 const open = (t: Test, prefix?: string): RedisStore => {
   const store = new RedisStore(options(prefix), log);
   t.teardown(() => store.close());
@@ -58,7 +63,12 @@ t.test('a dump of the store holds key hashes, never the keys', async (t) => {
   let dump = '';
   for (const k of await raw.keys('*')) {
     const type = await raw.type(k);
-    const value = type === 'hash' ? JSON.stringify(await raw.hgetall(k)) : type === 'zset' ? (await raw.zrange(k, '0', '-1')).join(',') : await raw.get(k);
+    const value =
+      type === 'hash'
+        ? JSON.stringify(await raw.hgetall(k))
+        : type === 'zset'
+          ? (await raw.zrange(k, '0', '-1')).join(',')
+          : await raw.get(k);
     dump += `${k}\n${value}\n`;
   }
   t.match(dump, a.key_hash);
@@ -75,8 +85,15 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
   await store.consume({ accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs: expireAtMs + 5000 });
   const accountKey = `${prefix}{acct:${a.id}}:account`;
   const counterKey = `${prefix}{acct:${a.id}}:used:2026-11`;
-  t.same((await raw.keys(`${prefix}*`)).sort(), [`${prefix}keyhash:${a.key_hash}`, `${prefix}accounts`, accountKey, counterKey].sort());
-  t.same(await raw.zrange(`${prefix}accounts`, '0', '-1', 'WITHSCORES'), [a.id, '0'], 'the listing index: ids, all of score 0');
+  t.same(
+    (await raw.keys(`${prefix}*`)).sort(),
+    [`${prefix}keyhash:${a.key_hash}`, `${prefix}accounts`, accountKey, counterKey].sort(),
+  );
+  t.same(
+    await raw.zrange(`${prefix}accounts`, '0', '-1', 'WITHSCORES'),
+    [a.id, '0'],
+    'the listing index: ids, all of score 0',
+  );
   t.equal(await raw.get(`${prefix}keyhash:${a.key_hash}`), a.id);
   t.equal(await raw.call('PEXPIRETIME', counterKey), expireAtMs);
   t.equal(await raw.pttl(accountKey), -1, 'accounts do not expire');
@@ -104,13 +121,19 @@ t.test('a refused create leaves nothing behind, and a stray index entry finds no
   const err: unknown = await store.createAccount(clash).catch((e: unknown) => e);
   t.ok(isGatewayError(err, 'CONFLICT'), 'same id');
   t.equal(await raw.exists(`${prefix}keyhash:${clash.key_hash}`), 0, 'its key hash was released');
-  t.ok(isGatewayError(await store.createAccount(account({ key_hash: a.key_hash })).catch((e: unknown) => e), 'CONFLICT'), 'same key hash');
+  t.ok(
+    isGatewayError(await store.createAccount(account({ key_hash: a.key_hash })).catch((e: unknown) => e), 'CONFLICT'),
+    'same key hash',
+  );
   // What a rotation looks like between its two writes: the index names an account that does not (yet or any more) carry the hash.
   await raw.set(`${prefix}keyhash:stray`, a.id);
   t.equal(await store.findByKeyHash('stray'), null);
   const other = account();
   await store.createAccount(other);
-  t.ok(isGatewayError(await store.updateAccount(a.id, { key_hash: other.key_hash }).catch((e: unknown) => e), 'CONFLICT'), 'a key hash in use elsewhere');
+  t.ok(
+    isGatewayError(await store.updateAccount(a.id, { key_hash: other.key_hash }).catch((e: unknown) => e), 'CONFLICT'),
+    'a key hash in use elsewhere',
+  );
 });
 
 t.test('listing reads the index in chunks: a sparse filter across chunks, a stray index entry skipped', async (t) => {
@@ -124,7 +147,10 @@ t.test('listing reads the index in chunks: a sparse filter across chunks, a stra
   t.equal(all.accounts.length, 450);
   t.equal(all.next, null);
   const first = await store.listAccounts({ label: 'needle' }, null, 2);
-  t.same(first.accounts.map((a) => a.id), ['acct_0007', 'acct_0157']);
+  t.same(
+    first.accounts.map((a) => a.id),
+    ['acct_0007', 'acct_0157'],
+  );
   t.equal(first.next, 'acct_0157', 'a third match exists, so a cursor');
   const second = await store.listAccounts({ label: 'needle' }, first.next, 2);
   t.same(second, { accounts: [second.accounts[0]], next: null });
@@ -136,7 +162,10 @@ t.test('a listing stops after 5000 index entries and its cursor continues from t
   const store = open(t, prefix);
   const batch = raw.pipeline();
   for (let i = 0; i < 5200; i++) {
-    const { limit: _null, ...a } = account({ id: `acct_${String(i).padStart(5, '0')}`, label: i === 5100 ? 'needle' : 'hay' });
+    const { limit: _null, ...a } = account({
+      id: `acct_${String(i).padStart(5, '0')}`,
+      label: i === 5100 ? 'needle' : 'hay',
+    });
     batch.zadd(`${prefix}accounts`, 0, a.id);
     batch.hset(`${prefix}{acct:${a.id}}:account`, a);
   }
@@ -144,20 +173,26 @@ t.test('a listing stops after 5000 index entries and its cursor continues from t
   const first = await store.listAccounts({ label: 'needle' }, null, 10);
   t.same(first, { accounts: [], next: 'acct_04999' }, 'an empty page with a cursor: the work of one call is bounded');
   const second = await store.listAccounts({ label: 'needle' }, first.next, 10);
-  t.same(second.accounts.map((a) => a.id), ['acct_05100']);
+  t.same(
+    second.accounts.map((a) => a.id),
+    ['acct_05100'],
+  );
   t.equal(second.next, null);
 });
 
-t.test('deleting an account removes its key-hash entry and its index entry; counters expire on their own', async (t) => {
-  const prefix = nextPrefix();
-  const store = open(t, prefix);
-  const a = account();
-  await store.createAccount(a);
-  await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 });
-  await store.deleteAccount(a.id);
-  t.same(await raw.keys(`${prefix}*`), [`${prefix}{acct:${a.id}}:used:p`], 'only the counter, which expires');
-  t.ok((await raw.pttl(`${prefix}{acct:${a.id}}:used:p`)) > 0);
-});
+t.test(
+  'deleting an account removes its key-hash entry and its index entry; counters expire on their own',
+  async (t) => {
+    const prefix = nextPrefix();
+    const store = open(t, prefix);
+    const a = account();
+    await store.createAccount(a);
+    await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 });
+    await store.deleteAccount(a.id);
+    t.same(await raw.keys(`${prefix}*`), [`${prefix}{acct:${a.id}}:used:p`], 'only the counter, which expires');
+    t.ok((await raw.pttl(`${prefix}{acct:${a.id}}:used:p`)) > 0);
+  },
+);
 
 t.test('malformed announcements and failing listeners are ignored', async (t) => {
   const prefix = nextPrefix();
@@ -169,7 +204,15 @@ t.test('malformed announcements and failing listeners are ignored', async (t) =>
   store.subscribe((e) => events.push(e));
   await store.ping();
   const channel = `${prefix}events`;
-  for (const bad of ['not json', 'null', '[]', '{}', '{"type":"other"}', '{"type":"account","id":"a"}', '{"type":"account","id":"a","keyHashes":[1]}']) {
+  for (const bad of [
+    'not json',
+    'null',
+    '[]',
+    '{}',
+    '{"type":"other"}',
+    '{"type":"account","id":"a"}',
+    '{"type":"account","id":"a","keyHashes":[1]}',
+  ]) {
     await raw.publish(channel, bad);
   }
   const good: StoreEvent = { type: 'account', id: 'a', keyHashes: ['h'] };
@@ -209,11 +252,21 @@ t.test('after the subscriber reconnects, listeners are told that anything may ha
 t.test('through Sentinel, the store finds the master by name', async (t) => {
   const sentinel = await startSentinel(t, server, 'main');
   const prefix = nextPrefix();
-  const store = new RedisStore({ ...options(prefix), url: 'redis://127.0.0.1:1', sentinel: { name: 'main', nodes: [{ host: '127.0.0.1', port: sentinel.port }] } }, log);
+  const store = new RedisStore(
+    {
+      ...options(prefix),
+      url: 'redis://127.0.0.1:1',
+      sentinel: { name: 'main', nodes: [{ host: '127.0.0.1', port: sentinel.port }] },
+    },
+    log,
+  );
   t.teardown(() => store.close());
   const a = account();
   await store.createAccount(a);
-  t.same(await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 1, expireAtMs: Date.now() + 60_000 }), { kind: 'ok', used: 1 });
+  t.same(
+    await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 1, expireAtMs: Date.now() + 60_000 }),
+    { kind: 'ok', used: 1 },
+  );
   t.equal(await raw.exists(`${prefix}{acct:${a.id}}:account`), 1, 'written to the master');
 });
 

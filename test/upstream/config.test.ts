@@ -20,12 +20,30 @@ t.test('an empty upstream.url changes nothing; the environment sets the url and 
 
 t.test('proxy_paths that would shadow the current endpoints or the probes are refused, naming the field', async (t) => {
   const base = { url: 'http://origin.test', api_key: 'k' };
-  for (const entry of ['/fuel-api/api/current.php', '/fuel-api/api/simple-current.php', '/fuel-api/*', '/healthz', '/ready*', '/*']) {
-    t.match(refusal({ ...base, proxy_paths: [entry] }), /overrides: upstream\.proxy_paths\.0: would shadow/, `${entry} refused`);
+  for (const entry of [
+    '/fuel-api/api/current.php',
+    '/fuel-api/api/simple-current.php',
+    '/fuel-api/*',
+    '/healthz',
+    '/ready*',
+    '/*',
+  ]) {
+    t.match(
+      refusal({ ...base, proxy_paths: [entry] }),
+      /overrides: upstream\.proxy_paths\.0: would shadow/,
+      `${entry} refused`,
+    );
   }
-  t.match(refusal({ ...base, proxy_paths: ['origin/x'] }), /upstream\.proxy_paths\.0: expected a path starting with "\/"/);
+  t.match(
+    refusal({ ...base, proxy_paths: ['origin/x'] }),
+    /upstream\.proxy_paths\.0: expected a path starting with "\/"/,
+  );
   t.match(refusal({ ...base, proxy_paths: ['/a/../b'] }), /upstream\.proxy_paths\.0: expected a path without/);
-  t.equal(refusal({ ...base, proxy_paths: ['/fuel-api/api/stations.php', '/fuel-api/api/historical.php', '/v2/*'] }), '', 'other paths are fine');
+  t.equal(
+    refusal({ ...base, proxy_paths: ['/fuel-api/api/stations.php', '/fuel-api/api/historical.php', '/v2/*'] }),
+    '',
+    'other paths are fine',
+  );
   t.match(refusal({ url: 'ftp://origin.test', api_key: 'k' }), /upstream\.url: expected an http/);
   t.match(refusal({ url: 'http://origin.test' }), /upstream\.api_key: required when upstream\.url is set/);
   t.match(refusal({ proxy_paths: ['/v2/*'] }), /upstream\.proxy_paths: needs upstream\.url/);
@@ -33,10 +51,19 @@ t.test('proxy_paths that would shadow the current endpoints or the probes are re
 });
 
 t.test('config check validates the upstream keys and masks the service key', async (t) => {
-  const r = await runCli(['config', 'check'], { UPSTREAM_URL: 'http://origin.test', UPSTREAM_API_KEY: 'very-secret-origin-key' });
+  const r = await runCli(['config', 'check'], {
+    UPSTREAM_URL: 'http://origin.test',
+    UPSTREAM_API_KEY: 'very-secret-origin-key',
+  });
   t.equal(r.code, 0, r.stderr);
   t.notMatch(r.stdout, 'very-secret-origin-key');
-  t.match(JSON.parse(r.stdout).upstream, { url: 'http://origin.test', api_key: '***', poll_interval_ms: 60000, timeout_ms: 5000, proxy_paths: [] });
+  t.match(JSON.parse(r.stdout).upstream, {
+    url: 'http://origin.test',
+    api_key: '***',
+    poll_interval_ms: 60000,
+    timeout_ms: 5000,
+    proxy_paths: [],
+  });
   const bad = await runCli(['config', 'check'], { UPSTREAM_URL: 'http://origin.test' });
   t.equal(bad.code, 1);
   t.match(bad.stderr, /upstream\.api_key: required/);

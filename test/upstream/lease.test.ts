@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { gatewayProcess, type GatewayProcess } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
 import { startOrigin } from '../helpers/origin.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -10,51 +10,66 @@ import { waitFor } from '../helpers/wait.js';
 const INTERVAL = 400;
 const POLLER = /"msg":"this instance polls the origin"/;
 
-t.test('two instances on one Redis: one poller; killing it hands polling to the other within about two intervals', async (t) => {
-  const redis = await startRedis(t);
-  const origin = await startOrigin(t);
-  const file = join(mkdtempSync(join(tmpdir(), 'fpg-lease-')), 'gateway.yaml');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      store: { type: 'redis', redis: { url: redis.url } },
-      log: { access: false },
-      upstream: { url: origin.url, poll_interval_ms: INTERVAL, timeout_ms: 300 },
-    }),
-  );
-  // The service key comes from the environment, as an operator would pass a secret.
-  const env = { UPSTREAM_API_KEY: origin.key };
-  const gateways = (await Promise.all([gatewayProcess(t, file, env), gatewayProcess(t, file, env)])) as [GatewayProcess, GatewayProcess];
-  await waitFor('a poller', () => gateways.some((g) => POLLER.test(g.output())));
-  const pollsBefore = origin.polls();
-  await new Promise((r) => setTimeout(r, INTERVAL * 5));
-  const polled = origin.polls() - pollsBefore;
-  const pollers = gateways.filter((g) => POLLER.test(g.output()));
-  t.equal(pollers.length, 1, 'exactly one instance polls');
-  const ports = new Set(origin.seen.filter((s) => s.path === '/fuel-api/api/current.php').map((s) => s.remotePort));
-  t.ok(polled <= 7, `${polled} polls in 5 intervals: one poller's worth, not two`);
-  t.ok(ports.size <= 2, 'from one kept-alive connection (or two)');
+t.test(
+  'two instances on one Redis: one poller; killing it hands polling to the other within about two intervals',
+  async (t) => {
+    const redis = await startRedis(t);
+    const origin = await startOrigin(t);
+    const file = join(mkdtempSync(join(tmpdir(), 'fpg-lease-')), 'gateway.yaml');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        store: { type: 'redis', redis: { url: redis.url } },
+        log: { access: false },
+        upstream: { url: origin.url, poll_interval_ms: INTERVAL, timeout_ms: 300 },
+      }),
+    );
+    // The service key comes from the environment, as an operator would pass a secret.
+    const env = { UPSTREAM_API_KEY: origin.key };
+    const gateways = (await Promise.all([gatewayProcess(t, file, env), gatewayProcess(t, file, env)])) as [
+      GatewayProcess,
+      GatewayProcess,
+    ];
+    await waitFor('a poller', () => gateways.some((g) => POLLER.test(g.output())));
+    const pollsBefore = origin.polls();
+    await new Promise((r) => setTimeout(r, INTERVAL * 5));
+    const polled = origin.polls() - pollsBefore;
+    const pollers = gateways.filter((g) => POLLER.test(g.output()));
+    t.equal(pollers.length, 1, 'exactly one instance polls');
+    const ports = new Set(origin.seen.filter((s) => s.path === '/fuel-api/api/current.php').map((s) => s.remotePort));
+    t.ok(polled <= 7, `${polled} polls in 5 intervals: one poller's worth, not two`);
+    t.ok(ports.size <= 2, 'from one kept-alive connection (or two)');
 
-  for (const g of gateways) {
-    const ready = (await (await fetch(`${g.base}/readyz`)).json()) as { ready: boolean; upstream: { role: string; state: string } };
-    t.ok(ready.ready, 'both serve the origin set');
-    t.equal(ready.upstream.state, 'ok', 'both report the poller state');
-    t.equal(ready.upstream.role, pollers[0] === g ? 'poller' : 'follower');
-  }
-  const follower = gateways.find((g) => g !== pollers[0]) as GatewayProcess;
-  origin.setPrice('24.99');
-  await waitFor('the follower to serve the change', async () => {
-    const r = await fetch(`${follower.admin}/admin/prices`);
-    return ((await r.json()) as { current: { inland: { petrol_95: string } } }).current.inland.petrol_95 === '24.99';
-  }, INTERVAL * 3);
-  t.pass('the follower serves what the poller published');
+    for (const g of gateways) {
+      const ready = (await (await fetch(`${g.base}/readyz`)).json()) as {
+        ready: boolean;
+        upstream: { role: string; state: string };
+      };
+      t.ok(ready.ready, 'both serve the origin set');
+      t.equal(ready.upstream.state, 'ok', 'both report the poller state');
+      t.equal(ready.upstream.role, pollers[0] === g ? 'poller' : 'follower');
+    }
+    const follower = gateways.find((g) => g !== pollers[0]) as GatewayProcess;
+    origin.setPrice('24.99');
+    await waitFor(
+      'the follower to serve the change',
+      async () => {
+        const r = await fetch(`${follower.admin}/admin/prices`);
+        return (
+          ((await r.json()) as { current: { inland: { petrol_95: string } } }).current.inland.petrol_95 === '24.99'
+        );
+      },
+      INTERVAL * 3,
+    );
+    t.pass('the follower serves what the poller published');
 
-  (pollers[0] as GatewayProcess).child.kill('SIGKILL');
-  const killedAt = Date.now();
-  await waitFor('the follower to take over', () => POLLER.test(follower.output()), INTERVAL * 4);
-  const took = Date.now() - killedAt;
-  t.ok(took <= INTERVAL * 2 + 300, `took over after ${took} ms (interval ${INTERVAL} ms)`);
-  const polls = origin.polls();
-  await waitFor('polls to continue', () => origin.polls() > polls, INTERVAL * 3);
-  t.pass('the origin is polled again');
-});
+    (pollers[0] as GatewayProcess).child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await waitFor('the follower to take over', () => POLLER.test(follower.output()), INTERVAL * 4);
+    const took = Date.now() - killedAt;
+    t.ok(took <= INTERVAL * 2 + 300, `took over after ${took} ms (interval ${INTERVAL} ms)`);
+    const polls = origin.polls();
+    await waitFor('polls to continue', () => origin.polls() > polls, INTERVAL * 3);
+    t.pass('the origin is polled again');
+  },
+);

@@ -11,11 +11,20 @@ const INTERVAL = 300;
 interface Ready {
   ready: boolean;
   prices: boolean;
-  upstream: { role: string; state: string; reason: string | null; last_success_at: string | null; snapshot_age_s: number | null; effective_date: string | null };
+  upstream: {
+    role: string;
+    state: string;
+    reason: string | null;
+    last_success_at: string | null;
+    snapshot_age_s: number | null;
+    effective_date: string | null;
+  };
 }
 
 function gatewayFor(t: Test, origin: TestOrigin, extra: Record<string, unknown> = {}): Promise<TestGateway> {
-  return startGateway(t, { upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: INTERVAL, timeout_ms: 400, ...extra } });
+  return startGateway(t, {
+    upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: INTERVAL, timeout_ms: 400, ...extra },
+  });
 }
 
 const ready = async (gw: TestGateway): Promise<{ status: number; body: Ready }> => {
@@ -29,7 +38,9 @@ const metric = async (gw: TestGateway, line: RegExp): Promise<number> => {
 };
 
 const servedPrice = async (gw: TestGateway, key: string): Promise<string> => {
-  const body = (await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as { fuel_prices: { inland: { petrol_95: string } } };
+  const body = (await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as {
+    fuel_prices: { inland: { petrol_95: string } };
+  };
   return body.fuel_prices.inland.petrol_95;
 };
 
@@ -41,7 +52,11 @@ t.test("the origin's set is served with the gateway's own usage, and a change wi
   const r = await gw.get(`${FULL}?api_key=${api_key}`);
   t.equal(r.status, 200);
   const body = (await r.json()) as Record<string, any>;
-  t.same(Object.keys(body), ['success', 'source', 'effective_date', 'updated_at', 'data', 'usage'], 'the spec key order');
+  t.same(
+    Object.keys(body),
+    ['success', 'source', 'effective_date', 'updated_at', 'data', 'usage'],
+    'the spec key order',
+  );
   t.equal(body.source, 'Origin Fuel Service');
   t.equal(body.effective_date, '2026-11-04');
   t.equal(body.data.inland.petrol_95, '25.10');
@@ -52,13 +67,18 @@ t.test("the origin's set is served with the gateway's own usage, and a change wi
   origin.setPrice('25.55');
   const changedAt = Date.now();
   await waitFor('the new price', async () => (await servedPrice(gw, api_key)) === '25.55', 3000);
-  t.ok(Date.now() - changedAt <= INTERVAL + 250, `served ${Date.now() - changedAt} ms after the change (interval ${INTERVAL} ms)`);
+  t.ok(
+    Date.now() - changedAt <= INTERVAL + 250,
+    `served ${Date.now() - changedAt} ms after the change (interval ${INTERVAL} ms)`,
+  );
 
   // Hundreds of client requests cost the origin about one poll per interval, not one each.
   const pollsBefore = origin.polls();
   const start = Date.now();
   for (let i = 0; i < 6; i++) {
-    await Promise.all(Array.from({ length: 50 }, () => gw.get(`${SIMPLE}?api_key=${api_key}`).then((x) => x.arrayBuffer())));
+    await Promise.all(
+      Array.from({ length: 50 }, () => gw.get(`${SIMPLE}?api_key=${api_key}`).then((x) => x.arrayBuffer())),
+    );
     await new Promise((r) => setTimeout(r, INTERVAL));
   }
   const intervals = (Date.now() - start) / INTERVAL;
@@ -80,67 +100,132 @@ t.test('an unchanged origin causes no rebuild and no announcement; a 304 is hono
   t.equal(announcements, 0, 'no price announcement');
   t.equal(gw.app.book.snapshot(), snapshot, 'the same snapshot object: no rebuild');
   const later = origin.seen.filter((s) => s.path === FULL).slice(1);
-  t.ok(later.every((s) => s.headers['if-none-match'] === '"v1"'), 'later polls are conditional');
-  t.ok((await metric(gw, /fuel_gateway_upstream_polls_total\{result="not_modified"\} (\d+)/)) >= 3, 'counted as not_modified');
+  t.ok(
+    later.every((s) => s.headers['if-none-match'] === '"v1"'),
+    'later polls are conditional',
+  );
+  t.ok(
+    (await metric(gw, /fuel_gateway_upstream_polls_total\{result="not_modified"\} (\d+)/)) >= 3,
+    'counted as not_modified',
+  );
 });
 
-t.test('origin failures keep the last good snapshot, and /readyz, metrics and one log line per change tell it', async (t) => {
-  const origin = await startOrigin(t);
-  const gw = await gatewayFor(t, origin);
-  await waitFor('first poll', async () => (await ready(gw)).status === 200);
-  const { api_key } = await newAccount(gw, { plan: 'starter' }, Date.now());
-  const cases: Array<[string, () => Promise<void> | void, string]> = [
-    ['answers 500', () => void (origin.mode = 'error500'), 'bad_status'],
-    ['answers HTML', () => void (origin.mode = 'html'), 'not_json'],
-    ['answers the wrong shape', () => void (origin.mode = 'wrong_shape'), 'invalid'],
-    ['refuses the service key', () => void (origin.mode = 'refuse_key'), 'unauthorized'],
-    ['times out', () => void (origin.mode = 'slow'), 'timeout'],
-    ['is down', () => origin.stop(), 'unreachable'],
-  ];
-  for (const [what, breakIt, reason] of cases) {
-    await breakIt();
-    await waitFor(`readyz to report ${reason}`, async () => (await ready(gw)).body.upstream.reason === reason, 5000);
-    const { status, body } = await ready(gw);
-    t.equal(status, 200, `${what}: still ready, serving the last good set`);
-    t.equal(body.upstream.state, 'failing', `${what}: state failing`);
-    t.equal(await servedPrice(gw, api_key), '25.10', `${what}: the last good prices are served`);
-    t.ok((await metric(gw, new RegExp(`fuel_gateway_upstream_polls_total\\{result="${reason}"\\} (\\d+)`))) >= 1, `${what}: counted as ${reason}`);
-    origin.mode = 'ok';
+t.test(
+  'origin failures keep the last good snapshot, and /readyz, metrics and one log line per change tell it',
+  async (t) => {
+    const origin = await startOrigin(t);
+    const gw = await gatewayFor(t, origin);
+    await waitFor('first poll', async () => (await ready(gw)).status === 200);
+    const { api_key } = await newAccount(gw, { plan: 'starter' }, Date.now());
+    const cases: Array<[string, () => Promise<void> | void, string]> = [
+      [
+        'answers 500',
+        () => {
+          origin.mode = 'error500';
+        },
+        'bad_status',
+      ],
+      [
+        'answers HTML',
+        () => {
+          origin.mode = 'html';
+        },
+        'not_json',
+      ],
+      [
+        'answers the wrong shape',
+        () => {
+          origin.mode = 'wrong_shape';
+        },
+        'invalid',
+      ],
+      [
+        'refuses the service key',
+        () => {
+          origin.mode = 'refuse_key';
+        },
+        'unauthorized',
+      ],
+      [
+        'times out',
+        () => {
+          origin.mode = 'slow';
+        },
+        'timeout',
+      ],
+      ['is down', () => origin.stop(), 'unreachable'],
+    ];
+    for (const [what, breakIt, reason] of cases) {
+      await breakIt();
+      await waitFor(`readyz to report ${reason}`, async () => (await ready(gw)).body.upstream.reason === reason, 5000);
+      const { status, body } = await ready(gw);
+      t.equal(status, 200, `${what}: still ready, serving the last good set`);
+      t.equal(body.upstream.state, 'failing', `${what}: state failing`);
+      t.equal(await servedPrice(gw, api_key), '25.10', `${what}: the last good prices are served`);
+      t.ok(
+        (await metric(gw, new RegExp(`fuel_gateway_upstream_polls_total\\{result="${reason}"\\} (\\d+)`))) >= 1,
+        `${what}: counted as ${reason}`,
+      );
+      origin.mode = 'ok';
+      await origin.start();
+      await waitFor(`recovery after: ${what}`, async () => (await ready(gw)).body.upstream.state === 'ok', 15_000);
+    }
+    const failed = gw
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('polling the origin failed'));
+    t.equal(failed.length, cases.length, 'one warning per change of state, not one per poll');
+    t.equal(
+      gw
+        .logs()
+        .split('\n')
+        .filter((l) => l.includes('origin polled successfully')).length,
+      cases.length + 1,
+      'one line per recovery',
+    );
+    t.notMatch(gw.logs(), origin.key, 'the service key is never logged');
+    const { body } = await ready(gw);
+    t.equal(body.upstream.effective_date, '2026-11-04');
+    t.ok(
+      body.upstream.snapshot_age_s !== null && body.upstream.snapshot_age_s < 5,
+      'snapshot age: seconds since the origin last confirmed it',
+    );
+    t.ok(
+      (await metric(gw, /^fuel_gateway_upstream_last_success_timestamp_seconds (\S+)$/m)) > Date.now() / 1000 - 10,
+      'last success metric',
+    );
+  },
+);
+
+t.test(
+  'a fresh start against a dead origin answers 503 until the origin comes back; the shipped set is never current',
+  async (t) => {
+    const origin = await startOrigin(t);
+    await origin.stop();
+    const gw = await gatewayFor(t, origin);
+    const { api_key } = await newAccount(gw, { plan: 'starter' }, Date.now());
+    await waitFor('a failed poll', async () => (await ready(gw)).body.upstream.reason === 'unreachable');
+    const r = await gw.get(`${SIMPLE}?api_key=${api_key}`);
+    t.equal(r.status, 503, 'no current prices yet');
+    t.ok(r.headers.get('retry-after'), 'with Retry-After');
+    t.same(await r.json(), { success: false, message: 'Service temporarily unavailable.' });
+    const readiness = await ready(gw);
+    t.equal(readiness.status, 503);
+    t.equal(readiness.body.upstream.state, 'waiting');
+    const hist = await gw.get(`/fuel-api/api/historical.php?api_key=${api_key}&month=9&year=2026`);
+    t.equal(hist.status, 200, 'the shipped history still answers historical.php');
+
     await origin.start();
-    await waitFor(`recovery after: ${what}`, async () => (await ready(gw)).body.upstream.state === 'ok', 15_000);
-  }
-  const failed = gw.logs().split('\n').filter((l) => l.includes('polling the origin failed'));
-  t.equal(failed.length, cases.length, 'one warning per change of state, not one per poll');
-  t.equal(gw.logs().split('\n').filter((l) => l.includes('origin polled successfully')).length, cases.length + 1, 'one line per recovery');
-  t.notMatch(gw.logs(), origin.key, 'the service key is never logged');
-  const { body } = await ready(gw);
-  t.equal(body.upstream.effective_date, '2026-11-04');
-  t.ok(body.upstream.snapshot_age_s !== null && body.upstream.snapshot_age_s < 5, 'snapshot age: seconds since the origin last confirmed it');
-  t.ok((await metric(gw, /^fuel_gateway_upstream_last_success_timestamp_seconds (\S+)$/m)) > Date.now() / 1000 - 10, 'last success metric');
-});
-
-t.test('a fresh start against a dead origin answers 503 until the origin comes back; the shipped set is never current', async (t) => {
-  const origin = await startOrigin(t);
-  await origin.stop();
-  const gw = await gatewayFor(t, origin);
-  const { api_key } = await newAccount(gw, { plan: 'starter' }, Date.now());
-  await waitFor('a failed poll', async () => (await ready(gw)).body.upstream.reason === 'unreachable');
-  const r = await gw.get(`${SIMPLE}?api_key=${api_key}`);
-  t.equal(r.status, 503, 'no current prices yet');
-  t.ok(r.headers.get('retry-after'), 'with Retry-After');
-  t.same(await r.json(), { success: false, message: 'Service temporarily unavailable.' });
-  const readiness = await ready(gw);
-  t.equal(readiness.status, 503);
-  t.equal(readiness.body.upstream.state, 'waiting');
-  const hist = await gw.get(`/fuel-api/api/historical.php?api_key=${api_key}&month=9&year=2026`);
-  t.equal(hist.status, 200, 'the shipped history still answers historical.php');
-
-  await origin.start();
-  await waitFor('the first good poll', async () => (await gw.get(`${SIMPLE}?api_key=${api_key}`)).status === 200, 5000);
-  t.equal(await servedPrice(gw, api_key), '25.10', "the origin's set, not the shipped 2026-09-02 one");
-  const usage = (await (await gw.get(`${SIMPLE}?api_key=${api_key}`)).json()) as { usage: { requests_used: number } };
-  t.equal(usage.usage.requests_used, 4, 'no 503 was counted: historical and three successes were');
-});
+    await waitFor(
+      'the first good poll',
+      async () => (await gw.get(`${SIMPLE}?api_key=${api_key}`)).status === 200,
+      5000,
+    );
+    t.equal(await servedPrice(gw, api_key), '25.10', "the origin's set, not the shipped 2026-09-02 one");
+    const usage = (await (await gw.get(`${SIMPLE}?api_key=${api_key}`)).json()) as { usage: { requests_used: number } };
+    t.equal(usage.usage.requests_used, 4, 'no 503 was counted: historical and three successes were');
+  },
+);
 
 t.test('a set published by an operator in front of an origin goes to history, never current', async (t) => {
   const origin = await startOrigin(t);

@@ -10,10 +10,20 @@ import { waitFor } from '../helpers/wait.js';
 const TIMEOUT = 500;
 const MAX_SOCKETS = 8;
 
-async function setup(t: Test, gatewayOverrides: Record<string, unknown> = {}): Promise<{ origin: TestOrigin; gw: TestGateway; key: string; accountId: string }> {
+async function setup(
+  t: Test,
+  gatewayOverrides: Record<string, unknown> = {},
+): Promise<{ origin: TestOrigin; gw: TestGateway; key: string; accountId: string }> {
   const origin = await startOrigin(t);
   const gw = await startGateway(t, {
-    upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: 60_000, timeout_ms: TIMEOUT, proxy_paths: ['/origin/*'], max_sockets: MAX_SOCKETS },
+    upstream: {
+      url: origin.url,
+      api_key: origin.key,
+      poll_interval_ms: 60_000,
+      timeout_ms: TIMEOUT,
+      proxy_paths: ['/origin/*'],
+      max_sockets: MAX_SOCKETS,
+    },
     limits: { invalid_key_throttle: { max_attempts: 1000 } },
     ...gatewayOverrides,
   });
@@ -47,8 +57,16 @@ t.test('a JSON success gets the gateway usage as its last key; the client key ne
   const seen = origin.seen[origin.seen.length - 1];
   t.equal(seen?.path, '/origin/echo');
   t.same(seen?.query.getAll('api_key'), [origin.key], 'only the service key');
-  t.notMatch(JSON.stringify([...(seen?.query ?? [])]) + JSON.stringify(seen?.headers), key, 'the client key is nowhere in the forwarded request');
-  t.equal(seen?.headers['x-forwarded-for'], '127.0.0.1', "the origin sees the client's address, not what an untrusted client claimed");
+  t.notMatch(
+    JSON.stringify([...(seen?.query ?? [])]) + JSON.stringify(seen?.headers),
+    key,
+    'the client key is nowhere in the forwarded request',
+  );
+  t.equal(
+    seen?.headers['x-forwarded-for'],
+    '127.0.0.1',
+    "the origin sees the client's address, not what an untrusted client claimed",
+  );
   t.equal(seen?.headers['x-forwarded-proto'], 'http');
   t.match(seen?.headers['x-forwarded-host'], /^127\.0\.0\.1:\d+$/);
 
@@ -59,44 +77,54 @@ t.test('a JSON success gets the gateway usage as its last key; the client key ne
   t.notMatch(gw.logs(), origin.key, 'the service key is never logged');
 });
 
-t.test('compressed JSON is decoded for the usage; other answers pass through untouched with rate headers', async (t) => {
-  const { gw, key } = await setup(t);
-  const gz = await gw.get(`/origin/gzip?api_key=${key}`);
-  t.equal(gz.status, 200);
-  t.equal(gz.headers.get('content-encoding'), null, 'served decoded');
-  const body = (await gz.json()) as Record<string, any>;
-  t.equal(body.compressed, true);
-  t.equal(body.usage.plan_type, 'starter');
+t.test(
+  'compressed JSON is decoded for the usage; other answers pass through untouched with rate headers',
+  async (t) => {
+    const { gw, key } = await setup(t);
+    const gz = await gw.get(`/origin/gzip?api_key=${key}`);
+    t.equal(gz.status, 200);
+    t.equal(gz.headers.get('content-encoding'), null, 'served decoded');
+    const body = (await gz.json()) as Record<string, any>;
+    t.equal(body.compressed, true);
+    t.equal(body.usage.plan_type, 'starter');
 
-  const text = await gw.get(`/origin/text?api_key=${key}`);
-  t.equal(await text.text(), 'plain text from the origin');
-  t.equal(text.headers.get('content-type'), 'text/plain');
-  t.equal(text.headers.get('x-ratelimit-remaining'), '1998');
-  t.equal(text.headers.get('set-cookie'), null, "the origin's session cookie (for the gateway's key) is dropped");
-});
+    const text = await gw.get(`/origin/text?api_key=${key}`);
+    t.equal(await text.text(), 'plain text from the origin');
+    t.equal(text.headers.get('content-type'), 'text/plain');
+    t.equal(text.headers.get('x-ratelimit-remaining'), '1998');
+    t.equal(text.headers.get('set-cookie'), null, "the origin's session cookie (for the gateway's key) is dropped");
+  },
+);
 
-t.test('an invalid client key is refused without contacting the origin; a passed-through HEAD is counted', async (t) => {
-  const { origin, gw, key, accountId } = await setup(t);
-  const before = origin.seen.length;
-  const bad = await gw.get('/origin/echo?api_key=fpg_not-a-key');
-  t.equal(bad.status, 401);
-  t.same(await bad.json(), { success: false, message: 'Invalid API key.' });
-  const missing = await gw.get('/origin/echo');
-  t.equal(missing.status, 401);
-  t.equal(origin.seen.length, before, 'the origin saw nothing');
+t.test(
+  'an invalid client key is refused without contacting the origin; a passed-through HEAD is counted',
+  async (t) => {
+    const { origin, gw, key, accountId } = await setup(t);
+    const before = origin.seen.length;
+    const bad = await gw.get('/origin/echo?api_key=fpg_not-a-key');
+    t.equal(bad.status, 401);
+    t.same(await bad.json(), { success: false, message: 'Invalid API key.' });
+    const missing = await gw.get('/origin/echo');
+    t.equal(missing.status, 401);
+    t.equal(origin.seen.length, before, 'the origin saw nothing');
 
-  const head = await gw.get(`/origin/echo?api_key=${key}`, { method: 'HEAD' });
-  t.equal(head.status, 200);
-  t.equal(await counted(gw, accountId), 1, 'a HEAD passed through costs the origin a request: it counts');
-  const post = await gw.get(`/origin/echo?api_key=${key}`, { method: 'POST' });
-  t.equal(post.status, 405);
-});
+    const head = await gw.get(`/origin/echo?api_key=${key}`, { method: 'HEAD' });
+    t.equal(head.status, 200);
+    t.equal(await counted(gw, accountId), 1, 'a HEAD passed through costs the origin a request: it counts');
+    const post = await gw.get(`/origin/echo?api_key=${key}`, { method: 'POST' });
+    t.equal(post.status, 405);
+  },
+);
 
 t.test('origin errors: 500 passes through, 502 and 504 within their bounds, none counted', async (t) => {
   const { origin, gw, key, accountId } = await setup(t);
   const specBody = await gw.get(`/origin/error500?api_key=${key}`);
   t.equal(specBody.status, 500);
-  t.same(await specBody.json(), { success: false, message: 'Database unavailable.' }, "the origin's error body, as it is the spec's");
+  t.same(
+    await specBody.json(),
+    { success: false, message: 'Database unavailable.' },
+    "the origin's error body, as it is the spec's",
+  );
   const html = await gw.get(`/origin/error500html?api_key=${key}`);
   t.equal(html.status, 500);
   t.same(await html.json(), { success: false, message: 'Internal server error.' }, 'ours, with that status');
@@ -123,7 +151,12 @@ t.test('origin errors: 500 passes through, 502 and 504 within their bounds, none
   await origin.start();
   const ok = (await (await gw.get(`/origin/echo?api_key=${key}`)).json()) as { usage: { requests_used: number } };
   t.equal(ok.usage.requests_used, 1, 'the next success is the first one counted');
-  t.ok((await gw.app.metrics.text()).includes('fuel_gateway_upstream_requests_total{route="/origin/*",status="timeout"} 1'), 'metrics by outcome');
+  t.ok(
+    (await gw.app.metrics.text()).includes(
+      'fuel_gateway_upstream_requests_total{route="/origin/*",status="timeout"} 1',
+    ),
+    'metrics by outcome',
+  );
 });
 
 t.test('a service key the origin refuses is a 502, not the client being told its key is invalid', async (t) => {
@@ -138,30 +171,45 @@ t.test('a service key the origin refuses is a 502, not the client being told its
 t.test('paths the origin would read as another path are refused before they are counted or forwarded', async (t) => {
   const { origin, gw, key, accountId } = await setup(t);
   const before = origin.seen.length;
-  for (const path of ['/origin/../fuel-api/api/current.php', '/origin/%2e%2e/secret', '/origin/a%2Fb', '/origin/a\\b', '/origin/./echo']) {
-    const answer = await rawRequest(gw.app.publicAddress.port, `GET ${path}?api_key=${key} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`);
+  for (const path of [
+    '/origin/../fuel-api/api/current.php',
+    '/origin/%2e%2e/secret',
+    '/origin/a%2Fb',
+    '/origin/a\\b',
+    '/origin/./echo',
+  ]) {
+    const answer = await rawRequest(
+      gw.app.publicAddress.port,
+      `GET ${path}?api_key=${key} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+    );
     t.match(answer, /^HTTP\/1\.1 400 /, `${path}: 400`);
   }
   t.equal(origin.seen.length, before, 'nothing reached the origin');
   t.equal(await counted(gw, accountId), 0);
 });
 
-t.test('a request that fails at the origin never uses the allowance: exactly the limit of successes under concurrency', async (t) => {
-  const { gw } = await setup(t);
-  const { api_key, account } = await newAccount(gw, { plan: 'developer' }, Date.now());
-  const answers = await Promise.all(
-    Array.from({ length: 300 }, async () => {
-      const r = await gw.get(`/origin/flaky?api_key=${api_key}`);
-      return { status: r.status, body: (await r.json()) as { usage?: { requests_used: number } } };
-    }),
-  );
-  const ok = answers.filter((a) => a.status === 200);
-  t.ok(ok.length <= 100, `${ok.length} successes, never more than the limit of 100`);
-  t.ok(answers.every((a) => [200, 503, 429].includes(a.status)), 'only successes, origin failures and the limit');
-  await waitFor('refunds to land', async () => (await counted(gw, account.id)) === ok.length, 2000);
-  t.pass('the store counted exactly the successes');
-  t.ok(ok.length >= 60, `failures did not burn the allowance: ${ok.length} of 300 got through`);
-});
+t.test(
+  'a request that fails at the origin never uses the allowance: exactly the limit of successes under concurrency',
+  async (t) => {
+    const { gw } = await setup(t);
+    const { api_key, account } = await newAccount(gw, { plan: 'developer' }, Date.now());
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, async () => {
+        const r = await gw.get(`/origin/flaky?api_key=${api_key}`);
+        return { status: r.status, body: (await r.json()) as { usage?: { requests_used: number } } };
+      }),
+    );
+    const ok = answers.filter((a) => a.status === 200);
+    t.ok(ok.length <= 100, `${ok.length} successes, never more than the limit of 100`);
+    t.ok(
+      answers.every((a) => [200, 503, 429].includes(a.status)),
+      'only successes, origin failures and the limit',
+    );
+    await waitFor('refunds to land', async () => (await counted(gw, account.id)) === ok.length, 2000);
+    t.pass('the store counted exactly the successes');
+    t.ok(ok.length >= 60, `failures did not burn the allowance: ${ok.length} of 300 got through`);
+  },
+);
 
 t.test('1,000 proxied requests reuse at most max_sockets origin connections and leave none open', async (t) => {
   const { origin, gw } = await setup(t);
@@ -174,16 +222,22 @@ t.test('1,000 proxied requests reuse at most max_sockets origin connections and 
         { length: 100 },
         () =>
           new Promise<number>((resolve, reject) => {
-            const req = httpRequest({ host: '127.0.0.1', port: gw.app.publicAddress.port, path: `/origin/echo?api_key=${api_key}` }, (res) => {
-              res.resume();
-              res.on('end', () => resolve(res.statusCode ?? 0));
-            });
+            const req = httpRequest(
+              { host: '127.0.0.1', port: gw.app.publicAddress.port, path: `/origin/echo?api_key=${api_key}` },
+              (res) => {
+                res.resume();
+                res.on('end', () => resolve(res.statusCode ?? 0));
+              },
+            );
             req.on('error', reject);
             req.end();
           }),
       ),
     );
-    t.ok(statuses.every((s) => s === 200), `round ${round}: all 200`);
+    t.ok(
+      statuses.every((s) => s === 200),
+      `round ${round}: all 200`,
+    );
   }
   const opened = origin.connections() - connectionsBefore;
   t.ok(opened <= MAX_SOCKETS, `${opened} origin connections for 1,000 requests (max_sockets ${MAX_SOCKETS})`);
@@ -204,7 +258,10 @@ t.test('a client that leaves before the origin answers is not counted, and the g
     setTimeout(() => socket.destroy(), 100);
   }
   await new Promise((r) => setTimeout(r, 200));
-  t.ok(origin.seen.some((s) => s.path === '/origin/slow'), 'the origin was asked (those beyond max_sockets were dropped while queued)');
+  t.ok(
+    origin.seen.some((s) => s.path === '/origin/slow'),
+    'the origin was asked (those beyond max_sockets were dropped while queued)',
+  );
   await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 3000);
   t.pass('nothing counted for answers never delivered');
   const ok = await gw.get(`/origin/echo?api_key=${key}`);
@@ -224,19 +281,31 @@ t.test('a request body is refused, so it can never reach the origin as a smuggle
   t.equal(await counted(gw, accountId), 0);
 });
 
-t.test('requests that time out while queued for an origin connection are never sent later; the pool recovers', async (t) => {
-  const { origin, gw, key } = await setup(t);
-  const hung = await Promise.all(Array.from({ length: 30 }, () => gw.get(`/origin/hang?api_key=${key}`).then((r) => r.status)));
-  t.ok(hung.every((s) => s === 504), 'every one answered 504');
-  const start = Date.now();
-  const ok = await gw.get(`/origin/echo?api_key=${key}`);
-  t.equal(ok.status, 200, 'pass-through works again at once');
-  t.ok(Date.now() - start < TIMEOUT);
-  await new Promise((r) => setTimeout(r, 300));
-  const sent = origin.seen.filter((s) => s.path === '/origin/hang').length;
-  await new Promise((r) => setTimeout(r, 1000));
-  t.equal(origin.seen.filter((s) => s.path === '/origin/hang').length, sent, `no queued request was sent after its 504 (${sent} of 30 reached the origin)`);
-});
+t.test(
+  'requests that time out while queued for an origin connection are never sent later; the pool recovers',
+  async (t) => {
+    const { origin, gw, key } = await setup(t);
+    const hung = await Promise.all(
+      Array.from({ length: 30 }, () => gw.get(`/origin/hang?api_key=${key}`).then((r) => r.status)),
+    );
+    t.ok(
+      hung.every((s) => s === 504),
+      'every one answered 504',
+    );
+    const start = Date.now();
+    const ok = await gw.get(`/origin/echo?api_key=${key}`);
+    t.equal(ok.status, 200, 'pass-through works again at once');
+    t.ok(Date.now() - start < TIMEOUT);
+    await new Promise((r) => setTimeout(r, 300));
+    const sent = origin.seen.filter((s) => s.path === '/origin/hang').length;
+    await new Promise((r) => setTimeout(r, 1000));
+    t.equal(
+      origin.seen.filter((s) => s.path === '/origin/hang').length,
+      sent,
+      `no queued request was sent after its 504 (${sent} of 30 reached the origin)`,
+    );
+  },
+);
 
 t.test('the service key never reaches a client through headers or error bodies the origin echoes', async (t) => {
   const { origin, gw, key } = await setup(t);
@@ -253,34 +322,50 @@ t.test('the service key never reaches a client through headers or error bodies t
 
 t.test('an absolute-form request target is forwarded by its checked path, never glued to the origin URL', async (t) => {
   const { origin, gw, key } = await setup(t);
-  const answer = await rawRequest(gw.app.publicAddress.port, `GET http://x/origin/echo?api_key=${key} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  const answer = await rawRequest(
+    gw.app.publicAddress.port,
+    `GET http://x/origin/echo?api_key=${key} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+  );
   t.match(answer, /^HTTP\/1\.1 200 /);
   t.equal(origin.seen[origin.seen.length - 1]?.path, '/origin/echo');
   t.notMatch(gw.logs(), origin.key);
 });
 
-t.test('on Redis, two gateways passing through a flaky origin admit at most the limit and count exactly the successes', async (t) => {
-  const { startRedis } = await import('../helpers/redis.js');
-  const redis = await startRedis(t);
-  const origin = await startOrigin(t);
-  const settings = {
-    store: { type: 'redis', redis: { url: redis.url } },
-    upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: 60_000, timeout_ms: TIMEOUT, proxy_paths: ['/origin/*'], max_sockets: MAX_SOCKETS },
-    limits: { invalid_key_throttle: { max_attempts: 1000 } },
-  };
-  const a = await startGateway(t, settings);
-  const b = await startGateway(t, settings);
-  await waitFor('both ready', async () => (await a.get('/readyz')).status === 200 && (await b.get('/readyz')).status === 200);
-  const { api_key, account } = await newAccount(a, { plan: 'developer' }, Date.now());
-  const answers = await Promise.all(
-    Array.from({ length: 300 }, async (_, i) => {
-      const r = await (i % 2 ? a : b).get(`/origin/flaky?api_key=${api_key}`);
-      return r.status;
-    }),
-  );
-  const ok = answers.filter((s) => s === 200).length;
-  t.ok(ok <= 100, `${ok} successes, never more than the limit`);
-  t.ok(ok >= 60, 'failures gave their allowance back');
-  await waitFor('refunds', async () => (await counted(a, account.id)) === ok, 3000);
-  t.pass('Redis counted exactly the successes');
-});
+t.test(
+  'on Redis, two gateways passing through a flaky origin admit at most the limit and count exactly the successes',
+  async (t) => {
+    const { startRedis } = await import('../helpers/redis.js');
+    const redis = await startRedis(t);
+    const origin = await startOrigin(t);
+    const settings = {
+      store: { type: 'redis', redis: { url: redis.url } },
+      upstream: {
+        url: origin.url,
+        api_key: origin.key,
+        poll_interval_ms: 60_000,
+        timeout_ms: TIMEOUT,
+        proxy_paths: ['/origin/*'],
+        max_sockets: MAX_SOCKETS,
+      },
+      limits: { invalid_key_throttle: { max_attempts: 1000 } },
+    };
+    const a = await startGateway(t, settings);
+    const b = await startGateway(t, settings);
+    await waitFor(
+      'both ready',
+      async () => (await a.get('/readyz')).status === 200 && (await b.get('/readyz')).status === 200,
+    );
+    const { api_key, account } = await newAccount(a, { plan: 'developer' }, Date.now());
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, async (_, i) => {
+        const r = await (i % 2 ? a : b).get(`/origin/flaky?api_key=${api_key}`);
+        return r.status;
+      }),
+    );
+    const ok = answers.filter((s) => s === 200).length;
+    t.ok(ok <= 100, `${ok} successes, never more than the limit`);
+    t.ok(ok >= 60, 'failures gave their allowance back');
+    await waitFor('refunds', async () => (await counted(a, account.id)) === ok, 3000);
+    t.pass('Redis counted exactly the successes');
+  },
+);
