@@ -162,7 +162,11 @@ async function assemble(
 
   const ops = new Operations(store, config, book, clock, auditLog(log));
   const { host, port, token } = config.listen.admin;
-  const adminServer = createListener(adminHandler(ops, metrics, token, log), config.server, parserErrors);
+  const adminServer = createListener(
+    adminHandler(ops, metrics, token, log, config.server.max_headers),
+    config.server,
+    parserErrors,
+  );
   cleanups.push(() => close(adminServer));
   const adminAddress = await listen(adminServer, host, port);
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');

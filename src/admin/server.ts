@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { FAILURE_STATUS, GatewayError, isGatewayError } from '../errors.js';
 import { canonicalIp } from '../http/client.js';
+import { headProblem } from '../http/server.js';
 import { queryRecord } from './list-query.js';
 import type { Metrics } from './metrics.js';
 import type { Operations } from './operations.js';
@@ -23,6 +24,7 @@ interface AdminRoute {
   handler: Handler;
 }
 
+const BEARER = /^bearer +(.+)$/i;
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 // Without a token, only requests addressed to a loopback name are served: a web page the
@@ -64,8 +66,9 @@ export function adminHandler(
   metrics: Metrics,
   token: string,
   log: Logger,
+  maxHeaders: number,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const expected = token ? digest(`Bearer ${token}`) : null;
+  const expected = token ? digest(token) : null;
   const id = (c: Call): string => c.params[0] as string;
   const routes: AdminRoute[] = [
     {
@@ -137,6 +140,10 @@ export function adminHandler(
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const problem = headProblem(req, maxHeaders);
+    if (problem === 'headers_too_large')
+      return failure(res, new GatewayError('HEADERS_TOO_LARGE', `more than ${maxHeaders} header fields`));
+    if (problem) return failure(res, new GatewayError('BAD_REQUEST', 'expected exactly one Host header'));
     if (!expected && !LOOPBACK_HOST.test(req.headers.host ?? '')) {
       return failure(
         res,
@@ -144,7 +151,8 @@ export function adminHandler(
       );
     }
     if (expected) {
-      const given = digest(req.headers.authorization ?? '');
+      // The scheme name is case-insensitive (RFC 9110 11.1).
+      const given = digest(BEARER.exec(req.headers.authorization ?? '')?.[1] ?? '');
       if (!timingSafeEqual(given, expected)) {
         res.setHeader('WWW-Authenticate', 'Bearer');
         return failure(res, new GatewayError('UNAUTHORIZED', 'missing or wrong bearer token'));

@@ -120,6 +120,12 @@ export const configSchema = z
         .min(1024, 'expected at least 1024')
         .max(1048576, 'expected at most 1048576')
         .describe('Largest request head accepted, else 431'),
+      max_headers: z
+        .number()
+        .int()
+        .min(16, 'expected at least 16')
+        .max(1000, 'expected at most 1000')
+        .describe('Most header fields in a request head, else 431'),
       trusted_proxies: z
         .array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 172.16.0.0/12'))
         .describe('Balancers in front (addresses or CIDR ranges) whose X-Forwarded-For names the client'),

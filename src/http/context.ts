@@ -50,6 +50,8 @@ export interface Gateway extends Omit<PublicDeps, 'config'> {
   answers: Answers;
   keyHashes: KeyHashes;
   maxKeyLength: number;
+  /** `server.max_headers`. */
+  maxHeaders: number;
   /** The access log, or null when log.access is off. */
   access: AccessLog | null;
   /** store.on_error: allow. */
@@ -78,6 +80,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     answers: new Answers(config.messages),
     keyHashes: new KeyHashes(config.limits.account_cache.max_entries),
     maxKeyLength: config.limits.max_key_length,
+    maxHeaders: config.server.max_headers,
     access: config.log.access && deps.log.isLevelEnabled('info') ? new AccessLog(deps.log) : null,
     failOpen: config.store.on_error === 'allow',
     trustedProxies: trustedProxies(config),

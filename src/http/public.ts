@@ -7,6 +7,7 @@ import { buildGateway, type Gateway, type PublicDeps, routeFor } from './context
 import { Exchange, metered } from './metered.js';
 import { proxied } from './proxied.js';
 import { parseTarget } from './request.js';
+import { headProblem } from './server.js';
 
 export type { PublicDeps };
 
@@ -26,6 +27,8 @@ export function publicHandler(
 export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): void {
   const x = new Exchange(g, req, res);
   try {
+    const problem = headProblem(req, g.maxHeaders);
+    if (problem) return fail(x, problem);
     const target = parseTarget(req.url ?? '');
     if (!target) return fail(x, 'bad_request');
     const entry = routeFor(g, target.path);

@@ -15,12 +15,28 @@ const REASONS: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
-/** Answers a request the HTTP parser refused (bad request line, oversized head, too slow) with our error body. */
-function onClientError(err: NodeJS.ErrnoException, socket: Socket, answers: ParserAnswers): void {
+/** How long a socket answered with a parser error stays open for the client to read the answer. */
+export const LINGER_MS = 1000;
+
+// `_httpMessage` is the response Node has given the socket: the oldest one not yet written.
+type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
+
+// Sockets whose parser has failed: the parser reports again on every later chunk of data.
+const refused = new WeakSet<Socket>();
+
+/**
+ * Answers a request the HTTP parser refused (bad request line, oversized head, too slow) with our
+ * error body, after every earlier request on the connection has had its answer (pipelining), then
+ * closes the socket within LINGER_MS whatever the client does: a half-closed socket whose client
+ * never closes would hold a descriptor for ever (slowloris).
+ */
+function onClientError(err: NodeJS.ErrnoException, socket: HttpSocket, answers: ParserAnswers, waitMs: number): void {
+  if (refused.has(socket)) return;
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
   // A connection that has answered before may still be reading the unread body of that request:
   // a 408 written now would be taken as the answer to the client's next request. Just close it.
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && socket.bytesWritten > 0) return void socket.destroy();
+  refused.add(socket);
   const a =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? answers.large
@@ -28,10 +44,35 @@ function onClientError(err: NodeJS.ErrnoException, socket: Socket, answers: Pars
         ? answers.timeout
         : answers.bad;
   const reason = REASONS[a.status] ?? 'Bad Request';
-  socket.end(
+  const refusal =
     `HTTP/1.1 ${a.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${a.length}\r\n` +
-      `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${a.body}`,
-  );
+    `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${a.body}`;
+  const giveUp = setTimeout(() => socket.destroy(), waitMs).unref();
+  const answerWhenDone = (): void => {
+    const pending = socket._httpMessage;
+    if (pending && !socket.destroyed) return void pending.once('close', answerWhenDone);
+    clearTimeout(giveUp);
+    if (!socket.writable) return void socket.destroy();
+    socket.end(refusal);
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  };
+  answerWhenDone();
+}
+
+/**
+ * Refuses what Node's parser lets through: a second `Host` (400), none on HTTP/1.1 (400, which
+ * Node would answer without our body), more header fields than `max_headers` (431: Node would
+ * drop those beyond its own count silently, and they do not count towards `max_header_bytes`).
+ */
+export function headProblem(req: IncomingMessage, maxHeaders: number): 'bad_request' | 'headers_too_large' | null {
+  const raw = req.rawHeaders;
+  if (raw.length > 2 * maxHeaders) return 'headers_too_large';
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+  }
+  return hosts > 1 || (hosts === 0 && req.httpVersion === '1.1') ? 'bad_request' : null;
 }
 
 export function createListener(
@@ -48,10 +89,16 @@ export function createListener(
       maxHeaderSize: settings.max_header_bytes,
       // Node looks for timed-out requests every 30 s by default, far too late for these timeouts.
       connectionsCheckingInterval: Math.min(1000, settings.headers_timeout_ms),
+      // headProblem answers a missing Host with our error body.
+      requireHostHeader: false,
     },
     handler,
   );
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => onClientError(err, socket, answers));
+  // One beyond the limit, so that headProblem sees a head that has too many.
+  server.maxHeadersCount = settings.max_headers + 1;
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
+    onClientError(err, socket, answers, settings.request_timeout_ms),
+  );
   return server;
 }
 

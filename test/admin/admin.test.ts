@@ -71,6 +71,15 @@ t.test('admin errors: token, body, unknown account, unknown plan, route and meth
   t.equal(noToken.headers.get('www-authenticate'), 'Bearer');
   t.equal((await adminCall(gw, 'GET', '/admin/prices', undefined, 'wrong')).status, 401);
   t.equal((await adminCall(gw, 'GET', '/metrics', undefined, 'wrong')).status, 401, 'metrics need the token too');
+  const prices = `http://127.0.0.1:${gw.app.adminAddress.port}/admin/prices`;
+  for (const scheme of ['bearer', 'BEARER', 'BeArEr'])
+    t.equal(
+      (await fetch(prices, { headers: { authorization: `${scheme} ${TOKEN}` } })).status,
+      200,
+      `the scheme in any case (${scheme}, RFC 9110)`,
+    );
+  for (const wrong of [TOKEN, `Basic ${TOKEN}`, `Bearer${TOKEN}`, `Bearer ${TOKEN}x`])
+    t.equal((await fetch(prices, { headers: { authorization: wrong } })).status, 401, `refused: ${wrong}`);
 
   const badPlan = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'gold' }, TOKEN);
   t.equal(badPlan.status, 400);

@@ -42,9 +42,9 @@ export interface Served {
 }
 
 /** A config file of its own per child, so no two share the memory store's file (or the project's). */
-function privateStoreConfig(): string {
+export function privateConfig(settings: Record<string, unknown> = {}): string {
   const file = join(mkdtempSync(join(tmpdir(), 'fpg-serve-')), 'gateway.yaml');
-  writeFileSync(file, JSON.stringify({ store: { memory: { file: 'memory-store.json' } } }));
+  writeFileSync(file, JSON.stringify({ store: { memory: { file: 'memory-store.json' } }, ...settings }));
   return file;
 }
 
@@ -54,7 +54,7 @@ export function serve(
   args: string[] = [],
   env: NodeJS.ProcessEnv = {},
 ): Served {
-  const config = args.includes('--config') ? '' : privateStoreConfig();
+  const config = args.includes('--config') ? '' : privateConfig();
   const child = spawn(process.execPath, [...process.execArgv, 'src/main.ts', 'serve', ...args], {
     cwd: ROOT,
     env: {
