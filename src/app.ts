@@ -155,7 +155,7 @@ async function assemble(
   const publicServer = createListener(handler, config.server, parserErrors);
   cleanups.push((drainMs) => {
     handler.gateway.draining = true;
-    return close(publicServer, drainMs);
+    return close(publicServer, drainMs, config.server.request_timeout_ms);
   });
   const publicAddress = await listen(publicServer, config.listen.public.host, config.listen.public.port);
   log.info({ address: publicAddress }, 'public listener ready');
@@ -167,7 +167,7 @@ async function assemble(
     config.server,
     parserErrors,
   );
-  cleanups.push(() => close(adminServer));
+  cleanups.push(() => close(adminServer, 0, config.server.request_timeout_ms));
   const adminAddress = await listen(adminServer, host, port);
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
 

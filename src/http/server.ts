@@ -21,6 +21,9 @@ export const LINGER_MS = 1000;
 // `_httpMessage` is the response Node has given the socket: the oldest one not yet written.
 type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
 
+// The open sockets of each listener, for the drain to close those with no answer pending.
+const sockets = new WeakMap<Server, Set<Socket>>();
+
 // Sockets whose parser has failed: the parser reports again on every later chunk of data.
 const refused = new WeakSet<Socket>();
 
@@ -96,6 +99,12 @@ export function createListener(
   );
   // One beyond the limit, so that headProblem sees a head that has too many.
   server.maxHeadersCount = settings.max_headers + 1;
+  const open = new Set<Socket>();
+  sockets.set(server, open);
+  server.on('connection', (s: Socket) => {
+    open.add(s);
+    s.once('close', () => open.delete(s));
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
     onClientError(err, socket, answers, settings.request_timeout_ms),
   );
@@ -113,16 +122,25 @@ export function listen(server: Server, host: string, port: number): Promise<Addr
 }
 
 /**
- * Stops accepting, lets in-flight requests finish, and drops idle keep-alive sockets after
- * `graceMs`. Until then a request may still arrive on an open connection (it is answered):
- * http.Server's own close drops idle sockets at once, and a request already on the wire to one
- * would be lost. Answers written while draining close their connection (see answer.ts `send`).
+ * Stops accepting, lets in-flight requests finish, and after `graceMs` closes every socket that
+ * has no answer pending (idle keep-alive, never used, or a head still trickling in: Node stops its
+ * header timeouts once the server closes, so those would hold the drain for ever). Until then a
+ * request may still arrive on an open connection (it is answered): closing idle sockets at once
+ * would lose a request already on the wire. Answers written while draining close their connection
+ * (see answer.ts `send`). Whatever is still open after `deadlineMs` is cut.
  */
-export function close(server: Server, graceMs = 0): Promise<void> {
+export function close(server: Server, graceMs = 0, deadlineMs = graceMs): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) return resolve();
-    NetServer.prototype.close.call(server, () => resolve());
-    const sweep = (): void => void server.close();
+    NetServer.prototype.close.call(server, () => {
+      clearTimeout(deadline);
+      resolve();
+    });
+    const sweep = (): void => {
+      server.close();
+      for (const s of sockets.get(server) ?? []) if (!(s as HttpSocket)._httpMessage) s.destroy();
+    };
+    const deadline = setTimeout(() => server.closeAllConnections(), Math.max(graceMs, deadlineMs)).unref();
     if (graceMs > 0) setTimeout(sweep, graceMs).unref();
     else sweep();
   });

@@ -1,5 +1,6 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -16,15 +17,23 @@ const REQUEST_TIMEOUT_MS = 4000;
 interface Tally {
   ok: number;
   cut: number;
+  /** Answers that arrived after SIGTERM, and those of them that kept their connection open. */
+  late: number;
+  lateKeptAlive: number;
 }
 
 /** 64 keep-alive connections sending back to back until `stop`, counting complete 200s and answers cut off. */
-function load(port: number, key: string, stop: { now: boolean }): Promise<Tally> {
+function load(port: number, key: string, stop: { now: boolean; signalled: number }): Promise<Tally> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const tally: Tally = { ok: 0, cut: 0 };
+  const tally: Tally = { ok: 0, cut: 0, late: 0, lateKeptAlive: 0 };
   const one = (): Promise<boolean> =>
     new Promise((resolve) => {
       const req = request({ host: '127.0.0.1', port, path: `${SIMPLE}?api_key=${key}`, agent }, (res) => {
+        // Answers written once the signal has surely arrived (the process may take a moment to see it).
+        if (stop.signalled > 0 && Date.now() - stop.signalled > 200) {
+          tally.late++;
+          if (res.headers.connection !== 'close') tally.lateKeptAlive++;
+        }
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => {
@@ -57,10 +66,11 @@ async function drain(t: Test, config: string, counted: (accountId: string) => Pr
     body: JSON.stringify({ plan: 'enterprise', limit: 10_000_000 }),
   });
   const { account, api_key } = (await created.json()) as { account: { id: string }; api_key: string };
-  const stop = { now: false };
+  const stop = { now: false, signalled: 0 };
   const running = load(Number(new URL(gw.base).port), api_key, stop);
   await new Promise((r) => setTimeout(r, 700));
   const signalled = Date.now();
+  stop.signalled = signalled;
   const exit = gw.stop('SIGTERM');
   const code = await exit;
   const took = Date.now() - signalled;
@@ -69,6 +79,7 @@ async function drain(t: Test, config: string, counted: (accountId: string) => Pr
   t.equal(code, 0, 'exits 0');
   t.ok(took < REQUEST_TIMEOUT_MS, `exited ${took} ms after SIGTERM (request_timeout_ms ${REQUEST_TIMEOUT_MS})`);
   t.equal(tally.cut, 0, 'no answer was cut off');
+  t.equal(tally.lateKeptAlive, 0, `every one of ${tally.late} answers after SIGTERM closed its connection`);
   t.ok(tally.ok > 200, `${tally.ok} complete 200 answers under load`);
   t.equal(await counted(account.id), tally.ok, 'the store counted exactly the 200s the clients got');
 }
@@ -112,3 +123,41 @@ t.test('SIGTERM under load on Redis: the same', async (t) => {
     return store.usage(id, allowanceFor(account, config.plans, config.time_zone, Date.now()).period.id);
   });
 });
+
+t.test(
+  'SIGTERM on Redis: a request on the wire is answered with Connection: close, an idle socket is closed, exit 0 in time',
+  async (t) => {
+    const redis = await startRedis(t);
+    const { file } = configFile({ store: { type: 'redis', redis: { url: redis.url } } });
+    const gw = await gatewayProcess(t, file);
+    const port = Number(new URL(gw.base).port);
+    const open = (): Promise<Socket> =>
+      new Promise((resolve) => {
+        const s = connect(port, '127.0.0.1', () => resolve(s));
+        s.on('error', () => undefined);
+      });
+    const answer = (s: Socket): Promise<string> =>
+      new Promise((resolve) => {
+        let out = '';
+        s.on('data', (c: Buffer) => (out += c.toString()));
+        s.on('close', () => resolve(out));
+      });
+    const idle = await open();
+    const idleClosed = answer(idle);
+    const busy = await open();
+    const busyAnswer = answer(busy);
+    busy.write('GET /healthz HTTP/1.1\r\nHost: a\r\n');
+    await new Promise((r) => setTimeout(r, 200));
+    const signalled = Date.now();
+    const exit = gw.stop('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    busy.write('\r\n');
+    const out = await busyAnswer;
+    t.match(out, /^HTTP\/1\.1 200 /, 'the request on the wire was answered');
+    t.match(out, /\r\nConnection: close\r\n/i, 'with Connection: close');
+    t.equal(await idleClosed, '', 'the idle socket was closed without an answer');
+    t.equal(await exit, 0, 'exit 0');
+    const took = Date.now() - signalled;
+    t.ok(took < REQUEST_TIMEOUT_MS, `exited ${took} ms after SIGTERM (request_timeout_ms ${REQUEST_TIMEOUT_MS})`);
+  },
+);
