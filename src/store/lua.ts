@@ -11,7 +11,9 @@
  * account in the same batch see each other's counts.
  *
  * For request i (1-based): KEYS[2i-1] account hash, KEYS[2i] counter of the period;
- * ARGV[3i-2] revision of the caller's copy, ARGV[3i-1] limit, ARGV[3i] counter expiry (unix ms).
+ * ARGV[3i-2] revision of the caller's copy, ARGV[3i-1] limit, ARGV[3i] counter expiry (unix ms);
+ * the last ARGV is a deadline (unix ms in Redis' clock, 0 for none): a call Redis runs after it
+ * counts nothing and fails with EXPIRED, since its caller has timed out and answered 503.
  * Returns {code1, used1, code2, used2, ...}: code 0 ok (used after counting), 1 exhausted
  * (used ≥ limit), 2 inactive, 3 changed (the account is gone or at another revision); used is 0
  * for codes 2 and 3. Integers only: they cost Redis and the client the least to encode and parse.
@@ -20,6 +22,13 @@
  * retention), so writing it on every increment would only add work and replication traffic.
  */
 export const CONSUME = `
+local deadline = tonumber(ARGV[#ARGV])
+if deadline > 0 then
+  local now = redis.call('TIME')
+  if now[1] * 1000 + math.floor(now[2] / 1000) > deadline then
+    return redis.error_reply('EXPIRED the caller stopped waiting for this consume')
+  end
+end
 local out = {}
 for i = 1, #KEYS / 2 do
   local k, a = 2 * i, 3 * i

@@ -30,6 +30,8 @@ export class ConsumeBatcher {
     /** One call per request (Redis Cluster: requests of different accounts live on different slots). */
     private readonly perRequest: boolean,
     private readonly onReceiverError: (err: unknown) => void,
+    /** Unix ms in Redis' clock after which the call must count nothing (0: none); see redis-clock.ts. */
+    private readonly deadline: () => number = () => 0,
   ) {}
 
   add(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
@@ -59,7 +61,7 @@ export class ConsumeBatcher {
 
   private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
     const n = specs.length;
-    const keysAndArgs = new Array<string | number>(5 * n);
+    const keysAndArgs = new Array<string | number>(5 * n + 1);
     for (let i = 0; i < n; i++) {
       const spec = specs[i] as ConsumeSpec;
       const [account, counter] = this.keysOf(spec);
@@ -69,6 +71,7 @@ export class ConsumeBatcher {
       keysAndArgs[2 * n + 3 * i + 1] = spec.limit;
       keysAndArgs[2 * n + 3 * i + 2] = spec.expireAtMs;
     }
+    keysAndArgs[5 * n] = this.deadline();
     this.calls++;
     this.script(2 * n, keysAndArgs).then(
       (reply) => this.deliver(reply, receivers),

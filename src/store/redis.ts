@@ -16,6 +16,7 @@ import {
   UPDATE_ACCOUNT,
 } from './lua.js';
 import { ConsumeBatcher } from './redis-batch.js';
+import { RedisClock } from './redis-clock.js';
 import { decodeAccount, encodeAccount, encodePatch, pairsToRecord, parseEvent } from './redis-codec.js';
 import { connect, quit, type RedisStoreOptions, retryDelay, subscriberConnection } from './redis-connection.js';
 import type {
@@ -88,6 +89,8 @@ const SCRIPTS = {
 const LIST_CHUNK = 200;
 const LIST_MAX_EXAMINED = 5000;
 
+const CLOCK_EVERY_MS = 60_000;
+
 const resync = (): StoreEvent[] => [{ type: 'prices' }, { type: 'account', id: '*', keyHashes: [] }];
 
 /**
@@ -119,6 +122,8 @@ export class RedisStore implements Store {
   private readonly log: Logger;
   private readonly listeners: Array<(event: StoreEvent) => void> = [];
   private readonly batcher: ConsumeBatcher;
+  private readonly clock: RedisClock;
+  private clockTimer: NodeJS.Timeout | undefined;
   private subscriber: Redis | null = null;
   private subscribedBefore = false;
   private firstSubscribed: (() => void) | undefined;
@@ -137,12 +142,16 @@ export class RedisStore implements Store {
     this.accountIndex = `${options.key_prefix}accounts`;
     this.redis = connect(options);
     for (const [name, definition] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, definition);
+    this.clock = new RedisClock(options.command_timeout_ms);
     this.batcher = new ConsumeBatcher(
       (spec) => [this.accountKey(spec.accountId), this.counterKey(spec.accountId, spec.periodId)],
       (numKeys, keysAndArgs) => this.run(() => this.redis.fpgConsume(numKeys, ...keysAndArgs)),
       options.cluster !== undefined,
       (err) => this.log.error({ err }, 'a metered request failed after its consume'),
+      // Cluster nodes' clocks are not this connection's: no deadline there.
+      options.cluster ? undefined : () => this.clock.deadline(),
     );
+    if (!options.cluster) this.keepClock();
     this.watch(this.redis, 'commands');
     // Without an offline queue, a command sent before the first connection is ready would fail.
     this.holdCallsUntil(
@@ -369,6 +378,7 @@ export class RedisStore implements Store {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.reopenTimer);
+    clearInterval(this.clockTimer);
     this.listeners.length = 0;
     await Promise.all([quit(this.redis), this.subscriber && quit(this.subscriber)]);
   }
@@ -434,6 +444,13 @@ export class RedisStore implements Store {
       const next = wasReady ? 0 : failures + 1;
       this.reopenTimer = setTimeout(() => this.listen(node + 1, next), retryDelay(next));
     });
+  }
+
+  /** Measures Redis' clock on every connection (a failover may bring another clock) and every minute. */
+  private keepClock(): void {
+    const measure = (): void => void this.clock.measure(() => this.redis.time()).catch(() => undefined);
+    this.redis.on('ready', measure);
+    this.clockTimer = setInterval(measure, CLOCK_EVERY_MS).unref();
   }
 
   private deliver(event: StoreEvent): void {

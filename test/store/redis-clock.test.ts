@@ -1,0 +1,24 @@
+import { Redis } from 'ioredis';
+import t from 'tap';
+import { RedisClock } from '../../src/store/redis-clock.js';
+import { startRedis } from '../helpers/redis.js';
+
+t.test("the consume deadline is the command timeout ahead, in Redis' clock, once measured", async (t) => {
+  const server = await startRedis(t);
+  const redis = new Redis(server.url);
+  t.teardown(() => redis.quit());
+  const clock = new RedisClock(500);
+  t.equal(clock.deadline(), 0, 'no deadline before a measurement');
+  // A measurement slower than 50 ms says too little: it is ignored.
+  await clock.measure(async () => {
+    await new Promise((r) => setTimeout(r, 80));
+    return redis.time();
+  });
+  t.equal(clock.deadline(), 0, 'a slow measurement is ignored');
+  await clock.measure(() => redis.time());
+  const [seconds, micros] = await redis.time();
+  const redisNow = Number(seconds) * 1000 + Number(micros) / 1000;
+  const ahead = clock.deadline() - redisNow;
+  // Redis runs on this machine: same clock, so the deadline is 500 ms less the safety margin.
+  t.ok(ahead > 400 && ahead <= 500, `deadline ${ahead.toFixed(1)} ms ahead of Redis' clock`);
+});
