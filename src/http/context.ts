@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Metrics, RouteMetrics } from '../admin/metrics.js';
 import type { Clock } from '../clock.js';
@@ -64,6 +65,14 @@ export interface Gateway extends Omit<PublicDeps, 'config'> {
   staleness: { maxAgeDays: number; unready: boolean };
   /** The last store check of /readyz, reused for a second. */
   storeCheck: { at: number; up: boolean } | null;
+  /** When (performance.now) a request last failed for the store, for /readyz. */
+  storeFailedAt: number;
+}
+
+/** A request failed because the store did: counted, and /readyz says not ready for a while. */
+export function storeError(g: Gateway): void {
+  g.metrics.storeErrors.inc();
+  g.storeFailedAt = performance.now();
 }
 
 export function buildGateway(deps: PublicDeps): Gateway {
@@ -88,6 +97,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     draining: false,
     staleness: { maxAgeDays: config.prices.max_age_days, unready: config.prices.stale_is_unready },
     storeCheck: null,
+    storeFailedAt: Number.NEGATIVE_INFINITY,
   };
 }
 

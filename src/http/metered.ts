@@ -17,7 +17,7 @@ import type { AccountEntry, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
-import type { Gateway, InvalidKeyReason } from './context.js';
+import { type Gateway, type InvalidKeyReason, storeError } from './context.js';
 import { readKey } from './request.js';
 import type { MeteredRoute, Prepared } from './routes.js';
 
@@ -178,7 +178,7 @@ function storeFailed(x: Exchange, err: unknown): void {
   const { g } = x;
   g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
   if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
-  g.metrics.storeErrors.inc();
+  storeError(g);
   if (g.failOpen && g.meter.knowsActive(x.keyHash)) {
     g.metrics.unmetered.inc();
     g.log.warn({ err: err.message }, 'store unavailable: serving unmetered (store.on_error: allow)');
@@ -192,13 +192,13 @@ function storeFailed(x: Exchange, err: unknown): void {
 
 /** A request refused for its query or for lack of prices: the key still comes first, and nothing is counted. */
 export async function refuse(x: Exchange, kind: Exclude<ReturnType<MeteredRoute['prepare']>, Prepared>): Promise<void> {
-  const { meter, metrics } = x.g;
+  const { meter } = x.g;
   let who: Awaited<ReturnType<Meter['identify']>>;
   try {
     who = await meter.identify(x.keyHash);
   } catch (err) {
     if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-    metrics.storeErrors.inc();
+    storeError(x.g);
     // A key known here as active may still hear what is wrong with its query.
     if (!meter.knowsActive(x.keyHash)) {
       x.g.log.warn({ err: err.message }, 'store unavailable');

@@ -12,6 +12,9 @@ import { headProblem } from './server.js';
 export type { PublicDeps };
 
 const READY_TTL_MS = 1000;
+// A store that failed a request this recently is not ready, whatever its PING says (Redis out of
+// memory answers PING and refuses every write).
+const STORE_ERROR_UNREADY_MS = 5000;
 const JSON_TYPE = 'application/json';
 const HEALTHY = '{"status":"ok"}';
 
@@ -45,9 +48,13 @@ export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): v
   }
 }
 
-/** Readiness probes arrive from every balancer and orchestrator: ask the store at most once a second. */
+/**
+ * Readiness probes arrive from every balancer and orchestrator: ask the store at most once a
+ * second. Not ready while requests have failed for the store recently.
+ */
 async function storeUp(g: Gateway): Promise<boolean> {
   const now = performance.now();
+  if (now - g.storeFailedAt < STORE_ERROR_UNREADY_MS) return false;
   if (g.storeCheck && now - g.storeCheck.at < READY_TTL_MS) return g.storeCheck.up;
   const up = await g.storeReady();
   g.storeCheck = { at: performance.now(), up };

@@ -2,6 +2,7 @@ import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -78,5 +79,30 @@ t.test(
       status = (await gw.get(`${SIMPLE}?api_key=${keys[0]}`)).status;
     }
     t.equal(status, 200, 'served again once Redis runs');
+  },
+);
+
+t.test(
+  'Redis refusing writes (out of memory) while PING works: /readyz says not ready until no request has failed for 5 s',
+  async (t) => {
+    const redis = await startRedis(t);
+    const gw = await startGateway(t, {
+      store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 300 } },
+      log: { access: false },
+    });
+    const { api_key } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body;
+    t.equal((await gw.get(`${SIMPLE}?api_key=${api_key}`)).status, 200);
+    t.equal((await gw.get('/readyz')).status, 200, 'ready while requests succeed');
+    await redis.cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+    await redis.cli('CONFIG', 'SET', 'maxmemory', '1');
+    t.teardown(() => redis.cli('CONFIG', 'SET', 'maxmemory', '0'));
+    t.equal((await gw.get(`${SIMPLE}?api_key=${api_key}`)).status, 503, 'a metered request fails');
+    const ready = await gw.get('/readyz');
+    t.equal(ready.status, 503, '/readyz: not ready');
+    t.match(await ready.json(), { ready: false, store: false });
+    await redis.cli('CONFIG', 'SET', 'maxmemory', '0');
+    t.equal((await gw.get(`${SIMPLE}?api_key=${api_key}`)).status, 200, 'served again once Redis takes writes');
+    const took = await waitFor('/readyz to say ready', async () => (await gw.get('/readyz')).status === 200, 10_000);
+    t.pass(`ready again ${took} ms later`);
   },
 );
