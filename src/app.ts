@@ -109,6 +109,7 @@ async function assemble(
     cacheHitRatio: () => meter.hitRatio(),
     snapshotEffectiveMs: () => book.current()?.effectiveMs ?? null,
     now: clock.now,
+    storeDataLost: () => store.dataLost(),
     upstreamLastSuccessMs: async () => (upstream ? ((await upstream.view()).status?.last_success_ms ?? null) : null),
   });
   const storeReady = (): Promise<boolean> =>
@@ -151,7 +152,19 @@ async function assemble(
     proxy = originProxy;
   }
 
-  const handler = publicHandler({ config, meter, book, throttle, metrics, clock, log, storeReady, proxy, upstream });
+  const handler = publicHandler({
+    config,
+    meter,
+    book,
+    throttle,
+    metrics,
+    clock,
+    log,
+    storeReady,
+    storeDataLost: () => store.dataLost(),
+    proxy,
+    upstream,
+  });
   const publicServer = createListener(handler, config.server, parserErrors);
   cleanups.push((drainMs) => {
     handler.gateway.draining = true;

@@ -62,6 +62,7 @@ export class Metrics {
     now(): number;
     /** Last successful poll of the origin (ms), or null: none yet, or no upstream. */
     upstreamLastSuccessMs(): Promise<number | null>;
+    storeDataLost(): boolean;
   }) {
     binnedHistogram(
       this.registry,
@@ -77,6 +78,15 @@ export class Metrics {
       aggregator: 'max',
       async collect() {
         this.set(((await sources.upstreamLastSuccessMs()) ?? 0) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'fuel_gateway_store_data_lost',
+      help: '1 once the store was found to have lost its data (Redis restarted empty) since this process started',
+      registers: [this.registry],
+      aggregator: 'max',
+      collect() {
+        this.set(sources.storeDataLost() ? 1 : 0);
       },
     });
     new Gauge({

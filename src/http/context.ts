@@ -25,6 +25,8 @@ export interface PublicDeps {
   log: Logger;
   /** Whether the store answers; for /readyz. */
   storeReady(): Promise<boolean>;
+  /** Whether the store lost its data since start; for /readyz and the invalid-key throttle. */
+  storeDataLost(): boolean;
   /** Pass-through to the origin, and its poller; null without an upstream. */
   proxy: OriginProxy | null;
   upstream: UpstreamPoller | null;

@@ -97,7 +97,8 @@ export function throttled(x: Exchange, keyHash: string | null): boolean {
 }
 
 export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
-  x.g.throttle.fail(clientOf(x));
+  // A key unknown because the store lost its data is no sign of a scanner.
+  if (reason !== 'unknown' || !x.g.storeDataLost()) x.g.throttle.fail(clientOf(x));
   x.g.invalidKeys[reason].inc();
   fail(x, 'invalid_key');
 }

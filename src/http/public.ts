@@ -72,6 +72,7 @@ async function ready(x: Exchange): Promise<void> {
     ready: status === 200,
     store,
     prices: current !== null,
+    ...(g.storeDataLost() && { store_data_lost: true }),
     ...age,
     ...(upstream && { upstream }),
   });

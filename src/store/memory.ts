@@ -214,6 +214,10 @@ export class MemoryStore implements Store {
 
   async ping(): Promise<void> {}
 
+  dataLost(): boolean {
+    return false;
+  }
+
   async close(): Promise<void> {
     this.listeners.length = 0;
     clearInterval(this.flushTimer);

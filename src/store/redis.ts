@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis, Result } from 'ioredis';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
@@ -124,6 +125,9 @@ export class RedisStore implements Store {
   private readonly batcher: ConsumeBatcher;
   private readonly clock: RedisClock;
   private clockTimer: NodeJS.Timeout | undefined;
+  /** The value of the marker key as this process first saw it; see checkMarker. */
+  private marker: string | null = null;
+  private lost = false;
   private subscriber: Redis | null = null;
   private subscribedBefore = false;
   private firstSubscribed: (() => void) | undefined;
@@ -153,6 +157,7 @@ export class RedisStore implements Store {
     );
     if (!options.cluster) this.keepClock();
     this.watch(this.redis, 'commands');
+    this.redis.on('ready', () => void this.checkMarker());
     // Without an offline queue, a command sent before the first connection is ready would fail.
     this.holdCallsUntil(
       new Promise<void>((resolve, reject) => {
@@ -444,6 +449,34 @@ export class RedisStore implements Store {
       const next = wasReady ? 0 : failures + 1;
       this.reopenTimer = setTimeout(() => this.listen(node + 1, next), retryDelay(next));
     });
+  }
+
+  dataLost(): boolean {
+    return this.lost;
+  }
+
+  /**
+   * Redis keeps a marker key, written by the first gateway to find none. A marker gone or changed
+   * on a reconnect means Redis lost its data (restarted without persistence, failed over to an
+   * empty replica): accounts and counters are gone, and nothing else would say so. The first to
+   * notice writes a new marker, so every other gateway notices too.
+   */
+  private async checkMarker(): Promise<void> {
+    const key = `${this.options.key_prefix}marker`;
+    try {
+      await this.redis.set(key, randomUUID(), 'NX');
+      const found = await this.redis.get(key);
+      if (this.marker !== null && found !== this.marker && !this.lost) {
+        this.lost = true;
+        this.log.error(
+          { marker: key },
+          'redis lost its data: accounts and counters are gone (restore them from a backup, or re-create the accounts and restart)',
+        );
+      }
+      this.marker ??= found;
+    } catch (err) {
+      this.log.warn({ err }, 'could not check the redis data marker');
+    }
   }
 
   /** Measures Redis' clock on every connection (a failover may bring another clock) and every minute. */

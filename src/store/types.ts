@@ -129,5 +129,7 @@ export interface Store {
   subscribe(listener: (event: StoreEvent) => void): void;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
+  /** True once the store was found to have lost its data since this process started (Redis restarted empty). */
+  dataLost(): boolean;
   close(): Promise<void>;
 }

@@ -1,0 +1,70 @@
+import t from 'tap';
+import { adminCall } from '../helpers/admin.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+const SIMPLE = '/fuel-api/api/simple-current.php';
+const LATEST = '2026-09-02';
+
+t.test(
+  'Redis restarted empty under two gateways: the loss is logged, measured and in /readyz, keys gone unknown are not throttled, and the re-seed serves only the latest set as current',
+  async (t) => {
+    const redis = await startRedis(t);
+    const settings = {
+      store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 300 } },
+      log: { access: false },
+    };
+    const gateways = [await startGateway(t, settings), await startGateway(t, settings)];
+    const [a, b] = gateways as [TestGateway, TestGateway];
+    const { api_key } = (await adminCall(a, 'POST', '/admin/accounts', { plan: 'starter' })).body;
+    for (const gw of gateways) t.equal((await gw.get(`${SIMPLE}?api_key=${api_key}`)).status, 200);
+    const ready = (await (await a.get('/readyz')).json()) as Record<string, unknown>;
+    t.notOk('store_data_lost' in ready, 'no loss reported before');
+
+    // Every set either gateway serves as current while Redis restarts and the history is re-seeded.
+    const seen = new Set<string | null>();
+    let samples = 0;
+    let watching = true;
+    t.teardown(() => {
+      watching = false;
+    });
+    const watch = (async () => {
+      while (watching)
+        for (const gw of gateways) {
+          const r = await adminCall(gw, 'GET', '/admin/prices').catch(() => null);
+          samples++;
+          if (r?.status === 200) seen.add((r.body.current?.effective_date as string | undefined) ?? null);
+        }
+    })();
+
+    await redis.stop();
+    await redis.start();
+    for (const gw of gateways)
+      await waitFor('the loss to be logged', () => /redis lost its data/.test(gw.logs()), 10_000);
+    t.pass('both gateways logged the loss');
+    await waitFor(
+      'the history to be re-seeded',
+      async () => (await adminCall(b, 'GET', '/admin/prices')).body.current?.effective_date === LATEST,
+      10_000,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    watching = false;
+    await watch;
+    t.same(
+      [...seen].filter((d) => d !== LATEST && d !== null),
+      [],
+      `only ${LATEST} was ever current (${samples} samples)`,
+    );
+
+    for (const gw of gateways) {
+      t.match((await adminCall(gw, 'GET', '/metrics')).body, /^fuel_gateway_store_data_lost 1$/m, 'metric: lost');
+      t.match(await (await gw.get('/readyz')).json(), { store_data_lost: true }, '/readyz reports the loss');
+    }
+    // The key is unknown now; well over the throttle's 20 attempts from one address.
+    const statuses = new Set<number>();
+    for (let i = 0; i < 30; i++) statuses.add((await a.get(`${SIMPLE}?api_key=${api_key}`)).status);
+    t.same([...statuses], [401], '401 for a key the loss made unknown, never throttled');
+    t.match(a.logs(), /"level":50[^\n]*redis lost its data/, 'logged as an error');
+  },
+);
