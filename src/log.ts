@@ -15,7 +15,8 @@ export interface Logging {
 /**
  * JSON logs on stdout through one asynchronous, buffered pino destination (sonic-boom), so
  * neither a slow log sink nor a write per line stalls the event loop. Keys are redacted wherever
- * they could appear as fields (URLs are redacted where they are logged).
+ * they could appear as fields (URLs are redacted where they are logged), and anything shaped like
+ * a key is scrubbed from every line (scrubKeys).
  *
  * sonic-boom runs in buffer mode: in its string mode it measures the UTF-8 length of the whole
  * pending buffer on every line, so a bigger buffer makes every line dearer. Here each line
@@ -46,7 +47,26 @@ export function createLogging(level: string): Logging {
 
 const BASE = { service: 'fuel-gateway', pid: process.pid };
 
+// Anything shaped like an API key (`fpg_` and what follows), percent-encoded or not, in any case.
+const KEY_SHAPE = /(?:f|%66)(?:p|%70)(?:g|%67)(?:_|%5f)(?:[a-z0-9_-]|%[0-9a-f]{2})+/gi;
+const KEY_HINT = /fpg|%/i;
+
+/**
+ * Every logged string with key-shaped text replaced: keys sent in the wrong place (`?key=`, a
+ * path segment, userinfo, a header echoed in an error) are logged as `fpg_[REDACTED]`. The
+ * cheap test first keeps lines without a hint of a key (nearly all) from the full scan.
+ */
+export const scrubKeys = (line: string): string =>
+  KEY_HINT.test(line) ? line.replace(KEY_SHAPE, 'fpg_[REDACTED]') : line;
+
+/** The logger's stream, and the one under it for writers that scrub their own text (the access log). */
+interface ScrubbedStream extends pino.DestinationStream {
+  raw?: pino.DestinationStream;
+}
+
+/** A pino logger writing to `destination`, with keys redacted from known fields and scrubbed from every line. */
 export function createLogger(level: string, destination: pino.DestinationStream): Logger {
+  const scrubbed: ScrubbedStream = { write: (line: string) => destination.write(scrubKeys(line)), raw: destination };
   return pino(
     {
       level,
@@ -63,7 +83,7 @@ export function createLogger(level: string, destination: pino.DestinationStream)
         censor: '[REDACTED]',
       },
     },
-    destination,
+    scrubbed,
   );
 }
 
@@ -72,20 +92,22 @@ export function createLogger(level: string, destination: pino.DestinationStream)
  * straight to the logger's destination. pino's own serialisation of these fields costs about
  * 0.7 µs a line more (3.5 µs with the redaction the app log needs). No field can hold a key: the
  * URL is redacted before it comes here, and the rest are a method token, numbers, an account id
- * and an IP address (only URL and account id can need escaping).
+ * and an IP address (only URL and account id can need escaping). Only the URL can carry a key
+ * in the wrong place, so only the URL is scrubbed (scanning the whole line would cost 3 times more).
  */
 export class AccessLog {
   private readonly stream: pino.DestinationStream;
   private readonly base = `,${JSON.stringify(BASE).slice(1, -1)},"method":"`;
 
   constructor(log: Logger) {
-    this.stream = Reflect.get(log, pino.symbols.streamSym) as pino.DestinationStream;
+    const stream = Reflect.get(log, pino.symbols.streamSym) as ScrubbedStream;
+    this.stream = stream.raw ?? stream;
   }
 
   /** `account` is undefined before the key is known to belong to one. */
   write(method: string, url: string, status: number, ms: number, account: string | undefined, client: string): void {
     this.stream.write(
-      `{"level":30,"time":${Date.now()}${this.base}${method}","url":${JSON.stringify(url)},"status":${status},"ms":${ms}` +
+      `{"level":30,"time":${Date.now()}${this.base}${method}","url":${JSON.stringify(scrubKeys(url))},"status":${status},"ms":${ms}` +
         `${account === undefined ? '' : `,"account":${JSON.stringify(account)}`},"client":"${client}","msg":"request"}\n`,
     );
   }
