@@ -5,14 +5,33 @@ import { GatewayError } from '../errors.js';
 import type { Account, Store, StoredAccount } from '../store/types.js';
 import { generateKey, hashKey } from './keys.js';
 
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+// Anchors outside this range are mistakes, and far ones are costly: periods are counted from them.
+const EARLIEST_ANCHOR = Date.UTC(2000, 0, 1);
+const LATEST_ANCHOR = Date.UTC(2100, 0, 1);
+
+/** True when every field is in range: Date.parse rolls 30 February over to March, and takes T24:00. */
+function isRealInstant(s: string): boolean {
+  const m = ISO_INSTANT.exec(s);
+  if (!m) return false;
+  const [y, mo, d, h, mi, sec = 0, oh = 0, om = 0] = m.slice(1).map((v) => (v === undefined ? undefined : Number(v)));
+  if (y === undefined || mo === undefined || d === undefined || h === undefined || mi === undefined) return false;
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  return mo >= 1 && mo <= 12 && day.getUTCDate() === d && h < 24 && mi < 60 && sec < 60 && oh <= 14 && om < 60;
+}
+
 const isoInstant = z
   .string()
+  .refine(isRealInstant, {
+    message: 'expected an ISO 8601 time with offset, e.g. 2026-11-04T09:30:00+02:00',
+    abort: true,
+  })
   .refine(
-    (s) =>
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(s) && !Number.isNaN(Date.parse(s)),
-    {
-      message: 'expected an ISO 8601 time with offset, e.g. 2026-11-04T09:30:00+02:00',
+    (s) => {
+      const ms = Date.parse(s);
+      return ms >= EARLIEST_ANCHOR && ms < LATEST_ANCHOR;
     },
+    { message: 'expected a time from 2000-01-01 to 2099-12-31' },
   );
 
 export const createAccountInput = z.strictObject({
@@ -40,7 +59,8 @@ export type PatchAccountInput = z.infer<typeof patchAccountInput>;
 export const publicAccount = ({ key_hash: _omit, ...account }: StoredAccount): Account => account;
 
 function checkPlan(plans: Config['plans'], plan: string, limit: number | null): void {
-  const p = plans[plan];
+  // Own keys only: `constructor` or `__proto__` is no plan.
+  const p = Object.hasOwn(plans, plan) ? plans[plan] : undefined;
   if (!p)
     throw new GatewayError('BAD_REQUEST', `plan: unknown plan "${plan}" (known: ${Object.keys(plans).join(', ')})`);
   if (limit === null && p.limit === undefined)

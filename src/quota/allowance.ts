@@ -23,7 +23,7 @@ export interface Allowance {
 export function allowanceFor(account: Account, plans: Config['plans'], zone: string, nowMs: number): Allowance {
   const anchorMs = Date.parse(account.anchor);
   let name = account.plan;
-  let plan = plans[name];
+  let plan = Object.hasOwn(plans, name) ? plans[name] : undefined;
   if (!plan) throw new Error(`account ${account.id} has plan "${name}", which the config does not define`);
   if (plan.period === 'monthly')
     return withLimit(name, account.limit ?? plan.limit, monthlyPeriod(anchorMs, nowMs, zone), false, anchorMs);
@@ -33,7 +33,7 @@ export function allowanceFor(account: Account, plans: Config['plans'], zone: str
     return withLimit(name, account.limit ?? plan.limit, period, false, anchorMs);
   const firstEnd = trialPeriod(anchorMs, anchorMs, zone, plan.trial_days).endMs;
   name = next;
-  plan = plans[next];
+  plan = Object.hasOwn(plans, next) ? plans[next] : undefined;
   if (!plan) throw new Error(`plan "${account.plan}" converts to "${next}", which the config does not define`);
   const converted =
     plan.period === 'trial'

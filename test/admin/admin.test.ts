@@ -338,3 +338,44 @@ t.test('every admin error comes from the one failure table, code and status alik
     t.equal(a.body.success, false);
   }
 });
+
+t.test(
+  'admin input: inherited plan names, anchors out of range and impossible dates get 400 naming the field',
+  async (t) => {
+    const gw = await startGateway(t, { listen: { admin: { token: TOKEN } } }, { clock: new ManualClock(NOW) });
+    for (const plan of ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty']) {
+      const r = await adminCall(gw, 'POST', '/admin/accounts', { plan, limit: 10 }, TOKEN);
+      t.equal(r.status, 400, `plan "${plan}": 400`);
+      t.match(r.body.message, /^plan: unknown plan/, 'naming the plan');
+    }
+    const { account } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' }, TOKEN)).body;
+    const patched = await adminCall(gw, 'PATCH', `/admin/accounts/${account.id}`, { plan: 'constructor' }, TOKEN);
+    t.equal(patched.status, 400, 'nor by a patch');
+    for (const anchor of [
+      '0001-01-01T00:00:00Z',
+      '1999-12-31T23:59:59Z',
+      '9999-12-31T23:59:59Z',
+      '2100-01-01T00:00:00Z',
+      '2026-02-30T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+      '2026-04-31T10:00:00+02:00',
+      '2026-11-01T24:00:00Z',
+      '2026-11-01T10:60:00Z',
+      '2026-11-01T10:00:60Z',
+      '2026-11-01T10:00:00+25:00',
+    ]) {
+      const started = Date.now();
+      const r = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', anchor }, TOKEN);
+      t.equal(r.status, 400, `anchor ${anchor}: 400`);
+      t.match(r.body.message, /^anchor: expected/, 'naming the anchor');
+      t.ok(Date.now() - started < 200, 'at once');
+      const p = await adminCall(gw, 'PATCH', `/admin/accounts/${account.id}`, { anchor }, TOKEN);
+      t.equal(p.status, 400, `patched to ${anchor}: 400`);
+    }
+    for (const anchor of ['2000-01-01T00:00:00Z', '2024-02-29T10:00:00+02:00', '2099-12-31T23:59:59.999Z']) {
+      const r = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', anchor }, TOKEN);
+      t.equal(r.status, 201, `anchor ${anchor}: accepted`);
+      t.match(r.body.account.anchor, anchor);
+    }
+  },
+);
