@@ -84,13 +84,14 @@ export function metered(x: Exchange, route: MeteredRoute, search: string): void 
 
 /**
  * A blocked address is refused before anything else, except for keys this process knows as
- * active: the block stops key scanning without locking out customers who share the address
- * (NAT, a proxy).
+ * active and, at a small bounded rate, other well-formed keys: the block stops key scanning
+ * without locking out customers who share the address (NAT, a proxy).
  */
 export function throttled(x: Exchange, keyHash: string | null): boolean {
   const { g } = x;
   const blockedMs = g.throttle.blockedFor(clientOf(x));
-  if (blockedMs <= 0 || (keyHash !== null && g.meter.knowsActive(keyHash))) return false;
+  if (blockedMs <= 0) return false;
+  if (keyHash !== null && (g.meter.knowsActive(keyHash) || g.throttle.letThrough(clientOf(x)))) return false;
   g.invalidKeys.throttled.inc();
   failRetry(x, 'throttled', Math.ceil(blockedMs / 1000));
   return true;

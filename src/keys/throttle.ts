@@ -1,11 +1,18 @@
 /**
  * Invalid-key throttle per client address: after `maxAttempts` invalid keys within a window the
- * address is refused for `blockMs`, so the key space cannot be scanned at full speed. Per
+ * address is refused for `blockMs`, so the key space cannot be scanned at full speed. A blocked
+ * address may still try one well-formed key every PASS_EVERY_MS (`letThrough`), so customers who
+ * share the address with a scanner (NAT, an office) get in with a newly issued key. Per
  * process (each instance throttles what it sees). Memory is bounded: expired entries are swept
  * when the table grows, and past `maxEntries` the oldest entries go.
  */
+const PASS_EVERY_MS = 1000;
+
 export class InvalidKeyThrottle {
-  private readonly entries = new Map<string, { count: number; windowEnd: number; blockedUntil: number }>();
+  private readonly entries = new Map<
+    string,
+    { count: number; windowEnd: number; blockedUntil: number; nextPass: number }
+  >();
 
   constructor(
     private readonly opts: { maxAttempts: number; windowMs: number; blockMs: number; maxEntries?: number },
@@ -19,13 +26,22 @@ export class InvalidKeyThrottle {
     return Math.max(0, e.blockedUntil - this.now());
   }
 
+  /** Whether a well-formed key from a blocked address may go to the store now (at most one per PASS_EVERY_MS). */
+  letThrough(address: string): boolean {
+    const e = this.entries.get(address);
+    const now = this.now();
+    if (!e || now < e.nextPass) return false;
+    e.nextPass = now + PASS_EVERY_MS;
+    return true;
+  }
+
   /** Records an invalid key from the address. */
   fail(address: string): void {
     const now = this.now();
     let e = this.entries.get(address);
     if (!e || (e.windowEnd <= now && e.blockedUntil <= now)) {
       if (!e) this.makeRoom(now);
-      e = { count: 0, windowEnd: now + this.opts.windowMs, blockedUntil: 0 };
+      e = { count: 0, windowEnd: now + this.opts.windowMs, blockedUntil: 0, nextPass: 0 };
       this.entries.set(address, e);
     }
     e.count += 1;
