@@ -100,10 +100,16 @@ async function assemble(
     retentionMs: config.store.counter_retention_days * DAY_MS,
   });
   const t = config.limits.invalid_key_throttle;
-  const throttle = new InvalidKeyThrottle(
-    { maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 },
-    clock.now,
-  );
+  const rule = { maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 };
+  // Shared through Redis, so N instances behind a balancer do not give a scanner N times the tries.
+  const share =
+    store.kind === 'redis'
+      ? (address: string): void => void store.reportInvalidKey(address, rule).catch(() => undefined)
+      : undefined;
+  const throttle = new InvalidKeyThrottle(rule, clock.now, share);
+  store.subscribe((event) => {
+    if (event.type === 'blocked') throttle.block(event.address, event.ms);
+  });
   let upstream: UpstreamPoller | null = null;
   const metrics = new Metrics({
     cacheHitRatio: () => meter.hitRatio(),

@@ -67,11 +67,16 @@ export interface Gateway extends Omit<PublicDeps, 'config'> {
   staleness: { maxAgeDays: number; unready: boolean };
   /** The last store check of /readyz, reused for a second. */
   storeCheck: { at: number; up: boolean } | null;
-  /** When (performance.now) a request last failed for the store, for /readyz. */
+  /** When (performance.now) a request last failed for the store, unless one has succeeded since; for /readyz. */
   storeFailedAt: number;
 }
 
-/** A request failed because the store did: counted, and /readyz says not ready for a while. */
+/** A store call of a request succeeded: /readyz may say ready again. */
+export function storeWorked(g: Gateway): void {
+  if (g.storeFailedAt !== Number.NEGATIVE_INFINITY) g.storeFailedAt = Number.NEGATIVE_INFINITY;
+}
+
+/** A request failed because the store did: counted, and /readyz says not ready until one succeeds (or for a while). */
 export function storeError(g: Gateway): void {
   g.metrics.storeErrors.inc();
   g.storeFailedAt = performance.now();

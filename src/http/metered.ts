@@ -17,7 +17,7 @@ import type { AccountEntry, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
-import { type Gateway, type InvalidKeyReason, storeError } from './context.js';
+import { type Gateway, type InvalidKeyReason, storeError, storeWorked } from './context.js';
 import { readKey } from './request.js';
 import type { MeteredRoute, Prepared } from './routes.js';
 
@@ -107,6 +107,7 @@ export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
 /** The store's answer on the warm path. */
 function counted(x: Exchange, result: ConsumeResult): void {
   x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+  storeWorked(x.g);
   switch (result.kind) {
     case 'ok':
     case 'exhausted':
@@ -127,6 +128,7 @@ function meterSlowly(x: Exchange, pending: Promise<MeterResult>): void {
     .then(
       (result) => {
         x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+        storeWorked(x.g);
         switch (result.kind) {
           case 'unknown':
             return invalidKey(x, 'unknown');

@@ -12,8 +12,8 @@ import { headProblem } from './server.js';
 export type { PublicDeps };
 
 const READY_TTL_MS = 1000;
-// A store that failed a request this recently is not ready, whatever its PING says (Redis out of
-// memory answers PING and refuses every write).
+// A store whose last request failed this recently is not ready, whatever its PING says (Redis
+// out of memory answers PING and refuses every write).
 const STORE_ERROR_UNREADY_MS = 5000;
 const JSON_TYPE = 'application/json';
 const HEALTHY = '{"status":"ok"}';

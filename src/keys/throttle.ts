@@ -2,21 +2,28 @@
  * Invalid-key throttle per client address: after `maxAttempts` invalid keys within a window the
  * address is refused for `blockMs`, so the key space cannot be scanned at full speed. A blocked
  * address may still try one well-formed key every PASS_EVERY_MS (`letThrough`), so customers who
- * share the address with a scanner (NAT, an office) get in with a newly issued key. Per
- * process (each instance throttles what it sees). Memory is bounded: expired entries are swept
- * when the table grows, and past `maxEntries` the oldest entries go.
+ * share the address with a scanner (NAT, an office) get in with a newly issued key. Each
+ * instance throttles what it sees, and `share` counts each attempt across instances too (the
+ * Redis store); a block announced by the store comes in through `block`. Memory is bounded:
+ * expired entries are swept when the table grows, and past `maxEntries` the oldest entries go.
  */
 const PASS_EVERY_MS = 1000;
 
+interface Entry {
+  count: number;
+  windowEnd: number;
+  blockedUntil: number;
+  /** When a well-formed key may next pass the block. */
+  nextPass: number;
+}
+
 export class InvalidKeyThrottle {
-  private readonly entries = new Map<
-    string,
-    { count: number; windowEnd: number; blockedUntil: number; nextPass: number }
-  >();
+  private readonly entries = new Map<string, Entry>();
 
   constructor(
     private readonly opts: { maxAttempts: number; windowMs: number; blockMs: number; maxEntries?: number },
     private readonly now: () => number,
+    private readonly share?: (address: string) => void,
   ) {}
 
   /** Milliseconds the address is still blocked for, or 0. */
@@ -37,19 +44,35 @@ export class InvalidKeyThrottle {
 
   /** Records an invalid key from the address. */
   fail(address: string): void {
+    this.share?.(address);
     const now = this.now();
-    let e = this.entries.get(address);
-    if (!e || (e.windowEnd <= now && e.blockedUntil <= now)) {
-      if (!e) this.makeRoom(now);
-      e = { count: 0, windowEnd: now + this.opts.windowMs, blockedUntil: 0, nextPass: 0 };
-      this.entries.set(address, e);
-    }
+    const e = this.entry(address, now);
     e.count += 1;
     if (e.count >= this.opts.maxAttempts) {
       e.blockedUntil = now + this.opts.blockMs;
       e.count = 0;
       e.windowEnd = e.blockedUntil;
     }
+  }
+
+  /** Refuses the address for `ms` from now (a block announced by another instance). */
+  block(address: string, ms: number): void {
+    const now = this.now();
+    const e = this.entry(address, now);
+    e.blockedUntil = Math.max(e.blockedUntil, now + ms);
+    e.count = 0;
+    e.windowEnd = e.blockedUntil;
+  }
+
+  /** The address's live entry, or a fresh one. */
+  private entry(address: string, now: number): Entry {
+    let e = this.entries.get(address);
+    if (!e || (e.windowEnd <= now && e.blockedUntil <= now)) {
+      if (!e) this.makeRoom(now);
+      e = { count: 0, windowEnd: now + this.opts.windowMs, blockedUntil: 0, nextPass: 0 };
+      this.entries.set(address, e);
+    }
+    return e;
   }
 
   private makeRoom(now: number): void {

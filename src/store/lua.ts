@@ -63,6 +63,23 @@ return redis.call('DECR', KEYS[1])
 `;
 
 /**
+ * Counts an invalid key from one address across every instance; the attempt that reaches the
+ * limit within the window resets the count and announces the block.
+ *
+ * KEYS[1] attempts of the address. ARGV[1] window (ms), ARGV[2] most attempts, ARGV[3] channel,
+ * ARGV[4] announcement.
+ * Returns 1 when this attempt blocked the address, else 0.
+ */
+export const INVALID_KEY = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if n < tonumber(ARGV[2]) then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+`;
+
+/**
  * Takes a lease that nobody holds, or renews it for its holder.
  *
  * KEYS[1] lease key. ARGV[1] holder, ARGV[2] time to live (ms).

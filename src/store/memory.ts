@@ -212,6 +212,8 @@ export class MemoryStore implements Store {
     return this.notes.get(name) ?? null;
   }
 
+  async reportInvalidKey(): Promise<void> {}
+
   async ping(): Promise<void> {}
 
   dataLost(): boolean {

@@ -8,6 +8,11 @@ const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label', 'key_hash'] as 
 const storeEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('account'), id: z.string().min(1), keyHashes: z.array(z.string()) }),
   z.object({ type: z.literal('prices') }),
+  z.object({
+    type: z.literal('blocked'),
+    address: z.string().min(1).max(64),
+    ms: z.number().int().positive().max(86_400_000),
+  }),
 ]);
 
 /** HSET arguments; a null limit is an absent field. */

@@ -9,6 +9,7 @@ import {
   CREATE_ACCOUNT,
   DELETE_ACCOUNT,
   DELETE_PRICE_SET,
+  INVALID_KEY,
   LEASE,
   PUT_PRICE_SET,
   PUT_PRICE_SETS,
@@ -30,11 +31,19 @@ import type {
   Store,
   StoredAccount,
   StoreEvent,
+  ThrottleRule,
 } from './types.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<number[], Context>;
+    fpgInvalidKey(
+      attempts: string,
+      windowMs: number,
+      max: number,
+      channel: string,
+      message: string,
+    ): Result<number, Context>;
     fpgCreateAccount(account: string, channel: string, message: string, ...fields: string[]): Result<number, Context>;
     fpgUpdateAccount(
       account: string,
@@ -77,6 +86,7 @@ const SCRIPTS = {
   fpgDeletePriceSet: { lua: DELETE_PRICE_SET, numberOfKeys: 1 },
   fpgDeleteAccount: { lua: DELETE_ACCOUNT, numberOfKeys: 1 },
   fpgRefund: { lua: REFUND, numberOfKeys: 1 },
+  fpgInvalidKey: { lua: INVALID_KEY, numberOfKeys: 1 },
   fpgLease: { lua: LEASE, numberOfKeys: 1 },
   fpgReleaseLease: { lua: RELEASE_LEASE, numberOfKeys: 1 },
 };
@@ -111,6 +121,8 @@ const resync = (): StoreEvent[] => [{ type: 'prices' }, { type: 'account', id: '
  *                              script with an account's keys (other slot). An entry may outlive its
  *                              account (written before it, removed after it): listing skips those.
  *   fpg:prices                 hash effective_date → JSON of the price set
+ *   fpg:invalid:ADDRESS        invalid keys from one client address within the throttle's window
+ *   fpg:marker                 written by the first gateway; gone or changed: Redis lost its data
  *   fpg:note:NAME              shared records: the upstream poller's lease (lease:upstream-poll) and status
  *   fpg:events                 pub/sub channel of StoreEvent JSON
  */
@@ -372,6 +384,14 @@ export class RedisStore implements Store {
 
   getNote(name: string): Promise<string | null> {
     return this.run(() => this.redis.get(this.noteKey(name)));
+  }
+
+  reportInvalidKey(address: string, rule: ThrottleRule): Promise<void> {
+    const announcement = JSON.stringify({ type: 'blocked', address, ms: rule.blockMs });
+    return this.run(async () => {
+      const key = `${this.options.key_prefix}invalid:${address}`;
+      await this.redis.fpgInvalidKey(key, rule.windowMs, rule.maxAttempts, this.channel, announcement);
+    });
   }
 
   ping(): Promise<void> {

@@ -66,7 +66,18 @@ export interface AccountPage {
   next: string | null;
 }
 
-export type StoreEvent = { type: 'account'; id: string; keyHashes: string[] } | { type: 'prices' };
+export type StoreEvent =
+  | { type: 'account'; id: string; keyHashes: string[] }
+  | { type: 'prices' }
+  /** An address that sent too many invalid keys across every instance, to be refused for `ms`. */
+  | { type: 'blocked'; address: string; ms: number };
+
+/** The invalid-key throttle's rule (config `limits.invalid_key_throttle`). */
+export interface ThrottleRule {
+  maxAttempts: number;
+  windowMs: number;
+  blockMs: number;
+}
 
 /**
  * The shared state of the gateway. The memory store and the Redis store implement it and are
@@ -127,6 +138,12 @@ export interface Store {
   getNote(name: string): Promise<string | null>;
   /** Changes made by any instance (including this one) are delivered here. */
   subscribe(listener: (event: StoreEvent) => void): void;
+  /**
+   * Counts an invalid key from `address` across every instance; the one that reaches
+   * `maxAttempts` within the window announces `blocked`. The memory store, a single process,
+   * has nothing to share.
+   */
+  reportInvalidKey(address: string, rule: ThrottleRule): Promise<void>;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
   /** True once the store was found to have lost its data since this process started (Redis restarted empty). */

@@ -8,6 +8,7 @@ import { createAccount } from '../../src/keys/accounts.js';
 import { allowanceFor } from '../../src/quota/allowance.js';
 import { RedisStore } from '../../src/store/redis.js';
 import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startCluster, startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -245,5 +246,27 @@ t.test(
       t.equal(ready, 200, '/readyz recovers');
       t.equal(gw.child.exitCode, null, 'no gateway died');
     }
+  },
+);
+
+t.test(
+  'the invalid-key throttle is shared: a scanner spreading its tries over two gateways is blocked on both',
+  async (t) => {
+    const redis = await startRedis(t);
+    const settings = {
+      store: { type: 'redis', redis: { url: redis.url } },
+      log: { access: false },
+      limits: { invalid_key_throttle: { max_attempts: 4, window_s: 60, block_s: 30 } },
+    };
+    const gateways = [await startGateway(t, settings), await startGateway(t, settings)];
+    const scan = (gw: TestGateway): Promise<number> =>
+      fetch(`${gw.base}${SIMPLE}?api_key=nonsense`).then((r) => r.status);
+    for (const gw of [...gateways, ...gateways.slice(0, 1)]) t.equal(await scan(gw), 401, 'an invalid key: 401');
+    // Each gateway has seen fewer than 4; together they have seen 4.
+    t.equal(await scan(gateways[1] as TestGateway), 401, 'the fourth try');
+    for (const gw of gateways)
+      await waitFor('the block to reach every gateway', async () => (await scan(gw)) === 429, 2000);
+    t.pass('blocked on both gateways');
+    t.equal(Number(await redis.cli('DBSIZE')) < 50, true, 'Redis holds a bounded number of keys');
   },
 );
