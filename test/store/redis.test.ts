@@ -87,7 +87,7 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
   const counterKey = `${prefix}{acct:${a.id}}:used:2026-11`;
   t.same(
     (await raw.keys(`${prefix}*`)).sort(),
-    [`${prefix}keyhash:${a.key_hash}`, `${prefix}accounts`, accountKey, counterKey].sort(),
+    [`${prefix}keyhash:${a.key_hash}`, `${prefix}accounts`, accountKey, counterKey, `${prefix}marker`].sort(),
   );
   t.same(
     await raw.zrange(`${prefix}accounts`, '0', '-1', 'WITHSCORES'),
@@ -189,7 +189,11 @@ t.test(
     await store.createAccount(a);
     await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 });
     await store.deleteAccount(a.id);
-    t.same(await raw.keys(`${prefix}*`), [`${prefix}{acct:${a.id}}:used:p`], 'only the counter, which expires');
+    t.same(
+      (await raw.keys(`${prefix}*`)).sort(),
+      [`${prefix}{acct:${a.id}}:used:p`, `${prefix}marker`].sort(),
+      'only the counter, which expires (and the data-loss marker)',
+    );
     t.ok((await raw.pttl(`${prefix}{acct:${a.id}}:used:p`)) > 0);
   },
 );
