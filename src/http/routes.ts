@@ -1,6 +1,7 @@
 import { type Config, proxyPathMatches } from '../config/schema.js';
-import { CSV_HEADER, type CurrentPrices, type Snapshot } from '../prices/snapshot.js';
+import type { CurrentPrices, Snapshot } from '../prices/snapshot.js';
 import type { ErrorKind } from './errors.js';
+import { changes, historical } from './history.js';
 
 /** What a metered route will answer once the request is counted: `head + usage + tail`. */
 export interface Prepared {
@@ -53,32 +54,6 @@ function envelope(
   return p;
 }
 
-const MONTH = /^(0?[1-9]|1[0-2])$/;
-const YEAR = /^\d{4}$/;
-
-function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
-  const query = new URLSearchParams(search);
-  const month = query.get('month') ?? '';
-  const year = query.get('year') ?? '';
-  if (!MONTH.test(month)) return 'invalid_month';
-  if (!YEAR.test(year)) return 'invalid_year';
-  const m = Number(month);
-  const y = Number(year);
-  const answer = snap.months.get(`${year}-${String(m).padStart(2, '0')}`);
-  if (query.get('format') === 'csv') {
-    const csv = answer?.csv ?? `${CSV_HEADER}\r\n`;
-    return {
-      contentType: 'text/csv; charset=utf-8',
-      head: csv,
-      tail: '',
-      withUsage: false,
-      bytes: Buffer.byteLength(csv),
-    };
-  }
-  const body = `{"success":true,"month":${m},"year":${y},"results":${answer?.json ?? '[]'}}`;
-  return { contentType: JSON_TYPE, head: body, tail: '', withUsage: false, bytes: Buffer.byteLength(body) };
-}
-
 /**
  * The only table of public paths: the gateway's own, looked up exactly, then `proxyRoutes`.
  * The config refuses a pass-through entry that would take a current endpoint or a probe; one
@@ -104,6 +79,14 @@ export function buildRoutes(config: Config): Map<string, Route> {
         kind: 'metered',
         name: 'historical',
         prepare: config.prices.historical_enabled ? historical : () => 'historical_disabled',
+      },
+    ],
+    [
+      '/fuel-api/api/changes.php',
+      {
+        kind: 'metered',
+        name: 'changes',
+        prepare: config.prices.historical_enabled ? changes : () => 'historical_disabled',
       },
     ],
     ['/healthz', { kind: 'health', name: 'healthz' }],
