@@ -1,4 +1,7 @@
 import { type Config, proxyPathMatches } from '../config/schema.js';
+import { openApiDocument } from '../openapi/document.js';
+import { pageAssets, type StaticAnswer, staticAnswer } from '../page/assets.js';
+import { PublicPage } from '../page/page.js';
 import type { CurrentPrices, Snapshot } from '../prices/snapshot.js';
 import type { ErrorKind } from './errors.js';
 import { changes, historical } from './history.js';
@@ -31,7 +34,17 @@ export interface ProxyRoute {
   name: string;
 }
 
-export type Route = MeteredRoute | ProxyRoute | { kind: 'health'; name: string } | { kind: 'ready'; name: string };
+export type Route =
+  | MeteredRoute
+  | ProxyRoute
+  | { kind: 'health'; name: string }
+  | { kind: 'ready'; name: string }
+  /** usage.php: the key judged as on a metered route, nothing counted. */
+  | { kind: 'usage'; name: string }
+  /** `/`, rendered once per price set. */
+  | { kind: 'page'; name: string; page: PublicPage }
+  /** A fixed answer built at start: openapi.json, the page's assets. */
+  | { kind: 'static'; name: string; answer: StaticAnswer };
 
 const JSON_TYPE = 'application/json';
 
@@ -89,9 +102,17 @@ export function buildRoutes(config: Config): Map<string, Route> {
         prepare: config.prices.historical_enabled ? changes : () => 'historical_disabled',
       },
     ],
+    ['/fuel-api/api/usage.php', { kind: 'usage', name: 'usage' }],
     ['/healthz', { kind: 'health', name: 'healthz' }],
     ['/readyz', { kind: 'ready', name: 'readyz' }],
   ]);
+  const doc = openApiDocument(config);
+  const json = staticAnswer('application/json', JSON.stringify(doc), 'public, max-age=300');
+  own.set('/fuel-api/openapi.json', { kind: 'static', name: 'openapi', answer: json });
+  if (config.page.enabled) {
+    own.set('/', { kind: 'page', name: 'page', page: new PublicPage(doc) });
+    for (const [path, answer] of pageAssets()) own.set(path, { kind: 'static', name: 'assets', answer });
+  }
   const proxied = proxyRoutes(config);
   for (const path of own.keys()) if (proxied.some((r) => proxyPathMatches(r.name, path))) own.delete(path);
   return own;

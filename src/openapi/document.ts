@@ -1,0 +1,443 @@
+/**
+ * The OpenAPI 3.1 description of the public API, built once per listener from the config (error
+ * messages are configurable, historical data can be off). Schemas are JSON Schema 2020-12; the
+ * tests validate real answers of every endpoint against them, so the document cannot drift.
+ */
+import type { Config } from '../config/schema.js';
+import { ERROR_STATUS, type ErrorKind } from '../http/errors.js';
+import { MAX_RANGE_MONTHS } from '../http/history.js';
+import * as ex from './examples.js';
+
+type Json = Record<string, unknown>;
+
+/** The parts of the document the page's API docs read. */
+export interface Operation {
+  summary: string;
+  description?: string;
+  parameters?: Array<{
+    name: string;
+    in: string;
+    description: string;
+    example?: string;
+    required?: boolean;
+    [key: string]: unknown;
+  }>;
+  security?: Array<Record<string, string[]>>;
+  responses: Record<string, Response>;
+  [key: string]: unknown;
+}
+interface Response {
+  description: string;
+  [key: string]: unknown;
+}
+export interface OpenApiDocument {
+  info: { title: string; description: string; [key: string]: unknown };
+  paths: Record<string, { get: Operation }>;
+  [key: string]: unknown;
+}
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const PRODUCTS = ['petrol_93', 'petrol_95', 'diesel_50ppm', 'diesel_500ppm'];
+
+const PRICE_MEANING =
+  'Prices are Rand per litre (ZAR/l), as strings with exactly two decimals, in effect from 00:01 South African time ' +
+  '(Africa/Johannesburg) on effective_date. petrol_93 and petrol_95 are the regulated pump (retail) prices; ' +
+  'diesel_50ppm and diesel_500ppm are the wholesale list prices (diesel pump prices are not regulated). ' +
+  'null means no official price was published for that product in that region.';
+
+const productMap = (schema: Json): Json => Object.fromEntries(PRODUCTS.map((p) => [p, schema]));
+
+const schemas: Json = {
+  Price: {
+    type: ['string', 'null'],
+    pattern: '^\\d{1,4}\\.\\d{2}$',
+    description: 'Rand per litre with two decimals, e.g. "21.14"; null where no official price exists.',
+  },
+  RegionPrices: {
+    type: 'object',
+    description: PRICE_MEANING,
+    required: ['zone', 'price_basis', ...PRODUCTS],
+    additionalProperties: false,
+    properties: {
+      zone: { type: ['string', 'null'], description: 'null for the regional reference price.' },
+      price_basis: {
+        type: 'string',
+        description: '"official_regional_reference": a regional price, not a station\'s.',
+      },
+      ...productMap(ref('Price')),
+    },
+  },
+  Regions: {
+    type: 'object',
+    description: 'coastal: the Coastal column (Durban, Cape Town, Gqeberha …); inland: the Gauteng column.',
+    required: ['coastal', 'inland'],
+    additionalProperties: false,
+    properties: { coastal: ref('RegionPrices'), inland: ref('RegionPrices') },
+  },
+  EffectiveDate: { type: 'string', format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+  Usage: {
+    type: 'object',
+    description: "The account's position in its current period, this request included.",
+    required: [
+      'plan_type',
+      'requests_used',
+      'request_limit',
+      'requests_remaining',
+      'request_period',
+      'period_started_at',
+      'period_ends_at',
+    ],
+    additionalProperties: false,
+    properties: {
+      plan_type: { type: 'string', examples: ['developer', 'starter', 'business', 'enterprise'] },
+      requests_used: { type: 'integer', minimum: 0 },
+      request_limit: { type: 'integer', minimum: 1 },
+      requests_remaining: { type: 'integer', minimum: 0, description: 'request_limit minus requests_used.' },
+      request_period: { type: 'string', enum: ['trial', 'monthly'] },
+      period_started_at: { type: 'string', format: 'date-time' },
+      period_ends_at: { type: 'string', format: 'date-time', description: 'When the allowance starts afresh.' },
+    },
+  },
+  SimpleCurrent: {
+    type: 'object',
+    required: ['success', 'effective_date', 'fuel_prices', 'usage'],
+    additionalProperties: false,
+    properties: {
+      success: { const: true },
+      effective_date: ref('EffectiveDate'),
+      fuel_prices: ref('Regions'),
+      usage: ref('Usage'),
+    },
+    examples: [ex.simpleCurrent],
+  },
+  Current: {
+    type: 'object',
+    required: ['success', 'source', 'effective_date', 'updated_at', 'data', 'usage'],
+    additionalProperties: false,
+    properties: {
+      success: { const: true },
+      source: { type: 'string', description: 'The publishing authority.' },
+      effective_date: ref('EffectiveDate'),
+      updated_at: {
+        type: 'string',
+        pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$',
+        description: 'Local time (Africa/Johannesburg) of the latest update, YYYY-MM-DD HH:MM:SS.',
+      },
+      data: ref('Regions'),
+      usage: ref('Usage'),
+    },
+    examples: [ex.current],
+  },
+  HistoricalEntry: {
+    type: 'object',
+    description: 'One price set; only the asked region when region is given.',
+    required: ['effective_date'],
+    minProperties: 2,
+    additionalProperties: false,
+    properties: { effective_date: ref('EffectiveDate'), coastal: ref('RegionPrices'), inland: ref('RegionPrices') },
+  },
+  Historical: {
+    description: 'Every set effective in the month (month/year) or the range (from/to), oldest first.',
+    oneOf: [
+      {
+        type: 'object',
+        required: ['success', 'month', 'year', 'results'],
+        additionalProperties: false,
+        properties: {
+          success: { const: true },
+          month: { type: 'integer', minimum: 1, maximum: 12 },
+          year: { type: 'integer' },
+          results: { type: 'array', items: ref('HistoricalEntry') },
+        },
+      },
+      {
+        type: 'object',
+        required: ['success', 'from', 'to', 'results'],
+        additionalProperties: false,
+        properties: {
+          success: { const: true },
+          from: ref('YearMonth'),
+          to: ref('YearMonth'),
+          results: { type: 'array', items: ref('HistoricalEntry') },
+        },
+      },
+    ],
+    examples: [ex.historicalMonth, ex.historicalRange],
+  },
+  YearMonth: { type: 'string', pattern: '^\\d{4}-(0[1-9]|1[0-2])$' },
+  CentsChange: {
+    type: 'object',
+    description:
+      'Per product, the change in integer cents per litre against the previous set (-51: 51 cents cheaper); ' +
+      'null where either set has no price for it, or there is no previous set.',
+    required: PRODUCTS,
+    additionalProperties: false,
+    properties: productMap({ type: ['integer', 'null'] }),
+  },
+  Change: {
+    type: 'object',
+    required: ['effective_date', 'previous_effective_date', 'coastal', 'inland'],
+    additionalProperties: false,
+    properties: {
+      effective_date: ref('EffectiveDate'),
+      previous_effective_date: {
+        anyOf: [ref('EffectiveDate'), { type: 'null' }],
+        description: 'The set before it in the whole history (it may lie before from); null for the first set.',
+      },
+      coastal: ref('CentsChange'),
+      inland: ref('CentsChange'),
+    },
+  },
+  Changes: {
+    type: 'object',
+    required: ['success', 'from', 'to', 'results', 'usage'],
+    additionalProperties: false,
+    properties: {
+      success: { const: true },
+      from: ref('YearMonth'),
+      to: ref('YearMonth'),
+      results: { type: 'array', items: ref('Change'), description: 'One entry per set effective in the range.' },
+      usage: ref('Usage'),
+    },
+    examples: [ex.changes],
+  },
+  UsageAnswer: {
+    type: 'object',
+    required: ['success', 'usage'],
+    additionalProperties: false,
+    properties: { success: { const: true }, usage: ref('Usage') },
+    examples: [{ success: true, usage: ex.usage }],
+  },
+  Error: {
+    type: 'object',
+    required: ['success', 'message'],
+    additionalProperties: false,
+    properties: { success: { const: false }, message: { type: 'string' } },
+  },
+  Health: {
+    type: 'object',
+    required: ['status'],
+    additionalProperties: false,
+    properties: { status: { const: 'ok' } },
+  },
+  Ready: {
+    type: 'object',
+    required: ['ready', 'store', 'prices'],
+    properties: {
+      ready: { type: 'boolean' },
+      store: { type: 'boolean', description: 'Whether the store answers.' },
+      prices: { type: 'boolean', description: 'Whether a price set is in effect.' },
+      effective_date: ref('EffectiveDate'),
+      age_days: { type: 'integer', description: 'Days since the served set took effect.' },
+      stale: { type: 'boolean', description: 'Older than the configured maximum age (35 days by default).' },
+      upstream: { type: 'object', description: 'In front of an origin: who polls it and how the last poll went.' },
+    },
+    examples: [ex.ready],
+  },
+};
+
+const header = (description: string): Json => ({ description, schema: { type: 'integer' } });
+const RATE_HEADERS: Json = {
+  'X-RateLimit-Limit': header("The account's allowance for the period."),
+  'X-RateLimit-Remaining': header('Requests left in the period.'),
+  'X-RateLimit-Reset': header('Unix time (seconds) when the period ends.'),
+};
+const RETRY_AFTER: Json = { 'Retry-After': header('Seconds to wait before trying again.') };
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'A query parameter is missing or invalid; nothing was counted.',
+  401: 'The key is missing or invalid; invalid keys count towards a per-address throttle.',
+  403: 'The account is inactive.',
+  404: 'No such path.',
+  405: 'Only GET and HEAD are served.',
+  429: 'The allowance is used up, or the address is throttled after too many invalid keys.',
+  500: 'An unexpected failure.',
+  501: 'Historical data is switched off on this gateway.',
+  503: 'The store or the prices are unavailable for a moment.',
+};
+
+/** The error answers a route can give, grouped by status, with the configured messages as examples. */
+function errorResponses(config: Config, kinds: ErrorKind[]): Record<string, Response> {
+  const byStatus = new Map<number, ErrorKind[]>();
+  for (const k of kinds) byStatus.set(ERROR_STATUS[k], [...(byStatus.get(ERROR_STATUS[k]) ?? []), k]);
+  const out: Record<string, Response> = {};
+  for (const [status, list] of byStatus) {
+    const examples = Object.fromEntries(
+      list.map((k) => [k, { value: { success: false, message: config.messages[k] } }]),
+    );
+    const headers = status === 429 ? { ...RETRY_AFTER, ...RATE_HEADERS } : status === 503 ? RETRY_AFTER : undefined;
+    out[String(status)] = {
+      description: STATUS_TEXT[status] ?? 'Error',
+      ...(headers && { headers }),
+      content: { 'application/json': { schema: ref('Error'), examples } },
+    };
+  }
+  return out;
+}
+
+const KEY_ERRORS: ErrorKind[] = ['missing_key', 'invalid_key', 'inactive_key', 'throttled', 'unavailable'];
+const COMMON: ErrorKind[] = ['method_not_allowed', 'internal'];
+const METERED: ErrorKind[] = [...KEY_ERRORS, 'limit_monthly', 'limit_trial', ...COMMON];
+
+const query = (
+  name: string,
+  description: string,
+  schema: Json,
+  example?: string,
+): NonNullable<Operation['parameters']>[number] & Json => ({
+  name,
+  in: 'query',
+  description,
+  schema,
+  ...(example && { example }),
+});
+const RANGE_TEXT = `, inclusive; at most ${MAX_RANGE_MONTHS} months from from. Otherwise 400 Invalid date range.`;
+const FROM = query('from', `First month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth'), '2025-01');
+const TO = query('to', `Last month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth'), '2025-12');
+
+function jsonOk(description: string, schema: string, rated = true): Response {
+  return {
+    description,
+    ...(rated && { headers: RATE_HEADERS }),
+    content: { 'application/json': { schema: ref(schema) } },
+  };
+}
+
+function metered(
+  config: Config,
+  summary: string,
+  description: string,
+  ok: Response,
+  params: Operation['parameters'],
+  extra: ErrorKind[],
+): { get: Operation } {
+  return {
+    get: {
+      summary,
+      description: `${description} Counted against the allowance (HEAD: the same headers, not counted).`,
+      security: [{ ApiKeyQuery: [] }, { ApiKeyHeader: [] }],
+      parameters: params,
+      responses: { 200: ok, ...errorResponses(config, [...extra, ...METERED]) },
+    },
+  };
+}
+
+export function openApiDocument(config: Config): OpenApiDocument {
+  const history: ErrorKind[] = config.prices.historical_enabled ? [] : ['historical_disabled'];
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Fuel Price Gateway',
+      version: '1.0.0',
+      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted).`,
+    },
+    servers: [{ url: '/' }],
+    paths: {
+      '/fuel-api/api/simple-current.php': metered(
+        config,
+        'Current prices, compact',
+        'The set in effect now, for both regions.',
+        jsonOk('The current prices.', 'SimpleCurrent'),
+        [],
+        ['unavailable'],
+      ),
+      '/fuel-api/api/current.php': metered(
+        config,
+        'Current prices, with source and update time',
+        'The same prices as simple-current.php in the full envelope.',
+        jsonOk('The current prices.', 'Current'),
+        [],
+        ['unavailable'],
+      ),
+      '/fuel-api/api/historical.php': metered(
+        config,
+        'Historical prices by month or range',
+        'Every set already in effect in one month (month and year) or a range of months (from and to, not both forms).',
+        {
+          description: 'The sets, oldest first (an empty list when there are none).',
+          headers: RATE_HEADERS,
+          content: {
+            'application/json': { schema: ref('Historical') },
+            'text/csv': {
+              schema: { type: 'string' },
+              example: ex.historicalCsv,
+              description: 'format=csv: a header line, then one CRLF-terminated row per set and region.',
+            },
+          },
+        },
+        [
+          query(
+            'month',
+            'Month, 1-12 (one or two digits); with year.',
+            { type: 'string', pattern: '^(0?[1-9]|1[0-2])$' },
+            '9',
+          ),
+          query('year', 'Year, four digits; with month.', { type: 'string', pattern: '^\\d{4}$' }, '2026'),
+          FROM,
+          TO,
+          query('region', 'Only this region in the results (default both).', { enum: ['coastal', 'inland'] }),
+          query('format', 'json (default) or csv.', { enum: ['json', 'csv'] }),
+        ],
+        ['invalid_month', 'invalid_year', 'invalid_range', 'invalid_region', 'invalid_format', ...history],
+      ),
+      '/fuel-api/api/changes.php': metered(
+        config,
+        'Price changes in cents',
+        'One entry per set effective in the range, oldest first, each with the change against the set before it.',
+        jsonOk('The changes.', 'Changes'),
+        [
+          { ...FROM, required: true },
+          { ...TO, required: true },
+        ],
+        ['invalid_range', ...history],
+      ),
+      '/fuel-api/api/usage.php': {
+        get: {
+          summary: 'Usage check, not counted',
+          description:
+            "The account's usage in its current period, without spending a request. Send the key in X-API-Key. Invalid keys count towards the invalid-key throttle.",
+          security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
+          responses: {
+            200: jsonOk('The usage.', 'UsageAnswer'),
+            ...errorResponses(config, [...KEY_ERRORS, ...COMMON]),
+          },
+        },
+      },
+      '/fuel-api/openapi.json': {
+        get: {
+          summary: 'This document',
+          responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': {} } } },
+        },
+      },
+      '/': {
+        get: {
+          summary: 'The public page: current prices, a chart of the history, a usage check and these docs',
+          description: 'Not metered; off when page.enabled is false (then 404).',
+          responses: {
+            200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } },
+            ...errorResponses(config, ['not_found']),
+          },
+        },
+      },
+      '/healthz': {
+        get: { summary: 'Liveness', responses: { 200: jsonOk('The process runs.', 'Health', false) } },
+      },
+      '/readyz': {
+        get: {
+          summary: 'Readiness',
+          responses: {
+            200: jsonOk('The store answers and a price set is in effect.', 'Ready', false),
+            503: jsonOk('Not ready: see the fields.', 'Ready', false),
+          },
+        },
+      },
+    },
+    components: {
+      schemas,
+      securitySchemes: {
+        ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
+        ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      },
+    },
+  };
+}
