@@ -1,8 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
-import t from 'tap';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import t, { type Test } from 'tap';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -15,7 +15,7 @@ interface Doc {
 const pointer = (...parts: string[]): string => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
 /** Real answers, checked against the document's own schemas as the gateway serves it. */
-function checker(t: Tap.Test, doc: Doc) {
+function checker(t: Test, doc: Doc) {
   const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
   ajv.addSchema(doc as object, 'openapi');
   const seen = new Set<string>();
