@@ -2,6 +2,7 @@ import t from 'tap';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount, STARTER_FIRST_USAGE } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { startRedis } from '../helpers/redis.js';
 
 const USAGE = '/fuel-api/api/usage.php';
 const SIMPLE = '/fuel-api/api/simple-current.php';
@@ -70,4 +71,19 @@ t.test('invalid keys on usage.php count towards the invalid-key throttle', async
   t.equal(blocked.status, 429);
   t.equal(blocked.headers.get('retry-after'), '30');
   t.equal((await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['business']}`)).status, 429, 'the metered API too');
+});
+
+t.test('while Redis is down usage.php answers 503 (usage cannot be known), and the page still serves', async (t) => {
+  const redis = await startRedis(t);
+  const gw = await startGateway(t, {
+    store: { type: 'redis', on_error: 'allow', redis: { url: redis.url, command_timeout_ms: 200 } },
+  });
+  const key = gw.app.demoKeys['starter'] ?? (await newAccount(gw, { plan: 'starter' }, Date.now())).api_key;
+  t.equal((await gw.get(USAGE, { headers: { 'X-API-Key': key } })).status, 200);
+  await redis.stop();
+  const r = await gw.get(USAGE, { headers: { 'X-API-Key': key } });
+  t.equal(r.status, 503);
+  t.equal(r.headers.get('retry-after'), '1');
+  t.same(await r.json(), { success: false, message: 'Service temporarily unavailable.' });
+  t.equal((await gw.get('/')).status, 200, 'the page needs no store');
 });

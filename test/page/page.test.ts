@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import t from 'tap';
 import { ManualClock } from '../helpers/clock.js';
@@ -155,4 +157,16 @@ t.test('the page and its assets are unmetered, cacheable where fixed, and answer
   const a = await (await gw.get('/')).text();
   t.equal(await (await gw.get('/')).text(), a, 'the same page while the price set holds');
   t.notMatch(a, /<script>|style=|<style/, 'nothing inline for the CSP to refuse');
+});
+
+t.test('before any price set takes effect the page shows dashes and no chart', async (t) => {
+  const future = join(mkdtempSync(join(tmpdir(), 'fpg-page-')), 'future.json');
+  const region = { petrol_93: null, petrol_95: '30.00', diesel_50ppm: null, diesel_500ppm: null };
+  writeFileSync(future, JSON.stringify([{ effective_date: '2030-01-02', coastal: region, inland: region }]));
+  const gw = await startGateway(t, { prices: { file: future } }, { clock: new ManualClock(NOW) });
+  const html = await (await gw.get('/')).text();
+  t.match(html, '<td data-price="inland.petrol_95">–</td>');
+  t.match(html, 'No price set is in effect yet.');
+  t.match(html, 'No price history yet.');
+  t.notMatch(html, '30.00', 'a scheduled set is not shown');
 });
