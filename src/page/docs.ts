@@ -2,14 +2,15 @@
 import type { OpenApiDocument, Operation } from '../openapi/document.js';
 import { esc } from './html.js';
 
-/** The key goes in the header in every example: a URL ends up in logs and shell history. */
+/**
+ * A curl line: the required parameters, else the first two with examples (historical.php: its
+ * month form). The key goes in the header: a URL ends up in logs and shell history.
+ */
 function curl(path: string, op: Operation): string {
-  const query = (op.parameters ?? [])
-    .filter((p) => p.in === 'query' && p.example !== undefined && (p.required || !['month', 'year'].includes(p.name)))
-    .map((p) => `${p.name}=${p.example}`);
-  // historical.php: show the month form; from/to are listed in the table.
-  const month = (op.parameters ?? []).some((p) => p.name === 'month') ? ['month=9', 'year=2026'] : query;
-  const q = month.length > 0 ? `?${month.join('&')}` : '';
+  const withExample = (op.parameters ?? []).filter((p) => p.in === 'query' && p.example !== undefined);
+  const required = withExample.filter((p) => p.required);
+  const shown = required.length > 0 ? required : withExample.slice(0, 2);
+  const q = shown.length > 0 ? `?${shown.map((p) => `${p.name}=${p.example}`).join('&')}` : '';
   const key = op.security ? `-H 'X-API-Key: YOUR_KEY' ` : '';
   return `curl -s ${key}'<span class="origin">http://localhost:8080</span>${esc(path)}${esc(q)}'`;
 }
