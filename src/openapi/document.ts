@@ -359,9 +359,11 @@ export function openApiDocument(config: Config): OpenApiDocument {
           content: {
             'application/json': { schema: ref('Historical') },
             'text/csv': {
-              schema: { type: 'string' },
+              schema: {
+                type: 'string',
+                description: 'format=csv: a header line, then one CRLF-terminated row per set and region.',
+              },
               example: ex.historicalCsv,
-              description: 'format=csv: a header line, then one CRLF-terminated row per set and region.',
             },
           },
         },
