@@ -1,7 +1,6 @@
 // The public page's only script: the usage check, and the curl lines' host.
 // The key stays in this page's memory: it goes out in the X-API-Key header only, never in a URL,
-// storage or a cookie.
-'use strict';
+// storage or a cookie. Loaded as a module (deferred, strict).
 
 for (const el of document.querySelectorAll('.origin')) el.textContent = location.origin;
 

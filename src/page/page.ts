@@ -86,7 +86,7 @@ export class PublicPage {
       '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
       '<meta name="viewport" content="width=device-width, initial-scale=1"><title>Fuel Price Gateway</title>' +
       '<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/page.css">' +
-      '<script src="/assets/page.js" defer></script></head><body>' +
+      '<script type="module" src="/assets/page.js"></script></head><body>' +
       '<header><h1>South African fuel prices</h1><p>Official regional reference prices in Rand per litre: ' +
       'pump prices for petrol, wholesale list prices for diesel. An API for fleet, logistics, ERP and analytics integrations.</p></header><main>' +
       `<section id="current"><h2>Current prices</h2>${pricesTable(snap)}</section>` +
