@@ -34,12 +34,21 @@ function cached(snap: Snapshot, key: string, build: () => Prepared): Prepared {
   return p;
 }
 
+/**
+ * A parameter's value, undefined when absent. A repeated one reads as '', which no parameter
+ * accepts: a cache or proxy in front might read the other copy, so it is refused, not guessed.
+ */
+function single(query: URLSearchParams, name: string): string | undefined {
+  const all = query.getAll(name);
+  return all.length > 1 ? '' : all[0];
+}
+
 const monthNumber = (ym: string): number => Number(ym.slice(0, 4)) * 12 + Number(ym.slice(5, 7));
 
 /** `from` and `to` as `YYYY-MM`, in order and at most MAX_RANGE_MONTHS apart (inclusive). */
 function range(query: URLSearchParams): { from: string; to: string } | 'invalid_range' {
-  const from = query.get('from') ?? '';
-  const to = query.get('to') ?? '';
+  const from = single(query, 'from') ?? '';
+  const to = single(query, 'to') ?? '';
   if (!YEAR_MONTH.test(from) || !YEAR_MONTH.test(to)) return 'invalid_range';
   const span = monthNumber(to) - monthNumber(from) + 1;
   return span < 1 || span > MAX_RANGE_MONTHS ? 'invalid_range' : { from, to };
@@ -62,9 +71,9 @@ const whole = (contentType: string, body: string): Prepared => ({
  */
 export function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
   const query = new URLSearchParams(search);
-  const format = query.get('format') ?? 'json';
+  const format = single(query, 'format') ?? 'json';
   if (format !== 'json' && format !== 'csv') return 'invalid_format';
-  const region = query.get('region') ?? 'both';
+  const region = single(query, 'region') ?? 'both';
   if (region !== 'both' && region !== 'coastal' && region !== 'inland') return 'invalid_region';
   const choice: RegionChoice = region;
   let from: string;

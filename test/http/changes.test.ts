@@ -132,3 +132,53 @@ t.test('changes.php is off with historical data (501)', async (t) => {
   const r = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12`);
   t.equal(r.status, 501);
 });
+
+t.test('a new price set taking effect rebuilds the answers and the page: nothing stale is served', async (t) => {
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(t, {}, { clock });
+  const key = gw.app.demoKeys['starter'] as string;
+  const region = {
+    zone: null,
+    price_basis: 'official_regional_reference',
+    petrol_93: '26.00',
+    petrol_95: '26.41',
+    diesel_50ppm: '28.68',
+    diesel_500ppm: null,
+  };
+  await gw.app.book.publish({
+    effective_date: '2026-12-02',
+    updated_at: '2026-11-30 10:00:00',
+    coastal: { ...region, petrol_93: null },
+    inland: region,
+  });
+  const q = `${CHANGES}?api_key=${key}&from=2026-09&to=2026-12`;
+  type Body = { results: Array<{ effective_date: string; inland: Prices; coastal: Prices }> };
+  const before = (await (await gw.get(q)).json()) as Body;
+  t.same(
+    before.results.map((r) => r.effective_date),
+    ['2026-09-02'],
+    'a scheduled set is not a change yet',
+  );
+  t.match(await (await gw.get('/')).text(), '<td data-price="inland.petrol_95">26.92</td>');
+  clock.advance(9 * 24 * 3600_000);
+  const after = (await (await gw.get(q)).json()) as Body;
+  t.same(
+    after.results.map((r) => r.effective_date),
+    ['2026-09-02', '2026-12-02'],
+  );
+  t.same(after.results[1]?.inland, { petrol_93: -76, petrol_95: -51, diesel_50ppm: -88, diesel_500ppm: null });
+  t.same(after.results[1]?.coastal, { petrol_93: null, petrol_95: 36, diesel_50ppm: 0, diesel_500ppm: null });
+  t.match(await (await gw.get('/')).text(), '<td data-price="inland.petrol_95">26.41</td>');
+});
+
+t.test('repeated range parameters are refused, percent-encoded ones read', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const twice = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12&from=2020-01`);
+  t.equal(twice.status, 400);
+  const encoded = await gw.get(`${CHANGES}?api_key=${key}&from=2025%2D01&to=2025-02`);
+  t.equal(encoded.status, 200);
+  const hist = '/fuel-api/api/historical.php';
+  t.equal((await gw.get(`${hist}?api_key=${key}&month=1&year=2025&format=csv&format=json`)).status, 400);
+  t.equal((await gw.get(`${hist}?api_key=${key}&month=1&year=2025&region=inland&region=inland`)).status, 400);
+});
