@@ -329,7 +329,7 @@ export function openApiDocument(config: Config): OpenApiDocument {
     info: {
       title: 'Fuel Price Gateway',
       version: '1.0.0',
-      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted).`,
+      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
     },
     servers: [{ url: '/' }],
     paths: {
