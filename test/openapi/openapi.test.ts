@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import t, { type Test } from 'tap';
+import * as examples from '../../src/openapi/examples.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -162,5 +163,33 @@ t.test("the document's examples match its schemas", async (t) => {
         t.ok(errorSchema?.(ex.value), `${path} ${status} ${kind}`);
       }
     }
+  }
+});
+
+t.test("the document's examples are the real answers of a gateway on 20 May 2025", async (t) => {
+  const at = Date.parse('2025-05-20T09:30:00+02:00');
+  const gw = await startGateway(t, {}, { clock: new ManualClock(at) });
+  const { api_key: key } = await newAccount(gw, { plan: 'developer' }, at);
+  const cases: Array<[string, object | string]> = [
+    ['/fuel-api/api/simple-current.php', examples.simpleCurrent],
+    ['/fuel-api/api/current.php', examples.current],
+    ['/fuel-api/api/historical.php?month=5&year=2025', examples.historicalMonth],
+    ['/fuel-api/api/historical.php?from=2025-04&to=2025-05&region=inland', examples.historicalRange],
+    ['/fuel-api/api/historical.php?month=5&year=2025&region=inland&format=csv', examples.historicalCsv],
+    ['/fuel-api/api/changes.php?from=2025-04&to=2025-05', examples.changes],
+    ['/fuel-api/api/usage.php', { success: true, usage: examples.usage }],
+    ['/readyz', examples.ready],
+  ];
+  for (const [path, example] of cases) {
+    const r = await gw.get(path, { headers: { 'X-API-Key': key } });
+    const body = await r.text();
+    if (typeof example === 'string') {
+      t.equal(body, example, path);
+      continue;
+    }
+    const real = JSON.parse(body) as { usage?: Record<string, unknown> };
+    // The count moves with every request; everything else must be the example exactly, key order too.
+    if (real.usage && 'usage' in example) real.usage = { ...real.usage, requests_used: 1, requests_remaining: 99 };
+    t.equal(JSON.stringify(real), JSON.stringify(example), path);
   }
 });
