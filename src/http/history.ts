@@ -73,9 +73,9 @@ export function historical(search: string, snap: Snapshot): Prepared | ErrorKind
   const query = new URLSearchParams(search);
   const format = single(query, 'format') ?? 'json';
   if (format !== 'json' && format !== 'csv') return 'invalid_format';
-  const region = single(query, 'region') ?? 'both';
-  if (region !== 'both' && region !== 'coastal' && region !== 'inland') return 'invalid_region';
-  const choice: RegionChoice = region;
+  const region = single(query, 'region');
+  if (region !== undefined && region !== 'coastal' && region !== 'inland') return 'invalid_region';
+  const choice: RegionChoice = region ?? 'both';
   let from: string;
   let to: string;
   let echo: string;
