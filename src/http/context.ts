@@ -13,6 +13,7 @@ import type { UpstreamPoller } from '../upstream/poller.js';
 import type { OriginProxy } from '../upstream/proxy.js';
 import { Answers } from './answer.js';
 import { type TrustedProxies, trustedProxies } from './client.js';
+import { type CorsOrigins, corsOrigins } from './cors.js';
 import { buildRoutes, proxyRoutes, type Route } from './routes.js';
 
 export interface PublicDeps {
@@ -69,6 +70,8 @@ export interface Gateway extends Omit<PublicDeps, 'config'> {
   storeCheck: { at: number; up: boolean } | null;
   /** When (performance.now) a request last failed for the store, unless one has succeeded since; for /readyz. */
   storeFailedAt: number;
+  /** `server.cors_origins`, or null when CORS is off. */
+  corsOrigins: CorsOrigins;
 }
 
 /** A store call of a request succeeded: /readyz may say ready again. */
@@ -105,6 +108,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     staleness: { maxAgeDays: config.prices.max_age_days, unready: config.prices.stale_is_unready },
     storeCheck: null,
     storeFailedAt: Number.NEGATIVE_INFINITY,
+    corsOrigins: corsOrigins(config),
   };
 }
 

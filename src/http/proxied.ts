@@ -4,12 +4,14 @@
  * is counted before it is forwarded and taken back when the origin fails it. HEAD counts too:
  * it costs the origin a whole request, charged to the gateway's own key.
  */
+
 import { performance } from 'node:perf_hooks';
 import { isGatewayError } from '../errors.js';
 import type { MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import { hasBody, isSafeProxyPath, type OriginProxy } from '../upstream/proxy.js';
 import { crashed, fail, failRetry, record } from './answer.js';
+import { storeError } from './context.js';
 import { answer, type Exchange, invalidKey, refuse, throttled } from './metered.js';
 import { readKey, type Target } from './request.js';
 import type { ProxyRoute } from './routes.js';
@@ -43,7 +45,7 @@ async function admit(x: Exchange, route: ProxyRoute, target: Target): Promise<vo
   } catch (err) {
     g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
     if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-    g.metrics.storeErrors.inc();
+    storeError(g);
     g.log.warn({ err: err.message }, 'store unavailable');
     // store.on_error: allow serves keys known here as active unmetered, as on the own routes.
     if (!(g.failOpen && g.meter.knowsActive(x.keyHash))) return failRetry(x, 'unavailable', 1);
