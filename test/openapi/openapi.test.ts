@@ -60,7 +60,6 @@ t.test('real answers of every public endpoint, success and error, match the Open
   const auth = { headers: { 'X-API-Key': key } };
   const { api_key: inactive } = await newAccount(gw, { plan: 'starter', status: 'inactive' });
   const { api_key: small } = await newAccount(gw, { plan: 'starter', limit: 1 });
-  const trial = gw.app.demoKeys['developer'] as string;
 
   for (const path of ['/fuel-api/api/simple-current.php', '/fuel-api/api/current.php']) {
     t.equal(await check(gw, path, auth), 200);
