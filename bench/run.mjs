@@ -98,7 +98,12 @@ async function startGateway(v, redisUrl, nodeArgs = []) {
   const adminPort = await freePort();
   const config = {
     listen: { public: { host: '127.0.0.1', port }, admin: { host: '127.0.0.1', port: adminPort } },
-    store: { type: v.store, redis: { url: redisUrl ?? 'redis://127.0.0.1:1' } },
+    // Each memory gateway keeps its state in a file of its own, as shipped, away from the work tree.
+    store: {
+      type: v.store,
+      memory: { file: join(dir, `${v.id}.store.json`) },
+      redis: { url: redisUrl ?? 'redis://127.0.0.1:1' },
+    },
     log: { level: 'info', access: v.access },
     limits: { invalid_key_throttle: { max_attempts: 1_000_000 } },
     prices: { watch_file: false },
