@@ -29,6 +29,7 @@ COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY config ./config
 COPY data ./data
+COPY public ./public
 COPY --from=build /app/dist ./dist
 # `fuel-gateway accounts …` for operators: `docker compose exec gateway fuel-gateway …`.
 RUN chmod 755 dist/main.js && ln -s /app/dist/main.js /usr/local/bin/fuel-gateway

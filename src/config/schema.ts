@@ -12,6 +12,16 @@ function isAddressOrRange(entry: string): boolean {
 }
 
 /** True for hosts that only this machine can reach. */
+/** `scheme://host[:port]` exactly as a browser sends it in `Origin`. */
+function isOrigin(entry: string): boolean {
+  try {
+    const u = new URL(entry);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === entry;
+  } catch {
+    return false;
+  }
+}
+
 export const isLoopback = (host: string): boolean =>
   host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
 
@@ -128,6 +138,14 @@ export const configSchema = z
         .describe(
           'Processes on the same ports (node:cluster), a number or auto (one per CPU); more than one needs Redis',
         ),
+      cors_origins: z
+        .array(z.string().refine(isOrigin, 'expected an origin such as https://app.example.com (no path, no slash)'))
+        .describe('Browser origins allowed to call the API (CORS); [] answers no preflight and allows none'),
+    }),
+    page: z.strictObject({
+      enabled: z
+        .boolean()
+        .describe('Serve the public page at / (current prices, chart, usage check, API docs); false: 404'),
     }),
     store: z.strictObject({
       type: z
@@ -228,6 +246,9 @@ export const configSchema = z
       bad_request: message,
       request_timeout: message,
       headers_too_large: message,
+      invalid_range: message,
+      invalid_format: message,
+      invalid_region: message,
       historical_disabled: message,
       not_found: message,
       method_not_allowed: message,

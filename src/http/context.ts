@@ -12,6 +12,7 @@ import type { UpstreamPoller } from '../upstream/poller.js';
 import type { OriginProxy } from '../upstream/proxy.js';
 import { Answers } from './answer.js';
 import { type TrustedProxies, trustedProxies } from './client.js';
+import { type CorsOrigins, corsOrigins } from './cors.js';
 import { buildRoutes, proxyRoutes, type Route } from './routes.js';
 
 export interface PublicDeps {
@@ -62,6 +63,8 @@ export interface Gateway extends Omit<PublicDeps, 'config'> {
   staleness: { maxAgeDays: number; unready: boolean };
   /** The last store check of /readyz, reused for a second. */
   storeCheck: { at: number; up: boolean } | null;
+  /** `server.cors_origins`, or null when CORS is off. */
+  corsOrigins: CorsOrigins;
 }
 
 export function buildGateway(deps: PublicDeps): Gateway {
@@ -85,6 +88,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     draining: false,
     staleness: { maxAgeDays: config.prices.max_age_days, unready: config.prices.stale_is_unready },
     storeCheck: null,
+    corsOrigins: corsOrigins(config),
   };
 }
 

@@ -4,9 +4,11 @@ import { priceAge } from '../prices/staleness.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
 import { crashed, fail, send } from './answer.js';
 import { buildGateway, type Gateway, type PublicDeps, routeFor } from './context.js';
+import { cors } from './cors.js';
 import { Exchange, metered } from './metered.js';
 import { proxied } from './proxied.js';
 import { parseTarget } from './request.js';
+import { usageCheck } from './usage-check.js';
 
 export type { PublicDeps };
 
@@ -31,12 +33,16 @@ export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): v
     const entry = routeFor(g, target.path);
     if (!entry) return fail(x, 'not_found');
     x.metrics = entry.metrics;
+    if (g.corsOrigins !== null && cors(x, g.corsOrigins)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return fail(x, 'method_not_allowed');
     const { route } = entry;
+    if (route.kind === 'metered') return metered(x, route, target.search);
     if (route.kind === 'health') return send(x, 200, g.answers.unrated(JSON_TYPE, HEALTHY.length), HEALTHY);
     if (route.kind === 'ready') return void ready(x).catch((err: unknown) => crashed(x, err));
     if (route.kind === 'proxy') return proxied(x, route, target);
-    metered(x, route, target.search);
+    if (route.kind === 'usage') return usageCheck(x, target.search);
+    const { headers, body } = route.kind === 'page' ? route.page.render(g.book.snapshot()) : route.answer;
+    send(x, 200, headers, body);
   } catch (err) {
     crashed(x, err);
   }

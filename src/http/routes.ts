@@ -1,6 +1,10 @@
 import { type Config, proxyPathMatches } from '../config/schema.js';
-import { CSV_HEADER, type CurrentPrices, type Snapshot } from '../prices/snapshot.js';
+import { openApiDocument } from '../openapi/document.js';
+import { pageAssets, type StaticAnswer, staticAnswer } from '../page/assets.js';
+import { PublicPage } from '../page/page.js';
+import type { CurrentPrices, Snapshot } from '../prices/snapshot.js';
 import type { ErrorKind } from './errors.js';
+import { changes, historical } from './history.js';
 
 /** What a metered route will answer once the request is counted: `head + usage + tail`. */
 export interface Prepared {
@@ -30,7 +34,17 @@ export interface ProxyRoute {
   name: string;
 }
 
-export type Route = MeteredRoute | ProxyRoute | { kind: 'health'; name: string } | { kind: 'ready'; name: string };
+export type Route =
+  | MeteredRoute
+  | ProxyRoute
+  | { kind: 'health'; name: string }
+  | { kind: 'ready'; name: string }
+  /** usage.php: the key judged as on a metered route, nothing counted. */
+  | { kind: 'usage'; name: string }
+  /** `/`, rendered once per price set. */
+  | { kind: 'page'; name: string; page: PublicPage }
+  /** A fixed answer built at start: openapi.json, the page's assets. */
+  | { kind: 'static'; name: string; answer: StaticAnswer };
 
 const JSON_TYPE = 'application/json';
 
@@ -51,32 +65,6 @@ function envelope(
     cache.set(current, p);
   }
   return p;
-}
-
-const MONTH = /^(0?[1-9]|1[0-2])$/;
-const YEAR = /^\d{4}$/;
-
-function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
-  const query = new URLSearchParams(search);
-  const month = query.get('month') ?? '';
-  const year = query.get('year') ?? '';
-  if (!MONTH.test(month)) return 'invalid_month';
-  if (!YEAR.test(year)) return 'invalid_year';
-  const m = Number(month);
-  const y = Number(year);
-  const answer = snap.months.get(`${year}-${String(m).padStart(2, '0')}`);
-  if (query.get('format') === 'csv') {
-    const csv = answer?.csv ?? `${CSV_HEADER}\r\n`;
-    return {
-      contentType: 'text/csv; charset=utf-8',
-      head: csv,
-      tail: '',
-      withUsage: false,
-      bytes: Buffer.byteLength(csv),
-    };
-  }
-  const body = `{"success":true,"month":${m},"year":${y},"results":${answer?.json ?? '[]'}}`;
-  return { contentType: JSON_TYPE, head: body, tail: '', withUsage: false, bytes: Buffer.byteLength(body) };
 }
 
 /**
@@ -106,9 +94,25 @@ export function buildRoutes(config: Config): Map<string, Route> {
         prepare: config.prices.historical_enabled ? historical : () => 'historical_disabled',
       },
     ],
+    [
+      '/fuel-api/api/changes.php',
+      {
+        kind: 'metered',
+        name: 'changes',
+        prepare: config.prices.historical_enabled ? changes : () => 'historical_disabled',
+      },
+    ],
+    ['/fuel-api/api/usage.php', { kind: 'usage', name: 'usage' }],
     ['/healthz', { kind: 'health', name: 'healthz' }],
     ['/readyz', { kind: 'ready', name: 'readyz' }],
   ]);
+  const doc = openApiDocument(config);
+  const json = staticAnswer('application/json', JSON.stringify(doc), 'public, max-age=300');
+  own.set('/fuel-api/openapi.json', { kind: 'static', name: 'openapi', answer: json });
+  if (config.page.enabled) {
+    own.set('/', { kind: 'page', name: 'page', page: new PublicPage(doc) });
+    for (const [path, answer] of pageAssets()) own.set(path, { kind: 'static', name: 'assets', answer });
+  }
   const proxied = proxyRoutes(config);
   for (const path of own.keys()) if (proxied.some((r) => proxyPathMatches(r.name, path))) own.delete(path);
   return own;

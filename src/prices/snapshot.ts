@@ -1,4 +1,5 @@
-import { PRODUCTS, type PriceSet, REGIONS, type RegionPrices } from './schema.js';
+import { changeJson } from './changes.js';
+import { PRODUCTS, type PriceSet, type REGIONS, type RegionPrices } from './schema.js';
 
 /**
  * Everything a price request needs, serialised once per price set. A request writes
@@ -8,8 +9,8 @@ import { PRODUCTS, type PriceSet, REGIONS, type RegionPrices } from './schema.js
 export interface Snapshot {
   /** The set served as current; null while there is none (no set in effect, or an origin not yet polled). */
   readonly current: CurrentPrices | null;
-  /** Historical answers by `YYYY-MM`, for sets already in effect. */
-  readonly months: ReadonlyMap<string, MonthAnswer>;
+  /** The sets already in effect, oldest first. */
+  readonly history: readonly HistoryEntry[];
 }
 
 export interface CurrentPrices {
@@ -21,10 +22,20 @@ export interface CurrentPrices {
   readonly fullPrefix: string;
 }
 
-export interface MonthAnswer {
-  /** The `results` array, serialised. */
-  json: string;
-  csv: string;
+/** The three ways history can be asked for: both regions, or one. */
+export type RegionChoice = 'both' | (typeof REGIONS)[number];
+
+/** One set already in effect, serialised in every form an answer can take. */
+export interface HistoryEntry {
+  readonly set: PriceSet;
+  /** `YYYY-MM` of its effective date. */
+  readonly month: string;
+  /** The `results` entry of historical.php, per region choice. */
+  readonly json: Readonly<Record<RegionChoice, string>>;
+  /** Its CSV rows, each ending in CRLF, per region choice. */
+  readonly csv: Readonly<Record<RegionChoice, string>>;
+  /** The `results` entry of changes.php: against the set before it in the whole history. */
+  readonly change: string;
 }
 
 const str = JSON.stringify;
@@ -45,34 +56,33 @@ export const CSV_HEADER = `effective_date,region,zone,price_basis,${PRODUCTS.joi
 const csvField = (v: string | null): string =>
   v === null ? '' : /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 
-function csvRows(s: PriceSet): string[] {
-  return REGIONS.map((region) => {
+function csvRows(s: PriceSet): [string, string] {
+  const row = (region: (typeof REGIONS)[number]): string => {
     const r = s[region];
     return [s.effective_date, region, r.zone, r.price_basis, ...PRODUCTS.map((p) => r[p])].map(csvField).join(',');
+  };
+  return [row('coastal'), row('inland')];
+}
+
+function historyEntries(inEffect: readonly PriceSet[]): HistoryEntry[] {
+  return inEffect.map((set, i) => {
+    const date = `"effective_date":${str(set.effective_date)}`;
+    const [coastal, inland] = csvRows(set);
+    return {
+      set,
+      month: set.effective_date.slice(0, 7),
+      json: {
+        both: `{${date},"coastal":${regionJson(set.coastal)},"inland":${regionJson(set.inland)}}`,
+        coastal: `{${date},"coastal":${regionJson(set.coastal)}}`,
+        inland: `{${date},"inland":${regionJson(set.inland)}}`,
+      },
+      csv: { both: `${coastal}\r\n${inland}\r\n`, coastal: `${coastal}\r\n`, inland: `${inland}\r\n` },
+      change: changeJson(inEffect[i - 1], set),
+    };
   });
 }
 
-function monthIndex(history: readonly PriceSet[]): Map<string, MonthAnswer> {
-  const byMonth = new Map<string, PriceSet[]>();
-  for (const s of history) {
-    const month = s.effective_date.slice(0, 7);
-    byMonth.set(month, [...(byMonth.get(month) ?? []), s]);
-  }
-  const out = new Map<string, MonthAnswer>();
-  for (const [month, sets] of byMonth) {
-    const entries = sets.map(
-      (s) =>
-        `{"effective_date":${str(s.effective_date)},"coastal":${regionJson(s.coastal)},"inland":${regionJson(s.inland)}}`,
-    );
-    out.set(month, {
-      json: `[${entries.join(',')}]`,
-      csv: `${[CSV_HEADER, ...sets.flatMap(csvRows)].join('\r\n')}\r\n`,
-    });
-  }
-  return out;
-}
-
-export const EMPTY_SNAPSHOT: Snapshot = { current: null, months: new Map() };
+export const EMPTY_SNAPSHOT: Snapshot = { current: null, history: [] };
 
 /** `inEffect` is the history already in effect, oldest first; `current` the set served as current, if any. */
 export function buildSnapshot(
@@ -82,7 +92,7 @@ export function buildSnapshot(
 ): Snapshot {
   return {
     current: current && currentPrices(current.set, current.effectiveMs, defaultSource),
-    months: monthIndex(inEffect),
+    history: historyEntries(inEffect),
   };
 }
 

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { gatewayProcess, runCli } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
+import { waitFor as waitUntil } from '../helpers/wait.js';
+
+const waitFor = (cond: () => Promise<boolean>, ms = 3000) => waitUntil('the running gateway', cond, ms);
 
 const dir = mkdtempSync(join(tmpdir(), 'fpg-cli-'));
 const write = (name: string, data: unknown): string => {
@@ -129,11 +132,3 @@ t.test('with the memory store the CLI explains where accounts live', async (t) =
   t.match(r.stderr, /admin API/);
   t.match(r.stderr, /REDIS_URL/);
 });
-
-async function waitFor(cond: () => Promise<boolean>, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -64,3 +64,74 @@ t.test('historical never shows a set before it takes effect', async (t) => {
   const r = (await (await gw.get(`${HIST}?api_key=${key}&month=12&year=2026`)).json()) as { results: unknown[] };
   t.same(r.results, []);
 });
+
+t.test('historical by region carries only that region, in JSON and CSV', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const both = (await (await gw.get(`${HIST}?api_key=${key}&month=3&year=2025`)).json()) as {
+    results: Array<Record<string, unknown>>;
+  };
+  const inland = (await (await gw.get(`${HIST}?api_key=${key}&month=3&year=2025&region=inland`)).json()) as {
+    month: number;
+    results: Array<Record<string, unknown>>;
+  };
+  t.equal(inland.month, 3);
+  t.same(
+    inland.results,
+    both.results.map((e) => ({ effective_date: e['effective_date'], inland: e['inland'] })),
+  );
+  const csv = await (await gw.get(`${HIST}?api_key=${key}&month=3&year=2025&region=coastal&format=csv`)).text();
+  const lines = csv.trimEnd().split('\r\n');
+  t.equal(lines.length, 2);
+  t.match(lines[1], /^2025-03-05,coastal,/);
+});
+
+t.test('historical over a range of months: every set in it, oldest first, JSON or CSV', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const r = await gw.get(`${HIST}?api_key=${key}&from=2024-11&to=2025-02`);
+  t.equal(r.status, 200);
+  t.equal(r.headers.get('x-ratelimit-remaining'), '1999', 'one request, counted once');
+  const text = await r.text();
+  t.match(text, /^\{"success":true,"from":"2024-11","to":"2025-02","results":\[/);
+  const body = JSON.parse(text) as { results: Array<{ effective_date: string }> };
+  t.same(
+    body.results.map((e) => e.effective_date),
+    ['2024-11-06', '2024-12-04', '2025-01-01', '2025-02-05'],
+  );
+  const month = (await (await gw.get(`${HIST}?api_key=${key}&month=12&year=2024`)).json()) as {
+    results: unknown[];
+  };
+  t.same(body.results[1], month.results[0], 'the same entry as the month form');
+  const csv = await (await gw.get(`${HIST}?api_key=${key}&from=2024-11&to=2025-02&format=csv&region=inland`)).text();
+  const rows = csv.trimEnd().split('\r\n');
+  t.equal(rows.length, 5);
+  t.ok(rows.slice(1).every((row) => row.includes(',inland,')));
+  const json = await gw.get(`${HIST}?api_key=${key}&from=2024-11&to=2025-02&format=json`);
+  t.equal(json.headers.get('content-type'), 'application/json', 'format=json is the default spelled out');
+});
+
+t.test('historical refuses an unknown format or region and a bad range with 400, uncounted', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const cases: Array<[string, string]> = [
+    ['month=3&year=2025&format=xml', 'Invalid format.'],
+    ['month=3&year=2025&format=', 'Invalid format.'],
+    ['month=3&year=2025&region=north', 'Invalid region.'],
+    ['month=3&year=2025&region=INLAND', 'Invalid region.'],
+    ['month=3&year=2025&region=both', 'Invalid region.'],
+    ['from=2025-03&to=2025-01', 'Invalid date range.'],
+    ['from=2025-03', 'Invalid date range.'],
+    ['from=2015-01&to=2025-01', 'Invalid date range.'],
+    ['from=2025-01&to=2025-03&month=3&year=2025', 'Invalid date range.'],
+    ['from=2025-01&to=2025-03&format=csv&region=x', 'Invalid region.'],
+    ['month=13&year=2025&region=inland', 'Invalid month.'],
+  ];
+  for (const [q, message] of cases) {
+    const r = await gw.get(`${HIST}?api_key=${key}&${q}`);
+    t.equal(r.status, 400, q);
+    t.same(await r.json(), { success: false, message }, q);
+  }
+  const ok = await gw.get(`${HIST}?api_key=${key}&month=3&year=2025`);
+  t.equal(ok.headers.get('x-ratelimit-remaining'), '1999', 'none of the refused requests was counted');
+});

@@ -1,6 +1,9 @@
 import type { Test } from 'tap';
 import type { PriceSet } from '../../src/prices/schema.js';
 import type { ConsumeSpec, Store, StoredAccount, StoreEvent } from '../../src/store/types.js';
+import { waitFor as waitUntil } from '../helpers/wait.js';
+
+const waitFor = (cond: () => boolean, ms = 2000) => waitUntil('the store events', cond, ms);
 
 /**
  * The store contract: every Store implementation runs this suite unchanged.
@@ -327,12 +330,4 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
     t.teardown(() => store.close());
     await t.resolves(store.ping());
   });
-}
-
-async function waitFor(cond: () => boolean, ms = 2000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }

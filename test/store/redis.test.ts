@@ -9,7 +9,10 @@ import { createStore } from '../../src/store/create.js';
 import { RedisStore } from '../../src/store/redis.js';
 import type { StoredAccount, StoreEvent } from '../../src/store/types.js';
 import { startRedis, startSentinel } from '../helpers/redis.js';
+import { waitFor as waitUntil } from '../helpers/wait.js';
 import { storeContract } from './contract.js';
+
+const waitFor = (cond: () => boolean, ms = 2000) => waitUntil('the store events', cond, ms);
 
 const server = await startRedis(t);
 const log = pino({ level: 'silent' });
@@ -41,14 +44,6 @@ const account = (over: Partial<StoredAccount> = {}): StoredAccount => ({
   key_hash: hashKey(generateKey()),
   ...over,
 });
-
-async function waitFor(cond: () => boolean, ms = 2000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 storeContract(t, async () => new RedisStore(options(), log));
 

@@ -1,0 +1,184 @@
+import { readFileSync } from 'node:fs';
+import t from 'tap';
+import { ManualClock } from '../helpers/clock.js';
+import { NOW } from '../helpers/fixtures.js';
+import { startGateway } from '../helpers/gateway.js';
+
+const CHANGES = '/fuel-api/api/changes.php';
+const PRODUCTS = ['petrol_93', 'petrol_95', 'diesel_50ppm', 'diesel_500ppm'] as const;
+const REGIONS = ['coastal', 'inland'] as const;
+
+type Prices = Record<(typeof PRODUCTS)[number], string | null>;
+interface ShippedSet {
+  effective_date: string;
+  coastal: Prices;
+  inland: Prices;
+}
+
+// Worked out here from the shipped file, by another road than the gateway's: rands and cents apart.
+const toCents = (p: string): number => {
+  const [rands, c] = p.split('.');
+  return Number(rands) * 100 + Number(c);
+};
+const shipped = (JSON.parse(readFileSync('data/prices/sa-fuel-prices-2023-2026.json', 'utf8')) as ShippedSet[]).sort(
+  (a, b) => a.effective_date.localeCompare(b.effective_date),
+);
+
+function expectedChanges(from: string, to: string): unknown[] {
+  const out: unknown[] = [];
+  shipped.forEach((set, i) => {
+    const month = set.effective_date.slice(0, 7);
+    if (month < from || month > to) return;
+    const prev = shipped[i - 1];
+    const entry: Record<string, unknown> = {
+      effective_date: set.effective_date,
+      previous_effective_date: prev?.effective_date ?? null,
+    };
+    for (const r of REGIONS) {
+      const region: Record<string, number | null> = {};
+      for (const p of PRODUCTS) {
+        const a = prev?.[r][p] ?? null;
+        const b = set[r][p];
+        region[p] = a === null || b === null ? null : toCents(b) - toCents(a);
+      }
+      entry[r] = region;
+    }
+    out.push(entry);
+  });
+  return out;
+}
+
+t.test('changes over 2025 match the differences computed from the shipped history, in cents', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const r = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12`);
+  t.equal(r.status, 200);
+  t.equal(r.headers.get('content-type'), 'application/json');
+  t.equal(r.headers.get('x-ratelimit-remaining'), '1999');
+  const text = await r.text();
+  t.match(text, /^\{"success":true,"from":"2025-01","to":"2025-12","results":\[/, 'key order');
+  const body = JSON.parse(text) as { results: Array<Record<string, unknown>>; usage: { requests_used: number } };
+  t.same(Object.keys(body), ['success', 'from', 'to', 'results', 'usage']);
+  t.equal(body.results.length, 12);
+  t.same(body.results, expectedChanges('2025-01', '2025-12'));
+  t.equal(body.usage.requests_used, 1);
+  // Checked by hand against data/prices: inland 95 went from 22.34 to 21.62 on 2 April 2025.
+  const april = body.results[3] as { effective_date: string; previous_effective_date: string; inland: Prices };
+  t.equal(april.effective_date, '2025-04-02');
+  t.equal(april.previous_effective_date, '2025-03-05');
+  t.equal(april.inland.petrol_95, -72);
+  // January 2025 is measured against December 2024, outside the range.
+  t.equal((body.results[0] as { previous_effective_date: string }).previous_effective_date, '2024-12-04');
+  // Coastal 93 stopped being published in April 2025: no price on one side is null, never 0.
+  const may = body.results[4] as { coastal: Prices };
+  t.equal(may.coastal.petrol_93, null);
+  const text2 = await (await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12`)).text();
+  t.equal(text2, text.replace('"requests_used":1,', '"requests_used":2,').replace(':1999,', ':1998,'));
+});
+
+t.test('the first set of the history has no previous set: every change is null', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const body = (await (await gw.get(`${CHANGES}?api_key=${key}&from=2020-01&to=2023-02`)).json()) as {
+    results: unknown[];
+  };
+  t.same(body.results, expectedChanges('2020-01', '2023-02'));
+  t.same(body.results[0], {
+    effective_date: '2023-01-04',
+    previous_effective_date: null,
+    coastal: { petrol_93: null, petrol_95: null, diesel_50ppm: null, diesel_500ppm: null },
+    inland: { petrol_93: null, petrol_95: null, diesel_50ppm: null, diesel_500ppm: null },
+  });
+  const all = (await (await gw.get(`${CHANGES}?api_key=${key}&from=2017-01&to=2026-12`)).json()) as {
+    results: unknown[];
+  };
+  t.equal(all.results.length, 45, 'a 120-month span is allowed and holds the whole history');
+  t.same(all.results, expectedChanges('2017-01', '2026-12'));
+});
+
+t.test('a bad date range is 400 Invalid date range. and is not counted', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const bad = [
+    '',
+    'from=2025-01',
+    'to=2025-12',
+    'from=2025-12&to=2025-01',
+    'from=2025-1&to=2025-12',
+    'from=2025-00&to=2025-12',
+    'from=2025-01&to=2025-13',
+    'from=25-01&to=25-12',
+    'from=2025-01-01&to=2025-12-31',
+    'from=&to=2025-12',
+    'from=2016-12&to=2026-12',
+  ];
+  for (const q of bad) {
+    const r = await gw.get(`${CHANGES}?api_key=${key}&${q}`);
+    t.equal(r.status, 400, q);
+    t.same(await r.json(), { success: false, message: 'Invalid date range.' }, q);
+    t.equal(r.headers.get('x-ratelimit-remaining'), null, `${q}: no rate headers, nothing counted`);
+  }
+  const ok = (await (await gw.get(`${CHANGES}?api_key=${key}&from=2025-06&to=2025-06`)).json()) as {
+    usage: { requests_used: number };
+  };
+  t.equal(ok.usage.requests_used, 1, 'none of the refused requests was counted');
+  const unknown = await gw.get(`${CHANGES}?api_key=fpg_nope&from=2025-12&to=2025-01`);
+  t.equal(unknown.status, 401, 'the key is judged before the query');
+});
+
+t.test('changes.php is off with historical data (501)', async (t) => {
+  const gw = await startGateway(t, { prices: { historical_enabled: false } }, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const r = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12`);
+  t.equal(r.status, 501);
+});
+
+t.test('a new price set taking effect rebuilds the answers and the page: nothing stale is served', async (t) => {
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(t, {}, { clock });
+  const key = gw.app.demoKeys['starter'] as string;
+  const region = {
+    zone: null,
+    price_basis: 'official_regional_reference',
+    petrol_93: '26.00',
+    petrol_95: '26.41',
+    diesel_50ppm: '28.68',
+    diesel_500ppm: null,
+  };
+  await gw.app.book.publish({
+    effective_date: '2026-12-02',
+    updated_at: '2026-11-30 10:00:00',
+    coastal: { ...region, petrol_93: null },
+    inland: region,
+  });
+  const q = `${CHANGES}?api_key=${key}&from=2026-09&to=2026-12`;
+  type Body = { results: Array<{ effective_date: string; inland: Prices; coastal: Prices }> };
+  const before = (await (await gw.get(q)).json()) as Body;
+  t.same(
+    before.results.map((r) => r.effective_date),
+    ['2026-09-02'],
+    'a scheduled set is not a change yet',
+  );
+  t.match(await (await gw.get('/')).text(), '<td data-price="inland.petrol_95">26.92</td>');
+  clock.advance(9 * 24 * 3600_000);
+  const after = (await (await gw.get(q)).json()) as Body;
+  t.same(
+    after.results.map((r) => r.effective_date),
+    ['2026-09-02', '2026-12-02'],
+  );
+  t.same(after.results[1]?.inland, { petrol_93: -76, petrol_95: -51, diesel_50ppm: -88, diesel_500ppm: null });
+  t.same(after.results[1]?.coastal, { petrol_93: null, petrol_95: 36, diesel_50ppm: 0, diesel_500ppm: null });
+  t.match(await (await gw.get('/')).text(), '<td data-price="inland.petrol_95">26.41</td>');
+});
+
+t.test('repeated range parameters are refused, percent-encoded ones read', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const twice = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12&from=2020-01`);
+  t.equal(twice.status, 400);
+  const encoded = await gw.get(`${CHANGES}?api_key=${key}&from=2025%2D01&to=2025-02`);
+  t.equal(encoded.status, 200);
+  const hist = '/fuel-api/api/historical.php';
+  t.equal((await gw.get(`${hist}?api_key=${key}&month=1&year=2025&format=csv&format=json`)).status, 400);
+  t.equal((await gw.get(`${hist}?api_key=${key}&month=1&year=2025&region=inland&region=inland`)).status, 400);
+});
