@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { child, cpuSeconds, family, freePort, median, ROOT, rssMiB, sleep, stopAll, until, wrk } from './lib.mjs';
 
@@ -98,7 +98,12 @@ async function startGateway(v, redisUrl, nodeArgs = []) {
   const adminPort = await freePort();
   const config = {
     listen: { public: { host: '127.0.0.1', port }, admin: { host: '127.0.0.1', port: adminPort } },
-    store: { type: v.store, redis: { url: redisUrl ?? 'redis://127.0.0.1:1' } },
+    // Each memory gateway keeps its state in a file of its own, as shipped, away from the work tree.
+    store: {
+      type: v.store,
+      memory: { file: join(dir, `${v.id}.store.json`) },
+      redis: { url: redisUrl ?? 'redis://127.0.0.1:1' },
+    },
     log: { level: 'info', access: v.access },
     limits: { invalid_key_throttle: { max_attempts: 1_000_000 } },
     prices: { watch_file: false },
@@ -160,7 +165,10 @@ async function startBare(answerUrl, name) {
 
 function machine() {
   const c = cpus();
-  return `${c.length} × ${c[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}`;
+  // The load average tells how far other work on the machine may have skewed the figures.
+  return `${c.length} × ${c[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, Node ${process.version}; load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} (1, 5, 15 min) at the end`;
 }
 
 function commit() {

@@ -71,15 +71,27 @@ export function readState(file: string): MemoryState | null {
 }
 
 /**
+ * The start of the state file's text, up to the counters: accounts and prices change rarely,
+ * counters with every request, so the flush of counters reuses this (with 10,000 accounts,
+ * encoding them held the event loop for about 15 ms a second).
+ */
+export function encodeFixed(accounts: MemoryState['accounts'], prices: MemoryState['prices']): Buffer {
+  return Buffer.from(
+    `{"version":1,"accounts":${JSON.stringify(accounts)},"prices":${JSON.stringify(prices)},"counters":`,
+  );
+}
+
+/**
  * Replaces the file atomically: a temporary file is written and flushed to disk, then renamed
  * over it, so a crash leaves either the old state or the new one, never half of either.
  */
-export function writeState(file: string, state: MemoryState): void {
+export function writeState(file: string, fixed: Buffer, counters: MemoryState['counters']): void {
   mkdirSync(dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.tmp`;
   const fd = openSync(temp, 'w', 0o600);
   try {
-    writeSync(fd, JSON.stringify(state));
+    writeSync(fd, fixed);
+    writeSync(fd, `${JSON.stringify(counters)}}`);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

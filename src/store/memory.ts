@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
 import { matchesFilter } from './account-filter.js';
-import { type MemoryState, readState, writeState } from './memory-file.js';
+import { encodeFixed, type MemoryState, readState, writeState } from './memory-file.js';
 import type {
   AccountFilter,
   AccountPage,
@@ -44,6 +44,8 @@ export class MemoryStore implements Store {
   private readonly notes = new Map<string, string>();
   private insertsSinceSweep = 0;
   private countersDirty = false;
+  /** The file's accounts and prices, encoded once per change of either (see encodeFixed). */
+  private fixed: Buffer | null = null;
   private readonly flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -54,7 +56,7 @@ export class MemoryStore implements Store {
     const state = readState(file);
     if (state) this.restore(state);
     this.flushTimer = setInterval(() => {
-      if (this.countersDirty) this.save();
+      if (this.countersDirty) this.write();
     }, COUNTER_FLUSH_MS).unref();
   }
 
@@ -223,11 +225,17 @@ export class MemoryStore implements Store {
   async close(): Promise<void> {
     this.listeners.length = 0;
     clearInterval(this.flushTimer);
-    if (this.countersDirty) this.save();
+    if (this.countersDirty) this.write();
   }
 
-  /** Writes the whole state (a no-op without a file). */
+  /** After a change of accounts or prices: writes the whole state (a no-op without a file). */
   private save(): void {
+    this.fixed = null;
+    this.write();
+  }
+
+  /** Writes the state, encoding accounts and prices again only when they changed. */
+  private write(): void {
     if (this.file === null) return;
     this.countersDirty = false;
     const now = this.now();
@@ -236,12 +244,8 @@ export class MemoryStore implements Store {
       for (const [period, c] of periods)
         if (c.expireAtMs > now) counters.push({ account, period, used: c.used, expire_at_ms: c.expireAtMs });
     }
-    writeState(this.file, {
-      version: 1,
-      accounts: [...this.accounts.values()],
-      prices: [...this.prices.values()],
-      counters,
-    });
+    this.fixed ??= encodeFixed([...this.accounts.values()], [...this.prices.values()]);
+    writeState(this.file, this.fixed, counters);
   }
 
   private restore(state: MemoryState): void {

@@ -6,7 +6,10 @@ const INACTIVE: ConsumeResult = Object.freeze({ kind: 'inactive' });
 const CHANGED: ConsumeResult = Object.freeze({ kind: 'changed' });
 
 /** Sends one CONSUME script call: KEYS then ARGV, as the script's contract (lua.ts) lays them out. */
-export type ConsumeScript = (numKeys: number, keysAndArgs: Array<string | number>) => Promise<number[]>;
+export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<number[]>;
+
+/** Account key, counter key, revision, limit, counter expiry. */
+type SpecArgs = readonly [string, string, string, string, string];
 
 /**
  * Gathers the consumes that arrive in one event-loop turn into one CONSUME script call, and
@@ -21,6 +24,7 @@ export class ConsumeBatcher {
   private specs: ConsumeSpec[] = [];
   private receivers: ConsumeReceiver[] = [];
   private scheduled = false;
+  private readonly args = new WeakMap<ConsumeSpec, SpecArgs>();
   /** Script calls sent so far, for metrics. */
   calls = 0;
 
@@ -61,17 +65,16 @@ export class ConsumeBatcher {
 
   private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
     const n = specs.length;
-    const keysAndArgs = new Array<string | number>(5 * n + 1);
+    const keysAndArgs = new Array<string>(5 * n + 1);
     for (let i = 0; i < n; i++) {
-      const spec = specs[i] as ConsumeSpec;
-      const [account, counter] = this.keysOf(spec);
-      keysAndArgs[2 * i] = account;
-      keysAndArgs[2 * i + 1] = counter;
-      keysAndArgs[2 * n + 3 * i] = spec.revision;
-      keysAndArgs[2 * n + 3 * i + 1] = spec.limit;
-      keysAndArgs[2 * n + 3 * i + 2] = spec.expireAtMs;
+      const a = this.argsOf(specs[i] as ConsumeSpec);
+      keysAndArgs[2 * i] = a[0];
+      keysAndArgs[2 * i + 1] = a[1];
+      keysAndArgs[2 * n + 3 * i] = a[2];
+      keysAndArgs[2 * n + 3 * i + 1] = a[3];
+      keysAndArgs[2 * n + 3 * i + 2] = a[4];
     }
-    keysAndArgs[5 * n] = this.deadline();
+    keysAndArgs[5 * n] = String(this.deadline());
     this.calls++;
     this.script(2 * n, keysAndArgs).then(
       (reply) => this.deliver(reply, receivers),
@@ -79,6 +82,21 @@ export class ConsumeBatcher {
         for (const r of receivers) this.guard(r, err);
       },
     );
+  }
+
+  /**
+   * A request's keys and arguments as the script takes them, as strings: worked out once per
+   * spec, which the meter builds once per cached account and period, so a warm request builds
+   * no key and converts no number.
+   */
+  private argsOf(spec: ConsumeSpec): SpecArgs {
+    let args = this.args.get(spec);
+    if (args === undefined) {
+      const [account, counter] = this.keysOf(spec);
+      args = [account, counter, String(spec.revision), String(spec.limit), String(spec.expireAtMs)];
+      this.args.set(spec, args);
+    }
+    return args;
   }
 
   private deliver(reply: number[], receivers: ConsumeReceiver[]): void {

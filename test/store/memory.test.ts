@@ -81,3 +81,41 @@ t.test('with a file, deletions and many sets at once are written at once: a new 
     ['2026-02-04'],
   );
 });
+
+t.test('with a file, counts written after an account or price change carry that change', async (t) => {
+  const { mkdtempSync, readFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
+  const file = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'store.json');
+  const store = new MemoryStore(Date.now, file);
+  const a = storedAccount();
+  await store.createAccount(a);
+  await store.consume(consumeSpec(a));
+  await store.close(); // counts only: accounts and prices as encoded at the creation
+  const reopened = new MemoryStore(Date.now, file);
+  await reopened.updateAccount(a.id, { label: 'renamed' });
+  const b = storedAccount();
+  await reopened.createAccount(b);
+  await reopened.consume(consumeSpec({ ...a, revision: 2 }));
+  await reopened.consume(consumeSpec(b));
+  await reopened.close();
+  const state = JSON.parse(readFileSync(file, 'utf8'));
+  t.same(
+    state.accounts.map((x: { id: string; label: string }) => [x.id, x.label]),
+    [
+      [a.id, 'renamed'],
+      [b.id, 'test'],
+    ],
+  );
+  t.same(
+    state.counters.map((c: { account: string; used: number }) => [c.account, c.used]),
+    [
+      [a.id, 2],
+      [b.id, 1],
+    ],
+  );
+  const third = new MemoryStore(Date.now, file);
+  t.equal(await third.usage(a.id, 'p'), 2, 'the file reads back');
+  await third.close();
+});

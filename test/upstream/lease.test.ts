@@ -65,9 +65,11 @@ t.test(
 
     (pollers[0] as GatewayProcess).child.kill('SIGKILL');
     const killedAt = Date.now();
-    await waitFor('the follower to take over', () => POLLER.test(follower.output()), INTERVAL * 4);
+    await waitFor('the follower to take over', () => POLLER.test(follower.output()), INTERVAL * 8);
     const took = Date.now() - killedAt;
-    t.ok(took <= INTERVAL * 2 + 300, `took over after ${took} ms (interval ${INTERVAL} ms)`);
+    // The lease lasts 1.5 intervals and is retried every half interval: two intervals, plus the
+    // timer slip of a loaded 2-core machine (1.1-1.6 s were seen with the whole suite running).
+    t.ok(took <= INTERVAL * 2 + 1200, `took over after ${took} ms (interval ${INTERVAL} ms)`);
     const polls = origin.polls();
     await waitFor('polls to continue', () => origin.polls() > polls, INTERVAL * 3);
     t.pass('the origin is polled again');
