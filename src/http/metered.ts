@@ -59,17 +59,32 @@ export class Exchange implements ConsumeReceiver {
   }
 }
 
-export function metered(x: Exchange, route: MeteredRoute, search: string): void {
+/**
+ * The hash of the key a request carries, or null once the request has been refused for it
+ * (throttled address, missing or malformed key). Every front door that takes a key starts here.
+ */
+export function keyOf(x: Exchange, search: string): string | null {
   const { g } = x;
   const input = readKey(x.req, search, g.maxKeyLength);
   const keyHash = input.kind === 'key' ? g.keyHashes.of(input.key) : null;
-  if (throttled(x, keyHash)) return;
+  if (throttled(x, keyHash)) return null;
   if (input.kind === 'missing') {
     g.invalidKeys.missing.inc();
-    return fail(x, 'missing_key');
+    fail(x, 'missing_key');
+    return null;
   }
-  if (keyHash === null) return invalidKey(x, 'malformed');
+  if (keyHash === null) {
+    invalidKey(x, 'malformed');
+    return null;
+  }
   x.keyHash = keyHash;
+  return keyHash;
+}
+
+export function metered(x: Exchange, route: MeteredRoute, search: string): void {
+  const { g } = x;
+  const keyHash = keyOf(x, search);
+  if (keyHash === null) return;
   const prepared = route.prepare(search, g.book.snapshot());
   if (typeof prepared === 'string') return void refuse(x, prepared).catch((err: unknown) => crashed(x, err));
   x.prepared = prepared;

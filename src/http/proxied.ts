@@ -12,23 +12,14 @@ import { usageJson } from '../quota/usage.js';
 import { hasBody, isSafeProxyPath, type OriginProxy } from '../upstream/proxy.js';
 import { crashed, fail, failRetry, record } from './answer.js';
 import { storeError } from './context.js';
-import { answer, type Exchange, invalidKey, refuse, throttled } from './metered.js';
-import { readKey, type Target } from './request.js';
+import { answer, type Exchange, invalidKey, keyOf, refuse } from './metered.js';
+import type { Target } from './request.js';
 import type { ProxyRoute } from './routes.js';
 
 type Counted = Extract<MeterResult, { kind: 'ok' }>;
 
 export function proxied(x: Exchange, route: ProxyRoute, target: Target): void {
-  const { g } = x;
-  const input = readKey(x.req, target.search, g.maxKeyLength);
-  const keyHash = input.kind === 'key' ? g.keyHashes.of(input.key) : null;
-  if (throttled(x, keyHash)) return;
-  if (input.kind === 'missing') {
-    g.invalidKeys.missing.inc();
-    return fail(x, 'missing_key');
-  }
-  if (keyHash === null) return invalidKey(x, 'malformed');
-  x.keyHash = keyHash;
+  if (keyOf(x, target.search) === null) return;
   // A path the origin would read as another one, or a body (which could reach the origin as a
   // second, smuggled request on a shared connection), is refused before anything is counted.
   if (!isSafeProxyPath(target.path) || hasBody(x.req))

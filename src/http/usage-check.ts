@@ -9,23 +9,15 @@ import type { MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import { crashed, fail, failRetry, send } from './answer.js';
 import { storeError } from './context.js';
-import { type Exchange, invalidKey, throttled } from './metered.js';
-import { readKey } from './request.js';
+import { type Exchange, invalidKey, keyOf } from './metered.js';
 
 const JSON_TYPE = 'application/json';
 const HEAD = '{"success":true,"usage":';
 
 export function usageCheck(x: Exchange, search: string): void {
   const { g } = x;
-  const input = readKey(x.req, search, g.maxKeyLength);
-  const keyHash = input.kind === 'key' ? g.keyHashes.of(input.key) : null;
-  if (throttled(x, keyHash)) return;
-  if (input.kind === 'missing') {
-    g.invalidKeys.missing.inc();
-    return fail(x, 'missing_key');
-  }
-  if (keyHash === null) return invalidKey(x, 'malformed');
-  x.keyHash = keyHash;
+  const keyHash = keyOf(x, search);
+  if (keyHash === null) return;
   g.meter
     .peek(keyHash)
     .then(
