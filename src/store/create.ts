@@ -7,6 +7,11 @@ import type { Store } from './types.js';
 /** The store the config asks for. `now` drives the memory store's expiry; Redis keeps its own time. */
 export function createStore(config: Config, log: Logger, now?: () => number): Store {
   return config.store.type === 'memory'
-    ? new MemoryStore(now, config.store.memory.file || null)
+    ? new MemoryStore(now, config.store.memory.file || null, (err) =>
+        log.error(
+          { err },
+          'memory store: writing its file failed; counts since the last write are not on disk yet (tried again in a second)',
+        ),
+      )
     : new RedisStore(config.store.redis, log);
 }

@@ -119,3 +119,54 @@ t.test('with a file, counts written after an account or price change carry that 
   t.equal(await third.usage(a.id, 'p'), 2, 'the file reads back');
   await third.close();
 });
+
+t.test('with a file, changes made together share one write and each resolves once it is on disk', async (t) => {
+  const { mkdtempSync, readFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { storedAccount } = await import('../helpers/accounts.js');
+  const file = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'store.json');
+  const store = new MemoryStore(Date.now, file);
+  t.teardown(() => store.close());
+  const accounts = Array.from({ length: 200 }, () => storedAccount());
+  let writes = 0;
+  const texts = new Set<string>();
+  // Each settled create must find itself in the file as it is on disk at that moment.
+  await Promise.all(
+    accounts.map((a) =>
+      store.createAccount(a).then(() => {
+        const text = readFileSync(file, 'utf8');
+        if (!texts.has(text)) writes++;
+        texts.add(text);
+        t.ok(text.includes(a.id), `${a.id} is on disk when its create resolves`);
+      }),
+    ),
+  );
+  t.ok(writes <= 3, `200 creates at once took ${writes} writes, not 200`);
+});
+
+t.test('with a file, a failed write rejects the change; a failed counter flush is reported and tried again', async (t) => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
+  const dir = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'state');
+  const errors: unknown[] = [];
+  const store = new MemoryStore(Date.now, join(dir, 'store.json'), (err) => errors.push(err));
+  const a = storedAccount();
+  await store.createAccount(a);
+  // The folder becomes a plain file: every write from now on fails.
+  rmSync(dir, { recursive: true });
+  writeFileSync(dir, 'not a folder');
+  await t.rejects(store.createAccount(storedAccount()), 'the change is not confirmed');
+  await store.consume(consumeSpec(a));
+  await new Promise((r) => setTimeout(r, 1200));
+  t.ok(errors.length >= 1, 'the failed flush was reported');
+  // The folder is back: the next flush writes the count that failed before.
+  rmSync(dir);
+  await new Promise((r) => setTimeout(r, 1200));
+  const reopened = new MemoryStore(Date.now, join(dir, 'store.json'));
+  t.equal(await reopened.usage(a.id, 'p'), 1, 'the count reached the disk on a later flush');
+  await reopened.close();
+  await store.close();
+});
