@@ -8,7 +8,7 @@ import { KeyHashes } from '../keys/key-hashes.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import { AccessLog } from '../log.js';
 import type { PriceBook } from '../prices/book.js';
-import type { Meter } from '../quota/meter.js';
+import type { AccountEntry, Meter } from '../quota/meter.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
 import type { OriginProxy } from '../upstream/proxy.js';
 import { Answers } from './answer.js';
@@ -52,7 +52,7 @@ export interface Gateway extends Omit<PublicDeps, 'config'> {
   /** Metrics of requests that match no route (404, 400). */
   unmatched: RouteMetrics;
   answers: Answers;
-  keyHashes: KeyHashes;
+  keyHashes: KeyHashes<AccountEntry>;
   maxKeyLength: number;
   /** `server.max_headers`. */
   maxHeaders: number;

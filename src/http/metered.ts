@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { RouteMetrics } from '../admin/metrics.js';
 import { isGatewayError } from '../errors.js';
+import type { KnownKey } from '../keys/key-hashes.js';
 import type { AccountEntry, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
@@ -29,6 +30,7 @@ export class Exchange implements ConsumeReceiver {
   readonly start = performance.now();
   metrics: RouteMetrics;
   keyHash = '';
+  key: KnownKey<AccountEntry> | null = null;
   address: string | null = null;
   entry: AccountEntry | null = null;
   prepared: Prepared | null = null;
@@ -66,19 +68,20 @@ export class Exchange implements ConsumeReceiver {
 export function keyOf(x: Exchange, search: string): string | null {
   const { g } = x;
   const input = readKey(x.req, search, g.maxKeyLength);
-  const keyHash = input.kind === 'key' ? g.keyHashes.of(input.key) : null;
-  if (throttled(x, keyHash)) return null;
+  const key = input.kind === 'key' ? g.keyHashes.of(input.key) : null;
+  if (throttled(x, key?.hash ?? null)) return null;
   if (input.kind === 'missing') {
     g.invalidKeys.missing.inc();
     fail(x, 'missing_key');
     return null;
   }
-  if (keyHash === null) {
+  if (key === null) {
     invalidKey(x, 'malformed');
     return null;
   }
-  x.keyHash = keyHash;
-  return keyHash;
+  x.key = key;
+  x.keyHash = key.hash;
+  return key.hash;
 }
 
 export function metered(x: Exchange, route: MeteredRoute, search: string): void {
@@ -88,7 +91,7 @@ export function metered(x: Exchange, route: MeteredRoute, search: string): void 
   const prepared = route.prepare(search, g.book.snapshot());
   if (typeof prepared === 'string') return void refuse(x, prepared).catch((err: unknown) => crashed(x, err));
   x.prepared = prepared;
-  const entry = x.req.method === 'HEAD' ? undefined : g.meter.warm(keyHash);
+  const entry = x.req.method === 'HEAD' ? undefined : g.meter.warm(x.key as KnownKey<AccountEntry>);
   if (entry === undefined)
     return meterSlowly(x, x.req.method === 'HEAD' ? g.meter.peek(keyHash) : g.meter.consume(keyHash));
   x.entry = entry;
@@ -104,6 +107,7 @@ export function metered(x: Exchange, route: MeteredRoute, search: string): void 
  */
 export function throttled(x: Exchange, keyHash: string | null): boolean {
   const { g } = x;
+  if (!g.throttle.anyBlocked()) return false;
   const blockedMs = g.throttle.blockedFor(clientOf(x));
   if (blockedMs <= 0) return false;
   if (keyHash !== null && (g.meter.knowsActive(keyHash) || g.throttle.letThrough(clientOf(x)))) return false;

@@ -1,5 +1,12 @@
 import { hashKey, isWellFormedKey } from './keys.js';
 
+/** What the process remembers of a key it has seen: its hash, and what a request last found for it. */
+export interface KnownKey<T> {
+  hash: string;
+  /** Set and checked by the owner of T (the meter's account entry), so a warm request needs this one lookup. */
+  cached: T | null;
+}
+
 /**
  * Remembers the SHA-256 hash of recently seen well-formed keys. Checking the checksum and hashing
  * cost a warm metered request more than all else it computes (about 3 µs where a bare node:http
@@ -7,19 +14,19 @@ import { hashKey, isWellFormedKey } from './keys.js';
  * stale. Keys stay in this process's memory only (first in, first out past `max`), like the
  * requests that carry them; they are never stored or logged.
  */
-export class KeyHashes {
-  private readonly memo = new Map<string, string>();
+export class KeyHashes<T> {
+  private readonly memo = new Map<string, KnownKey<T>>();
 
   constructor(private readonly max: number) {}
 
-  /** The hash of a well-formed key; null for a key no account can have. */
-  of(key: string): string | null {
-    let hash = this.memo.get(key);
-    if (hash !== undefined) return hash;
+  /** The record of a well-formed key; null for a key no account can have. */
+  of(key: string): KnownKey<T> | null {
+    let known = this.memo.get(key);
+    if (known !== undefined) return known;
     if (!isWellFormedKey(key)) return null;
-    hash = hashKey(key);
+    known = { hash: hashKey(key), cached: null };
     if (this.memo.size >= this.max) this.memo.delete(this.memo.keys().next().value as string);
-    this.memo.set(key, hash);
-    return hash;
+    this.memo.set(key, known);
+    return known;
   }
 }

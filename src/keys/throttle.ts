@@ -19,12 +19,19 @@ interface Entry {
 
 export class InvalidKeyThrottle {
   private readonly entries = new Map<string, Entry>();
+  /** When the last block ends: until then some address may be blocked. */
+  private lastBlockEnd = 0;
 
   constructor(
     private readonly opts: { maxAttempts: number; windowMs: number; blockMs: number; maxEntries?: number },
     private readonly now: () => number,
     private readonly share?: (address: string) => void,
   ) {}
+
+  /** Whether any address is blocked now: when none is, a request need not work out its address. */
+  anyBlocked(): boolean {
+    return this.lastBlockEnd > this.now();
+  }
 
   /** Milliseconds the address is still blocked for, or 0. */
   blockedFor(address: string): number {
@@ -50,6 +57,7 @@ export class InvalidKeyThrottle {
     e.count += 1;
     if (e.count >= this.opts.maxAttempts) {
       e.blockedUntil = now + this.opts.blockMs;
+      this.lastBlockEnd = Math.max(this.lastBlockEnd, e.blockedUntil);
       e.count = 0;
       e.windowEnd = e.blockedUntil;
     }
@@ -60,6 +68,7 @@ export class InvalidKeyThrottle {
     const now = this.now();
     const e = this.entry(address, now);
     e.blockedUntil = Math.max(e.blockedUntil, now + ms);
+    this.lastBlockEnd = Math.max(this.lastBlockEnd, e.blockedUntil);
     e.count = 0;
     e.windowEnd = e.blockedUntil;
   }

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/schema.js';
+import type { KnownKey } from '../keys/key-hashes.js';
 import type { ConsumeReceiver, ConsumeSpec, Store, StoredAccount } from '../store/types.js';
 import { type Allowance, allowanceFor } from './allowance.js';
 import { type UsageFragments, usageFragments } from './usage.js';
@@ -11,6 +12,8 @@ export interface AccountEntry {
   usage: UsageFragments;
   /** What a consume for this account asks the store, built once with the entry. */
   spec: ConsumeSpec;
+  /** False once the cache has dropped or replaced the entry: a KnownKey holding it must look again. */
+  live: boolean;
 }
 
 export type MeterResult =
@@ -54,7 +57,12 @@ export class Meter {
   private misses = 0;
 
   constructor(private readonly opts: MeterOptions) {
-    this.accounts = new LRUCache({ max: opts.cache.max_entries });
+    this.accounts = new LRUCache({
+      max: opts.cache.max_entries,
+      dispose: (entry) => {
+        entry.live = false;
+      },
+    });
     this.unknown = new LRUCache({ max: MAX_UNKNOWN, ttl: Math.max(1, opts.cache.negative_ttl_ms) });
     opts.store.subscribe((event) => {
       if (event.type !== 'account') return;
@@ -96,14 +104,24 @@ export class Meter {
   }
 
   /**
-   * The cached entry of a key hash while it holds for the current period, or undefined when the
-   * store must be asked (`consume` then). With `consumeInto`, the warm path of a request.
+   * The cached entry of a key while it holds for the current period, or undefined when the store
+   * must be asked (`consume` then). With `consumeInto`, the warm path of a request. An active
+   * entry rides on the key's record, so a warm request skips the cache lookup (and so does not
+   * refresh the entry's recency: with `max_entries` below the accounts in use, a busy account
+   * may be reloaded once when evicted). Inactive entries expire after INACTIVE_TTL_MS, which only
+   * the cache sees, so they are always looked up.
    */
-  warm(keyHash: string): AccountEntry | undefined {
-    const cached = this.accounts.get(keyHash);
-    if (cached === undefined || this.opts.now() >= cached.allowance.period.endMs) return undefined;
+  warm(key: KnownKey<AccountEntry>): AccountEntry | undefined {
+    let entry = key.cached;
+    if (entry === null || !entry.live) {
+      const found = this.accounts.get(key.hash);
+      if (found === undefined) return undefined;
+      key.cached = found.account.status === 'active' ? found : null;
+      entry = found;
+    }
+    if (this.opts.now() >= entry.allowance.period.endMs) return undefined;
     this.hits++;
-    return cached;
+    return entry;
   }
 
   /**
@@ -190,7 +208,7 @@ export class Meter {
       limit: allowance.limit,
       expireAtMs: allowance.period.endMs + this.opts.retentionMs,
     };
-    const entry: AccountEntry = { account, allowance, usage: usageFragments(allowance), spec };
+    const entry: AccountEntry = { account, allowance, usage: usageFragments(allowance), spec, live: true };
     if (cache) this.accounts.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }

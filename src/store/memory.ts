@@ -25,6 +25,23 @@ interface Counter {
   json: string;
 }
 
+/**
+ * What a spec's consume resolved to: its account and counter, valid while no account has changed
+ * since (`epoch`) and the counter has not expired. With 10,000 accounts the three map lookups it
+ * saves cost a warm request about 1 µs in cache misses.
+ */
+class Slot {
+  constructor(
+    readonly store: MemoryStore,
+    readonly epoch: number,
+    readonly account: StoredAccount,
+    readonly counter: Counter,
+  ) {}
+}
+
+const CHANGED: ConsumeResult = Object.freeze({ kind: 'changed' });
+const INACTIVE: ConsumeResult = Object.freeze({ kind: 'inactive' });
+
 function newCounter(account: string, period: string, used: number, expireAtMs: number): Counter {
   const json = `{"account":${JSON.stringify(account)},"period":${JSON.stringify(period)},"expire_at_ms":${expireAtMs},"used":`;
   return { used, expireAtMs, json };
@@ -50,6 +67,8 @@ export class MemoryStore implements Store {
   private readonly listeners: Array<(e: StoreEvent) => void> = [];
   private readonly notes = new Map<string, string>();
   private insertsSinceSweep = 0;
+  /** Bumped by every change of an existing account: slots from before it are looked up again. */
+  private epoch = 0;
   private countersDirty = false;
   /** Each account as the state file holds it, encoded once per change of that account. */
   private readonly accountJson = new Map<string, string>();
@@ -98,6 +117,7 @@ export class MemoryStore implements Store {
     const current = this.accounts.get(id);
     if (!current) return null;
     const next: StoredAccount = { ...current, ...patch, revision: current.revision + 1 };
+    this.epoch++;
     if (next.key_hash !== current.key_hash) {
       this.byKeyHash.delete(current.key_hash);
       this.byKeyHash.set(next.key_hash, id);
@@ -127,6 +147,7 @@ export class MemoryStore implements Store {
   async deleteAccount(id: string): Promise<StoredAccount | null> {
     const current = this.accounts.get(id);
     if (!current) return null;
+    this.epoch++;
     this.accounts.delete(id);
     this.accountJson.delete(id);
     this.byKeyHash.delete(current.key_hash);
@@ -145,10 +166,23 @@ export class MemoryStore implements Store {
   }
 
   private consumeNow(spec: ConsumeSpec): ConsumeResult {
+    const slot = this.slotOf(spec, this.now());
+    if (slot === null) return CHANGED;
+    if (slot.account.status !== 'active') return INACTIVE;
+    const counter = slot.counter;
+    if (counter.used >= spec.limit) return { kind: 'exhausted', used: counter.used };
+    counter.used += 1;
+    this.countersDirty = true;
+    return { kind: 'ok', used: counter.used };
+  }
+
+  /** The account and live counter of a spec, or null when its account is gone or at another revision. */
+  private slotOf(spec: ConsumeSpec, now: number): Slot | null {
+    const memo = spec.storeMemo;
+    if (memo instanceof Slot && memo.store === this && memo.epoch === this.epoch && memo.counter.expireAtMs > now)
+      return memo;
     const account = this.accounts.get(spec.accountId);
-    if (!account || account.revision !== spec.revision) return { kind: 'changed' };
-    if (account.status !== 'active') return { kind: 'inactive' };
-    const now = this.now();
+    if (!account || account.revision !== spec.revision) return null;
     let periods = this.counters.get(spec.accountId);
     if (!periods) {
       periods = new Map();
@@ -160,10 +194,9 @@ export class MemoryStore implements Store {
       periods.set(spec.periodId, counter);
       if (++this.insertsSinceSweep >= SWEEP_EVERY) this.sweep(now);
     }
-    if (counter.used >= spec.limit) return { kind: 'exhausted', used: counter.used };
-    counter.used += 1;
-    this.countersDirty = true;
-    return { kind: 'ok', used: counter.used };
+    const slot = new Slot(this, this.epoch, account, counter);
+    spec.storeMemo = slot;
+    return slot;
   }
 
   async refund(accountId: string, periodId: string): Promise<void> {

@@ -11,6 +11,14 @@ export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<
 /** Account key, counter key, revision, limit, counter expiry. */
 type SpecArgs = readonly [string, string, string, string, string];
 
+/** A spec's arguments, noted on the spec by the batcher that built them. */
+class Noted {
+  constructor(
+    readonly batcher: ConsumeBatcher,
+    readonly args: SpecArgs,
+  ) {}
+}
+
 /**
  * Gathers the consumes that arrive in one event-loop turn into one CONSUME script call, and
  * hands each request its own answer from the one reply.
@@ -24,7 +32,6 @@ export class ConsumeBatcher {
   private specs: ConsumeSpec[] = [];
   private receivers: ConsumeReceiver[] = [];
   private scheduled = false;
-  private readonly args = new WeakMap<ConsumeSpec, SpecArgs>();
   /** Script calls sent so far, for metrics. */
   calls = 0;
 
@@ -90,12 +97,11 @@ export class ConsumeBatcher {
    * no key and converts no number.
    */
   private argsOf(spec: ConsumeSpec): SpecArgs {
-    let args = this.args.get(spec);
-    if (args === undefined) {
-      const [account, counter] = this.keysOf(spec);
-      args = [account, counter, String(spec.revision), String(spec.limit), String(spec.expireAtMs)];
-      this.args.set(spec, args);
-    }
+    const memo = spec.storeMemo;
+    if (memo instanceof Noted && memo.batcher === this) return memo.args;
+    const [account, counter] = this.keysOf(spec);
+    const args: SpecArgs = [account, counter, String(spec.revision), String(spec.limit), String(spec.expireAtMs)];
+    spec.storeMemo = new Noted(this, args);
     return args;
   }
 

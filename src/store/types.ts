@@ -33,6 +33,11 @@ export interface ConsumeSpec {
   limit: number;
   /** When the counter may be forgotten: end of the period plus retention. */
   expireAtMs: number;
+  /**
+   * The store's own note on this spec (what it looked up for it), kept on the spec: the meter
+   * builds one spec per cached account and period, so a warm request finds it without a lookup.
+   */
+  storeMemo?: object;
 }
 
 /**
