@@ -142,6 +142,41 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
     t.equal(await store.updateAccount('acct_gone', { status: 'active' }), null);
   });
 
+  t.test('a spec used again (as the meter keeps one per account) sees every change made since', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    const other = account();
+    await store.createAccount(a);
+    await store.createAccount(other);
+    const kept = spec(a, { limit: 5 });
+    t.same(await store.consume(kept), { kind: 'ok', used: 1 });
+    t.same(await store.consume(kept), { kind: 'ok', used: 2 });
+    await store.updateAccount(other.id, { label: 'another account changed' });
+    t.same(await store.consume(kept), { kind: 'ok', used: 3 }, 'a change of another account changes nothing');
+    await store.refund(a.id, '1000');
+    t.same(await store.consume(kept), { kind: 'ok', used: 3 }, 'a refund is seen');
+    await store.updateAccount(a.id, { status: 'inactive' });
+    t.same(await store.consume(kept), { kind: 'changed' }, 'its account changed');
+    const now = await store.getAccount(a.id);
+    const current = spec(now as StoredAccount, { limit: 5 });
+    t.same(await store.consume(current), { kind: 'inactive' });
+    await store.deleteAccount(a.id);
+    t.same(await store.consume(current), { kind: 'changed' }, 'its account is gone');
+  });
+
+  t.test('a spec used again after its counter expired starts a new count', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    const kept = spec(a, { limit: 5, expireAtMs: Date.now() + 1500 });
+    t.same(await store.consume(kept), { kind: 'ok', used: 1 });
+    t.same(await store.consume(kept), { kind: 'ok', used: 2 });
+    await new Promise((r) => setTimeout(r, 2100));
+    t.same(await store.consume(kept), { kind: 'ok', used: 1 }, 'the expired counter was not reused');
+  });
+
   t.test('a plan change mid-period keeps the count and the new limit applies at once', async (t) => {
     const store = await make();
     t.teardown(() => store.close());

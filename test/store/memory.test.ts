@@ -145,28 +145,31 @@ t.test('with a file, changes made together share one write and each resolves onc
   t.ok(writes <= 3, `200 creates at once took ${writes} writes, not 200`);
 });
 
-t.test('with a file, a failed write rejects the change; a failed counter flush is reported and tried again', async (t) => {
-  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
-  const dir = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'state');
-  const errors: unknown[] = [];
-  const store = new MemoryStore(Date.now, join(dir, 'store.json'), (err) => errors.push(err));
-  const a = storedAccount();
-  await store.createAccount(a);
-  // The folder becomes a plain file: every write from now on fails.
-  rmSync(dir, { recursive: true });
-  writeFileSync(dir, 'not a folder');
-  await t.rejects(store.createAccount(storedAccount()), 'the change is not confirmed');
-  await store.consume(consumeSpec(a));
-  await new Promise((r) => setTimeout(r, 1200));
-  t.ok(errors.length >= 1, 'the failed flush was reported');
-  // The folder is back: the next flush writes the count that failed before.
-  rmSync(dir);
-  await new Promise((r) => setTimeout(r, 1200));
-  const reopened = new MemoryStore(Date.now, join(dir, 'store.json'));
-  t.equal(await reopened.usage(a.id, 'p'), 1, 'the count reached the disk on a later flush');
-  await reopened.close();
-  await store.close();
-});
+t.test(
+  'with a file, a failed write rejects the change; a failed counter flush is reported and tried again',
+  async (t) => {
+    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
+    const dir = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'state');
+    const errors: unknown[] = [];
+    const store = new MemoryStore(Date.now, join(dir, 'store.json'), (err) => errors.push(err));
+    const a = storedAccount();
+    await store.createAccount(a);
+    // The folder becomes a plain file: every write from now on fails.
+    rmSync(dir, { recursive: true });
+    writeFileSync(dir, 'not a folder');
+    await t.rejects(store.createAccount(storedAccount()), 'the change is not confirmed');
+    await store.consume(consumeSpec(a));
+    await new Promise((r) => setTimeout(r, 1200));
+    t.ok(errors.length >= 1, 'the failed flush was reported');
+    // The folder is back: the next flush writes the count that failed before.
+    rmSync(dir);
+    await new Promise((r) => setTimeout(r, 1200));
+    const reopened = new MemoryStore(Date.now, join(dir, 'store.json'));
+    t.equal(await reopened.usage(a.id, 'p'), 1, 'the count reached the disk on a later flush');
+    await reopened.close();
+    await store.close();
+  },
+);
