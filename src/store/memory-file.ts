@@ -93,7 +93,8 @@ export class StateWriter {
 
   /** Resolves once a write that began after this call has reached the disk. */
   write(): Promise<void> {
-    const next = (this.next ??= waiters());
+    this.next ??= waiters();
+    const next = this.next;
     if (this.running === null) this.start();
     return next.promise;
   }
