@@ -19,7 +19,7 @@ import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import { type Gateway, type InvalidKeyReason, storeError, storeWorked } from './context.js';
-import { readKey } from './request.js';
+import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
 import type { MeteredRoute, Prepared } from './routes.js';
 
 /**
@@ -67,21 +67,41 @@ export class Exchange implements ConsumeReceiver {
  */
 export function keyOf(x: Exchange, search: string): string | null {
   const { g } = x;
-  const input = readKey(x.req, search, g.maxKeyLength);
-  const key = input.kind === 'key' ? g.keyHashes.of(input.key) : null;
-  if (throttled(x, key?.hash ?? null)) return null;
-  if (input.kind === 'missing') {
+  const header = headerValue(x.req, 'x-api-key');
+  const key = knownPlainKey(g, search, header) ?? readAndHash(g, search, header);
+  if (throttled(x, typeof key === 'string' ? null : key.hash)) return null;
+  if (key === 'missing') {
     g.invalidKeys.missing.inc();
     fail(x, 'missing_key');
     return null;
   }
-  if (key === null) {
+  if (key === 'malformed') {
     invalidKey(x, 'malformed');
     return null;
   }
   x.key = key;
   x.keyHash = key.hash;
   return key.hash;
+}
+
+/**
+ * The common request, `?api_key=K` alone, with a key seen before: found with one lookup and no
+ * parsing, since only well-formed keys are remembered (and those need no decoding).
+ */
+function knownPlainKey(g: Gateway, search: string, header: string | undefined): KnownKey<AccountEntry> | undefined {
+  if (!search.startsWith(PLAIN_KEY_PARAM)) return undefined;
+  const key = search.slice(PLAIN_KEY_PARAM.length);
+  return header === undefined || header === key ? g.keyHashes.seen(key) : undefined;
+}
+
+function readAndHash(
+  g: Gateway,
+  search: string,
+  header: string | undefined,
+): KnownKey<AccountEntry> | 'missing' | 'malformed' {
+  const input = readKey(search, header, g.maxKeyLength);
+  if (input.kind !== 'key') return input.kind;
+  return g.keyHashes.of(input.key) ?? 'malformed';
 }
 
 export function metered(x: Exchange, route: MeteredRoute, search: string): void {

@@ -26,21 +26,37 @@ export type KeyInput = { kind: 'missing' } | { kind: 'malformed' } | { kind: 'ke
 const PRINTABLE = /^[\x21-\x7e]+$/;
 
 // The common query, `api_key=K` alone with nothing to decode, read without URLSearchParams.
+export const PLAIN_KEY_PARAM = 'api_key=';
 const PLAIN_KEY = /^api_key=[\w-]+$/;
-const PLAIN_KEY_AT = 'api_key='.length;
 const PLAIN_KEY_URL = /^[^?]*\?api_key=[\w-]+$/;
 
 const MISSING: KeyInput = { kind: 'missing' };
 const MALFORMED: KeyInput = { kind: 'malformed' };
 
 /**
- * The API key from `api_key` or the `X-API-Key` header. Absent or empty is missing; a repeated
- * parameter, a header that disagrees with the parameter, or a value no key could have is
- * malformed and gets the invalid-key answer.
+ * A header's value as `req.headers` gives it (repeats joined with ", "), read from the raw list:
+ * `req.headers` builds an object of every header on first use, which a metered request otherwise
+ * never needs. `name` is lower case.
  */
-export function readKey(req: IncomingMessage, search: string, maxLength: number): KeyInput {
+export function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const raw = req.rawHeaders;
+  let value: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const n = raw[i] as string;
+    if (n.length !== name.length || n.toLowerCase() !== name) continue;
+    value = value === undefined ? (raw[i + 1] as string) : `${value}, ${raw[i + 1] as string}`;
+  }
+  return value;
+}
+
+/**
+ * The API key from `api_key` or the `X-API-Key` header (`header`, as `headerValue` reads it).
+ * Absent or empty is missing; a repeated parameter, a header that disagrees with the parameter,
+ * or a value no key could have is malformed and gets the invalid-key answer.
+ */
+export function readKey(search: string, header: string | undefined, maxLength: number): KeyInput {
   let key: string | undefined;
-  if (PLAIN_KEY.test(search)) key = search.slice(PLAIN_KEY_AT);
+  if (PLAIN_KEY.test(search)) key = search.slice(PLAIN_KEY_PARAM.length);
   else {
     for (const value of new URLSearchParams(search).getAll('api_key')) {
       if (value === '') continue;
@@ -48,8 +64,7 @@ export function readKey(req: IncomingMessage, search: string, maxLength: number)
       key = value;
     }
   }
-  const header = req.headers['x-api-key'];
-  if (typeof header === 'string' && header !== '') {
+  if (header !== undefined && header !== '') {
     if (key !== undefined && key !== header) return MALFORMED;
     key = header;
   }

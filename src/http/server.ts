@@ -73,7 +73,8 @@ export function headProblem(req: IncomingMessage, maxHeaders: number): 'bad_requ
   let hosts = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+    // The usual spellings first: toLowerCase makes a new string of every other.
+    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host')) hosts++;
   }
   return hosts > 1 || (hosts === 0 && req.httpVersion === '1.1') ? 'bad_request' : null;
 }

@@ -19,6 +19,11 @@ export class KeyHashes<T> {
 
   constructor(private readonly max: number) {}
 
+  /** The record of a key seen before, without checking it: only well-formed keys are remembered. */
+  seen(key: string): KnownKey<T> | undefined {
+    return this.memo.get(key);
+  }
+
   /** The record of a well-formed key; null for a key no account can have. */
   of(key: string): KnownKey<T> | null {
     let known = this.memo.get(key);
