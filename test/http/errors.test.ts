@@ -70,39 +70,42 @@ t.test('every bad key gets the error body, is never counted, and the process kee
   t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'still serving');
 });
 
-t.test('a key already served gets the same answer to every odd form of request as a key seen for the first time', async (t) => {
-  const gw = await startGateway(
-    t,
-    { limits: { invalid_key_throttle: { max_attempts: 1000 } } },
-    { clock: new ManualClock(NOW) },
-  );
-  const key = gw.app.demoKeys['developer'] as string;
-  t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'served once: the process now knows the key');
-  await expectError(
-    t,
-    await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { 'x-api-key': 'other' } }),
-    401,
-    'Invalid API key.',
-  );
-  await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}&api_key=${key}`), 401, 'Invalid API key.');
-  const port = gw.app.publicAddress.port;
-  const twice = await rawRequest(
-    port,
-    `GET ${SIMPLE}?api_key=${key} HTTP/1.1\r\nHost: a\r\nX-API-Key: ${key}\r\nx-api-key: ${key}\r\nConnection: close\r\n\r\n`,
-  );
-  t.match(twice, /^HTTP\/1\.1 401 [\s\S]*"Invalid API key\."/, 'the header twice (read as "K, K"): invalid');
-  const headerTwice = await rawRequest(
-    port,
-    `GET ${SIMPLE} HTTP/1.1\r\nHost: a\r\nX-API-Key: ${key}\r\nX-API-KEY: ${key}\r\nConnection: close\r\n\r\n`,
-  );
-  t.match(headerTwice, /^HTTP\/1\.1 401 /, 'the header alone, twice: invalid');
-  t.equal(await used(gw, key), 1, 'none of those was counted');
-  const same = await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { 'X-API-Key': key } });
-  t.equal(same.status, 200, 'the same key in the query and the header: served');
-  t.equal((await gw.get(`${SIMPLE}?api_key=${key}&from=x`)).status, 200, 'another parameter beside it: served');
-  t.equal((await gw.get(`${SIMPLE}?api_key=${encodeURIComponent(key)}&`)).status, 200, 'a trailing &: served');
-  t.equal(await used(gw, key), 4, 'each of those counted once');
-});
+t.test(
+  'a key already served gets the same answer to every odd form of request as a key seen for the first time',
+  async (t) => {
+    const gw = await startGateway(
+      t,
+      { limits: { invalid_key_throttle: { max_attempts: 1000 } } },
+      { clock: new ManualClock(NOW) },
+    );
+    const key = gw.app.demoKeys['developer'] as string;
+    t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'served once: the process now knows the key');
+    await expectError(
+      t,
+      await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { 'x-api-key': 'other' } }),
+      401,
+      'Invalid API key.',
+    );
+    await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}&api_key=${key}`), 401, 'Invalid API key.');
+    const port = gw.app.publicAddress.port;
+    const twice = await rawRequest(
+      port,
+      `GET ${SIMPLE}?api_key=${key} HTTP/1.1\r\nHost: a\r\nX-API-Key: ${key}\r\nx-api-key: ${key}\r\nConnection: close\r\n\r\n`,
+    );
+    t.match(twice, /^HTTP\/1\.1 401 [\s\S]*"Invalid API key\."/, 'the header twice (read as "K, K"): invalid');
+    const headerTwice = await rawRequest(
+      port,
+      `GET ${SIMPLE} HTTP/1.1\r\nHost: a\r\nX-API-Key: ${key}\r\nX-API-KEY: ${key}\r\nConnection: close\r\n\r\n`,
+    );
+    t.match(headerTwice, /^HTTP\/1\.1 401 /, 'the header alone, twice: invalid');
+    t.equal(await used(gw, key), 1, 'none of those was counted');
+    const same = await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { 'X-API-Key': key } });
+    t.equal(same.status, 200, 'the same key in the query and the header: served');
+    t.equal((await gw.get(`${SIMPLE}?api_key=${key}&from=x`)).status, 200, 'another parameter beside it: served');
+    t.equal((await gw.get(`${SIMPLE}?api_key=${encodeURIComponent(key)}&`)).status, 200, 'a trailing &: served');
+    t.equal(await used(gw, key), 4, 'each of those counted once');
+  },
+);
 
 t.test('an inactive account gets 403 and is not counted', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
