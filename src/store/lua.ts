@@ -6,8 +6,8 @@
  */
 
 /**
- * Counts a batch of metered requests in one call, each checked before it is counted and
- * independently of the others, in order: a refused request changes nothing, and requests of one
+ * Counts a batch of metered requests in one call, each checked and counted independently of
+ * the others, in order: a refused request leaves the count as it was, and requests of one
  * account in the same batch see each other's counts.
  *
  * For request i (1-based): KEYS[2i-1] account hash, KEYS[2i] counter of the period;
@@ -20,6 +20,9 @@
  *
  * The expiry is set once, when the counter is created: it is fixed for a period (its end plus
  * retention), so writing it on every increment would only add work and replication traffic.
+ * A request is counted first and taken back when over the limit: one call less for every
+ * request within its allowance (most of them) than reading the count first, for one more for
+ * each refused one. Nothing else can run between the two, so no one sees the count over the limit.
  */
 export const CONSUME = `
 local deadline = tonumber(ARGV[#ARGV])
@@ -37,11 +40,11 @@ for i = 1, #KEYS / 2 do
   if account[1] ~= ARGV[a - 2] then code = 3
   elseif account[2] ~= 'active' then code = 2
   else
-    used = tonumber(redis.call('GET', KEYS[k]) or 0)
-    if used >= tonumber(ARGV[a - 1]) then code = 1
-    else
-      used = redis.call('INCR', KEYS[k])
-      if used == 1 then redis.call('PEXPIREAT', KEYS[k], ARGV[a]) end
+    used = redis.call('INCR', KEYS[k])
+    if used == 1 then redis.call('PEXPIREAT', KEYS[k], ARGV[a]) end
+    if used > tonumber(ARGV[a - 1]) then
+      code = 1
+      used = redis.call('DECR', KEYS[k])
     end
   end
   out[k - 1] = code
