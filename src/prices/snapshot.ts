@@ -101,9 +101,19 @@ function currentPrices(set: PriceSet, effectiveMs: number, defaultSource: string
   return {
     set,
     effectiveMs,
-    simplePrefix: `{"success":true,"effective_date":${str(set.effective_date)},"fuel_prices":${regions},"usage":`,
-    fullPrefix:
+    simplePrefix: flat(`{"success":true,"effective_date":${str(set.effective_date)},"fuel_prices":${regions},"usage":`),
+    fullPrefix: flat(
       `{"success":true,"source":${str(set.source ?? defaultSource)},"effective_date":${str(set.effective_date)}` +
-      `,"updated_at":${str(set.updated_at)},"data":${regions},"usage":`,
+        `,"updated_at":${str(set.updated_at)},"data":${regions},"usage":`,
+    ),
   };
+}
+
+/**
+ * The text as one contiguous string. Built by concatenation, it is a tree of pieces that V8
+ * walks again on every write of an answer that contains it (0.5 µs of a metered request's
+ * 25 in a perf profile); copied once per price set, a write copies it in one go.
+ */
+function flat(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8');
 }
