@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Messages } from '../config/schema.js';
+import { accessUrl } from '../log.js';
 import { connectionClient } from './client.js';
 import { buildErrorAnswers, ERROR_STATUS, type ErrorAnswer, type ErrorKind } from './errors.js';
 import type { Exchange } from './metered.js';
@@ -125,10 +126,10 @@ export function record(x: Exchange, status: number): void {
   x.metrics.observe(status, seconds);
   g.access?.write(
     req.method ?? '',
-    redactUrl(req.url ?? ''),
+    x.loggedUrl ?? accessUrl(redactUrl(req.url ?? '')),
     status,
     Math.round(seconds * 1e4) / 10,
-    x.entry?.account.id,
+    x.entry?.idJson,
     clientOf(x),
   );
 }

@@ -6,7 +6,7 @@ import type { Config } from '../config/schema.js';
 import { proxyPathMatches } from '../config/schema.js';
 import { KeyHashes } from '../keys/key-hashes.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
-import { AccessLog } from '../log.js';
+import { AccessLog, accessUrl } from '../log.js';
 import type { PriceBook } from '../prices/book.js';
 import type { AccountEntry, Meter } from '../quota/meter.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
@@ -14,6 +14,7 @@ import type { OriginProxy } from '../upstream/proxy.js';
 import { Answers } from './answer.js';
 import { type TrustedProxies, trustedProxies } from './client.js';
 import { type CorsOrigins, corsOrigins } from './cors.js';
+import { PLAIN_KEY_PARAM, redactUrl } from './request.js';
 import { buildRoutes, proxyRoutes, type Route } from './routes.js';
 
 export interface PublicDeps {
@@ -37,6 +38,8 @@ export interface PublicDeps {
 export interface RouteEntry {
   route: Route;
   metrics: RouteMetrics;
+  /** The access log's URL for `PATH?api_key=K`, the usual request (null for pass-through patterns). */
+  plainKeyUrl: string | null;
 }
 
 export type InvalidKeyReason = 'missing' | 'malformed' | 'unknown' | 'throttled';
@@ -89,12 +92,18 @@ export function buildGateway(deps: PublicDeps): Gateway {
   const { config, ...rest } = deps;
   const { metrics } = deps;
   const routes = new Map<string, RouteEntry>();
-  for (const [path, route] of buildRoutes(config)) routes.set(path, { route, metrics: metrics.forRoute(route.name) });
+  for (const [path, route] of buildRoutes(config))
+    routes.set(path, {
+      route,
+      metrics: metrics.forRoute(route.name),
+      // The line a plain-key request would get, made by the same redaction.
+      plainKeyUrl: accessUrl(redactUrl(`${path}?${PLAIN_KEY_PARAM}K`)),
+    });
   const reasons: InvalidKeyReason[] = ['missing', 'malformed', 'unknown', 'throttled'];
   return {
     ...rest,
     routes,
-    proxied: proxyRoutes(config).map((route) => ({ route, metrics: metrics.forRoute(route.name) })),
+    proxied: proxyRoutes(config).map((route) => ({ route, metrics: metrics.forRoute(route.name), plainKeyUrl: null })),
     unmatched: metrics.forRoute('unmatched'),
     answers: new Answers(config.messages),
     keyHashes: new KeyHashes(config.limits.account_cache.max_entries),

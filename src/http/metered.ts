@@ -18,7 +18,7 @@ import type { AccountEntry, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
-import { type Gateway, type InvalidKeyReason, storeError, storeWorked } from './context.js';
+import { type Gateway, type InvalidKeyReason, type RouteEntry, storeError, storeWorked } from './context.js';
 import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
 import type { MeteredRoute, Prepared } from './routes.js';
 
@@ -32,6 +32,9 @@ export class Exchange implements ConsumeReceiver {
   keyHash = '';
   key: KnownKey<AccountEntry> | null = null;
   address: string | null = null;
+  /** The route's access-log URL, set once the request is known to be `PATH?api_key=K`. */
+  loggedUrl: string | null = null;
+  route: RouteEntry | null = null;
   entry: AccountEntry | null = null;
   prepared: Prepared | null = null;
   storeStart = 0;
@@ -68,7 +71,9 @@ export class Exchange implements ConsumeReceiver {
 export function keyOf(x: Exchange, search: string): string | null {
   const { g } = x;
   const header = headerValue(x.req, 'x-api-key');
-  const key = knownPlainKey(g, search, header) ?? readAndHash(g, search, header);
+  const plain = knownPlainKey(g, search, header);
+  if (plain !== undefined && x.req.url?.startsWith('/')) x.loggedUrl = x.route?.plainKeyUrl ?? null;
+  const key = plain ?? readAndHash(g, search, header);
   if (throttled(x, typeof key === 'string' ? null : key.hash)) return null;
   if (key === 'missing') {
     g.invalidKeys.missing.inc();

@@ -38,6 +38,7 @@ export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): v
     if (!target) return fail(x, 'bad_request');
     const entry = routeFor(g, target.path);
     if (!entry) return fail(x, 'not_found');
+    x.route = entry;
     x.metrics = entry.metrics;
     if (g.corsOrigins !== null && cors(x, g.corsOrigins)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return fail(x, 'method_not_allowed');

@@ -12,6 +12,8 @@ export interface AccountEntry {
   usage: UsageFragments;
   /** What a consume for this account asks the store, built once with the entry. */
   spec: ConsumeSpec;
+  /** The account id JSON-encoded, as the access log writes it. */
+  idJson: string;
   /** False once the cache has dropped or replaced the entry: a KnownKey holding it must look again. */
   live: boolean;
 }
@@ -208,7 +210,14 @@ export class Meter {
       limit: allowance.limit,
       expireAtMs: allowance.period.endMs + this.opts.retentionMs,
     };
-    const entry: AccountEntry = { account, allowance, usage: usageFragments(allowance), spec, live: true };
+    const entry: AccountEntry = {
+      account,
+      allowance,
+      usage: usageFragments(allowance),
+      spec,
+      idJson: JSON.stringify(account.id),
+      live: true,
+    };
     if (cache) this.accounts.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }

@@ -69,6 +69,10 @@ t.test('every access log line of answered requests reaches stdout when SIGTERM s
     parsed.every((l) => /^acct_[0-9a-f]+$/.test(String(l['account'])) && l['client'] === '127.0.0.1'),
     'each names the account and the client address',
   );
+  t.ok(
+    parsed.every((l) => l['url'] === '/fuel-api/api/current.php?api_key=[REDACTED]'),
+    'each has the URL redacted, the first sight of the key as every later request',
+  );
   t.same(
     Object.keys(parsed[0] ?? {}),
     ['level', 'time', 'service', 'pid', 'method', 'url', 'status', 'ms', 'account', 'client', 'msg'],
@@ -81,6 +85,16 @@ t.test('every access log line of answered requests reaches stdout when SIGTERM s
     url: '/fuel-api/api/current.php?api_key=[REDACTED]',
     msg: 'request',
   });
+});
+
+t.test('a quiet gateway writes its buffered access log lines within about a second', async (t) => {
+  const gw = serve(t);
+  const [, url] = await gw.waitFor(/curl '(http:\/\/[^']+)'/);
+  t.equal((await fetch(url as string)).status, 200);
+  const started = Date.now();
+  await gw.waitFor(/"msg":"request"/, 3000);
+  t.ok(Date.now() - started < 2500, `the line came out after ${Date.now() - started} ms, the process still running`);
+  t.equal(await gw.stop('SIGTERM'), 0);
 });
 
 t.test('a fatal error flushes the buffered log before the process exits 1', async (t) => {
