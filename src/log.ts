@@ -35,8 +35,9 @@ export function createLogging(level: string): Logging {
   let pending = '';
   boom.on('close', () => (open = false));
   const push = (): void => {
-    if (pending === '' || !open) return;
-    writeBuffer(Buffer.from(pending));
+    if (pending === '') return;
+    // Once stdout is gone the lines go nowhere, and must not pile up here.
+    if (open) writeBuffer(Buffer.from(pending));
     pending = '';
   };
   const flush = (): void => {
