@@ -160,6 +160,15 @@ async function startBare(answerUrl, name) {
   const proc = child(process.execPath, ['bench/bare.mjs', file, String(port)]);
   const base = `http://127.0.0.1:${port}`;
   await until(`bare ${name}`, async () => (await fetch(`${base}/`)).ok);
+  return { pid: proc.pid, base, file };
+}
+
+/** The metering floor (bench/floor.mjs) over the same captured answer and keys. */
+async function startFloor(answerFile, keysFile, prefix) {
+  const port = await freePort();
+  const proc = child(process.execPath, ['bench/floor.mjs', answerFile, String(port), keysFile, prefix]);
+  const base = `http://127.0.0.1:${port}`;
+  await until('floor', async () => (await fetch(`${base}/`)).status === 401);
   return { pid: proc.pid, base };
 }
 
@@ -317,6 +326,18 @@ async function comparison(scaling) {
       pids: [bare.pid],
       runs: [],
     });
+    if (!scaling) {
+      const floor = await startFloor(bare.file, gateways[0].keysFile, ENDPOINTS[e]);
+      targets.push({
+        label: `metering floor, ${e}`,
+        endpoint: e,
+        base: floor.base,
+        prefix: ENDPOINTS[e],
+        keysFile: gateways[0].keysFile,
+        pids: [floor.pid],
+        runs: [],
+      });
+    }
     for (const gw of gateways) {
       targets.push({
         label: `${gw.label}, ${e}`,
