@@ -316,28 +316,20 @@ async function comparison(scaling) {
   const targets = [];
   for (const e of endpoints) {
     const bare = await startBare(`${gateways[0].base}${ENDPOINTS[e]}${firstKey}`, e);
-    targets.push({
-      label: `bare node:http, ${e}`,
+    // The references rotate over the first gateway's keys (the floor knows those accounts).
+    const reference = (label, proc, extra = {}) => ({
+      label: `${label}, ${e}`,
       endpoint: e,
-      bare: true,
-      base: bare.base,
+      base: proc.base,
       prefix: ENDPOINTS[e],
       keysFile: gateways[0].keysFile,
-      pids: [bare.pid],
+      pids: [proc.pid],
       runs: [],
+      ...extra,
     });
-    if (!scaling) {
-      const floor = await startFloor(bare.file, gateways[0].keysFile, ENDPOINTS[e]);
-      targets.push({
-        label: `metering floor, ${e}`,
-        endpoint: e,
-        base: floor.base,
-        prefix: ENDPOINTS[e],
-        keysFile: gateways[0].keysFile,
-        pids: [floor.pid],
-        runs: [],
-      });
-    }
+    targets.push(reference('bare node:http', bare, { bare: true }));
+    if (!scaling)
+      targets.push(reference('metering floor', await startFloor(bare.file, gateways[0].keysFile, ENDPOINTS[e])));
     for (const gw of gateways) {
       targets.push({
         label: `${gw.label}, ${e}`,
