@@ -9,13 +9,21 @@ import { createServer } from 'node:http';
 const [file, port, keysFile, prefix] = process.argv.slice(2);
 const { status, headers, body } = JSON.parse(readFileSync(file, 'utf8'));
 const list = headers.flat();
-const lengthAt = list.findIndex((h) => String(h).toLowerCase() === 'content-length') + 1;
-const remainingAt = list.findIndex((h) => String(h).toLowerCase() === 'x-ratelimit-remaining') + 1;
-const limit = Number(list[list.findIndex((h) => String(h).toLowerCase() === 'x-ratelimit-limit') + 1]);
+/** Where the value of a header is in the list; a captured answer without it is not a counted 200. */
+function valueAt(name) {
+  const at = list.findIndex((h, i) => i % 2 === 0 && String(h).toLowerCase() === name);
+  if (at === -1) throw new Error(`floor: the captured answer has no ${name} header`);
+  return at + 1;
+}
+const lengthAt = valueAt('content-length');
+const remainingAt = valueAt('x-ratelimit-remaining');
+const limit = Number(list[valueAt('x-ratelimit-limit')]);
 
 /** The captured body split around the values of `requests_used` and `requests_remaining`. */
 function around(text, key) {
-  const start = text.indexOf(`"${key}":`) + key.length + 3;
+  const at = text.indexOf(`"${key}":`);
+  if (at === -1) throw new Error(`floor: the captured answer has no ${key}`);
+  const start = at + key.length + 3;
   return [text.slice(0, start), text.slice(text.indexOf(',', start))];
 }
 const [head, afterUsed] = around(body, 'requests_used');
