@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+// Children run dist/, built from src/ by tap's `before` program (build-dist.ts); tap's coverage
+// hook comes along in NODE_OPTIONS and the source maps lead it back to src/.
+const CHILD_ARGS = ['--enable-source-maps'];
 
 export interface CliResult {
   code: number | null;
@@ -12,13 +15,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/**
- * Runs `fuel-gateway ARGS` as a real child process from the TypeScript sources (tap's loader
- * comes along in NODE_OPTIONS, so the child's coverage counts too).
- */
+/** Runs `fuel-gateway ARGS` as a real child process. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, 'src/main.ts', ...args], {
+    const child = spawn(process.execPath, [...CHILD_ARGS, 'dist/main.js', ...args], {
       cwd: ROOT,
       env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '', ...env },
     });
@@ -55,7 +55,7 @@ export function serve(
   env: NodeJS.ProcessEnv = {},
 ): Served {
   const config = args.includes('--config') ? '' : privateConfig();
-  const child = spawn(process.execPath, [...process.execArgv, 'src/main.ts', 'serve', ...args], {
+  const child = spawn(process.execPath, [...CHILD_ARGS, 'dist/main.js', 'serve', ...args], {
     cwd: ROOT,
     env: {
       ...process.env,
