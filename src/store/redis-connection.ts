@@ -49,6 +49,17 @@ export function connect(o: RedisStoreOptions): Redis | Cluster {
 }
 
 /**
+ * Resolves once every cluster primary's own connection is up (at once for one server). A cluster
+ * is 'ready' with only the node it asked for the slots connected; the others connect on their
+ * first command, and without an offline queue ioredis refuses any other command sent to a node
+ * while it connects ("Connection is closed"): the first requests after start would get 503.
+ * A node's own connection queues a PING until it is up.
+ */
+export async function mastersConnected(redis: Redis | Cluster): Promise<void> {
+  if (redis instanceof Cluster) await Promise.all(redis.nodes('master').map((node) => node.ping()));
+}
+
+/**
  * The dedicated pub/sub connection. It does not resubscribe by itself: the store subscribes on
  * every `ready`, so that it knows of a reconnect. On a cluster it is a plain connection to the
  * `index`-th configured node (PUBLISH reaches every node), which ends rather than retries.

@@ -20,7 +20,14 @@ import {
 import { ConsumeBatcher } from './redis-batch.js';
 import { RedisClock } from './redis-clock.js';
 import { decodeAccount, encodeAccount, encodePatch, pairsToRecord, parseEvent } from './redis-codec.js';
-import { connect, quit, type RedisStoreOptions, retryDelay, subscriberConnection } from './redis-connection.js';
+import {
+  connect,
+  mastersConnected,
+  quit,
+  type RedisStoreOptions,
+  retryDelay,
+  subscriberConnection,
+} from './redis-connection.js';
 import type {
   AccountFilter,
   AccountPage,
@@ -178,8 +185,10 @@ export class RedisStore implements Store {
           options.connect_timeout_ms,
         ).unref();
         this.redis.once('ready', () => {
-          clearTimeout(timer);
-          resolve();
+          mastersConnected(this.redis).then(() => {
+            clearTimeout(timer);
+            resolve();
+          }, reject);
         });
       }),
     );

@@ -23,6 +23,19 @@ const open = (prefix = `c${process.pid}_${++seq}:`): RedisStore =>
 
 storeContract(t, async () => open());
 
+t.test('the first commands after start reach every node: none is refused while a node still connects', async (t) => {
+  // Each store's marker key lands on some node at start; its first pings go to any node. Before
+  // every primary was connected at start, some were refused ("Connection is closed").
+  const refused: string[] = [];
+  // Fixed prefixes put the markers on fixed slots, over all three nodes.
+  for (let i = 0; i < 8; i++) {
+    const store = open(`first${i}:`);
+    for (const r of await Promise.allSettled(Array.from({ length: 10 }, () => store.ping()))) if (r.status === 'rejected') refused.push(String(r.reason));
+    await store.close();
+  }
+  t.same(refused, []);
+});
+
 t.test('600 concurrent consumes from two instances, limit 100: exactly 100 succeed, used 1..100', async (t) => {
   const prefix = `exact${process.pid}:`;
   const stores = [open(prefix), open(prefix)];
