@@ -123,7 +123,8 @@ async function startGateway(v, redisUrl, nodeArgs = []) {
     ADMIN_HOST: '',
     LOG_LEVEL: '',
   };
-  const proc = child(process.execPath, [...nodeArgs, 'dist/main.js', 'serve', '--config', file], {
+  // As shipped (npm start, the Dockerfile): see README, "Performance", on --no-memory-reducer.
+  const proc = child(process.execPath, ['--no-memory-reducer', ...nodeArgs, 'dist/main.js', 'serve', '--config', file], {
     env,
     stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
   });

@@ -143,6 +143,9 @@ t.test(
     t.match(dockerfile, /^USER node$/m);
     t.match(dockerfile, /^HEALTHCHECK .*\n.*\/healthz/m);
     t.match(dockerfile, /ln -s \/app\/dist\/main\.js \/usr\/local\/bin\/fuel-gateway/);
-    t.match(dockerfile, /^CMD \["node", "dist\/main\.js", "serve"\]$/m);
+    // As `npm start` runs it: without V8's memory reducer (README, "Performance").
+    t.match(dockerfile, /^CMD \["node", "--no-memory-reducer", "dist\/main\.js", "serve"\]$/m);
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    t.equal(pkg.scripts.start, 'node --no-memory-reducer dist/main.js serve');
   },
 );
