@@ -124,10 +124,14 @@ async function startGateway(v, redisUrl, nodeArgs = []) {
     LOG_LEVEL: '',
   };
   // As shipped (npm start, the Dockerfile): see README, "Performance", on --no-memory-reducer.
-  const proc = child(process.execPath, ['--no-memory-reducer', ...nodeArgs, 'dist/main.js', 'serve', '--config', file], {
-    env,
-    stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
-  });
+  const proc = child(
+    process.execPath,
+    ['--no-memory-reducer', ...nodeArgs, 'dist/main.js', 'serve', '--config', file],
+    {
+      env,
+      stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
+    },
+  );
   const base = `http://127.0.0.1:${port}`;
   await until(`gateway ${v.id}`, async () => (await fetch(`${base}/readyz`)).ok);
   return { ...v, pid: proc.pid, base, admin: `http://127.0.0.1:${adminPort}`, logFile };

@@ -30,7 +30,8 @@ t.test('the first commands after start reach every node: none is refused while a
   // Fixed prefixes put the markers on fixed slots, over all three nodes.
   for (let i = 0; i < 8; i++) {
     const store = open(`first${i}:`);
-    for (const r of await Promise.allSettled(Array.from({ length: 10 }, () => store.ping()))) if (r.status === 'rejected') refused.push(String(r.reason));
+    for (const r of await Promise.allSettled(Array.from({ length: 10 }, () => store.ping())))
+      if (r.status === 'rejected') refused.push(String(r.reason));
     await store.close();
   }
   t.same(refused, []);
