@@ -53,10 +53,11 @@ export function connect(o: RedisStoreOptions): Redis | Cluster {
  * is 'ready' with only the node it asked for the slots connected; the others connect on their
  * first command, and without an offline queue ioredis refuses any other command sent to a node
  * while it connects ("Connection is closed"): the first requests after start would get 503.
- * A node's own connection queues a PING until it is up.
+ * A node's own connection queues a PING until it is up. A primary that is down only fails its
+ * own PING: the others' slots are served as before.
  */
 export async function mastersConnected(redis: Redis | Cluster): Promise<void> {
-  if (redis instanceof Cluster) await Promise.all(redis.nodes('master').map((node) => node.ping()));
+  if (redis instanceof Cluster) await Promise.allSettled(redis.nodes('master').map((node) => node.ping()));
 }
 
 /**

@@ -185,10 +185,10 @@ export class RedisStore implements Store {
           options.connect_timeout_ms,
         ).unref();
         this.redis.once('ready', () => {
-          mastersConnected(this.redis).then(() => {
+          void mastersConnected(this.redis).then(() => {
             clearTimeout(timer);
             resolve();
-          }, reject);
+          });
         });
       }),
     );

@@ -1,11 +1,8 @@
-// tap's `before` program (package.json): builds dist/ from src/ once per run, so the children
-// the tests start (test/helpers/cli.ts) run the current sources from JavaScript. Starting a
-// child through tap's TypeScript loader costs it ~2 s of compiling; from dist/, 0.3 s. Coverage
-// still lands on src/: the children record it and their source maps lead back to the .ts files.
+// tap's `before` program (package.json): `npm run build` once per run, so the children the
+// tests start (test/helpers/cli.ts) run the current sources from JavaScript. Starting a child
+// through tap's TypeScript loader costs it ~2 s of compiling; from dist/, 0.3 s. Coverage still
+// lands on src/: the children record it and their source maps lead back to the .ts files.
 import { execFileSync } from 'node:child_process';
 import { ROOT } from './cli.js';
 
-execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], {
-  cwd: ROOT,
-  stdio: 'inherit',
-});
+execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });

@@ -128,3 +128,13 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
   t.ok(counted <= answered, `counted ${counted} ≤ requests ${answered}: none twice`);
   t.ok(counted >= ok, `every success counted (${ok})`);
 });
+
+// Last in this file: it stops a node of the shared cluster.
+t.test('a primary down at start fails only its own slots: the other nodes serve from the first call', async (t) => {
+  await cluster.servers[2]?.stop();
+  const store = open('down:');
+  t.teardown(() => store.close());
+  const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => store.usage(`acct_${i}`, 'p')));
+  const served = results.filter((r) => r.status === 'fulfilled').length;
+  t.ok(served > 0 && served < 30, `${served} of 30 served`);
+});
