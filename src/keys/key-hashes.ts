@@ -31,7 +31,17 @@ export class KeyHashes<T> {
     if (!isWellFormedKey(key)) return null;
     known = { hash: hashKey(key), cached: null };
     if (this.memo.size >= this.max) this.memo.delete(this.memo.keys().next().value as string);
-    this.memo.set(key, known);
+    this.memo.set(ownCopy(key), known);
     return known;
   }
+}
+
+/**
+ * The key as a string of its own. A key read from a request is a slice of the request's URL,
+ * and V8 keeps the whole of that text alive as long as the slice: remembering it would hold up
+ * to `max_header_bytes` per key (a flood of made-up well-formed keys padded to 7 KB grew a
+ * gateway by 157 MiB in 20,000 requests). Keys are ASCII (`isWellFormedKey`), so latin1 is exact.
+ */
+function ownCopy(key: string): string {
+  return Buffer.from(key, 'latin1').toString('latin1');
 }

@@ -1,6 +1,10 @@
 import { readdirSync } from 'node:fs';
+import { Agent, get } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import t from 'tap';
+import { generateKey } from '../../src/keys/keys.js';
 import { gatewayProcess, privateConfig } from '../helpers/cli.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
@@ -119,4 +123,43 @@ t.test('heads Node would let through: two Hosts, no Host, too many fields', asyn
     /^HTTP\/1\.1 431 [\s\S]*"code":"HEADERS_TOO_LARGE"/,
     'admin: too many fields, 431',
   );
+});
+
+t.test('made-up well-formed keys in long queries are remembered without the text of their requests', async (t) => {
+  const gw = await startGateway(t, { log: { access: false } });
+  const port = gw.app.publicAddress.port;
+  // The gateway runs in this process, so its heap can be measured after a full collection.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const heapMiB = (): number => {
+    gc();
+    return process.memoryUsage().heapUsed / 2 ** 20;
+  };
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  t.teardown(() => agent.destroy());
+  const pad = 'x'.repeat(7000);
+  const statuses = new Set<number>();
+  const send = async (count: number): Promise<void> => {
+    let sent = 0;
+    const one = (): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const path = `${SIMPLE}?api_key=${generateKey()}&pad=${pad}`;
+        get({ agent, host: '127.0.0.1', port, path }, (res) => {
+          statuses.add(res.statusCode as number);
+          res.resume().on('end', resolve);
+        }).on('error', reject);
+      });
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (sent++ < count) await one();
+      }),
+    );
+  };
+  await send(200);
+  const before = heapMiB();
+  await send(3000);
+  const grown = heapMiB() - before;
+  t.same([...statuses].sort(), [401, 429], 'refused as unknown, then as a blocked address');
+  // Each key kept with its 7 KB query would hold 20 MiB.
+  t.ok(grown < 6, `the heap grew ${grown.toFixed(1)} MiB over 3,000 such keys`);
 });
