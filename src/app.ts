@@ -12,7 +12,7 @@ import { publicHandler } from './http/public.js';
 import { close, createListener, listen } from './http/server.js';
 import { createAccount } from './keys/accounts.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
-import { createLogging } from './log.js';
+import { createLogging, type Logging } from './log.js';
 import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
 import { warnWhenStale } from './prices/staleness.js';
@@ -46,13 +46,17 @@ export interface App {
 export interface AppOptions {
   clock?: Clock;
   log?: Logger;
+  /** Lines the log has dropped since start (`Logging.droppedLines`), for the metric. */
+  droppedLogLines?: () => number;
   store?: Store;
 }
 
 /** The composition root: config → logger → store → prices → meter → listeners. */
 export async function startApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
-  const log = opts.log ?? createLogging(config.log.level).log;
+  const own = opts.log === undefined ? createLogging(config.log) : null;
+  const log = opts.log ?? (own as Logging).log;
+  const droppedLogLines = opts.droppedLogLines ?? own?.droppedLines ?? (() => 0);
   const store = opts.store ?? createStore(config, log, clock.now);
   const cleanups: Cleanups = [() => store.close()];
   const closeAll = async (drainMs = 0): Promise<void> => {
@@ -61,7 +65,7 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
     log.flush();
   };
   try {
-    return { ...(await assemble(config, clock, log, store, cleanups)), close: closeAll };
+    return { ...(await assemble(config, clock, log, droppedLogLines, store, cleanups)), close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;
@@ -74,6 +78,7 @@ async function assemble(
   config: Config,
   clock: Clock,
   log: Logger,
+  droppedLogLines: () => number,
   store: Store,
   cleanups: Cleanups,
 ): Promise<Omit<App, 'close'>> {
@@ -116,6 +121,7 @@ async function assemble(
     snapshotEffectiveMs: () => book.current()?.effectiveMs ?? null,
     now: clock.now,
     storeDataLost: () => store.dataLost(),
+    droppedLogLines,
     upstreamLastSuccessMs: async () => (upstream ? ((await upstream.view()).status?.last_success_ms ?? null) : null),
   });
   const storeReady = (): Promise<boolean> =>

@@ -63,6 +63,7 @@ export class Metrics {
     /** Last successful poll of the origin (ms), or null: none yet, or no upstream. */
     upstreamLastSuccessMs(): Promise<number | null>;
     storeDataLost(): boolean;
+    droppedLogLines(): number;
   }) {
     binnedHistogram(
       this.registry,
@@ -115,6 +116,15 @@ export class Metrics {
       collect() {
         const at = sources.snapshotEffectiveMs();
         this.set(at === null ? 0 : (sources.now() - at) / 1000);
+      },
+    });
+    new Counter({
+      name: 'fuel_gateway_log_lines_dropped_total',
+      help: 'Log lines dropped because stdout could not take them (log.max_buffer_bytes)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(sources.droppedLogLines());
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'fuel_gateway_' });

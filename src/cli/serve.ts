@@ -11,12 +11,12 @@ import { createLogging, exitOnFatal } from '../log.js';
  * `server.workers` above one, this process becomes the primary and each worker runs the app.
  */
 export async function runServe(config: Config): Promise<void> {
-  const logging = createLogging(config.log.level);
+  const logging = createLogging(config.log);
   exitOnFatal(logging);
   const workers = config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
   if (workers > 1 && cluster.isPrimary) return runPrimary(config, workers, logging);
 
-  const app = await startApp(config, { log: logging.log });
+  const app = await startApp(config, { log: logging.log, droppedLogLines: logging.droppedLines });
   logging.flush();
   if (cluster.isWorker) {
     app.metrics.clusterWide(clusterMetricsText(app.metrics.registry));

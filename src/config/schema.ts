@@ -239,6 +239,11 @@ export const configSchema = z
       access: z
         .boolean()
         .describe('One line per public request (account id, client address, redacted URL, status, time)'),
+      max_buffer_bytes: z
+        .number()
+        .int()
+        .min(65536)
+        .describe('Log output held while stdout cannot take it; beyond it lines are dropped and counted'),
     }),
     messages: z.strictObject({
       missing_key: message,
