@@ -54,4 +54,5 @@ t.test('a stdout that takes nothing costs log lines, not memory: counted, then r
   await one();
   await waitFor('the access line of a request made now', () => requestLines() > before, 5000);
   t.pass('access lines are written again');
+  t.equal(await gw.stop('SIGTERM'), 0, 'and SIGTERM still stops it cleanly');
 });
