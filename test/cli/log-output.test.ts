@@ -41,7 +41,8 @@ t.test('a stdout that takes nothing costs log lines, not memory: counted, then r
   );
   t.same([...statuses], [[200, 4000]], 'every request is answered while the log is stuck');
   const dropped = await droppedMetric(gw.admin);
-  t.ok(dropped > 2000, `${dropped} lines dropped and counted`);
+  // Of about 900 KB of lines, the pipe, the socket buffers and the 64 KiB buffer hold about 300 KB.
+  t.ok(dropped > 1000, `${dropped} lines dropped and counted`);
   gw.child.stdout?.resume();
   const [line] = await gw.waitFor(/^\{.*"msg":"log output could not keep up.*$/m, 10_000);
   t.equal(
