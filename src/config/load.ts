@@ -65,7 +65,7 @@ function readLayer(file: string, baseDir = dirname(file)): Layer {
   return { name: file, values };
 }
 
-const ENV_PATHS: Record<string, { path: string[]; number?: boolean }> = {
+const ENV_PATHS: Record<string, { path: string[]; number?: boolean; list?: boolean }> = {
   PORT: { path: ['listen', 'public', 'port'], number: true },
   HOST: { path: ['listen', 'public', 'host'] },
   ADMIN_PORT: { path: ['listen', 'admin', 'port'], number: true },
@@ -73,16 +73,22 @@ const ENV_PATHS: Record<string, { path: string[]; number?: boolean }> = {
   ADMIN_TOKEN: { path: ['listen', 'admin', 'token'] },
   REDIS_URL: { path: ['store', 'redis', 'url'] },
   LOG_LEVEL: { path: ['log', 'level'] },
+  // The balancer's address: the one thing a deployment's shared gateway file cannot know.
+  TRUSTED_PROXIES: { path: ['server', 'trusted_proxies'], list: true },
   UPSTREAM_URL: { path: ['upstream', 'url'] },
   UPSTREAM_API_KEY: { path: ['upstream', 'api_key'] },
 };
 
 function envLayers(env: NodeJS.ProcessEnv): Layer[] {
   const layers: Layer[] = [];
-  for (const [name, { path, number }] of Object.entries(ENV_PATHS)) {
+  for (const [name, { path, number, list }] of Object.entries(ENV_PATHS)) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
-    const value: unknown = number && /^\d+$/.test(raw) ? Number(raw) : raw;
+    const value: unknown = list
+      ? raw.split(/[\s,]+/).filter((s) => s !== '')
+      : number && /^\d+$/.test(raw)
+        ? Number(raw)
+        : raw;
     const values = path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as Tree;
     // Setting REDIS_URL is how ops select the shared store.
     layers.push({

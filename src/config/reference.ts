@@ -95,7 +95,7 @@ export function configReference(defaultsYaml: string): string {
     '(`config/default.yaml`) by `fuel-gateway config reference`; a test fails when a key is',
     'undocumented or this file is out of date. Layer your own file with `--config FILE` (or',
     '`FUEL_GATEWAY_CONFIG`); the environment (`PORT`, `HOST`, `ADMIN_PORT`, `ADMIN_HOST`,',
-    '`ADMIN_TOKEN`, `REDIS_URL`, `LOG_LEVEL`, `UPSTREAM_URL`, `UPSTREAM_API_KEY`) wins over files.',
+    '`ADMIN_TOKEN`, `REDIS_URL`, `LOG_LEVEL`, `UPSTREAM_URL`, `UPSTREAM_API_KEY`, `TRUSTED_PROXIES`: comma-separated) wins over files.',
     '',
     '| key | type | default | meaning |',
     '|---|---|---|---|',

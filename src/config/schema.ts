@@ -138,7 +138,9 @@ export const configSchema = z
         .describe('Most header fields in a request head, else 431'),
       trusted_proxies: z
         .array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 172.16.0.0/12'))
-        .describe('Balancers in front (addresses or CIDR ranges) whose X-Forwarded-For names the client'),
+        .describe(
+          'Balancers in front (addresses or CIDR ranges) whose X-Forwarded-For names the client (env TRUSTED_PROXIES, comma-separated)',
+        ),
       workers: z
         .union([posInt, z.literal('auto')])
         .describe(

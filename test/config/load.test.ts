@@ -28,6 +28,17 @@ t.test('the defaults give PRODUCT.md plans, zone and listeners', async (t) => {
   t.equal(c.plans['developer']?.trial_days, 14);
 });
 
+t.test(
+  'TRUSTED_PROXIES replaces server.trusted_proxies with its comma-separated addresses, each validated',
+  async (t) => {
+    const c = loadConfig({ env: { TRUSTED_PROXIES: '127.0.0.1, 172.30.0.10' } });
+    t.same(c.server.trusted_proxies, ['127.0.0.1', '172.30.0.10']);
+    t.throws(() => loadConfig({ env: { TRUSTED_PROXIES: '127.0.0.1,not-an-ip' } }), {
+      message: /environment TRUSTED_PROXIES: server\.trusted_proxies\.1: expected an IP address/,
+    });
+  },
+);
+
 t.test('a file layers over the defaults and the environment over both', async (t) => {
   file('mine.json', '[]');
   const f = file(

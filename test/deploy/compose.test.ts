@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,6 +7,7 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
 import { TrustedProxies } from '../../src/http/client.js';
+import { haproxyBinary } from '../../src/topology/haproxy.js';
 import { ROOT } from '../helpers/cli.js';
 
 const run = promisify(execFile);
@@ -21,6 +22,7 @@ interface Service {
   volumes?: string[];
   stop_grace_period?: string;
   depends_on?: Record<string, unknown>;
+  networks?: unknown;
 }
 
 async function tool(
@@ -29,19 +31,17 @@ async function tool(
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await run(name, args, { cwd: ROOT, env: { ...process.env, ...env } });
+    const bin = name === 'haproxy' ? haproxyBinary() : name;
+    return await run(bin, args, { cwd: ROOT, env: { ...process.env, ...env } });
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === 'ENOENT')
-      throw new Error(
-        `${name} is not installed (apt-get install ${name === 'nginx' ? 'nginx-light' : name}); .ci/run installs it`,
-      );
+    if (e.code === 'ENOENT') throw new Error(`${name} is not installed (apt-get install ${name}); .ci/run installs it`);
     throw err;
   }
 }
 
 t.test(
-  'docker-compose: one public endpoint (nginx) in front of scalable gateway replicas and a persistent Redis',
+  'docker-compose: one public endpoint (HAProxy) in front of scalable gateway replicas and a persistent Redis',
   async (t) => {
     const { stdout } = await tool('docker-compose', ['-f', 'docker-compose.yml', 'config'], {
       ADMIN_TOKEN: 'test-token',
@@ -57,12 +57,17 @@ t.test(
       ['lb'],
       'only the balancer publishes a port',
     );
-    t.match(lb.ports, [{ published: 8080, target: 8080 }]);
-    t.match(lb.image, /^nginx:/);
+    t.match(lb.ports, [
+      { published: 8080, target: 8080 },
+      { published: 8443, target: 8443 },
+    ]);
+    t.match(lb.image, /^haproxy:3\./, 'an official HAProxy LTS image');
     t.ok(
-      lb.volumes?.some((v) => v.endsWith('deploy/nginx.conf:/etc/nginx/nginx.conf:ro')),
-      'nginx runs the tested config',
+      lb.volumes?.some((v) => v.endsWith('deploy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro')),
+      'HAProxy runs the tested config',
     );
+    t.same(lb.networks, { backend: { ipv4_address: '172.30.0.10' } }, 'the balancer has a fixed address');
+    t.equal(gateway.environment?.TRUSTED_PROXIES, undefined, 'the gateways trust what deploy/gateway.yaml says');
 
     t.equal(gateway.container_name, undefined, 'no fixed name: `--scale gateway=N` works');
     t.equal(gateway.ports, undefined, 'no gateway port (public or admin) is published');
@@ -90,26 +95,60 @@ t.test('docker-compose refuses to start without an admin token', async (t) => {
   );
 });
 
-t.test('the nginx configuration passes nginx -t and forwards the client address', async (t) => {
-  const prefix = mkdtempSync(join(tmpdir(), 'fpg-nginx-'));
-  const { stderr } = await tool('nginx', ['-t', '-p', prefix, '-c', join(ROOT, 'deploy/nginx.conf'), '-e', 'stderr']);
-  t.match(stderr, /test is successful/);
-  const conf = readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8');
-  t.match(conf, /proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
-  t.match(conf, /resolver 127\.0\.0\.11 valid=\d+s/, 'new replicas are found by re-resolving the service name');
+t.test(
+  'the balancer config passes haproxy -c, retries only connection failures, checks /readyz and logs no request target',
+  async (t) => {
+    const { stdout } = await tool('haproxy', ['-c', '-f', join(ROOT, 'deploy/haproxy.cfg')]);
+    t.match(stdout, /Configuration file is valid/);
+    const conf = readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8');
+    const lines = conf.split('\n').filter((l) => !l.trim().startsWith('#'));
+    const has = (re: RegExp): boolean => lines.some((l) => re.test(l));
+    t.ok(has(/^\s*retry-on conn-failure\s*$/), 'a request that reached a gateway is never sent again');
+    t.ok(has(/^\s*http-check send meth GET uri \/readyz/) && has(/^\s*http-check expect status 200/));
+    t.ok(has(/^\s*http-reuse safe/), 'connections to the gateways are reused');
+    t.ok(has(/^\s*server-template gw \S+ gateway:8080 resolvers docker/), 'replicas found through Docker DNS');
+    t.ok(has(/^\s*http-request del-header X-Forwarded-For/) && has(/^\s*option forwardfor/));
+    const format = lines.find((l) => /^\s*log-format /.test(l)) ?? '';
+    t.notMatch(format, /%r(?![a-z])|%H[UPQ]|capture|url|path|query/i, 'no request target in the log line');
+  },
+);
+
+t.test('with a certificate mounted the balancer config also serves TLS, and without one it does not', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'fpg-tls-'));
+  const pem = join(dir, 'gateway.pem');
+  await tool('openssl', [
+    ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost'],
+    ...['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
+  ]);
+  writeFileSync(pem, readFileSync(join(dir, 'cert.pem'), 'utf8') + readFileSync(join(dir, 'key.pem'), 'utf8'));
+  const { stdout } = await tool('haproxy', ['-c', '-f', join(ROOT, 'deploy/haproxy.cfg')], { FPG_TLS_CERT: pem });
+  t.match(stdout, /Configuration file is valid/);
+  await t.rejects(
+    tool('haproxy', ['-c', '-f', join(ROOT, 'deploy/haproxy.cfg')], { FPG_TLS_CERT: join(dir, 'missing.pem') }),
+    /unable to stat SSL certificate/,
+    'a named certificate that is missing stops the balancer instead of serving plain HTTP alone',
+  );
 });
 
-t.test("the gateways' config trusts the compose network's X-Forwarded-For and is valid", async (t) => {
-  const config = loadConfig({
-    file: join(ROOT, 'deploy/gateway.yaml'),
-    env: { ADMIN_TOKEN: 'x', REDIS_URL: 'redis://redis:6379' },
-  });
-  const trusted = new TrustedProxies(config.server.trusted_proxies);
-  t.ok(trusted.has('172.18.0.4'), 'a typical compose network address');
-  t.ok(trusted.has('10.0.3.7'));
-  t.notOk(trusted.has('203.0.113.9'), 'a public address is not trusted');
-  t.equal(config.listen.admin.host, '0.0.0.0');
-});
+t.test(
+  "the gateways' config trusts the balancer's fixed address alone, and the environment can name another",
+  async (t) => {
+    const config = loadConfig({
+      file: join(ROOT, 'deploy/gateway.yaml'),
+      env: { ADMIN_TOKEN: 'x', REDIS_URL: 'redis://redis:6379' },
+    });
+    const trusted = new TrustedProxies(config.server.trusted_proxies);
+    t.ok(trusted.has('172.30.0.10'), "the balancer's address on the compose network");
+    for (const other of ['172.30.0.11', '172.30.0.130', '172.18.0.4', '10.0.3.7', '192.168.1.5', '203.0.113.9'])
+      t.notOk(trusted.has(other), `${other} is not trusted`);
+    t.equal(config.listen.admin.host, '0.0.0.0');
+    const local = loadConfig({
+      file: join(ROOT, 'deploy/gateway.yaml'),
+      env: { TRUSTED_PROXIES: '127.0.0.1', ADMIN_TOKEN: 'x' },
+    });
+    t.same(local.server.trusted_proxies, ['127.0.0.1'], 'npm run topology trusts its local balancer instead');
+  },
+);
 
 t.test(
   'server.trusted_proxies accepts addresses and CIDR ranges, and refuses anything else naming the field',

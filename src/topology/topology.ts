@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../config/load.js';
+import { fillServers, haproxyBinary, serverName, serverStats, setServerState } from './haproxy.js';
+import { Supervised, waitFor } from './supervised.js';
+
+export interface TopologyOptions {
+  gateways: number;
+  /** The balancer's public port; 0 picks a free one. */
+  port: number;
+  host: string;
+  stateDir: string;
+  /** A PEM (certificate and key): the balancer also serves TLS on `tlsPort`. */
+  tlsCert?: string | undefined;
+  tlsPort?: number | undefined;
+  /** One JSON object per line on stdout. */
+  emit: (event: Record<string, unknown>) => void;
+}
+
+interface Gateway {
+  process: Supervised;
+  port: number;
+  adminPort: number;
+}
+
+const GATEWAY_CONFIG = join(PROJECT_ROOT, 'deploy/gateway.yaml');
+const BALANCER_CONFIG = join(PROJECT_ROOT, 'deploy/haproxy.cfg');
+const READY_MS = 30_000;
+
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+const isReady = async (port: number): Promise<boolean> =>
+  (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })).status === 200;
+
+/**
+ * The production topology on one machine, as real processes on loopback: Redis (append-only
+ * file), N gateways running deploy/gateway.yaml unchanged, and HAProxy running deploy/haproxy.cfg
+ * with the gateways' addresses filled in. Every process is restarted when it dies.
+ */
+export class Topology {
+  private redis!: Supervised;
+  private balancer!: Supervised;
+  private readonly gateways: Gateway[] = [];
+  private readonly adminToken = process.env['ADMIN_TOKEN'] || randomBytes(16).toString('hex');
+  private readonly logDir: string;
+  private readonly socket: string;
+  private redisPort = 0;
+  private publicPort = 0;
+  private rolling: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: TopologyOptions) {
+    this.logDir = join(o.stateDir, 'logs');
+    this.socket = join(o.stateDir, 'haproxy.sock');
+  }
+
+  private readonly report = (event: 'exited' | 'restarted', detail: Record<string, unknown>): void => {
+    const gw = this.gateways.find((g) => g.process.name === detail['name']);
+    this.o.emit({ event, ...detail, ...(gw ? { port: gw.port, admin: `http://127.0.0.1:${gw.adminPort}` } : {}) });
+  };
+
+  async start(): Promise<Record<string, unknown>> {
+    const haproxy = haproxyBinary();
+    mkdirSync(this.logDir, { recursive: true });
+    mkdirSync(join(this.o.stateDir, 'redis'), { recursive: true });
+    this.redisPort = await freePort();
+    this.publicPort = this.o.port === 0 ? await freePort(this.o.host) : this.o.port;
+    this.startRedis();
+    await waitFor('redis', () => this.redisPing(), READY_MS);
+
+    for (let i = 0; i < this.o.gateways; i++) this.gateways.push(await this.gateway(i));
+    for (const g of this.gateways) g.process.start();
+    await Promise.all(this.gateways.map((g) => waitFor(`${g.process.name} /readyz`, () => isReady(g.port), READY_MS)));
+
+    const cfg = join(this.o.stateDir, 'haproxy.cfg');
+    writeFileSync(
+      cfg,
+      fillServers(
+        readFileSync(BALANCER_CONFIG, 'utf8'),
+        this.gateways.map((g) => g.port),
+      ),
+    );
+    const tls =
+      this.o.tlsCert === undefined
+        ? {}
+        : { FPG_TLS_CERT: this.o.tlsCert, FPG_LB_TLS_BIND: `${this.o.host}:${this.o.tlsPort ?? 8443}` };
+    this.balancer = new Supervised(
+      'balancer',
+      {
+        cmd: haproxy,
+        args: ['-f', cfg, '-db'],
+        env: { ...process.env, FPG_LB_BIND: `${this.o.host}:${this.publicPort}`, FPG_LB_SOCKET: this.socket, ...tls },
+      },
+      join(this.logDir, 'haproxy.log'),
+      this.report,
+    );
+    this.balancer.start();
+    await waitFor('the balancer to see every gateway up', () => this.allUp(), READY_MS);
+
+    const host = this.o.host.includes(':') ? `[${this.o.host}]` : this.o.host;
+    return {
+      pid: process.pid,
+      public: `http://${host}:${this.publicPort}`,
+      ...(this.o.tlsCert === undefined ? {} : { public_tls: `https://${host}:${this.o.tlsPort ?? 8443}` }),
+      redis: `redis://127.0.0.1:${this.redisPort}`,
+      admin_token: this.adminToken,
+      lb: { pid: this.balancer.pid, logs: [this.balancer.logFile] },
+      gateways: this.gateways.map((g) => ({
+        pid: g.process.pid,
+        port: g.port,
+        admin: `http://127.0.0.1:${g.adminPort}`,
+        logs: [g.process.logFile],
+      })),
+    };
+  }
+
+  private startRedis(): void {
+    const dir = join(this.o.stateDir, 'redis');
+    // Each gateway logs in as a user of its own: CLIENT LIST tells them apart, and one gateway's
+    // access can be cut (ACL SETUSER gateway-2 off) without touching the others.
+    const users = ['user default on nopass ~* &* +@all'];
+    for (let i = 0; i < this.o.gateways; i++) users.push(`user gateway-${i + 1} on >${this.adminToken} ~* &* +@all`);
+    writeFileSync(join(dir, 'users.acl'), `${users.join('\n')}\n`);
+    this.redis = new Supervised(
+      'redis',
+      {
+        cmd: 'redis-server',
+        args: [
+          ...['--port', String(this.redisPort), '--bind', '127.0.0.1', '--dir', dir],
+          ...['--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--aclfile', join(dir, 'users.acl')],
+        ],
+      },
+      join(this.logDir, 'redis.log'),
+      this.report,
+    );
+    this.redis.start();
+  }
+
+  private async redisPing(): Promise<boolean> {
+    const { Redis } = await import('ioredis');
+    const r = new Redis({ port: this.redisPort, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await r.connect();
+      return (await r.ping()) === 'PONG';
+    } finally {
+      r.disconnect();
+    }
+  }
+
+  private async gateway(i: number): Promise<Gateway> {
+    const port = await freePort();
+    const adminPort = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      FUEL_GATEWAY_CONFIG: GATEWAY_CONFIG,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ADMIN_HOST: '127.0.0.1',
+      ADMIN_PORT: String(adminPort),
+      ADMIN_TOKEN: this.adminToken,
+      REDIS_URL: `redis://gateway-${i + 1}:${this.adminToken}@127.0.0.1:${this.redisPort}`,
+      TRUSTED_PROXIES: '127.0.0.1',
+    };
+    const cmd = {
+      cmd: process.execPath,
+      args: ['--no-memory-reducer', join(PROJECT_ROOT, 'dist/main.js'), 'serve'],
+      env,
+    };
+    const name = `gateway-${i + 1}`;
+    return { process: new Supervised(name, cmd, join(this.logDir, `${name}.log`), this.report), port, adminPort };
+  }
+
+  private async allUp(): Promise<boolean> {
+    const stats = await serverStats(this.socket);
+    return this.gateways.every((_, i) => stats.get(serverName(i))?.status.startsWith('UP'));
+  }
+
+  /**
+   * Restarts the gateways one at a time, none serving while it is down: the balancer stops
+   * sending it requests (maint), its last requests finish, it drains and exits (SIGTERM), it
+   * starts again, and only once its /readyz and the balancer's check pass does the next one go.
+   */
+  rollingRestart(): Promise<void> {
+    this.rolling = this.rolling.then(async () => {
+      for (const [i, g] of this.gateways.entries()) {
+        await setServerState(this.socket, i, 'maint');
+        await waitFor(
+          `${g.process.name} to finish its requests`,
+          async () => (await serverStats(this.socket)).get(serverName(i))?.current === 0,
+          20_000,
+        );
+        await g.process.stop('SIGTERM');
+        g.process.start();
+        await waitFor(`${g.process.name} /readyz`, () => isReady(g.port), READY_MS);
+        await setServerState(this.socket, i, 'ready');
+        await waitFor(
+          `the balancer to take ${g.process.name} back`,
+          async () => (await serverStats(this.socket)).get(serverName(i))?.status.startsWith('UP') === true,
+          READY_MS,
+        );
+        this.o.emit({
+          event: 'restarted',
+          name: g.process.name,
+          pid: g.process.pid,
+          port: g.port,
+          admin: `http://127.0.0.1:${g.adminPort}`,
+          reason: 'rolling restart',
+        });
+      }
+      this.o.emit({ event: 'rolled', gateways: this.gateways.length });
+    });
+    return this.rolling;
+  }
+
+  /** Balancer first (no new requests), then the gateways drain, then Redis writes its file. */
+  async stop(): Promise<void> {
+    await this.balancer?.stop('SIGUSR1');
+    await Promise.all(this.gateways.map((g) => g.process.stop('SIGTERM')));
+    await this.redis?.stop('SIGTERM');
+  }
+}
