@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from '../config/load.js';
 import { Topology } from './topology.js';
 
-const USAGE = `usage: npm run topology -- [--gateways N] [--port P] [--host H] [--state-dir DIR]
-                             [--tls-cert PEM [--tls-port P]]
+const USAGE = `usage: npm run topology -- [--gateways N] [--port P] [--gateway-port B] [--host H] [--state-dir DIR]
+                             [--tls-cert PEM [--tls-port P]]   (a port of 0 picks a free one)
 Runs Redis, N gateways (deploy/gateway.yaml) and HAProxy (deploy/haproxy.cfg) on this machine.
 Prints one JSON line when ready. SIGHUP: rolling restart of the gateways. SIGTERM: stop all.`;
 
@@ -13,6 +13,7 @@ const port = z.coerce.number().int().min(0).max(65535);
 const optionsSchema = z.strictObject({
   gateways: z.coerce.number().int().min(1).max(16).default(3),
   port: port.default(8080),
+  'gateway-port': z.coerce.number().int().min(1024).max(65000).default(9101),
   host: z.string().min(1).default('127.0.0.1'),
   'state-dir': z.string().min(1).default(resolve(PROJECT_ROOT, 'data/local/topology')),
   'tls-cert': z.string().min(1).optional(),
@@ -25,6 +26,7 @@ function options(argv: string[]): z.infer<typeof optionsSchema> {
     options: {
       gateways: { type: 'string' },
       port: { type: 'string' },
+      'gateway-port': { type: 'string' },
       host: { type: 'string' },
       'state-dir': { type: 'string' },
       'tls-cert': { type: 'string' },
@@ -44,10 +46,14 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const o = options(argv);
-  const emit = (event: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(event)}\n`);
+  // The ready line comes first: events of processes restarted while starting wait for it.
+  let held: Array<Record<string, unknown>> | null = [];
+  const print = (line: Record<string, unknown>): void => void process.stdout.write(`${JSON.stringify(line)}\n`);
+  const emit = (event: Record<string, unknown>): void => (held ? void held.push(event) : print(event));
   const topology = new Topology({
     gateways: o.gateways,
     port: o.port,
+    basePort: o['gateway-port'],
     host: o.host,
     stateDir: resolve(o['state-dir']),
     tlsCert: o['tls-cert'] === undefined ? undefined : resolve(o['tls-cert']),
@@ -73,7 +79,9 @@ async function main(argv: string[]): Promise<void> {
       .catch((err: unknown) => emit({ event: 'error', message: (err as Error).message }));
   });
   try {
-    emit(await started);
+    print(await started);
+    for (const event of held) print(event);
+    held = null;
   } catch (err) {
     process.stderr.write(`topology: ${(err as Error).message}\n`);
     stop(1)();

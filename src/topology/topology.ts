@@ -10,6 +10,12 @@ export interface TopologyOptions {
   gateways: number;
   /** The balancer's public port; 0 picks a free one. */
   port: number;
+  /**
+   * The first gateway's port; the next gateways take the next free ports, their admin listeners
+   * the free ports from 100 above, Redis the first free one from 200 above. Ports below the
+   * kernel's ephemeral range (32768 and up) are never taken meanwhile by an outgoing connection.
+   */
+  basePort: number;
   host: string;
   stateDir: string;
   /** A PEM (certificate and key): the balancer also serves TLS on `tlsPort`. */
@@ -29,17 +35,31 @@ const GATEWAY_CONFIG = join(PROJECT_ROOT, 'deploy/gateway.yaml');
 const BALANCER_CONFIG = join(PROJECT_ROOT, 'deploy/haproxy.cfg');
 const READY_MS = 30_000;
 
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The port if nothing listens on it (0: one the kernel picks), else null. */
+function tryPort(port: number, host: string): Promise<number | null> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
+    server.once('error', () => resolve(null));
+    server.listen(port, host, () => {
       const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : null));
     });
   });
+}
+
+const taken = new Set<number>();
+
+/** The first free port from `from` up (0: any free port), never one handed out before. */
+export async function freePort(from: number, host = '127.0.0.1'): Promise<number> {
+  for (let port = from; port < 65536; port += from === 0 ? 0 : 1) {
+    if (taken.has(port)) continue;
+    const got = await tryPort(port, host);
+    if (got !== null && !taken.has(got)) {
+      taken.add(got);
+      return got;
+    }
+  }
+  throw new Error(`no free port from ${from}`);
 }
 
 const isReady = async (port: number): Promise<boolean> =>
@@ -59,6 +79,7 @@ export class Topology {
   private readonly socket: string;
   private redisPort = 0;
   private publicPort = 0;
+  private tlsPort = 0;
   private rolling: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: TopologyOptions) {
@@ -75,14 +96,19 @@ export class Topology {
     const haproxy = haproxyBinary();
     mkdirSync(this.logDir, { recursive: true });
     mkdirSync(join(this.o.stateDir, 'redis'), { recursive: true });
-    this.redisPort = await freePort();
-    this.publicPort = this.o.port === 0 ? await freePort(this.o.host) : this.o.port;
+    this.redisPort = await freePort(this.o.basePort + 200);
+    this.publicPort = this.o.port === 0 ? await freePort(0, this.o.host) : this.o.port;
+    this.tlsPort = this.o.tlsPort === 0 ? await freePort(0, this.o.host) : (this.o.tlsPort ?? 8443);
     this.startRedis();
     await waitFor('redis', () => this.redisPing(), READY_MS);
 
     for (let i = 0; i < this.o.gateways; i++) this.gateways.push(await this.gateway(i));
     for (const g of this.gateways) g.process.start();
-    await Promise.all(this.gateways.map((g) => waitFor(`${g.process.name} /readyz`, () => isReady(g.port), READY_MS)));
+    await Promise.all(
+      this.gateways.map((g) =>
+        waitFor(`${g.process.name} /readyz (see ${g.process.logFile})`, () => isReady(g.port), READY_MS),
+      ),
+    );
 
     const cfg = join(this.o.stateDir, 'haproxy.cfg');
     writeFileSync(
@@ -95,7 +121,7 @@ export class Topology {
     const tls =
       this.o.tlsCert === undefined
         ? {}
-        : { FPG_TLS_CERT: this.o.tlsCert, FPG_LB_TLS_BIND: `${this.o.host}:${this.o.tlsPort ?? 8443}` };
+        : { FPG_TLS_CERT: this.o.tlsCert, FPG_LB_TLS_BIND: `${this.o.host}:${this.tlsPort}` };
     this.balancer = new Supervised(
       'balancer',
       {
@@ -113,7 +139,7 @@ export class Topology {
     return {
       pid: process.pid,
       public: `http://${host}:${this.publicPort}`,
-      ...(this.o.tlsCert === undefined ? {} : { public_tls: `https://${host}:${this.o.tlsPort ?? 8443}` }),
+      ...(this.o.tlsCert === undefined ? {} : { public_tls: `https://${host}:${this.tlsPort}` }),
       redis: `redis://127.0.0.1:${this.redisPort}`,
       admin_token: this.adminToken,
       lb: { pid: this.balancer.pid, logs: [this.balancer.logFile] },
@@ -160,8 +186,8 @@ export class Topology {
   }
 
   private async gateway(i: number): Promise<Gateway> {
-    const port = await freePort();
-    const adminPort = await freePort();
+    const port = await freePort(this.o.basePort + i);
+    const adminPort = await freePort(this.o.basePort + 100 + i);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       FUEL_GATEWAY_CONFIG: GATEWAY_CONFIG,

@@ -1,0 +1,122 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { load, SIMPLE, servedLines, startTopology } from '../helpers/topology.js';
+
+// One topology for the scenarios at the edge: what a client can do through the public port.
+const dir = mkdtempSync(join(tmpdir(), 'fpg-tls-'));
+execFileSync('openssl', [
+  ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost'],
+  ...['-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+  ...['-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
+]);
+const cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
+writeFileSync(join(dir, 'gateway.pem'), cert + readFileSync(join(dir, 'key.pem'), 'utf8'));
+
+const topo = await startTopology(t, ['--tls-cert', join(dir, 'gateway.pem'), '--tls-port', '0']);
+const { ready } = topo;
+
+t.test(
+  'exact through the balancer: 300 parallel requests on a limit of 100 get exactly 100 answers 200, spread over the gateways',
+  async (t) => {
+    const { id, key } = await topo.account('developer');
+    const before = ready.gateways.map((g) => servedLines(g.logs[0] as string));
+    const result = await load(`${ready.public}${SIMPLE}`, key, 50, { count: 300 });
+    t.equal(result.sent, 300);
+    t.equal(result.errors, 0, 'every request answered');
+    t.equal(result.ok(), 100, 'exactly the allowance succeeds');
+    t.equal(result.statuses.get(429), 200, 'the rest are refused');
+    t.equal(await topo.used(id), 100);
+    const served = ready.gateways.map((g, i) => servedLines(g.logs[0] as string) - (before[i] as number));
+    t.ok(
+      served.every((n) => n > 0),
+      `every gateway served some (${served.join(', ')})`,
+    );
+  },
+);
+
+t.test('a spoofed X-Forwarded-For through the balancer: the client is throttled by its real address', async (t) => {
+  const statuses: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const res = await fetch(`${ready.public}${SIMPLE}?api_key=fpg_made-up-${i}`, {
+      headers: { 'x-forwarded-for': `10.1.2.${i}, 192.168.7.${i}` },
+    });
+    statuses.push(res.status);
+    await res.arrayBuffer();
+  }
+  const firstBlocked = statuses.indexOf(429);
+  t.equal(firstBlocked, 20, 'the 21st bad key is refused (max_attempts 20), whatever address each claimed');
+  t.ok(
+    statuses.slice(firstBlocked).every((s) => s === 429),
+    'and every one after it',
+  );
+});
+
+t.test('TLS is terminated at the balancer when a certificate is mounted', async (t) => {
+  const { key } = await topo.account('starter');
+  t.ok(ready.public_tls, 'the ready line names the TLS endpoint');
+  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = httpsRequest(`${ready.public_tls}${SIMPLE}`, { ca: cert, headers: { 'x-api-key': key } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  t.equal(answer.status, 200);
+  t.match(JSON.parse(answer.body), { success: true, usage: { requests_used: 1 } });
+});
+
+t.test('no key in any log: keys sent in every position appear in no file of lb.logs or gateways[].logs', async (t) => {
+  const { key } = await topo.account('business');
+  const body = key.slice(4);
+  const encoded = [...key].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+  const targets = [
+    `${SIMPLE}?api_key=${key}`,
+    `${SIMPLE}?key=${key}`,
+    `${SIMPLE}?apikey=${key}&api_key=${key}`,
+    `/fuel-api/api/${key}`,
+    `/fuel-api/api/simple-current.php/${key}`,
+    `/${key}?x=1`,
+    `${SIMPLE}?api_key=${encoded}`,
+    `/fuel-api/api/${encoded}`,
+    `${SIMPLE}?api_key=${key.toLowerCase()}`,
+  ];
+  for (const target of targets) await (await fetch(`${ready.public}${target}`)).arrayBuffer();
+  for (const header of ['x-api-key', 'authorization', 'x-forwarded-for', 'cookie', 'referer', 'user-agent'])
+    await (await fetch(`${ready.public}${SIMPLE}`, { headers: { [header]: key } })).arrayBuffer();
+  // A request the balancer refuses as malformed, with the key in its request line.
+  await new Promise<void>((resolve) => {
+    const s = connect(new URL(ready.public).port as unknown as number, '127.0.0.1', () =>
+      s.end(`GET ${SIMPLE}?api_key=${key} HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n`),
+    );
+    s.on('data', () => undefined);
+    s.on('close', () => resolve());
+    s.on('error', () => resolve());
+  });
+  // A request line that overflows the gateway's head limit, with the key in it.
+  await (await fetch(`${ready.public}${SIMPLE}?api_key=${key}&pad=${'x'.repeat(9000)}`)).arrayBuffer();
+  await new Promise((r) => setTimeout(r, 1500)); // HAProxy writes its line when the request ends; a margin.
+
+  const files = [...ready.lb.logs, ...ready.gateways.flatMap((g) => g.logs)];
+  let lines = 0;
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    lines += text.split('\n').length;
+    let decoded = text;
+    try {
+      decoded = decodeURIComponent(text.replace(/%(?![0-9a-f]{2})/gi, '%25'));
+    } catch {}
+    for (const form of [body, body.toLowerCase(), encodeURIComponent(key)]) {
+      t.notOk(text.includes(form), `${file}: no ${form === body ? 'key' : 'form of the key'}`);
+      t.notOk(decoded.toLowerCase().includes(form.toLowerCase()), `${file}: none once percent-decoded`);
+    }
+  }
+  t.ok(lines > targets.length, `the logs were written (${lines} lines in ${files.length} files)`);
+  t.ok(readFileSync(ready.lb.logs[0] as string, 'utf8').includes(' GET'), "the balancer's log has request lines");
+});
