@@ -138,13 +138,13 @@ export interface Load {
 
 /**
  * `connections` keep-alive clients, each sending one request after another to `url` (the key in
- * X-API-Key) until `stop()` resolves or `count` requests in all have been sent.
+ * X-API-Key) until `until` resolves or `count` requests in all have been sent.
  */
 export async function load(
   url: string,
   key: string,
   connections: number,
-  opts: { count?: number; until?: Promise<unknown>; headers?: Record<string, string> } = {},
+  opts: { count?: number; until?: Promise<unknown>; headers?: Record<string, string>; pauseMs?: number } = {},
 ): Promise<Load> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const result: Load = {
@@ -179,6 +179,8 @@ export async function load(
     while (!done && (opts.count === undefined || result.sent < opts.count)) {
       result.sent++;
       await one();
+      // Paced, so that the processes under test (a gateway starting again) get some of the CPU.
+      if (opts.pauseMs) await sleep(opts.pauseMs);
     }
   };
   await Promise.all(Array.from({ length: connections }, client));
