@@ -6,6 +6,7 @@ import { request } from 'node:http';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { child, cpuSeconds, family, freePort, median, ROOT, rssMiB, sleep, stopAll, until, wrk } from './lib.mjs';
+import { topologyBench } from './topology.mjs';
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(`--${name}`);
@@ -494,7 +495,17 @@ try {
     ? await profile(option('profile', ''))
     : flag('soak')
       ? await soak()
-      : await comparison(flag('workers'));
+      : flag('topology')
+        ? await topologyBench({
+            seconds,
+            rounds,
+            connections,
+            threads,
+            accounts,
+            header: (kind) =>
+              `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${kind}\n\nCommit ${commit()}. Machine: ${machine()}.`,
+          })
+        : await comparison(flag('workers'));
   if (!flag('no-record')) record(entry);
 } catch (err) {
   console.error(err);

@@ -42,21 +42,26 @@ export interface ServerStat {
   current: number;
   /** Sessions since start. */
   total: number;
+  /** Connections opened to the server since start, and requests sent over a reused one. */
+  connects: number;
+  reuses: number;
 }
 
 /** `show stat` for the gateway servers, by server name. */
-export async function serverStats(socket: string): Promise<Map<string, ServerStat>> {
+export async function serverStats(socket: string, backend = BACKEND): Promise<Map<string, ServerStat>> {
   const [header = '', ...rows] = (await runtime(socket, 'show stat')).trim().split('\n');
   const cols = header.replace(/^# /, '').split(',');
   const at = (name: string): number => cols.indexOf(name);
   const stats = new Map<string, ServerStat>();
   for (const row of rows) {
     const f = row.split(',');
-    if (f[at('pxname')] !== BACKEND || f[at('svname')] === 'BACKEND') continue;
+    if (f[at('pxname')] !== backend || f[at('svname')] === 'BACKEND') continue;
     stats.set(f[at('svname')] ?? '', {
       status: f[at('status')] ?? '',
       current: Number(f[at('scur')]),
       total: Number(f[at('stot')]),
+      connects: Number(f[at('connect')]),
+      reuses: Number(f[at('reuse')]),
     });
   }
   return stats;
