@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
-import { matchesFilter } from './account-filter.js';
-import { type MemoryState, readState, type StateParts, StateWriter } from './memory-file.js';
+import { matchesFilter } from './accounts/filter.js';
+import { type MemoryState, readState, type StateParts, StateWriter } from './memory/file.js';
 import type {
   AccountFilter,
   AccountPage,

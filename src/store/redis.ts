@@ -3,7 +3,7 @@ import type { Cluster, Redis, Result } from 'ioredis';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import type { PriceSet } from '../prices/schema.js';
-import { matchesFilter } from './account-filter.js';
+import { matchesFilter } from './accounts/filter.js';
 import {
   CONSUME,
   CREATE_ACCOUNT,
@@ -16,10 +16,10 @@ import {
   REFUND,
   RELEASE_LEASE,
   UPDATE_ACCOUNT,
-} from './lua.js';
-import { ConsumeBatcher } from './redis-batch.js';
-import { RedisClock } from './redis-clock.js';
-import { decodeAccount, encodeAccount, encodePatch, pairsToRecord, parseEvent } from './redis-codec.js';
+} from './counting/lua.js';
+import { ConsumeBatcher } from './counting/redis-batch.js';
+import { RedisClock } from './counting/redis-clock.js';
+import { decodeAccount, encodeAccount, encodePatch, pairsToRecord, parseEvent } from './redis/codec.js';
 import {
   connect,
   mastersConnected,
@@ -27,7 +27,7 @@ import {
   type RedisStoreOptions,
   retryDelay,
   subscriberConnection,
-} from './redis-connection.js';
+} from './redis/connection.js';
 import type {
   AccountFilter,
   AccountPage,

@@ -2,8 +2,8 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, wr
 import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { GatewayError } from '../errors.js';
-import { describeIssues, priceSetDocument } from '../prices/schema.js';
+import { GatewayError } from '../../errors.js';
+import { describeIssues, priceSetDocument } from '../../prices/schema.js';
 
 /** What the embedded store keeps on disk between runs. */
 const stateSchema = z.strictObject({

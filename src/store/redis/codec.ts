@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AccountPatch, StoredAccount, StoreEvent } from './types.js';
+import type { AccountPatch, StoredAccount, StoreEvent } from '../types.js';
 
 /** How records look in Redis: accounts as hashes of strings, announcements as JSON. */
 
