@@ -1,4 +1,4 @@
-import type { Account, AccountFilter } from '../types.js';
+import type { Account, AccountFilter } from './interface.js';
 
 /**
  * Whether an account passes a listing's filter. Both stores filter with this one function (the

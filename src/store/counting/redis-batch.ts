@@ -1,4 +1,4 @@
-import type { ConsumeReceiver, ConsumeResult, ConsumeSpec } from '../types.js';
+import type { ConsumeReceiver, ConsumeResult, ConsumeSpec } from './interface.js';
 
 // Bounds how long one script call holds Redis (each request costs it a few microseconds).
 const MAX_BATCH = 512;

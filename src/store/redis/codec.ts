@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { AccountPatch, StoredAccount, StoreEvent } from '../types.js';
+import type { AccountPatch, StoredAccount } from '../accounts/interface.js';
+import type { StoreEvent } from '../coordination/interface.js';
 
 /** How records look in Redis: accounts as hashes of strings, announcements as JSON. */
 

@@ -32,7 +32,7 @@ export function connect(o: RedisStoreOptions): Redis | Cluster {
     ...nodeOptions(o),
     enableOfflineQueue: false,
     enableAutoPipelining: true,
-    // Consumes come batched already (redis-batch.ts): waiting a further turn for ioredis' own
+    // Consumes come batched already (counting/redis-batch.ts): waiting a further turn for ioredis' own
     // pipeline would only add latency. On a Cluster they go one per request, so they keep it.
     autoPipeliningIgnoredCommands: ['fpgConsume'],
     retryStrategy: retryDelay,
