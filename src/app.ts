@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { auditLog } from './admin/audit.js';
-import { Metrics } from './admin/metrics.js';
 import { Operations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
 import { type Clock, systemClock } from './clock.js';
@@ -13,6 +12,7 @@ import { close, createListener, listen } from './http/server.js';
 import { createAccount } from './keys/accounts.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
 import { createLogging, type Logging } from './log.js';
+import { Metrics } from './metrics/metrics.js';
 import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
 import { warnWhenStale } from './prices/staleness.js';

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { Metrics, RouteMetrics } from '../admin/metrics.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { proxyPathMatches } from '../config/schema.js';
 import { KeyHashes } from '../keys/key-hashes.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import { AccessLog, accessUrl } from '../log.js';
+import type { Metrics, RouteMetrics } from '../metrics/metrics.js';
 import type { PriceBook } from '../prices/book.js';
 import type { AccountEntry, Meter } from '../quota/meter.js';
 import type { UpstreamPoller } from '../upstream/poller.js';

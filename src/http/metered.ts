@@ -11,9 +11,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { RouteMetrics } from '../admin/metrics.js';
 import { isGatewayError } from '../errors.js';
 import type { KnownKey } from '../keys/key-hashes.js';
+import type { RouteMetrics } from '../metrics/metrics.js';
 import type { AccountEntry, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';

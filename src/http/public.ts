@@ -1,15 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { proxied } from '../features/pass-through/proxied.js';
+import { usageCheck } from '../features/usage/check.js';
 import { priceAge } from '../prices/staleness.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
 import { crashed, fail, send } from './answer.js';
 import { buildGateway, type Gateway, type PublicDeps, routeFor } from './context.js';
 import { cors } from './cors.js';
 import { Exchange, metered } from './metered.js';
-import { proxied } from './proxied.js';
 import { parseTarget } from './request.js';
 import { headProblem } from './server.js';
-import { usageCheck } from './usage-check.js';
 
 export type { PublicDeps };
 

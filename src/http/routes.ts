@@ -1,10 +1,10 @@
 import { type Config, proxyPathMatches } from '../config/schema.js';
-import { openApiDocument } from '../openapi/document.js';
-import { pageAssets, type StaticAnswer, staticAnswer } from '../page/assets.js';
-import { PublicPage } from '../page/page.js';
+import { changes, historical } from '../features/history/history.js';
+import { openApiDocument } from '../features/openapi/document.js';
+import { pageAssets, type StaticAnswer, staticAnswer } from '../features/page/assets.js';
+import { PublicPage } from '../features/page/page.js';
 import type { CurrentPrices, Snapshot } from '../prices/snapshot.js';
 import type { ErrorKind } from './errors.js';
-import { changes, historical } from './history.js';
 
 /** What a metered route will answer once the request is counted: `head + usage + tail`. */
 export interface Prepared {

@@ -3,9 +3,9 @@ import { performance } from 'node:perf_hooks';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from 'pino';
-import type { Metrics } from '../admin/metrics.js';
 import { canonicalIp, type TrustedProxies } from '../http/client.js';
 import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/errors.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { originBase, type UpstreamConfig } from './origin.js';
 
 /** What the metered front door hands over once a pass-through request is admitted (and counted). */

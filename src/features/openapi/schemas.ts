@@ -2,7 +2,7 @@
  * The schemas of the OpenAPI document (JSON Schema 2020-12), one per answer and its parts. The
  * descriptions say what the numbers mean, for integrators reading the document or the page.
  */
-import { PRODUCTS } from '../prices/schema.js';
+import { PRODUCTS } from '../../prices/schema.js';
 import * as ex from './examples.js';
 
 type Json = Record<string, unknown>;

@@ -3,9 +3,9 @@
  * messages are configurable, historical data can be off). Schemas are JSON Schema 2020-12; the
  * tests validate real answers of every endpoint against them, so the document cannot drift.
  */
-import type { Config } from '../config/schema.js';
-import { ERROR_STATUS, type ErrorKind } from '../http/errors.js';
-import { MAX_RANGE_MONTHS } from '../http/history.js';
+import type { Config } from '../../config/schema.js';
+import { ERROR_STATUS, type ErrorKind } from '../../http/errors.js';
+import { MAX_RANGE_MONTHS } from '../history/history.js';
 import * as ex from './examples.js';
 import { PRICE_MEANING, ref, schemas } from './schemas.js';
 

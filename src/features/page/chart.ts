@@ -3,8 +3,8 @@
  * product, with date and Rand axes and a legend. Drawn once per price set. Colours and dashes
  * are SVG attributes, not inline styles, so the page's CSP (no inline style) holds.
  */
-import { cents } from '../prices/changes.js';
-import { PRODUCTS, type PriceSet, REGIONS } from '../prices/schema.js';
+import { cents } from '../../prices/changes.js';
+import { PRODUCTS, type PriceSet, REGIONS } from '../../prices/schema.js';
 import { esc } from './html.js';
 
 const W = 900;

@@ -6,15 +6,15 @@
  */
 
 import { performance } from 'node:perf_hooks';
-import { isGatewayError } from '../errors.js';
-import type { MeterResult } from '../quota/meter.js';
-import { usageJson } from '../quota/usage.js';
-import { hasBody, isSafeProxyPath, type OriginProxy } from '../upstream/proxy.js';
-import { crashed, fail, failRetry, record } from './answer.js';
-import { storeError } from './context.js';
-import { answer, type Exchange, invalidKey, keyOf, refuse } from './metered.js';
-import type { Target } from './request.js';
-import type { ProxyRoute } from './routes.js';
+import { isGatewayError } from '../../errors.js';
+import { crashed, fail, failRetry, record } from '../../http/answer.js';
+import { storeError } from '../../http/context.js';
+import { answer, type Exchange, invalidKey, keyOf, refuse } from '../../http/metered.js';
+import type { Target } from '../../http/request.js';
+import type { ProxyRoute } from '../../http/routes.js';
+import type { MeterResult } from '../../quota/meter.js';
+import { usageJson } from '../../quota/usage.js';
+import { hasBody, isSafeProxyPath, type OriginProxy } from '../../upstream/proxy.js';
 
 type Counted = Extract<MeterResult, { kind: 'ok' }>;
 

@@ -4,12 +4,12 @@
  * the invalid-key throttle: a free check must not become a free key scanner.
  */
 
-import { isGatewayError } from '../errors.js';
-import type { MeterResult } from '../quota/meter.js';
-import { usageJson } from '../quota/usage.js';
-import { crashed, fail, failRetry, send } from './answer.js';
-import { storeError } from './context.js';
-import { type Exchange, invalidKey, keyOf } from './metered.js';
+import { isGatewayError } from '../../errors.js';
+import { crashed, fail, failRetry, send } from '../../http/answer.js';
+import { storeError } from '../../http/context.js';
+import { type Exchange, invalidKey, keyOf } from '../../http/metered.js';
+import type { MeterResult } from '../../quota/meter.js';
+import { usageJson } from '../../quota/usage.js';
 
 const JSON_TYPE = 'application/json';
 const HEAD = '{"success":true,"usage":';

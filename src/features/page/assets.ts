@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from '../config/load.js';
-import type { HeaderList } from '../http/answer.js';
+import { PROJECT_ROOT } from '../../config/load.js';
+import type { HeaderList } from '../../http/answer.js';
 
 const TYPES: Record<string, string> = {
   'page.js': 'text/javascript; charset=utf-8',

@@ -4,9 +4,9 @@
  * query allocates nothing and a new price set starts afresh.
  */
 import { LRUCache } from 'lru-cache';
-import { CSV_HEADER, type HistoryEntry, type RegionChoice, type Snapshot } from '../prices/snapshot.js';
-import type { ErrorKind } from './errors.js';
-import type { Prepared } from './routes.js';
+import type { ErrorKind } from '../../http/errors.js';
+import type { Prepared } from '../../http/routes.js';
+import { CSV_HEADER, type HistoryEntry, type RegionChoice, type Snapshot } from '../../prices/snapshot.js';
 
 const JSON_TYPE = 'application/json';
 const CSV_TYPE = 'text/csv; charset=utf-8';

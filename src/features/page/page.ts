@@ -3,10 +3,10 @@
  * The HTML is rendered once per price set (like the envelopes) and holds no JSON of prices; its
  * script and style are files of the same origin, so the CSP allows nothing inline.
  */
-import type { HeaderList } from '../http/answer.js';
+import type { HeaderList } from '../../http/answer.js';
+import { PRODUCTS, REGIONS } from '../../prices/schema.js';
+import type { Snapshot } from '../../prices/snapshot.js';
 import type { OpenApiDocument } from '../openapi/document.js';
-import { PRODUCTS, REGIONS } from '../prices/schema.js';
-import type { Snapshot } from '../prices/snapshot.js';
 import { chartSvg } from './chart.js';
 import { apiDocsHtml } from './docs.js';
 import { esc } from './html.js';
