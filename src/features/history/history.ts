@@ -5,7 +5,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { ErrorKind } from '../../http/errors.js';
-import type { Prepared } from '../../http/routes.js';
+import type { Prepared } from '../../http/types.js';
 import { CSV_HEADER, type HistoryEntry, type RegionChoice, type Snapshot } from '../../prices/snapshot.js';
 
 const JSON_TYPE = 'application/json';

@@ -69,10 +69,6 @@ export const historicalRange = {
   ],
 };
 
-export const historicalCsv =
-  'effective_date,region,zone,price_basis,petrol_93,petrol_95,diesel_50ppm,diesel_500ppm\r\n' +
-  '2025-05-07,inland,,official_regional_reference,21.29,21.40,18.94,18.90\r\n';
-
 export const changes = {
   success: true,
   from: '2025-04',

@@ -5,34 +5,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../config/load.js';
-import type { HeaderList } from '../../http/answer.js';
+import { type StaticAnswer, staticAnswer } from '../../http/headers.js';
 
 const TYPES: Record<string, string> = {
   'page.js': 'text/javascript; charset=utf-8',
   'page.css': 'text/css; charset=utf-8',
   'favicon.svg': 'image/svg+xml',
 };
-
-export interface StaticAnswer {
-  headers: HeaderList;
-  body: string;
-}
-
-export function staticAnswer(contentType: string, body: string, cacheControl: string): StaticAnswer {
-  return {
-    body,
-    headers: [
-      'Content-Type',
-      contentType,
-      'Content-Length',
-      Buffer.byteLength(body),
-      'Cache-Control',
-      cacheControl,
-      'X-Content-Type-Options',
-      'nosniff',
-    ],
-  };
-}
 
 /** `/assets/NAME` → its answer. */
 export function pageAssets(): Map<string, StaticAnswer> {

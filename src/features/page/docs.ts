@@ -1,5 +1,5 @@
 /** The page's API docs, rendered from the OpenAPI document, with a curl line per endpoint. */
-import type { OpenApiDocument, Operation } from '../openapi/document.js';
+import type { OpenApiDocument, Operation } from '../../http/openapi.js';
 import { esc } from './html.js';
 
 /**

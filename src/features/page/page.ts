@@ -3,10 +3,10 @@
  * The HTML is rendered once per price set (like the envelopes) and holds no JSON of prices; its
  * script and style are files of the same origin, so the CSP allows nothing inline.
  */
-import type { HeaderList } from '../../http/answer.js';
+import type { HeaderList } from '../../http/headers.js';
+import type { OpenApiDocument } from '../../http/openapi.js';
 import { PRODUCTS, REGIONS } from '../../prices/schema.js';
 import type { Snapshot } from '../../prices/snapshot.js';
-import type { OpenApiDocument } from '../openapi/document.js';
 import { chartSvg } from './chart.js';
 import { apiDocsHtml } from './docs.js';
 import { esc } from './html.js';
@@ -49,11 +49,13 @@ const USAGE_BOX =
 
 export class PublicPage {
   private readonly pages = new WeakMap<Snapshot, RenderedPage>();
-  private readonly docs: string;
+  private docsHtml: string | null = null;
 
-  constructor(doc: OpenApiDocument) {
-    this.docs = apiDocsHtml(doc);
-  }
+  /**
+   * `document`: the API document, built from every route the features hand over, this page's
+   * among them; so it is read at the first render, once every route is known.
+   */
+  constructor(private readonly document: () => OpenApiDocument) {}
 
   render(snap: Snapshot): RenderedPage {
     let page = this.pages.get(snap);
@@ -93,8 +95,13 @@ export class PublicPage {
       `<section id="history"><h2>History</h2>${chartSvg(snap.history.map((e) => e.set))}` +
       '<p class="note">Solid lines coastal, dashed lines inland. A gap: no official price for that product and region.</p></section>' +
       `<section id="usage"><h2>Check your usage</h2>${USAGE_BOX}</section>` +
-      `<section id="docs"><h2>API</h2>${this.docs}</section>` +
+      `<section id="docs"><h2>API</h2>${this.docs()}</section>` +
       '</main></body></html>'
     );
+  }
+
+  private docs(): string {
+    this.docsHtml ??= apiDocsHtml(this.document());
+    return this.docsHtml;
   }
 }

@@ -9,14 +9,20 @@ import { performance } from 'node:perf_hooks';
 import { isGatewayError } from '../../errors.js';
 import { crashed, fail, failRetry, record } from '../../http/answer.js';
 import { storeError } from '../../http/context.js';
-import { answer, type Exchange, invalidKey, keyOf, refuse } from '../../http/metered.js';
+import { answer, invalidKey, keyOf, refuse } from '../../http/metered.js';
 import type { Target } from '../../http/request.js';
-import type { ProxyRoute } from '../../http/routes.js';
+import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 import { hasBody, isSafeProxyPath, type OriginProxy } from '../../upstream/proxy.js';
 
 type Counted = Extract<MeterResult, { kind: 'ok' }>;
+
+/** A `proxy_paths` entry (its name, the metrics label) and the proxy that forwards it. */
+export interface ProxyRoute {
+  name: string;
+  proxy: OriginProxy;
+}
 
 export function proxied(x: Exchange, route: ProxyRoute, target: Target): void {
   if (keyOf(x, target.search) === null) return;
@@ -62,7 +68,7 @@ async function admit(x: Exchange, route: ProxyRoute, target: Target): Promise<vo
 async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: Counted | null): Promise<void> {
   const { g } = x;
   const limit = counted?.entry.allowance.limit ?? 0;
-  const status = await (g.proxy as OriginProxy).forward(x.req, x.res, {
+  const status = await route.proxy.forward(x.req, x.res, {
     route: route.name,
     path: target.path,
     query: new URLSearchParams(target.search),

@@ -7,7 +7,8 @@
 import { isGatewayError } from '../../errors.js';
 import { crashed, fail, failRetry, send } from '../../http/answer.js';
 import { storeError } from '../../http/context.js';
-import { type Exchange, invalidKey, keyOf } from '../../http/metered.js';
+import { invalidKey, keyOf } from '../../http/metered.js';
+import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 
