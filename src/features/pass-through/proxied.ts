@@ -14,7 +14,8 @@ import type { Target } from '../../http/request.js';
 import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
-import { hasBody, isSafeProxyPath, type OriginProxy } from '../../upstream/proxy.js';
+import { hasBody, isSafeProxyPath } from '../../upstream/admission.js';
+import type { OriginProxy } from '../../upstream/proxy.js';
 
 type Counted = Extract<MeterResult, { kind: 'ok' }>;
 
