@@ -1,4 +1,4 @@
-import { proxyPathMatches } from '../config/schema.js';
+import { proxyPathMatches } from '../config/upstream.js';
 import { accessUrl } from '../log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { PLAIN_KEY_PARAM, redactUrl } from './request.js';
