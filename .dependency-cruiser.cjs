@@ -14,7 +14,8 @@
  *   5 upstream     upstream/ (the origin client: poller and pass-through engine)
  *   6 features     features/<name>/ (each hands its routes to the core), admin/ (the admin
  *                  listener and its operations)
- *   7 composition  app.ts, main.ts, cli/, cluster/
+ *   7 composition  app.ts, main.ts, cli/, cluster/, topology/ (the runner of `npm run topology`:
+ *                  it starts gateways as processes and imports no gateway code beyond config/)
  *
  * Type-only imports count (tsPreCompilationDeps): a type names the module it comes from as
  * surely as a value does.
@@ -26,7 +27,7 @@ const LAYERS = [
   { name: 'http', path: '^src/http/' },
   { name: 'upstream', path: '^src/upstream/' },
   { name: 'features', path: '^src/(features|admin)/' },
-  { name: 'composition', path: '^src/((app|main)\\.ts$|(cli|cluster)/)' },
+  { name: 'composition', path: '^src/((app|main)\\.ts$|(cli|cluster|topology)/)' },
 ];
 
 /** One rule per layer: nothing in it imports a layer above it. */
