@@ -10,7 +10,7 @@ import { trustedProxies } from './http/client.js';
 import { buildErrorAnswers } from './http/errors.js';
 import { publicHandler } from './http/public.js';
 import { close, createListener, listen } from './http/server.js';
-import { createAccount } from './keys/accounts.js';
+import { ensureDemoAccounts } from './keys/demo.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
 import { createLogging, type Logging } from './log.js';
 import { bookOptions, PriceBook } from './prices/book.js';
@@ -34,8 +34,10 @@ export interface App {
   log: Logger;
   publicAddress: AddressInfo;
   adminAddress: AddressInfo;
-  /** Keys of the demo accounts created at start (memory store only), by plan. */
+  /** Keys of the demo accounts created at start (memory store with no account yet), by plan. */
   demoKeys: Record<string, string>;
+  /** The developer demo account of an earlier start, when this one found accounts and created none. */
+  earlierDemoId: string | null;
   /**
    * Stops: in-flight requests finish, idle public connections are dropped after `drainMs`
    * (requests arriving meanwhile are answered, with `Connection: close`), then the store closes.
@@ -196,14 +198,20 @@ async function assemble(
   const adminAddress = await listen(adminServer, host, port);
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
 
-  const demoKeys: Record<string, string> = {};
-  if (config.demo_accounts && store.kind === 'memory') {
-    for (const [plan, p] of Object.entries(config.plans)) {
-      const limit = p.limit === undefined ? 100_000 : null;
-      demoKeys[plan] = (
-        await createAccount(store, config.plans, { plan, label: `demo ${plan}`, status: 'active', limit }, clock.now())
-      ).api_key;
-    }
-  }
-  return { config, store, book, meter, metrics, log, publicAddress, adminAddress, demoKeys };
+  const demo =
+    config.demo_accounts && store.kind === 'memory'
+      ? await ensureDemoAccounts(store, config.plans, clock.now())
+      : { keys: {}, earlierDeveloperId: null };
+  return {
+    config,
+    store,
+    book,
+    meter,
+    metrics,
+    log,
+    publicAddress,
+    adminAddress,
+    demoKeys: demo.keys,
+    earlierDemoId: demo.earlierDeveloperId,
+  };
 }
