@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
-import { privateConfig, serve } from '../helpers/cli.js';
+import { gatewayProcess, privateConfig, serve } from '../helpers/cli.js';
+import { startRedis } from '../helpers/redis.js';
 
 t.test('first run prints a curl line that answers with the simple envelope and real prices', async (t) => {
   const gw = serve(t);
@@ -101,5 +102,32 @@ t.test(
     t.equal((await fetch(`${api}?api_key=${api_key}`)).status, 200, 'the printed call gives a key that is answered');
     t.equal(await again.stop('SIGTERM'), 0);
     t.equal(accounts(config).length, 2, 'the customer and the one the operator created: no demo accounts');
+  },
+);
+
+t.test(
+  'a second gateway on a taken port is refused before it touches the store, naming the port setting',
+  async (t) => {
+    const redis = await startRedis(t);
+    const first = await gatewayProcess(t, privateConfig({ demo_accounts: false }), { REDIS_URL: redis.url });
+    await redis.cli('FLUSHALL');
+    const cases = [
+      {
+        env: { ADMIN_PORT: new URL(first.admin).port },
+        listener: 'admin',
+        setting: /ADMIN_PORT \(or listen\.admin\.port\)/,
+      },
+      { env: { PORT: new URL(first.base).port }, listener: 'public', setting: /PORT \(or listen\.public\.port\)/ },
+    ];
+    for (const { env, listener, setting } of cases) {
+      const second = serve(t, ['--config', privateConfig({ demo_accounts: false })], { REDIS_URL: redis.url, ...env });
+      t.equal(await new Promise((r) => second.child.on('exit', r)), 1, `${listener}: exit code 1`);
+      const lines = second.output().trim().split('\n');
+      t.equal(lines.length, 1, `${listener}: one line`);
+      t.match(lines[0], new RegExp(`^CONFIG_INVALID: ${listener} listener: 127\\.0\\.0\\.1:\\d+ is in use`));
+      t.match(lines[0], setting, `${listener}: the line says how to set its port`);
+      t.equal((await redis.cli('DBSIZE')).trim(), '0', `${listener}: nothing was written to Redis`);
+    }
+    t.equal((await fetch(`${first.base}/healthz`)).status, 200, 'the first gateway serves on');
   },
 );
