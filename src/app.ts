@@ -5,6 +5,7 @@ import { Operations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
+import { GatewayError } from './errors.js';
 import { currentPricesRoutes } from './features/current/index.js';
 import { healthRoutes } from './features/health/index.js';
 import { historyRoutes } from './features/history/index.js';
@@ -15,9 +16,9 @@ import { usageRoutes } from './features/usage/index.js';
 import { trustedProxies } from './http/client.js';
 import { buildErrorAnswers } from './http/errors.js';
 import { publicHandler } from './http/public.js';
-import { close, createListener, listen } from './http/server.js';
+import { type BoundListener, bind, close } from './http/server.js';
 import type { RouteDef } from './http/types.js';
-import { createAccount } from './keys/accounts.js';
+import { ensureDemoAccounts } from './keys/demo.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
 import { createLogging, type Logging } from './log.js';
 import { Metrics } from './metrics/metrics.js';
@@ -42,8 +43,10 @@ export interface App {
   log: Logger;
   publicAddress: AddressInfo;
   adminAddress: AddressInfo;
-  /** Keys of the demo accounts created at start (memory store only), by plan. */
+  /** Keys of the demo accounts created at start (memory store with no account yet), by plan. */
   demoKeys: Record<string, string>;
+  /** The developer demo account of an earlier start, when this one found accounts and created none. */
+  earlierDemoId: string | null;
   /**
    * Stops: in-flight requests finish, idle public connections are dropped after `drainMs`
    * (requests arriving meanwhile are answered, with `Connection: close`), then the store closes.
@@ -65,6 +68,8 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
   const own = opts.log === undefined ? createLogging(config.log) : null;
   const log = opts.log ?? (own as Logging).log;
   const droppedLogLines = opts.droppedLogLines ?? own?.droppedLines ?? (() => 0);
+  // Before the store: a second instance on a port already taken is refused before it writes anything.
+  const listeners = await bindListeners(config);
   const store = opts.store ?? createStore(config, log, clock.now);
   const cleanups: Cleanups = [() => store.close()];
   const closeAll = async (drainMs = 0): Promise<void> => {
@@ -73,9 +78,42 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
     log.flush();
   };
   try {
-    return { ...(await assemble(config, clock, log, droppedLogLines, store, cleanups)), close: closeAll };
+    return { ...(await assemble(config, clock, log, droppedLogLines, store, listeners, cleanups)), close: closeAll };
   } catch (err) {
     await closeAll();
+    // Closed already when assemble got as far as handing them their handlers; else closed here.
+    await Promise.all([close(listeners.public.server), close(listeners.admin.server)]);
+    throw err;
+  }
+}
+
+interface Listeners {
+  public: BoundListener;
+  admin: BoundListener;
+}
+
+// The setting that gives each listener its port, for the error when the port is taken.
+const PORT_SETTING = { public: 'PORT (or listen.public.port)', admin: 'ADMIN_PORT (or listen.admin.port)' } as const;
+
+/** Binds both listeners, or fails with an error that names the listener and the setting of its port. */
+async function bindListeners(config: Config): Promise<Listeners> {
+  const errors = buildErrorAnswers(config.messages);
+  const parserErrors = { bad: errors.bad_request, large: errors.headers_too_large, timeout: errors.request_timeout };
+  const bindOne = ({ host, port }: { host: string; port: number }, which: keyof Listeners): Promise<BoundListener> =>
+    bind(config.server, parserErrors, errors.unavailable, host, port).catch((err: NodeJS.ErrnoException) => {
+      const why =
+        err.code === 'EADDRINUSE' ? 'is in use (another gateway on this machine?)' : `cannot be bound (${err.message})`;
+      throw new GatewayError(
+        'CONFIG_INVALID',
+        `${which} listener: ${host}:${port} ${why}; give this instance its own ${which} port with ` +
+          `${PORT_SETTING[which]}. Nothing was started and the store was not touched.`,
+      );
+    });
+  const pub = await bindOne(config.listen.public, 'public');
+  try {
+    return { public: pub, admin: await bindOne(config.listen.admin, 'admin') };
+  } catch (err) {
+    await close(pub.server);
     throw err;
   }
 }
@@ -88,6 +126,7 @@ async function assemble(
   log: Logger,
   droppedLogLines: () => number,
   store: Store,
+  listeners: Listeners,
   cleanups: Cleanups,
 ): Promise<Omit<App, 'close'>> {
   const seed = async (): Promise<void> => {
@@ -138,7 +177,6 @@ async function assemble(
       () => false,
     );
   const errors = buildErrorAnswers(config.messages);
-  const parserErrors = { bad: errors.bad_request, large: errors.headers_too_large, timeout: errors.request_timeout };
 
   let proxy: OriginProxy | null = null;
   if (upstreamCfg) {
@@ -183,35 +221,37 @@ async function assemble(
     storeDataLost: () => store.dataLost(),
     routes: publicRoutes(config, storeReady, upstream, proxy),
   });
-  const publicServer = createListener(handler, config.server, parserErrors);
+  listeners.public.serve(handler);
   cleanups.push((drainMs) => {
     handler.gateway.draining = true;
-    return close(publicServer, drainMs, config.server.request_timeout_ms);
+    return close(listeners.public.server, drainMs, config.server.request_timeout_ms);
   });
-  const publicAddress = await listen(publicServer, config.listen.public.host, config.listen.public.port);
+  const publicAddress = listeners.public.address;
   log.info({ address: publicAddress }, 'public listener ready');
 
   const ops = new Operations(store, config, book, clock, auditLog(log));
-  const { host, port, token } = config.listen.admin;
-  const adminServer = createListener(
-    adminHandler(ops, metrics, token, log, config.server.max_headers),
-    config.server,
-    parserErrors,
-  );
-  cleanups.push(() => close(adminServer, 0, config.server.request_timeout_ms));
-  const adminAddress = await listen(adminServer, host, port);
+  const { token } = config.listen.admin;
+  listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers));
+  cleanups.push(() => close(listeners.admin.server, 0, config.server.request_timeout_ms));
+  const adminAddress = listeners.admin.address;
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
 
-  const demoKeys: Record<string, string> = {};
-  if (config.demo_accounts && store.kind === 'memory') {
-    for (const [plan, p] of Object.entries(config.plans)) {
-      const limit = p.limit === undefined ? 100_000 : null;
-      demoKeys[plan] = (
-        await createAccount(store, config.plans, { plan, label: `demo ${plan}`, status: 'active', limit }, clock.now())
-      ).api_key;
-    }
-  }
-  return { config, store, book, meter, metrics, log, publicAddress, adminAddress, demoKeys };
+  const demo =
+    config.demo_accounts && store.kind === 'memory'
+      ? await ensureDemoAccounts(store, config.plans, clock.now())
+      : { keys: {}, earlierDeveloperId: null };
+  return {
+    config,
+    store,
+    book,
+    meter,
+    metrics,
+    log,
+    publicAddress,
+    adminAddress,
+    demoKeys: demo.keys,
+    earlierDemoId: demo.earlierDeveloperId,
+  };
 }
 
 /**

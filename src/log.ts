@@ -1,61 +1,143 @@
+import { write, writeSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 
 // Lines collect up to this many bytes before one write; a quiet process still writes within FLUSH_MS.
 const BUFFER_BYTES = 16384;
 const FLUSH_MS = 1000;
+// One write takes at most this much of what is waiting.
+const MAX_WRITE = 4 * BUFFER_BYTES;
+// A full pipe (EAGAIN) is tried again after this.
+const RETRY_MS = 100;
+// How long flushSync waits on a full pipe before it drops the rest: an exit must not wait on a reader.
+const FLUSH_SYNC_MS = 1000;
+const STDOUT = 1;
 
 export interface Logging {
   log: Logger;
   /** Starts writing what is buffered now (lines worth seeing at once: start-up). */
   flush(): void;
-  /** Writes out every buffered line before returning: on shutdown and before a fatal exit. */
+  /**
+   * Writes out every buffered line before returning, on shutdown and before a fatal exit. Lines
+   * it cannot write (stdout's reader gone, or a pipe full for FLUSH_SYNC_MS) are dropped and
+   * counted: it returns at once when the reader is gone.
+   */
   flushSync(): void;
-  /** Lines dropped since start because output could not keep up (`log.max_buffer_bytes`). */
+  /** Lines dropped since start: output could not keep up (`log.max_buffer_bytes`), or nothing reads it. */
   droppedLines(): number;
 }
 
 /**
- * JSON logs on stdout through one asynchronous, buffered pino destination (sonic-boom), so
- * neither a slow log sink nor a write per line stalls the event loop. Keys are redacted wherever
- * they could appear as fields (URLs are redacted where they are logged), and anything shaped like
- * a key is scrubbed from every line (scrubKeys).
+ * Asynchronous writes to a file descriptor, one at a time, holding at most `maxBytes` waiting
+ * (beyond it data goes to `drop`). A write error other than EAGAIN means the reader is gone
+ * (EPIPE: a crashed log shipper, a closed terminal, a restarted supervisor): from then on
+ * everything goes to `drop`. sonic-boom, used before, retried any error in its flushSync every
+ * 100 ms for ever, so SIGTERM with a dead stdout never ended.
+ */
+class Output {
+  /** Nothing can be written any more. */
+  gone = false;
+  private queue: Buffer[] = [];
+  /** Bytes queued or being written. */
+  private held = 0;
+  private writing = false;
+
+  constructor(
+    private readonly fd: number,
+    private readonly maxBytes: number,
+    private readonly drop: (data: Buffer) => void,
+  ) {}
+
+  write(data: Buffer): void {
+    if (this.gone || this.held + data.length > this.maxBytes) return this.drop(data);
+    this.queue.push(data);
+    this.held += data.length;
+    if (!this.writing) this.next();
+  }
+
+  /**
+   * Writes what is queued, synchronously. A write still in flight finishes on its own, maybe
+   * after these (as with sonic-boom): only at exit, where order matters less than getting out.
+   */
+  flushSync(): void {
+    const end = Date.now() + FLUSH_SYNC_MS;
+    for (let chunk = this.take(); chunk !== null; chunk = this.take()) {
+      while (chunk.length > 0) {
+        try {
+          const n = writeSync(this.fd, chunk);
+          this.held -= n;
+          chunk = chunk.subarray(n);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= end) return this.die(chunk);
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+        }
+      }
+    }
+  }
+
+  private next(): void {
+    const chunk = this.take();
+    this.writing = chunk !== null;
+    if (chunk) this.send(chunk);
+  }
+
+  /** What is queued, joined up to MAX_WRITE (one buffer at least); null when nothing is. */
+  private take(): Buffer | null {
+    let n = 0;
+    let bytes = 0;
+    for (const b of this.queue) {
+      if (n > 0 && bytes + b.length > MAX_WRITE) break;
+      bytes += b.length;
+      n++;
+    }
+    if (n === 0) return null;
+    const parts = this.queue.splice(0, n);
+    return n === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, bytes);
+  }
+
+  private send(chunk: Buffer): void {
+    write(this.fd, chunk, (err, n) => {
+      if (this.gone) return this.drop(chunk.subarray(err ? 0 : n));
+      if (err?.code === 'EAGAIN') return void setTimeout(() => this.send(chunk), RETRY_MS).unref();
+      if (err) return this.die(chunk);
+      this.held -= n;
+      if (n < chunk.length) this.send(chunk.subarray(n));
+      else this.next();
+    });
+  }
+
+  private die(unwritten: Buffer): void {
+    this.gone = true;
+    for (const b of [unwritten, ...this.queue.splice(0)]) this.drop(b);
+  }
+}
+
+/**
+ * JSON logs on stdout through one asynchronous, buffered writer (Output), so neither a slow log
+ * sink nor a write per line stalls the event loop. Keys are redacted wherever they could appear
+ * as fields (URLs are redacted where they are logged), and anything shaped like a key is
+ * scrubbed from every line (scrubKeys).
  *
- * Lines are joined here, as text, and handed to sonic-boom as one Buffer per BUFFER_BYTES: in its
- * string mode sonic-boom measures the UTF-8 length of its whole buffer on every line, and a
- * Buffer made per line cost the access log 0.4 µs a line (perf, `npm run bench`).
+ * Lines are joined here, as text, and written as one Buffer per BUFFER_BYTES: a Buffer made per
+ * line cost the access log 0.4 µs a line (perf, `npm run bench`).
  *
  * While stdout takes nothing (a stalled log shipper, a pipe nobody reads), output waits in memory
  * up to `maxBufferBytes`; beyond that it is dropped, since holding it all grew a loaded gateway by
  * 6 MiB a second until it ran out of memory. Once output flows again, one warning says how many
- * lines were lost.
+ * lines were lost. Once stdout's reader is gone, every line is dropped and counted.
  */
 export function createLogging(settings: { level: string; max_buffer_bytes: number }): Logging {
-  const boom = pino.destination({
-    sync: false,
-    minLength: BUFFER_BYTES,
-    maxWrite: 4 * BUFFER_BYTES,
-    maxLength: settings.max_buffer_bytes,
-    contentMode: 'buffer',
-  });
-  const writeBuffer = boom.write.bind(boom) as unknown as (data: Buffer) => boolean;
-  let open = true;
   let pending = '';
   let dropped = 0;
   let reported = 0;
   let droppedSinceTick = false;
-  boom.on('close', () => (open = false));
-  boom.on('drop', (data: Buffer) => {
+  const output = new Output(STDOUT, settings.max_buffer_bytes, (data) => {
     dropped += countLines(data);
     droppedSinceTick = true;
   });
   const push = (): void => {
     if (pending === '') return;
-    if (open) writeBuffer(Buffer.from(pending));
+    output.write(Buffer.from(pending));
     pending = '';
-  };
-  const flush = (): void => {
-    push();
-    if (open) boom.flush();
   };
   const log = createLogger(settings.level, {
     write: (line: string) => {
@@ -64,20 +146,20 @@ export function createLogging(settings: { level: string; max_buffer_bytes: numbe
     },
   });
   setInterval(() => {
-    // A second without drops: output flows again, so the warning can get through.
-    if (dropped > reported && !droppedSinceTick) {
+    // A second without drops: output flows again, so the warning can get through (never once the reader is gone).
+    if (dropped > reported && !droppedSinceTick && !output.gone) {
       log.warn({ dropped_lines: dropped - reported }, 'log output could not keep up: lines were dropped');
       reported = dropped;
     }
     droppedSinceTick = false;
-    flush();
+    push();
   }, FLUSH_MS).unref();
   return {
     log,
-    flush,
+    flush: push,
     flushSync: () => {
       push();
-      if (open) boom.flushSync();
+      output.flushSync();
     },
     droppedLines: () => dropped,
   };

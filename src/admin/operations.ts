@@ -111,9 +111,14 @@ export class Operations {
     // A converted trial is a computed state; the first change writes it down, so the change
     // neither restarts the billing cycle from the trial's start nor resets requests_used.
     const a = this.allowance(stored);
+    // A new plan comes with its own allowance: the account's own limit was agreed for the old
+    // plan (an enterprise million kept on a downgrade to business). A limit given with the
+    // change is the new one; a plan without a default limit (enterprise) then needs one.
+    const planChanges = patch.plan !== undefined && patch.plan !== (a?.plan ?? stored.plan);
+    const limited = planChanges && patch.limit === undefined ? { ...patch, limit: null } : patch;
     const materialised = a?.converted
-      ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...patch }
-      : patch;
+      ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...limited }
+      : limited;
     const account = await updateAccount(this.store, this.config.plans, stored, materialised);
     const fields = Object.keys(materialised) as Array<keyof typeof materialised>;
     const pick = (a: Account): Record<string, unknown> => Object.fromEntries(fields.map((f) => [f, a[f]]));

@@ -12,7 +12,7 @@ import type { Args } from './args.js';
 export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--label L] [--limit N] [--anchor ISO] [--status S]
        fuel-gateway accounts list [--status S] [--plan P] [--label L] [--limit N] [--cursor C]
        fuel-gateway accounts show|disable|enable|rotate-key|delete ID
-       fuel-gateway accounts set-plan ID PLAN
+       fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
        fuel-gateway prices cancel DATE       (a set still scheduled)
        fuel-gateway prices show|history`;
@@ -68,8 +68,12 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
       return ops.rotateKey(need(a, 'account id'), FROM);
     case 'accounts delete':
       return ops.deleteAccount(need(a, 'account id'), FROM);
-    case 'accounts set-plan':
-      return ops.patchAccount(need(a, 'account id'), { plan: need(b, 'plan') }, FROM);
+    case 'accounts set-plan': {
+      // Without --limit the account's own limit goes: the new plan's allowance applies.
+      const body: Record<string, unknown> = { plan: need(b, 'plan') };
+      if (options.has('limit')) body['limit'] = numberOrText(options.get('limit'));
+      return ops.patchAccount(need(a, 'account id'), body, FROM);
+    }
     case 'prices publish':
       return ops.publishPrices(readJsonFile(need(a, 'price-set file')), FROM);
     case 'prices cancel':

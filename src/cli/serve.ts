@@ -1,10 +1,41 @@
 import cluster from 'node:cluster';
+import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { startApp } from '../app.js';
+import { type App, startApp } from '../app.js';
 import { clusterMetricsText } from '../cluster/metrics.js';
 import { READY, runPrimary } from '../cluster/primary.js';
 import type { Config } from '../config/schema.js';
 import { createLogging, exitOnFatal } from '../log.js';
+
+/** A listener's address as a URL host: a wildcard bind is reached on localhost. */
+function urlHost({ address, family }: AddressInfo): string {
+  if (address === '0.0.0.0' || address === '::') return 'localhost';
+  return family === 'IPv6' ? `[${address}]` : address;
+}
+
+/**
+ * What the start says about demo accounts (memory store with `demo_accounts`): a curl line with
+ * a fresh key on the first start; on a restart, which created none, the exact admin API call that
+ * gives a key, since the earlier keys are stored hashed and cannot be shown again. (The CLI's
+ * `accounts` commands cannot reach the memory store inside the running server.)
+ */
+function demoBanner(app: App): string {
+  if (!app.config.demo_accounts || app.store.kind !== 'memory') return '';
+  const api = `http://${urlHost(app.publicAddress)}:${app.publicAddress.port}/fuel-api/api/simple-current.php`;
+  const trialKey = app.demoKeys['developer'];
+  if (trialKey !== undefined)
+    return `\nDemo accounts created (memory store). Try the developer-trial key:\n\n  curl '${api}?api_key=${trialKey}'\n\n`;
+  const admin = `http://${urlHost(app.adminAddress)}:${app.adminAddress.port}/admin/accounts`;
+  const auth = app.config.listen.admin.token === '' ? '' : ` -H "Authorization: Bearer $ADMIN_TOKEN"`;
+  const getKey =
+    app.earlierDemoId === null
+      ? `No demo accounts created: the store already has accounts. Create a developer-trial key:\n\n` +
+        `  curl -X POST${auth} -H 'Content-Type: application/json' -d '{"plan":"developer"}' ${admin}\n\n`
+      : `Demo accounts exist from an earlier start (memory store); their keys are stored hashed and cannot be\n` +
+        `shown again. A new key for the developer demo account (its old key stops working):\n\n` +
+        `  curl -X POST${auth} ${admin}/${app.earlierDemoId}/rotate-key\n\n`;
+  return `\n${getKey}then, with the "api_key" of its answer:\n\n  curl '${api}?api_key=KEY'\n\n`;
+}
 
 /**
  * Runs the gateway until SIGINT/SIGTERM, then drains in-flight requests and exits. With
@@ -22,16 +53,9 @@ export async function runServe(config: Config): Promise<void> {
     app.metrics.clusterWide(clusterMetricsText(app.metrics.registry));
     process.send?.(READY);
   }
-  const trialKey = app.demoKeys['developer'];
-  if (trialKey !== undefined) {
-    const { address, port, family } = app.publicAddress;
-    const host = address === '0.0.0.0' || address === '::' ? 'localhost' : family === 'IPv6' ? `[${address}]` : address;
-    // The one place a key is printed: on the console at first run, not in a log line.
-    process.stdout.write(
-      `\nDemo accounts created (memory store). Try the developer-trial key:\n\n` +
-        `  curl 'http://${host}:${port}/fuel-api/api/simple-current.php?api_key=${trialKey}'\n\n`,
-    );
-  }
+  const banner = demoBanner(app);
+  // The one place a key is printed: on the console at first run, not in a log line.
+  if (banner !== '') process.stdout.write(banner);
   // Idle keep-alive connections get this long to send a request already on its way.
   const drainMs = Math.min(1000, config.server.keep_alive_timeout_ms);
   let stopping = false;

@@ -122,6 +122,43 @@ export function listen(server: Server, host: string, port: number): Promise<Addr
   });
 }
 
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A listener bound before the app behind it exists: see `bind`. */
+export interface BoundListener {
+  server: Server;
+  address: AddressInfo;
+  /** From now on requests go to `handler`. */
+  serve(handler: Handler): void;
+}
+
+/**
+ * Creates and binds a listener whose handler comes later, so that a port already taken stops the
+ * start before anything else (the store) is touched. Until `serve`, a request is answered
+ * `notReady` (503 with Retry-After) and its connection closed: the app behind it is still starting.
+ */
+export async function bind(
+  settings: Config['server'],
+  answers: ParserAnswers,
+  notReady: ErrorAnswer,
+  host: string,
+  port: number,
+): Promise<BoundListener> {
+  let handler: Handler = (_req, res) => {
+    res.writeHead(notReady.status, {
+      'Content-Type': 'application/json',
+      'Content-Length': notReady.length,
+      'Cache-Control': 'no-store',
+      'Retry-After': '1',
+      Connection: 'close',
+    });
+    res.end(notReady.body);
+  };
+  const server = createListener((req, res) => handler(req, res), settings, answers);
+  const address = await listen(server, host, port);
+  return { server, address, serve: (h) => (handler = h) };
+}
+
 /**
  * Stops accepting, lets in-flight requests finish, and after `graceMs` closes every socket that
  * has no answer pending (idle keep-alive, never used, or a head still trickling in: Node stops its

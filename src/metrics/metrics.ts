@@ -115,7 +115,8 @@ export class Metrics {
       aggregator: 'min',
       collect() {
         const at = sources.snapshotEffectiveMs();
-        this.set(at === null ? 0 : (sources.now() - at) / 1000);
+        // 0 while a set served ahead of its date (an origin's) has not reached it, as /readyz says.
+        this.set(at === null ? 0 : Math.max(0, sources.now() - at) / 1000);
       },
     });
     new Counter({

@@ -30,10 +30,23 @@ export interface PriceBookOptions {
  * The price history and the snapshot in effect. It reloads when the store announces a change
  * and switches by itself when a scheduled set's effective time arrives: by timer, and also on
  * the first request past that time, so a late timer never serves an outdated set.
+ *
+ * One rule decides what every view shows (current.php, GET /admin/prices, /readyz,
+ * historical.php, changes.php): the set served as current is in effect, and so is every set
+ * dated before it and every set whose effective time (00:01 local on its date) has come. Those
+ * are the history; the rest are scheduled. Without an origin the set served as current is the
+ * newest whose time has come, so this is the date rule. In front of an origin it is the newest
+ * set the origin called current, whatever its date (see currentOf): a set the origin serves
+ * before its date is current, and in the history, from the moment the gateway has it, never
+ * scheduled. Its age (/readyz `age_days`, the age metric) counts from its effective time and is
+ * 0 until that time: the prices are as fresh as they come, and a negative age would read as a
+ * clock fault.
  */
 export class PriceBook {
   private history: PriceSet[] = [];
   private times: number[] = [];
+  /** In front of an origin: how many sets, oldest first, run up to the origin's newest (in effect, whatever the date). */
+  private servedUpTo = 0;
   private snap: Snapshot = EMPTY_SNAPSHOT;
   /** How many sets of the history the snapshot was built from; -1 forces a rebuild. */
   private builtCount = -1;
@@ -68,6 +81,10 @@ export class PriceBook {
     this.loadApplied = ticket;
     this.history = history;
     this.times = history.map((s) => effectiveMs(s.effective_date, this.opts.zone));
+    this.servedUpTo = 0;
+    if (this.opts.upstreamOnly)
+      for (let i = history.length; i > 0 && this.servedUpTo === 0; i--)
+        if ((history[i - 1] as PriceSet).origin === 'upstream') this.servedUpTo = i;
     this.builtCount = -1;
     this.switchTo(this.clock.now());
   }
@@ -120,10 +137,11 @@ export class PriceBook {
     this.timer = undefined;
   }
 
+  /** How many sets, oldest first, are in effect at `now` (the rule above). */
   private countInEffect(now: number): number {
     let n = 0;
     while (n < this.times.length && (this.times[n] as number) <= now) n++;
-    return n;
+    return Math.max(n, this.servedUpTo);
   }
 
   private switchTo(now: number): void {
@@ -145,12 +163,8 @@ export class PriceBook {
    * authority on what is current, even when its clock or early publication runs ahead of ours.
    */
   private currentOf(count: number): { set: PriceSet; effectiveMs: number } | null {
-    const last = this.opts.upstreamOnly ? this.history.length : count;
-    for (let i = last - 1; i >= 0; i--) {
-      const set = this.history[i] as PriceSet;
-      if (!this.opts.upstreamOnly || set.origin === 'upstream') return { set, effectiveMs: this.times[i] as number };
-    }
-    return null;
+    const i = this.opts.upstreamOnly ? this.servedUpTo - 1 : count - 1;
+    return i < 0 ? null : { set: this.history[i] as PriceSet, effectiveMs: this.times[i] as number };
   }
 
   private arm(now: number): void {

@@ -249,3 +249,44 @@ t.test('every admin change writes one audit line: what, which, from where; never
   for (const key of keys) t.notOk(text.includes(key.slice(4, 20)), 'no key');
   t.notMatch(text, /[0-9a-f]{64}|key_hash|api_key/, 'no key hash');
 });
+
+t.test(
+  'a plan change drops the account’s own limit unless one comes with it; the audit line puts it back',
+  async (t) => {
+    const gw = await startGateway(t, { demo_accounts: false }, { clock: new ManualClock(NOW) });
+    const created = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'enterprise', limit: 1_000_000 });
+    const { id } = created.body.account;
+    const key = created.body.api_key as string;
+    const served = async (): Promise<{ plan_type: string; request_limit: number }> =>
+      (
+        (await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as {
+          usage: { plan_type: string; request_limit: number };
+        }
+      ).usage;
+    t.match(await served(), { plan_type: 'enterprise', request_limit: 1_000_000 });
+
+    const down = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'business' });
+    t.match(down.body.account, { plan: 'business', limit: null }, 'the enterprise limit goes with the plan');
+    t.match(await served(), { plan_type: 'business', request_limit: 10_000 }, 'the business allowance applies at once');
+    const audit = gw
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('"account.update"'))
+      .map((l) => (JSON.parse(l) as { audit: { before: Record<string, unknown> } }).audit);
+    t.same(audit[0]?.before, { plan: 'enterprise', limit: 1_000_000 }, 'the audit line has the limit as it was');
+    const undone = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, audit[0]?.before);
+    t.match(undone.body.account, { plan: 'enterprise', limit: 1_000_000 }, 'and PATCHing it back undoes the change');
+
+    const given = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'starter', limit: 5000 });
+    t.match(given.body.account, { plan: 'starter', limit: 5000 }, 'a limit given with the change is the new one');
+    const same = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'starter', label: 'same plan' });
+    t.match(
+      same.body.account,
+      { plan: 'starter', limit: 5000 },
+      'naming the plan it has is no change: the limit stays',
+    );
+    const up = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { plan: 'enterprise' });
+    t.match(up, { status: 400, body: { message: 'limit: plan "enterprise" has no default limit; give one' } });
+    t.match((await adminCall(gw, 'GET', `/admin/accounts/${id}`)).body.account, { plan: 'starter', limit: 5000 });
+  },
+);

@@ -1,6 +1,6 @@
 import { Agent, get } from 'node:http';
 import t from 'tap';
-import { gatewayProcess, privateConfig } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess, privateConfig } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
@@ -57,3 +57,50 @@ t.test('a stdout that takes nothing costs log lines, not memory: counted, then r
   t.pass('access lines are written again');
   t.equal(await gw.stop('SIGTERM'), 0, 'and SIGTERM still stops it cleanly');
 });
+
+/** SIGTERM, then the exit code and how long it took; null code if still running after `ms` (then killed on teardown). */
+async function stopWithin(gw: GatewayProcess, ms: number): Promise<{ code: number | null; ms: number }> {
+  const started = Date.now();
+  const exited = new Promise<number | null>((resolve) => gw.child.once('exit', (code) => resolve(code)));
+  gw.child.kill('SIGTERM');
+  const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), ms))]);
+  return { code, ms: Date.now() - started };
+}
+
+// The drain time is 1 s (min(1000, keep_alive_timeout_ms)); 5 s leaves room for a loaded host.
+const EXIT_BOUND_MS = 5000;
+
+t.test('SIGTERM right after stdout’s reader is gone exits 0 within the drain time', async (t) => {
+  const gw = await gatewayProcess(t, privateConfig({ demo_accounts: false }));
+  // The parent closes its end of the child's stdout: the next write gets EPIPE. Nothing was
+  // logged since, so the first write to fail is the one of the shutdown.
+  gw.child.stdout?.destroy();
+  const { code, ms } = await stopWithin(gw, EXIT_BOUND_MS);
+  t.equal(code, 0, `exit code 0 (after ${ms} ms; bound ${EXIT_BOUND_MS} ms)`);
+});
+
+t.test(
+  'with stdout’s reader gone, lines are dropped and counted, requests answered, and SIGTERM still stops it',
+  async (t) => {
+    const gw = await gatewayProcess(t, privateConfig({ demo_accounts: false }));
+    gw.child.stdout?.destroy();
+    const requests = 200;
+    const statuses = new Set<number>();
+    for (let i = 0; i < requests; i++) {
+      const r = await fetch(`${gw.base}${SIMPLE}`, { headers: { connection: 'close' } });
+      await r.arrayBuffer();
+      statuses.add(r.status);
+    }
+    t.same([...statuses], [401], 'every request is answered (401: no key), each with an access line');
+    // Written within a second (FLUSH_MS), refused, and counted.
+    await waitFor(
+      'the access lines counted as dropped',
+      async () => (await droppedMetric(gw.admin)) >= requests,
+      10_000,
+    );
+    t.pass(`${await droppedMetric(gw.admin)} lines dropped and counted (${requests} requests)`);
+    t.equal((await fetch(`${gw.base}/healthz`)).status, 200, '/healthz still answers');
+    const { code, ms } = await stopWithin(gw, EXIT_BOUND_MS);
+    t.equal(code, 0, `exit code 0 (after ${ms} ms; bound ${EXIT_BOUND_MS} ms)`);
+  },
+);

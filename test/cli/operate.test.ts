@@ -47,7 +47,18 @@ t.test('accounts and prices commands run the admin operations against the shared
   t.equal(shown.code, 0, shown.stderr);
   t.equal(planned.json.account.plan, 'business');
   const after = await cli('accounts', 'show', id);
-  t.match(after.json.usage, { plan_type: 'business', requests_used: 1, request_limit: 3, request_period: 'monthly' });
+  t.match(
+    after.json.usage,
+    { plan_type: 'business', requests_used: 1, request_limit: 10000, request_period: 'monthly' },
+    'the plan change dropped the own limit of 3: the business allowance',
+  );
+  const enterprise = await cli('accounts', 'set-plan', id, 'enterprise');
+  t.equal(enterprise.code, 1, 'enterprise without --limit is refused');
+  t.match(enterprise.stderr, /^BAD_REQUEST: limit: plan "enterprise" has no default limit; give one$/m);
+  const limited = await cli('accounts', 'set-plan', id, 'enterprise', '--limit', '1000000');
+  t.match(limited.json?.account, { plan: 'enterprise', limit: 1_000_000 }, limited.stderr);
+  const down = await cli('accounts', 'set-plan', id, 'business');
+  t.match(down.json?.account, { plan: 'business', limit: null }, 'the downgrade keeps no enterprise allowance');
 
   const disabled = await cli('accounts', 'disable', id);
   t.equal(disabled.json.account.status, 'inactive');

@@ -1,5 +1,8 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import t from 'tap';
-import { serve } from '../helpers/cli.js';
+import { gatewayProcess, privateConfig, serve } from '../helpers/cli.js';
+import { startRedis } from '../helpers/redis.js';
 
 t.test('first run prints a curl line that answers with the simple envelope and real prices', async (t) => {
   const gw = serve(t);
@@ -35,3 +38,96 @@ t.test('a bad config stops the start with the problem named', async (t) => {
   t.equal(await new Promise((r) => gw.child.on('exit', r)), 1);
   t.match(gw.output(), /environment PORT: listen\.public\.port: /);
 });
+
+/** The accounts in the memory-store file next to `config`. */
+const accounts = (config: string): Array<{ label: string }> =>
+  (
+    JSON.parse(readFileSync(join(dirname(config), 'memory-store.json'), 'utf8')) as {
+      accounts: Array<{ label: string }>;
+    }
+  ).accounts;
+
+t.test(
+  'a restart on the same state file adds no account and prints the admin call that gives a working key',
+  async (t) => {
+    const config = privateConfig();
+    const first = serve(t, ['--config', config]);
+    await first.waitFor(/curl '(http:\/\/[^']+)'/);
+    t.equal(await first.stop('SIGTERM'), 0);
+    t.same(
+      accounts(config)
+        .map((a) => a.label)
+        .sort(),
+      ['demo business', 'demo developer', 'demo enterprise', 'demo starter'],
+    );
+
+    for (const start of [2, 3]) {
+      const again = serve(t, ['--config', config]);
+      const [, rotate] = await again.waitFor(/curl -X POST (http:\/\/\S+\/rotate-key)\n/);
+      const [, api] = await again.waitFor(/curl '(http:\/\/[^']+)\?api_key=KEY'/);
+      const { api_key } = (await (await fetch(rotate as string, { method: 'POST' })).json()) as { api_key: string };
+      const r = await fetch(`${api}?api_key=${api_key}`);
+      t.equal(r.status, 200, `start ${start}: the printed call gives a key that is answered`);
+      t.equal(((await r.json()) as { usage: { plan_type: string } }).usage.plan_type, 'developer');
+      t.equal(await again.stop('SIGTERM'), 0);
+      t.equal(accounts(config).length, 4, `start ${start}: still the four demo accounts`);
+    }
+  },
+);
+
+t.test(
+  'a store that has accounts but no demo account gets none, and the start prints the call that creates a key',
+  async (t) => {
+    const config = privateConfig({ demo_accounts: false });
+    const first = serve(t, ['--config', config]);
+    const [line] = await first.waitFor(/^\{.*"msg":"admin listener ready".*$/m);
+    const admin = `http://127.0.0.1:${(JSON.parse(line) as { address: { port: number } }).address.port}`;
+    const created = await fetch(`${admin}/admin/accounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ plan: 'starter', label: 'a customer' }),
+    });
+    t.equal(created.status, 201);
+    t.equal(await first.stop('SIGTERM'), 0);
+
+    const withDemo = join(dirname(config), 'with-demo.yaml');
+    writeFileSync(withDemo, JSON.stringify({ store: { memory: { file: 'memory-store.json' } } }));
+    const again = serve(t, ['--config', withDemo]);
+    const [, body, url] = await again.waitFor(
+      /curl -X POST -H 'Content-Type: application\/json' -d '(\{[^']+\})' (\S+)\n/,
+    );
+    const [, api] = await again.waitFor(/curl '(http:\/\/[^']+)\?api_key=KEY'/);
+    const made = await fetch(url as string, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const { api_key } = (await made.json()) as { api_key: string };
+    t.equal((await fetch(`${api}?api_key=${api_key}`)).status, 200, 'the printed call gives a key that is answered');
+    t.equal(await again.stop('SIGTERM'), 0);
+    t.equal(accounts(config).length, 2, 'the customer and the one the operator created: no demo accounts');
+  },
+);
+
+t.test(
+  'a second gateway on a taken port is refused before it touches the store, naming the port setting',
+  async (t) => {
+    const redis = await startRedis(t);
+    const first = await gatewayProcess(t, privateConfig({ demo_accounts: false }), { REDIS_URL: redis.url });
+    await redis.cli('FLUSHALL');
+    const cases = [
+      {
+        env: { ADMIN_PORT: new URL(first.admin).port },
+        listener: 'admin',
+        setting: /ADMIN_PORT \(or listen\.admin\.port\)/,
+      },
+      { env: { PORT: new URL(first.base).port }, listener: 'public', setting: /PORT \(or listen\.public\.port\)/ },
+    ];
+    for (const { env, listener, setting } of cases) {
+      const second = serve(t, ['--config', privateConfig({ demo_accounts: false })], { REDIS_URL: redis.url, ...env });
+      t.equal(await new Promise((r) => second.child.on('exit', r)), 1, `${listener}: exit code 1`);
+      const lines = second.output().trim().split('\n');
+      t.equal(lines.length, 1, `${listener}: one line`);
+      t.match(lines[0], new RegExp(`^CONFIG_INVALID: ${listener} listener: 127\\.0\\.0\\.1:\\d+ is in use`));
+      t.match(lines[0], setting, `${listener}: the line says how to set its port`);
+      t.equal((await redis.cli('DBSIZE')).trim(), '0', `${listener}: nothing was written to Redis`);
+    }
+    t.equal((await fetch(`${first.base}/healthz`)).status, 200, 'the first gateway serves on');
+  },
+);

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';
-import { startRedis } from '../helpers/redis.js';
+import { freePort, startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
@@ -106,3 +106,27 @@ t.test(
     t.pass(`ready again ${took} ms later`);
   },
 );
+
+t.test('while the store is still opening at start, the bound listeners answer 503 with Retry-After', async (t) => {
+  const redis = await startRedis(t);
+  // Frozen: the start waits on its first command (long timeouts: waiting, not failing).
+  redis.pause();
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const starting = startGateway(t, {
+    listen: { public: { port }, admin: { port: adminPort } },
+    store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 20_000, connect_timeout_ms: 20_000 } },
+  });
+  let early: Response | undefined;
+  await waitFor('an answer from the public port', async () => {
+    early = await fetch(`http://127.0.0.1:${port}/healthz`);
+    return true;
+  });
+  t.equal(early?.status, 503);
+  t.equal(early?.headers.get('retry-after'), '1');
+  t.equal(early?.headers.get('connection'), 'close');
+  t.equal(await early?.text(), '{"success":false,"message":"Service temporarily unavailable."}');
+  t.equal((await fetch(`http://127.0.0.1:${adminPort}/metrics`)).status, 503, 'the admin port too');
+  redis.resume();
+  const gw = await starting;
+  t.equal((await gw.get('/healthz')).status, 200, 'served once the start is done');
+});

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { adminCall } from '../helpers/admin.js';
 import { newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startOrigin, type TestOrigin } from '../helpers/origin.js';
@@ -238,12 +239,46 @@ t.test('a set published by an operator in front of an origin goes to history, ne
   t.equal(gw.app.book.current()?.set.effective_date, '2026-11-04', 'the newer local set is not served as current');
 });
 
-t.test("the origin's current set is current even when its date is ahead of the gateway's clock", async (t) => {
+t.test("an origin's set dated ahead of the gateway's clock is current in every view, never scheduled", async (t) => {
+  // Days ahead of today, whatever day the suite runs: the set is served before its date.
+  const ahead = (days: number): string => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+  const [soon, later] = [ahead(40), ahead(75)];
   const origin = await startOrigin(t);
-  origin.setPrice('25.80', '2027-01-06');
+  origin.setPrice('25.80', soon);
   const gw = await gatewayFor(t, origin);
   await waitFor('ready', async () => (await ready(gw)).status === 200, 5000);
-  t.equal(gw.app.book.current()?.set.effective_date, '2027-01-06');
+  const { api_key } = await newAccount(gw, { plan: 'starter' }, Date.now());
+  const dates = (sets: Array<{ effective_date: string }>): string[] => sets.map((s) => s.effective_date);
+  const views = async (date: string) => {
+    const [y, m] = date.split('-');
+    const month = `${y}-${m}`;
+    const get = async (path: string) => (await (await gw.get(`${path}&api_key=${api_key}`)).json()) as any;
+    return {
+      simple: (await get(`${SIMPLE}?`)).effective_date as string,
+      prices: (await adminCall(gw, 'GET', '/admin/prices')).body,
+      history: dates((await adminCall(gw, 'GET', '/admin/prices/history')).body.history),
+      readyz: (await ready(gw)).body as unknown as { effective_date: string; age_days: number; stale: boolean },
+      historical: dates((await get(`/fuel-api/api/historical.php?month=${Number(m)}&year=${y}`)).results),
+      changes: (await get(`/fuel-api/api/changes.php?from=${month}&to=${month}`)).results,
+      age: await metric(gw, /^fuel_gateway_price_snapshot_age_seconds (\S+)$/m),
+    };
+  };
+  const first = await views(soon);
+  t.equal(first.simple, soon, 'served as current');
+  t.equal(first.prices.current.effective_date, soon, 'GET /admin/prices: current');
+  t.same(dates(first.prices.scheduled), [], 'and not scheduled');
+  t.equal(first.history.at(-1), soon, 'the newest of /admin/prices/history');
+  t.match(first.readyz, { effective_date: soon, age_days: 0, stale: false }, '/readyz: its date, age 0 until then');
+  t.equal(first.age, 0, 'the age metric is 0, not negative');
+  t.same(first.historical, [soon], 'historical.php of its month has it');
+  t.match(first.changes, [{ effective_date: soon, previous_effective_date: /^\d{4}-\d{2}-\d{2}$/ }], 'changes.php too');
+
+  origin.setPrice('25.95', later);
+  await waitFor('the later set', async () => (await ready(gw)).body.upstream.effective_date === later, 5000);
+  const second = await views(later);
+  t.same(dates(second.prices.scheduled), [], 'the set served before stays in the history, not scheduled');
+  t.same(second.history.slice(-2), [soon, later]);
+  t.match(second.changes, [{ effective_date: later, previous_effective_date: soon }]);
 });
 
 t.test('a failing origin is polled with exponential backoff, not once per interval', async (t) => {
