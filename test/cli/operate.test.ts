@@ -103,7 +103,11 @@ t.test('accounts and prices commands run the admin operations against the shared
 
 t.test('CLI errors go to stderr with a non-zero exit and change nothing', async (t) => {
   const redis = await startRedis(t);
-  const config = write('redis-errors.yaml', { store: { type: 'redis', redis: { url: redis.url } } });
+  // Ten CLIs start at once: on a loaded machine one took longer than the 500 ms command timeout
+  // and failed for that instead of the error under test. Timeouts are not what this test is about.
+  const config = write('redis-errors.yaml', {
+    store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 10_000, connect_timeout_ms: 10_000 } },
+  });
   const bad = write('bad-set.json', {
     effective_date: '2026-11-04',
     coastal: { ...region('2'), petrol_93: 21 },
