@@ -30,6 +30,15 @@ for (const page of PAGES) {
   });
 }
 
+t.test('the README is a short page with a table of links, one page per topic in docs/', async (t) => {
+  // Issue 21: a newcomer reads it in ten minutes; the rest lives in docs/.
+  t.ok(readme.split('\n').length - 1 <= 250, `README.md has ${readme.split('\n').length - 1} lines, at most 250`);
+  for (const page of ['api', 'operations', 'deployment', 'security', 'performance', 'configuration']) {
+    t.ok(PAGES.includes(`docs/${page}.md`), `docs/${page}.md`);
+    t.match(readme, `](docs/${page}.md)`, `the README links docs/${page}.md`);
+  }
+});
+
 t.test('anchors are computed as GitHub renders them', async (t) => {
   t.equal(anchorOf('Trusting the balancer, and nothing else'), 'trusting-the-balancer-and-nothing-else');
   t.equal(anchorOf('The balancer: deploy/haproxy.cfg'), 'the-balancer-deployhaproxycfg');
@@ -83,6 +92,7 @@ t.test('the link check fails on every kind of broken link', async (t) => {
 
 t.test('the README carries exactly the two set-up commands', async (t) => {
   const blocks = [...readme.matchAll(/```sh\n([^`]*)```/g)].map((m) => (m[1] as string).trim());
+  t.equal(blocks.length, 2, 'no other sh block');
   t.equal(blocks[0], 'npm install && npm start');
   t.equal(blocks[1], 'npm test');
 });
