@@ -1,18 +1,26 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { auditLog } from './admin/audit.js';
-import { Metrics } from './admin/metrics.js';
 import { Operations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
+import { currentPricesRoutes } from './features/current/index.js';
+import { healthRoutes } from './features/health/index.js';
+import { historyRoutes } from './features/history/index.js';
+import { openApi } from './features/openapi/index.js';
+import { pageRoutes } from './features/page/index.js';
+import { passThroughRoutes } from './features/pass-through/index.js';
+import { usageRoutes } from './features/usage/index.js';
 import { trustedProxies } from './http/client.js';
 import { buildErrorAnswers } from './http/errors.js';
 import { publicHandler } from './http/public.js';
 import { close, createListener, listen } from './http/server.js';
+import type { RouteDef } from './http/types.js';
 import { createAccount } from './keys/accounts.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
 import { createLogging, type Logging } from './log.js';
+import { Metrics } from './metrics/metrics.js';
 import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
 import { warnWhenStale } from './prices/staleness.js';
@@ -172,10 +180,8 @@ async function assemble(
     metrics,
     clock,
     log,
-    storeReady,
     storeDataLost: () => store.dataLost(),
-    proxy,
-    upstream,
+    routes: publicRoutes(config, storeReady, upstream, proxy),
   });
   const publicServer = createListener(handler, config.server, parserErrors);
   cleanups.push((drainMs) => {
@@ -206,4 +212,31 @@ async function assemble(
     }
   }
   return { config, store, book, meter, metrics, log, publicAddress, adminAddress, demoKeys };
+}
+
+/**
+ * Every public route, from every feature, in the order the API document lists them. The
+ * features know nothing of one another: what one needs of another (the page shows the document)
+ * is handed over here.
+ */
+function publicRoutes(
+  config: Config,
+  storeReady: () => Promise<boolean>,
+  upstream: UpstreamPoller | null,
+  proxy: OriginProxy | null,
+): RouteDef[] {
+  const routes: RouteDef[] = [];
+  const openapi = openApi(routes);
+  routes.push(
+    ...currentPricesRoutes(config),
+    ...historyRoutes(config),
+    ...usageRoutes(config),
+    ...openapi.routes,
+    ...pageRoutes(config, openapi.document),
+    ...healthRoutes(config, { storeReady, upstream }),
+    ...passThroughRoutes(config, proxy),
+  );
+  // Built now that every route is known: a description that cannot be built fails the start.
+  openapi.document();
+  return routes;
 }

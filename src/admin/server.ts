@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { FAILURE_STATUS, GatewayError, isGatewayError } from '../errors.js';
 import { canonicalIp } from '../http/client.js';
 import { headProblem } from '../http/server.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { queryRecord } from './list-query.js';
-import type { Metrics } from './metrics.js';
 import type { Operations } from './operations.js';
 
 const MAX_BODY_BYTES = 64 * 1024;

@@ -1,46 +1,8 @@
 import { existsSync } from 'node:fs';
-import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { isValidTimeZone } from '../time/zone.js';
-
-/** `10.0.0.5`, `fd00::1`, or a CIDR range `172.16.0.0/12`, `fd00::/8`. */
-function isAddressOrRange(entry: string): boolean {
-  const [address = '', bits, extra] = entry.split('/');
-  const family = isIP(address);
-  if (family === 0 || extra !== undefined) return false;
-  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
-}
-
-/** True for hosts that only this machine can reach. */
-/** `scheme://host[:port]` exactly as a browser sends it in `Origin`. */
-function isOrigin(entry: string): boolean {
-  try {
-    const u = new URL(entry);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === entry;
-  } catch {
-    return false;
-  }
-}
-
-export const isLoopback = (host: string): boolean =>
-  host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
-
-const port = z.number({ error: 'expected a port number' }).int().min(0).max(65535);
-const posInt = z
-  .number({ error: 'expected a positive integer' })
-  .int('expected a positive integer')
-  .positive('expected a positive integer');
-const nonNegInt = z.number({ error: 'expected a whole number ≥ 0' }).int().nonnegative();
-const message = z.string().min(1, 'expected a non-empty message');
-
-const listener = z.strictObject({
-  host: z.string().min(1).describe('Address to bind (0.0.0.0: every interface)'),
-  port: port.describe('TCP port (0: any free port)'),
-});
-const redisNode = z.strictObject({
-  host: z.string().min(1).describe('Host of the node'),
-  port: port.min(1).describe('Port of the node'),
-});
+import { isAddressOrRange, isLoopback, isOrigin, listener, message, nonNegInt, posInt, redisNode } from './fields.js';
+import { upstream } from './upstream.js';
 
 const plan = z.strictObject({
   limit: posInt.optional().describe('Requests per period; without it each account of the plan carries its own limit'),
@@ -54,53 +16,6 @@ const plan = z.strictObject({
     .optional()
     .describe("A trial plan becomes this plan when its first trial period ends (monthly from then, that plan's limit)"),
 });
-
-// The gateway's own paths: a pass-through entry must never take them from it.
-export const RESERVED_PATHS = ['/fuel-api/api/simple-current.php', '/fuel-api/api/current.php', '/healthz', '/readyz'];
-
-/** A `proxy_paths` entry: an exact path, or a prefix ending in `*`. */
-export const proxyPathMatches = (entry: string, path: string): boolean =>
-  entry.endsWith('*') ? path.startsWith(entry.slice(0, -1)) : path === entry;
-
-const proxyPath = z
-  .string()
-  .regex(
-    /^\/[A-Za-z0-9._~!$&'()+,;=:@/-]*\*?$/,
-    'expected a path starting with "/", optionally ending in "*" (a prefix)',
-  )
-  .refine(
-    (p) => !p.split('/').some((seg) => seg === '.' || seg === '..'),
-    'expected a path without "." or ".." segments',
-  )
-  .refine((p) => !RESERVED_PATHS.some((r) => proxyPathMatches(p, r)), {
-    message: `would shadow one of the gateway's own paths (${RESERVED_PATHS.join(', ')})`,
-  });
-
-const upstream = z
-  .strictObject({
-    url: z
-      .union([
-        z.literal(''),
-        z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL, or "" for none' }),
-      ])
-      .describe(
-        'Base URL of an existing fuel-price service in front of which the gateway stands (env UPSTREAM_URL); empty: none',
-      ),
-    // The gateway's own key at the origin: a secret, masked by `config check` and never logged.
-    api_key: z
-      .string()
-      .describe("The gateway's own key at the origin (env UPSTREAM_API_KEY); a secret, masked and never logged"),
-    poll_interval_ms: posInt
-      .min(100, 'expected at least 100')
-      .describe("How often one instance polls the origin's current.php"),
-    timeout_ms: posInt.describe('Time allowed for each origin request, polls and pass-through alike (then 504)'),
-    proxy_paths: z
-      .array(proxyPath)
-      .describe('Public paths passed through to the origin, metered: exact, or a prefix ending in *'),
-    max_sockets: posInt.describe('Kept-alive connections to the origin for pass-through, at most'),
-  })
-  .refine((u) => u.url === '' || u.api_key !== '', { path: ['api_key'], message: 'required when upstream.url is set' })
-  .refine((u) => u.url !== '' || u.proxy_paths.length === 0, { path: ['proxy_paths'], message: 'needs upstream.url' });
 
 export const configSchema = z
   .strictObject({

@@ -1,111 +1,10 @@
-import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Messages } from '../config/schema.js';
 import { accessUrl } from '../log.js';
 import { connectionClient } from './client.js';
-import { buildErrorAnswers, ERROR_STATUS, type ErrorAnswer, type ErrorKind } from './errors.js';
-import type { Exchange } from './metered.js';
+import { ERROR_STATUS, type ErrorKind } from './errors.js';
+import { type HeaderList, type StaticAnswer, write } from './headers.js';
 import { redactUrl } from './request.js';
-import { ALLOWED_METHODS } from './routes.js';
-
-export type HeaderList = Array<string | number>;
-
-const BASE: HeaderList = ['Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff'];
-const JSON_TYPE = 'application/json';
-
-/**
- * A header list built once for one kind of answer, whose last values change per request.
- * `fill` overwrites them in place and returns the list for `writeHead`, which turns it into the
- * header text before it returns: nothing can run between the fill and the copy.
- */
-export class HeaderBlock {
-  private readonly list: HeaderList;
-  private readonly first: number;
-
-  constructor(fixed: HeaderList, variable: string[]) {
-    this.list = [...BASE, ...fixed];
-    this.first = this.list.length + 1;
-    for (const name of variable) this.list.push(name, 0);
-  }
-
-  fill(a: string | number, b: number = 0, c: number = 0, d: number = 0, e: number = 0): HeaderList {
-    const l = this.list;
-    const i = this.first;
-    l[i] = a;
-    if (i + 2 < l.length) l[i + 2] = b;
-    if (i + 4 < l.length) l[i + 4] = c;
-    if (i + 6 < l.length) l[i + 6] = d;
-    if (i + 8 < l.length) l[i + 8] = e;
-    return l;
-  }
-}
-
-/** The variable part of a counted answer's headers: length, then the X-RateLimit-* trio. */
-const RATE = ['Content-Length', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
-
-/** Every header list and error body the public listener writes, built once per listener. */
-export class Answers {
-  readonly errors: Record<ErrorKind, ErrorAnswer>;
-  /** Plain error answers: the whole list is fixed. */
-  private readonly plain = new Map<ErrorKind, HeaderList>();
-  private readonly retryAfter = new Map<ErrorKind, HeaderBlock>();
-  private readonly limited = new Map<ErrorKind, HeaderBlock>();
-  private readonly counted = new Map<string, HeaderBlock>();
-  private readonly unratedBlocks = new Map<string, HeaderBlock>();
-
-  constructor(messages: Messages) {
-    this.errors = buildErrorAnswers(messages);
-    for (const [kind, e] of Object.entries(this.errors) as Array<[ErrorKind, ErrorAnswer]>) {
-      const fixed: HeaderList = ['Content-Type', JSON_TYPE, 'Content-Length', e.length];
-      this.plain.set(
-        kind,
-        kind === 'method_not_allowed' ? [...BASE, ...fixed, 'Allow', ALLOWED_METHODS] : [...BASE, ...fixed],
-      );
-      this.retryAfter.set(kind, new HeaderBlock(fixed, ['Retry-After']));
-      this.limited.set(kind, new HeaderBlock(fixed, ['Retry-After', ...RATE.slice(1)]));
-    }
-  }
-
-  error(kind: ErrorKind): HeaderList {
-    return this.plain.get(kind) as HeaderList;
-  }
-
-  /** An error answer with `Retry-After` (throttled, unavailable). */
-  errorRetry(kind: ErrorKind, seconds: number): HeaderList {
-    return (this.retryAfter.get(kind) as HeaderBlock).fill(seconds);
-  }
-
-  /** An allowance used up: `Retry-After` and the X-RateLimit-* trio. */
-  errorLimited(kind: ErrorKind, retryAfter: number, limit: number, remaining: number, reset: number): HeaderList {
-    return (this.limited.get(kind) as HeaderBlock).fill(retryAfter, limit, remaining, reset);
-  }
-
-  /** A counted 200: its length and the X-RateLimit-* trio. */
-  counted200(contentType: string, length: number, limit: number, remaining: number, reset: number): HeaderList {
-    let block = this.counted.get(contentType);
-    if (!block) {
-      block = new HeaderBlock(['Content-Type', contentType], RATE);
-      this.counted.set(contentType, block);
-    }
-    return block.fill(length, limit, remaining, reset);
-  }
-
-  /** An answer without rate headers (health, readiness, an unmetered 200). */
-  unrated(contentType: string, length: number): HeaderList {
-    let block = this.unratedBlocks.get(contentType);
-    if (!block) {
-      block = new HeaderBlock(['Content-Type', contentType], ['Content-Length']);
-      this.unratedBlocks.set(contentType, block);
-    }
-    return block.fill(length);
-  }
-}
-
-/** Writes an answer; a HEAD gets the headers alone. */
-export function write(res: ServerResponse, head: boolean, status: number, headers: HeaderList, body: string): void {
-  res.writeHead(status, headers);
-  res.end(head ? undefined : body);
-}
+import type { Exchange, HandlerRoute } from './types.js';
 
 /**
  * Sends an answer and accounts for it: metrics, then the access log line (account id and
@@ -154,3 +53,10 @@ export function clientOf(x: Exchange): string {
   x.address ??= connectionClient(x.req, x.g.trustedProxies);
   return x.address;
 }
+
+/** A route that answers with a fixed answer built at start (the OpenAPI document, the page's assets). */
+export const staticRoute = (name: string, answer: StaticAnswer): HandlerRoute => ({
+  kind: 'handler',
+  name,
+  handle: (x) => send(x, 200, answer.headers, answer.body),
+});

@@ -5,16 +5,14 @@
  */
 import type { Config } from '../config/schema.js';
 import { send } from './answer.js';
-import type { Exchange } from './metered.js';
-import { ALLOWED_METHODS } from './routes.js';
+import { ALLOWED_METHODS } from './headers.js';
+import type { Exchange } from './types.js';
 
 /** Headers a page may read from an answer besides the simple ones. */
 const EXPOSED = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
 const PREFLIGHT_MAX_AGE_S = 600;
 
-export type CorsOrigins = ReadonlySet<string> | null;
-
-export const corsOrigins = (config: Config): CorsOrigins =>
+export const corsOrigins = (config: Config): ReadonlySet<string> | null =>
   config.server.cors_origins.length === 0 ? null : new Set(config.server.cors_origins);
 
 const PREFLIGHT = [

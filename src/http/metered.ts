@@ -11,22 +11,22 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { RouteMetrics } from '../admin/metrics.js';
 import { isGatewayError } from '../errors.js';
 import type { KnownKey } from '../keys/key-hashes.js';
+import type { RouteMetrics } from '../metrics/metrics.js';
 import type { AccountEntry, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
-import { type Gateway, type InvalidKeyReason, type RouteEntry, storeError, storeWorked } from './context.js';
+import { storeError, storeWorked } from './context.js';
 import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
-import type { MeteredRoute, Prepared } from './routes.js';
+import type { Exchange, Gateway, InvalidKeyReason, MeteredRoute, Prepared, RouteEntry } from './types.js';
 
 /**
- * One request in flight: what its answer, log line and metrics need. It receives the store's
- * answer to its consume itself (ConsumeReceiver).
+ * One request in flight (types.ts `Exchange`): what its answer, log line and metrics need. It
+ * receives the store's answer to its consume itself (ConsumeReceiver).
  */
-export class Exchange implements ConsumeReceiver {
+export class RequestExchange implements Exchange, ConsumeReceiver {
   readonly start = performance.now();
   metrics: RouteMetrics;
   keyHash = '';
@@ -109,7 +109,7 @@ function readAndHash(
   return g.keyHashes.of(input.key) ?? 'malformed';
 }
 
-export function metered(x: Exchange, route: MeteredRoute, search: string): void {
+export function metered(x: RequestExchange, route: MeteredRoute, search: string): void {
   const { g } = x;
   const keyHash = keyOf(x, search);
   if (keyHash === null) return;

@@ -1,24 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
-import { priceAge } from '../prices/staleness.js';
-import type { UpstreamPoller } from '../upstream/poller.js';
-import { crashed, fail, send } from './answer.js';
-import { buildGateway, type Gateway, type PublicDeps, routeFor } from './context.js';
+import { crashed, fail } from './answer.js';
+import { buildGateway, type PublicDeps } from './context.js';
 import { cors } from './cors.js';
-import { Exchange, metered } from './metered.js';
-import { proxied } from './proxied.js';
+import { metered, RequestExchange } from './metered.js';
 import { parseTarget } from './request.js';
+import { routeFor } from './routes.js';
 import { headProblem } from './server.js';
-import { usageCheck } from './usage-check.js';
+import type { Gateway } from './types.js';
 
 export type { PublicDeps };
-
-const READY_TTL_MS = 1000;
-// A store whose last request failed this recently is not ready, whatever its PING says (Redis
-// out of memory answers PING and refuses every write).
-const STORE_ERROR_UNREADY_MS = 5000;
-const JSON_TYPE = 'application/json';
-const HEALTHY = '{"status":"ok"}';
 
 /** The public listener's request handler, with its Gateway (everything a request reads) built once. */
 export function publicHandler(
@@ -28,9 +18,12 @@ export function publicHandler(
   return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(g, req, res), { gateway: g });
 }
 
-/** Route → method → health, readiness or the metered path (metered.ts). */
+/**
+ * Head → target → route → CORS → method, then the metered pipeline (metered.ts) or the route's
+ * own handler. The core knows no feature: the routes come from the features, through app.ts.
+ */
 export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): void {
-  const x = new Exchange(g, req, res);
+  const x = new RequestExchange(g, req, res);
   try {
     const problem = headProblem(req, g.maxHeaders);
     if (problem) return fail(x, problem);
@@ -44,62 +37,8 @@ export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): v
     if (req.method !== 'GET' && req.method !== 'HEAD') return fail(x, 'method_not_allowed');
     const { route } = entry;
     if (route.kind === 'metered') return metered(x, route, target.search);
-    if (route.kind === 'health') return send(x, 200, g.answers.unrated(JSON_TYPE, HEALTHY.length), HEALTHY);
-    if (route.kind === 'ready') return void ready(x).catch((err: unknown) => crashed(x, err));
-    if (route.kind === 'proxy') return proxied(x, route, target);
-    if (route.kind === 'usage') return usageCheck(x, target.search);
-    const { headers, body } = route.kind === 'page' ? route.page.render(g.book.snapshot()) : route.answer;
-    send(x, 200, headers, body);
+    route.handle(x, target);
   } catch (err) {
     crashed(x, err);
   }
-}
-
-/**
- * Readiness probes arrive from every balancer and orchestrator: ask the store at most once a
- * second. Not ready while requests have failed for the store recently.
- */
-async function storeUp(g: Gateway): Promise<boolean> {
-  const now = performance.now();
-  if (now - g.storeFailedAt < STORE_ERROR_UNREADY_MS) return false;
-  if (g.storeCheck && now - g.storeCheck.at < READY_TTL_MS) return g.storeCheck.up;
-  const up = await g.storeReady();
-  g.storeCheck = { at: performance.now(), up };
-  return up;
-}
-
-async function ready(x: Exchange): Promise<void> {
-  const { g } = x;
-  const current = g.book.current();
-  const store = await storeUp(g);
-  const age = priceAge(g.book, g.staleness.maxAgeDays, g.clock.now());
-  const status = current && store && !(age?.stale && g.staleness.unready) ? 200 : 503;
-  const upstream = g.upstream && (await upstreamView(g, g.upstream, current?.set.effective_date ?? null));
-  const body = JSON.stringify({
-    ready: status === 200,
-    store,
-    prices: current !== null,
-    ...(g.storeDataLost() && { store_data_lost: true }),
-    ...age,
-    ...(upstream && { upstream }),
-  });
-  send(x, status, g.answers.unrated(JSON_TYPE, Buffer.byteLength(body)), body);
-}
-
-/** The origin as /readyz reports it: who polls, how the last poll went, and how long ago prices were confirmed. */
-async function upstreamView(
-  g: Gateway,
-  poller: UpstreamPoller,
-  effectiveDate: string | null,
-): Promise<Record<string, unknown>> {
-  const { role, status } = await poller.view();
-  const last = status?.last_success_ms ?? null;
-  return {
-    role,
-    state: status?.state ?? 'waiting',
-    reason: status?.reason ?? null,
-    last_success_at: last === null ? null : new Date(last).toISOString(),
-    snapshot_age_s: last === null ? null : Math.max(0, Math.round((g.clock.now() - last) / 1000)),
-    effective_date: effectiveDate,
-  };
 }

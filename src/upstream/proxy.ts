@@ -1,11 +1,11 @@
 import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from 'pino';
-import type { Metrics } from '../admin/metrics.js';
 import { canonicalIp, type TrustedProxies } from '../http/client.js';
 import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/errors.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { injectUsage, MAX_ERROR_BYTES, MAX_JSON_BYTES, read, specErrorBody } from './bodies.js';
 import { originBase, type UpstreamConfig } from './origin.js';
 
 /** What the metered front door hands over once a pass-through request is admitted (and counted). */
@@ -22,14 +22,6 @@ export interface ForwardSpec {
   /** Called once when the answer is not a success, so the request does not count. */
   onFailure(): void;
 }
-
-/**
- * A request body would be forwarded without its framing (the hop-by-hop Transfer-Encoding is
- * not forwarded) and be read by the origin as another request on a shared connection.
- */
-export const hasBody = (req: IncomingMessage): boolean =>
-  req.headers['transfer-encoding'] !== undefined ||
-  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /** One pass-through in flight. */
 interface Exchange {
@@ -50,15 +42,6 @@ const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trail
 const ANSWER_DROPPED = [...HOP_BY_HOP, 'set-cookie'];
 const BASE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
-const MAX_JSON_BYTES = 4 << 20;
-const MAX_ERROR_BYTES = 64 << 10;
-
-/**
- * A path the origin would read differently from the gateway (dot segments, encoded slashes or
- * dots, backslashes) could reach an origin path outside `proxy_paths` with the service key.
- */
-export const isSafeProxyPath = (path: string): boolean =>
-  !/%2e|%2f|%5c|\\/i.test(path) && !path.split('/').some((seg) => seg === '.' || seg === '..');
 
 /**
  * Pass-through to the origin with http-proxy-3. The client's key is replaced by the service
@@ -291,84 +274,6 @@ export class OriginProxy {
 
   close(): void {
     this.proxy.close();
-  }
-}
-
-/**
- * Reads up to `max` bytes: 'complete', 'too_large' (the rest stays unread, the stream paused)
- * or 'cut' (the origin's connection broke mid-body).
- */
-function read(
-  stream: IncomingMessage,
-  max: number,
-  done: (chunks: Buffer[], state: 'complete' | 'too_large' | 'cut') => void,
-): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let finished = false;
-  const finish = (state: 'complete' | 'too_large' | 'cut'): void => {
-    if (finished) return;
-    finished = true;
-    stream.off('data', onData);
-    done(chunks, state);
-  };
-  const onData = (c: Buffer): void => {
-    chunks.push(c);
-    size += c.length;
-    if (size <= max) return;
-    stream.pause();
-    finish('too_large');
-  };
-  stream.on('data', onData);
-  stream.once('end', () => finish('complete'));
-  stream.once('aborted', () => finish('cut'));
-  stream.once('error', () => finish('cut'));
-}
-
-function decode(body: Buffer, encoding: string | undefined): Buffer | null {
-  const limit = { maxOutputLength: MAX_JSON_BYTES };
-  switch ((encoding ?? 'identity').trim().toLowerCase()) {
-    case 'identity':
-      return body;
-    case 'gzip':
-    case 'x-gzip':
-      return gunzipSync(body, limit);
-    case 'deflate':
-      return inflateSync(body, limit);
-    case 'br':
-      return brotliDecompressSync(body, limit);
-  }
-  return null;
-}
-
-/** The origin's JSON object with its `usage` replaced by ours as the last key; null when it is not a JSON object. */
-export function injectUsage(raw: Buffer, encoding: string | undefined, usage: string): string | null {
-  let doc: unknown;
-  try {
-    const body = decode(raw, encoding);
-    if (body === null) return null;
-    doc = JSON.parse(body.toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
-  delete (doc as Record<string, unknown>)['usage'];
-  const rest = JSON.stringify(doc);
-  return rest === '{}' ? `{"usage":${usage}}` : `${rest.slice(0, -1)},"usage":${usage}}`;
-}
-
-/** The body itself when it is exactly the spec's error body `{"success":false,"message":"…"}`. */
-function specErrorBody(raw: Buffer): string | null {
-  try {
-    const doc: unknown = JSON.parse(raw.toString('utf8'));
-    if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
-    const keys = Object.keys(doc);
-    const d = doc as Record<string, unknown>;
-    return keys.length === 2 && d['success'] === false && typeof d['message'] === 'string'
-      ? raw.toString('utf8')
-      : null;
-  } catch {
-    return null;
   }
 }
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { MemoryStore } from '../../src/store/memory.js';
-import { storeContract } from './contract.js';
+import { storeContract } from './contract/index.js';
 
 storeContract(t, async () => new MemoryStore());
 

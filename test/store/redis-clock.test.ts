@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { RedisClock } from '../../src/store/redis-clock.js';
+import { RedisClock } from '../../src/store/counting/redis-clock.js';
 import { startRedis } from '../helpers/redis.js';
 
 t.test("the consume deadline is the command timeout ahead, in Redis' clock, once measured", async (t) => {

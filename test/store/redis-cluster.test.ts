@@ -4,7 +4,7 @@ import t from 'tap';
 import { RedisStore } from '../../src/store/redis.js';
 import { storedAccount } from '../helpers/accounts.js';
 import { startCluster } from '../helpers/redis.js';
-import { storeContract } from './contract.js';
+import { storeContract } from './contract/index.js';
 
 const cluster = await startCluster(t);
 const log = pino({ level: 'silent' });

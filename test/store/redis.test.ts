@@ -10,7 +10,7 @@ import { RedisStore } from '../../src/store/redis.js';
 import type { StoredAccount, StoreEvent } from '../../src/store/types.js';
 import { startRedis, startSentinel } from '../helpers/redis.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
-import { storeContract } from './contract.js';
+import { storeContract } from './contract/index.js';
 
 const waitFor = (cond: () => boolean, ms = 2000) => waitUntil('the store events', cond, ms);
 

@@ -50,10 +50,12 @@ t.test(
     );
     const counted = await topo.used(id);
     t.ok(counted >= before, `counts kept across the restart (${before} before, ${counted} after)`);
-    t.equal(
-      counted,
-      answered,
-      `counted == answered 200 (${answered}); the 503s (${refused}) not counted; resumed ${resumedMs} ms after the restart`,
+    // Redis writes a script's effect to its append-only file but may exit before writing the
+    // reply (its last event-loop turn before a SIGTERM shutdown): that request is counted and its
+    // client gets a 503. Only requests in flight at that moment can be, at most one a connection.
+    t.ok(
+      counted >= answered && counted <= answered + 4,
+      `counted ${counted}: the answered 200s (${answered}), plus at most the 4 in flight at the shutdown; the other 503s (${refused}) not counted; resumed ${resumedMs} ms after the restart`,
     );
   },
 );

@@ -1,0 +1,94 @@
+/**
+ * The layers of src/, as rules (dependency-cruiser). test/architecture/layers.test.ts runs them in
+ * `npm test`; a violation fails the suite with the rule's name. The picture is in
+ * docs/architecture.md.
+ *
+ * Layers, lowest first. A module may import its own layer and the layers below it, never above:
+ *
+ *   1 foundation   errors, clock, log, config/, time/, metrics/, and prices/schema.ts (the shape
+ *                  of a price set: a definition the store keeps and the domain reads; it imports
+ *                  nothing of src/)
+ *   2 store        store/ (accounts, counting, prices, coordination; memory and Redis)
+ *   3 domain       keys/, quota/, prices/ (the meter, the price book, key handling)
+ *   4 http core    http/ (listener, request parsing, answers, error table, metered pipeline)
+ *   5 upstream     upstream/ (the origin client: poller and pass-through engine)
+ *   6 features     features/<name>/ (each hands its routes to the core), admin/ (the admin
+ *                  listener and its operations)
+ *   7 composition  app.ts, main.ts, cli/, cluster/, topology/ (the runner of `npm run topology`:
+ *                  it starts gateways as processes and imports no gateway code beyond config/)
+ *
+ * Type-only imports count (tsPreCompilationDeps): a type names the module it comes from as
+ * surely as a value does.
+ */
+const LAYERS = [
+  { name: 'foundation', path: '^src/((errors|clock|log)\\.ts$|(config|time|metrics)/|prices/schema\\.ts$)' },
+  { name: 'store', path: '^src/store/' },
+  { name: 'domain', path: '^src/(keys|quota)/|^src/prices/(?!schema\\.ts$)' },
+  { name: 'http', path: '^src/http/' },
+  { name: 'upstream', path: '^src/upstream/' },
+  { name: 'features', path: '^src/(features|admin)/' },
+  { name: 'composition', path: '^src/((app|main)\\.ts$|(cli|cluster|topology)/)' },
+];
+
+/** One rule per layer: nothing in it imports a layer above it. */
+const upward = LAYERS.slice(0, -1).map((layer, i) => ({
+  name: `no-upward-import-from-${layer.name}`,
+  comment: `${layer.name} may import only itself and the layers below it (${LAYERS.slice(0, i)
+    .map((l) => l.name)
+    .join(', ') || 'none'}).`,
+  severity: 'error',
+  from: { path: layer.path },
+  to: { path: LAYERS.slice(i + 1).map((l) => `(${l.path})`).join('|') },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No module reaches itself through its imports: each layer and each module can be read bottom-up.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    ...upward,
+    {
+      name: 'no-feature-imports-another-feature',
+      comment:
+        'A feature changes without reading the others (fastify plugins): what one needs of another is handed over by app.ts.',
+      severity: 'error',
+      from: { path: '^src/features/([^/]+)/' },
+      to: { path: '^src/features/', pathNot: '^src/features/$1/' },
+    },
+    {
+      name: 'no-admin-feature-imports',
+      comment: 'The admin listener and the public features are apart: neither imports the other.',
+      severity: 'error',
+      from: { path: '^src/(admin|features)/' },
+      to: { path: '^src/(admin|features)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'store-imports-nothing-above',
+      comment: 'store/ sits on the foundation alone: it knows no domain, no HTTP, no feature.',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { path: '^src/', pathNot: `^src/store/|${LAYERS[0].path}` },
+    },
+    {
+      name: 'every-module-in-a-layer',
+      comment: 'A new folder of src/ is given its layer here before it is used.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: LAYERS.map((l) => `(${l.path})`).join('|') },
+      to: {},
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
+// For test/architecture/layers.test.ts, which checks that every layer still names modules (a
+// pattern left behind by a move would make its rules pass vacuously). Not enumerable: the
+// checker validates its config's keys.
+Object.defineProperty(module.exports, 'layers', { value: LAYERS, enumerable: false });

@@ -1,0 +1,42 @@
+/** The building blocks of the config schema: the kinds of value several sections use. */
+import { isIP, isIPv4 } from 'node:net';
+import { z } from 'zod';
+
+/** `10.0.0.5`, `fd00::1`, or a CIDR range `172.16.0.0/12`, `fd00::/8`. */
+export function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
+
+/** `scheme://host[:port]` exactly as a browser sends it in `Origin`. */
+export function isOrigin(entry: string): boolean {
+  try {
+    const u = new URL(entry);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.origin === entry;
+  } catch {
+    return false;
+  }
+}
+
+/** True for hosts that only this machine can reach. */
+export const isLoopback = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
+
+export const port = z.number({ error: 'expected a port number' }).int().min(0).max(65535);
+export const posInt = z
+  .number({ error: 'expected a positive integer' })
+  .int('expected a positive integer')
+  .positive('expected a positive integer');
+export const nonNegInt = z.number({ error: 'expected a whole number ≥ 0' }).int().nonnegative();
+export const message = z.string().min(1, 'expected a non-empty message');
+
+export const listener = z.strictObject({
+  host: z.string().min(1).describe('Address to bind (0.0.0.0: every interface)'),
+  port: port.describe('TCP port (0: any free port)'),
+});
+export const redisNode = z.strictObject({
+  host: z.string().min(1).describe('Host of the node'),
+  port: port.min(1).describe('Port of the node'),
+});

@@ -1,0 +1,50 @@
+/** The `upstream` section of the config: the origin the gateway may stand in front of. */
+import { z } from 'zod';
+import { posInt } from './fields.js';
+
+// The gateway's own paths: a pass-through entry must never take them from it.
+export const RESERVED_PATHS = ['/fuel-api/api/simple-current.php', '/fuel-api/api/current.php', '/healthz', '/readyz'];
+
+/** A `proxy_paths` entry: an exact path, or a prefix ending in `*`. */
+export const proxyPathMatches = (entry: string, path: string): boolean =>
+  entry.endsWith('*') ? path.startsWith(entry.slice(0, -1)) : path === entry;
+
+const proxyPath = z
+  .string()
+  .regex(
+    /^\/[A-Za-z0-9._~!$&'()+,;=:@/-]*\*?$/,
+    'expected a path starting with "/", optionally ending in "*" (a prefix)',
+  )
+  .refine(
+    (p) => !p.split('/').some((seg) => seg === '.' || seg === '..'),
+    'expected a path without "." or ".." segments',
+  )
+  .refine((p) => !RESERVED_PATHS.some((r) => proxyPathMatches(p, r)), {
+    message: `would shadow one of the gateway's own paths (${RESERVED_PATHS.join(', ')})`,
+  });
+
+export const upstream = z
+  .strictObject({
+    url: z
+      .union([
+        z.literal(''),
+        z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL, or "" for none' }),
+      ])
+      .describe(
+        'Base URL of an existing fuel-price service in front of which the gateway stands (env UPSTREAM_URL); empty: none',
+      ),
+    // The gateway's own key at the origin: a secret, masked by `config check` and never logged.
+    api_key: z
+      .string()
+      .describe("The gateway's own key at the origin (env UPSTREAM_API_KEY); a secret, masked and never logged"),
+    poll_interval_ms: posInt
+      .min(100, 'expected at least 100')
+      .describe("How often one instance polls the origin's current.php"),
+    timeout_ms: posInt.describe('Time allowed for each origin request, polls and pass-through alike (then 504)'),
+    proxy_paths: z
+      .array(proxyPath)
+      .describe('Public paths passed through to the origin, metered: exact, or a prefix ending in *'),
+    max_sockets: posInt.describe('Kept-alive connections to the origin for pass-through, at most'),
+  })
+  .refine((u) => u.url === '' || u.api_key !== '', { path: ['api_key'], message: 'required when upstream.url is set' })
+  .refine((u) => u.url !== '' || u.proxy_paths.length === 0, { path: ['proxy_paths'], message: 'needs upstream.url' });

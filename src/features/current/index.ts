@@ -1,0 +1,63 @@
+/**
+ * Current prices: simple-current.php and current.php, the set in effect now in its compact or
+ * full envelope, with the request's `usage` spliced in by the metered pipeline.
+ */
+import type { Config } from '../../config/schema.js';
+import type { ErrorKind } from '../../http/errors.js';
+import { jsonOk, meteredPath } from '../../http/openapi.js';
+import type { Prepared, RouteDef } from '../../http/types.js';
+import type { CurrentPrices } from '../../prices/snapshot.js';
+
+const JSON_TYPE = 'application/json';
+
+// One Prepared per price set and envelope, so a current-price request allocates none.
+const simple = new WeakMap<CurrentPrices, Prepared>();
+const full = new WeakMap<CurrentPrices, Prepared>();
+
+function envelope(
+  cache: WeakMap<CurrentPrices, Prepared>,
+  current: CurrentPrices | null,
+  head: (c: CurrentPrices) => string,
+): Prepared | ErrorKind {
+  if (current === null) return 'unavailable';
+  let p = cache.get(current);
+  if (!p) {
+    const h = head(current);
+    p = { contentType: JSON_TYPE, head: h, tail: '}', withUsage: true, bytes: Buffer.byteLength(h) + 1 };
+    cache.set(current, p);
+  }
+  return p;
+}
+
+export function currentPricesRoutes(config: Config): RouteDef[] {
+  return [
+    {
+      path: '/fuel-api/api/simple-current.php',
+      route: {
+        kind: 'metered',
+        name: 'simple-current',
+        prepare: (_q, s) => envelope(simple, s.current, (c) => c.simplePrefix),
+      },
+      openapi: meteredPath(
+        config,
+        'Current prices, compact',
+        'The set in effect now, for both regions.',
+        jsonOk('The current prices.', 'SimpleCurrent'),
+        [],
+        ['unavailable'],
+      ),
+    },
+    {
+      path: '/fuel-api/api/current.php',
+      route: { kind: 'metered', name: 'current', prepare: (_q, s) => envelope(full, s.current, (c) => c.fullPrefix) },
+      openapi: meteredPath(
+        config,
+        'Current prices, with source and update time',
+        'The same prices as simple-current.php in the full envelope.',
+        jsonOk('The current prices.', 'Current'),
+        [],
+        ['unavailable'],
+      ),
+    },
+  ];
+}

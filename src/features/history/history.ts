@@ -1,0 +1,112 @@
+/**
+ * historical.php and changes.php: query validation, then an answer assembled from the
+ * snapshot's prebuilt entries. An assembled answer is kept per snapshot and query, so a repeated
+ * query allocates nothing and a new price set starts afresh.
+ */
+import { LRUCache } from 'lru-cache';
+import type { ErrorKind } from '../../http/errors.js';
+import type { Prepared } from '../../http/types.js';
+import { CSV_HEADER, type HistoryEntry, type RegionChoice, type Snapshot } from '../../prices/snapshot.js';
+
+const JSON_TYPE = 'application/json';
+const CSV_TYPE = 'text/csv; charset=utf-8';
+const MONTH = /^(0?[1-9]|1[0-2])$/;
+const YEAR = /^\d{4}$/;
+const YEAR_MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+/** The longest range one request may ask for, in months (ten years). */
+export const MAX_RANGE_MONTHS = 120;
+// Distinct queries remembered per snapshot; beyond that the least recent is assembled again.
+const CACHED_QUERIES = 512;
+
+const answers = new WeakMap<Snapshot, LRUCache<string, Prepared>>();
+
+function cached(snap: Snapshot, key: string, build: () => Prepared): Prepared {
+  let cache = answers.get(snap);
+  if (!cache) {
+    cache = new LRUCache({ max: CACHED_QUERIES });
+    answers.set(snap, cache);
+  }
+  let p = cache.get(key);
+  if (!p) {
+    p = build();
+    cache.set(key, p);
+  }
+  return p;
+}
+
+/**
+ * A parameter's value, undefined when absent. A repeated one reads as '', which no parameter
+ * accepts: a cache or proxy in front might read the other copy, so it is refused, not guessed.
+ */
+function single(query: URLSearchParams, name: string): string | undefined {
+  const all = query.getAll(name);
+  return all.length > 1 ? '' : all[0];
+}
+
+const monthNumber = (ym: string): number => Number(ym.slice(0, 4)) * 12 + Number(ym.slice(5, 7));
+
+/** `from` and `to` as `YYYY-MM`, in order and at most MAX_RANGE_MONTHS apart (inclusive). */
+function range(query: URLSearchParams): { from: string; to: string } | 'invalid_range' {
+  const from = single(query, 'from') ?? '';
+  const to = single(query, 'to') ?? '';
+  if (!YEAR_MONTH.test(from) || !YEAR_MONTH.test(to)) return 'invalid_range';
+  const span = monthNumber(to) - monthNumber(from) + 1;
+  return span < 1 || span > MAX_RANGE_MONTHS ? 'invalid_range' : { from, to };
+}
+
+const inRange = (history: readonly HistoryEntry[], from: string, to: string): HistoryEntry[] =>
+  history.filter((e) => e.month >= from && e.month <= to);
+
+const whole = (contentType: string, body: string): Prepared => ({
+  contentType,
+  head: body,
+  tail: '',
+  withUsage: false,
+  bytes: Buffer.byteLength(body),
+});
+
+/**
+ * `month`+`year`, or `from`+`to` (not both); `region` coastal|inland (default both);
+ * `format` json|csv (default json).
+ */
+export function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
+  const query = new URLSearchParams(search);
+  const format = single(query, 'format') ?? 'json';
+  if (format !== 'json' && format !== 'csv') return 'invalid_format';
+  const region = single(query, 'region');
+  if (region !== undefined && region !== 'coastal' && region !== 'inland') return 'invalid_region';
+  const choice: RegionChoice = region ?? 'both';
+  let from: string;
+  let to: string;
+  let echo: string;
+  if (query.has('from') || query.has('to')) {
+    if (query.has('month') || query.has('year')) return 'invalid_range';
+    const r = range(query);
+    if (r === 'invalid_range') return r;
+    ({ from, to } = r);
+    echo = `"from":"${from}","to":"${to}"`;
+  } else {
+    const month = query.get('month') ?? '';
+    const year = query.get('year') ?? '';
+    if (!MONTH.test(month)) return 'invalid_month';
+    if (!YEAR.test(year)) return 'invalid_year';
+    from = to = `${year}-${month.padStart(2, '0')}`;
+    echo = `"month":${Number(month)},"year":${Number(year)}`;
+  }
+  return cached(snap, `h|${format}|${choice}|${echo}`, () => {
+    const entries = inRange(snap.history, from, to);
+    if (format === 'csv') return whole(CSV_TYPE, `${CSV_HEADER}\r\n${entries.map((e) => e.csv[choice]).join('')}`);
+    return whole(JSON_TYPE, `{"success":true,${echo},"results":[${entries.map((e) => e.json[choice]).join(',')}]}`);
+  });
+}
+
+/** `from`+`to`: one entry per set effective in the range, with `usage` spliced in per request. */
+export function changes(search: string, snap: Snapshot): Prepared | ErrorKind {
+  const r = range(new URLSearchParams(search));
+  if (r === 'invalid_range') return r;
+  return cached(snap, `c|${r.from}|${r.to}`, () => {
+    const results = inRange(snap.history, r.from, r.to).map((e) => e.change);
+    const head = `{"success":true,"from":"${r.from}","to":"${r.to}","results":[${results.join(',')}],"usage":`;
+    return { contentType: JSON_TYPE, head, tail: '}', withUsage: true, bytes: Buffer.byteLength(head) + 1 };
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * History and changes: historical.php and changes.php, answered from the snapshot's prebuilt
+ * entries (history.ts); with `prices.historical_enabled` off both answer 501.
+ */
+import type { Config } from '../../config/schema.js';
+import type { ErrorKind } from '../../http/errors.js';
+import { jsonOk, meteredPath, query, RATE_HEADERS, ref } from '../../http/openapi.js';
+import type { RouteDef } from '../../http/types.js';
+import { historicalCsv } from './examples.js';
+import { changes, historical, MAX_RANGE_MONTHS } from './history.js';
+
+const RANGE_TEXT = `, inclusive; at most ${MAX_RANGE_MONTHS} months from from. Otherwise 400 Invalid date range.`;
+const FROM = query('from', `First month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth'), '2025-01');
+const TO = query('to', `Last month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth'), '2025-12');
+
+export function historyRoutes(config: Config): RouteDef[] {
+  const enabled = config.prices.historical_enabled;
+  const off: ErrorKind[] = enabled ? [] : ['historical_disabled'];
+  return [
+    {
+      path: '/fuel-api/api/historical.php',
+      route: { kind: 'metered', name: 'historical', prepare: enabled ? historical : () => 'historical_disabled' },
+      openapi: meteredPath(
+        config,
+        'Historical prices by month or range',
+        'Every set already in effect in one month (month and year) or a range of months (from and to, not both forms).',
+        {
+          description: 'The sets, oldest first (an empty list when there are none).',
+          headers: RATE_HEADERS,
+          content: {
+            'application/json': { schema: ref('Historical') },
+            'text/csv': {
+              schema: {
+                type: 'string',
+                description: 'format=csv: a header line, then one CRLF-terminated row per set and region.',
+              },
+              example: historicalCsv,
+            },
+          },
+        },
+        [
+          query(
+            'month',
+            'Month, 1-12 (one or two digits); with year.',
+            { type: 'string', pattern: '^(0?[1-9]|1[0-2])$' },
+            '9',
+          ),
+          query('year', 'Year, four digits; with month.', { type: 'string', pattern: '^\\d{4}$' }, '2026'),
+          FROM,
+          TO,
+          query('region', 'Only this region in the results (default both).', { enum: ['coastal', 'inland'] }),
+          query('format', 'json (default) or csv.', { enum: ['json', 'csv'] }),
+        ],
+        ['invalid_month', 'invalid_year', 'invalid_range', 'invalid_region', 'invalid_format', ...off],
+      ),
+    },
+    {
+      path: '/fuel-api/api/changes.php',
+      route: { kind: 'metered', name: 'changes', prepare: enabled ? changes : () => 'historical_disabled' },
+      openapi: meteredPath(
+        config,
+        'Price changes in cents',
+        'One entry per set effective in the range, oldest first, each with the change against the set before it.',
+        jsonOk('The changes.', 'Changes'),
+        [
+          { ...FROM, required: true },
+          { ...TO, required: true },
+        ],
+        ['invalid_range', ...off],
+      ),
+    },
+  ];
+}

@@ -1,0 +1,24 @@
+/**
+ * The page's script, style and icon: files in public/, read once at start and served from the
+ * same origin (the CSP forbids inline code), unmetered and cacheable for an hour.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../config/load.js';
+import { type StaticAnswer, staticAnswer } from '../../http/headers.js';
+
+const TYPES: Record<string, string> = {
+  'page.js': 'text/javascript; charset=utf-8',
+  'page.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+};
+
+/** `/assets/NAME` → its answer. */
+export function pageAssets(): Map<string, StaticAnswer> {
+  return new Map(
+    Object.entries(TYPES).map(([name, type]) => [
+      `/assets/${name}`,
+      staticAnswer(type, readFileSync(join(PROJECT_ROOT, 'public', name), 'utf8'), 'public, max-age=3600'),
+    ]),
+  );
+}

@@ -1,0 +1,46 @@
+/** The page's API docs, rendered from the OpenAPI document, with a curl line per endpoint. */
+import type { OpenApiDocument, Operation } from '../../http/openapi.js';
+import { esc } from './html.js';
+
+/**
+ * A curl line: the required parameters, else the first two with examples (historical.php: its
+ * month form). The key goes in the header: a URL ends up in logs and shell history.
+ */
+function curl(path: string, op: Operation): string {
+  const withExample = (op.parameters ?? []).filter((p) => p.in === 'query' && p.example !== undefined);
+  const required = withExample.filter((p) => p.required);
+  const shown = required.length > 0 ? required : withExample.slice(0, 2);
+  const q = shown.length > 0 ? `?${shown.map((p) => `${p.name}=${p.example}`).join('&')}` : '';
+  const key = op.security ? `-H 'X-API-Key: YOUR_KEY' ` : '';
+  return `curl -s ${key}'<span class="origin">http://localhost:8080</span>${esc(path)}${esc(q)}'`;
+}
+
+function parameters(op: Operation): string {
+  const rows = [
+    ...(op.security ? [['X-API-Key', 'header', 'Your API key (or the api_key query parameter).']] : []),
+    ...(op.parameters ?? []).map((p) => [p.name, p.in, p.description]),
+  ];
+  if (rows.length === 0) return '';
+  const body = rows.map((r) => `<tr>${r.map((c) => `<td>${esc(c ?? '')}</td>`).join('')}</tr>`).join('');
+  return `<table class="params"><thead><tr><th>Parameter</th><th>In</th><th>Meaning</th></tr></thead><tbody>${body}</tbody></table>`;
+}
+
+function responses(op: Operation): string {
+  const items = Object.entries(op.responses)
+    .map(([status, r]) => `<li><code>${esc(status)}</code> ${esc(r.description)}</li>`)
+    .join('');
+  return `<ul class="responses">${items}</ul>`;
+}
+
+export function apiDocsHtml(doc: OpenApiDocument): string {
+  const ops = Object.entries(doc.paths)
+    .filter(([path]) => path !== '/')
+    .map(
+      ([path, { get: op }]) =>
+        `<article class="endpoint"><h3><code>GET ${esc(path)}</code></h3><p>${esc(op.summary)}.` +
+        `${op.description ? ` ${esc(op.description)}` : ''}</p>${parameters(op)}${responses(op)}` +
+        `<pre><code>${curl(path, op)}</code></pre></article>`,
+    )
+    .join('');
+  return `<p>${esc(doc.info.description)}</p><p>The whole description: <a href="/fuel-api/openapi.json">/fuel-api/openapi.json</a> (OpenAPI 3.1).</p>${ops}`;
+}

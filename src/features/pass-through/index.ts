@@ -1,0 +1,19 @@
+/**
+ * Pass-through: the `upstream.proxy_paths` entries, metered here and answered by the origin
+ * (proxied.ts, then upstream/proxy.ts). Each entry is a pattern route: an exact path or a prefix
+ * ending in `*`, taking any of the gateway's own paths it covers. Not described in the API
+ * document: the origin describes its own paths.
+ */
+import type { Config } from '../../config/schema.js';
+import type { RouteDef } from '../../http/types.js';
+import type { OriginProxy } from '../../upstream/proxy.js';
+import { proxied } from './proxied.js';
+
+/** The pass-through routes, in `proxy_paths` order; none without an upstream (`proxy` null). */
+export function passThroughRoutes(config: Config, proxy: OriginProxy | null): RouteDef[] {
+  if (proxy === null) return [];
+  return config.upstream.proxy_paths.map((name) => {
+    const target = { name, proxy };
+    return { path: name, pattern: true, route: { kind: 'handler', name, handle: (x, t) => proxied(x, target, t) } };
+  });
+}

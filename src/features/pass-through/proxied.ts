@@ -1,0 +1,97 @@
+/**
+ * The pass-through path for `upstream.proxy_paths`: the same front door as metered.ts (key,
+ * throttle, store, error table), then src/upstream/proxy.ts has the origin answer. The request
+ * is counted before it is forwarded and taken back when the origin fails it. HEAD counts too:
+ * it costs the origin a whole request, charged to the gateway's own key.
+ */
+
+import { performance } from 'node:perf_hooks';
+import { isGatewayError } from '../../errors.js';
+import { crashed, fail, failRetry, record } from '../../http/answer.js';
+import { storeError } from '../../http/context.js';
+import { answer, invalidKey, keyOf, refuse } from '../../http/metered.js';
+import type { Target } from '../../http/request.js';
+import type { Exchange } from '../../http/types.js';
+import type { MeterResult } from '../../quota/meter.js';
+import { usageJson } from '../../quota/usage.js';
+import { hasBody, isSafeProxyPath } from '../../upstream/admission.js';
+import type { OriginProxy } from '../../upstream/proxy.js';
+
+type Counted = Extract<MeterResult, { kind: 'ok' }>;
+
+/** A `proxy_paths` entry (its name, the metrics label) and the proxy that forwards it. */
+export interface ProxyRoute {
+  name: string;
+  proxy: OriginProxy;
+}
+
+export function proxied(x: Exchange, route: ProxyRoute, target: Target): void {
+  if (keyOf(x, target.search) === null) return;
+  // A path the origin would read as another one, or a body (which could reach the origin as a
+  // second, smuggled request on a shared connection), is refused before anything is counted.
+  if (!isSafeProxyPath(target.path) || hasBody(x.req))
+    return void refuse(x, 'bad_request').catch((err: unknown) => crashed(x, err));
+  admit(x, route, target).catch((err: unknown) => crashed(x, err));
+}
+
+async function admit(x: Exchange, route: ProxyRoute, target: Target): Promise<void> {
+  const { g } = x;
+  x.storeStart = performance.now();
+  let result: MeterResult;
+  try {
+    result = await g.meter.consume(x.keyHash);
+  } catch (err) {
+    g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+    if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
+    storeError(g);
+    g.log.warn({ err: err.message }, 'store unavailable');
+    // store.on_error: allow serves keys known here as active unmetered, as on the own routes.
+    if (!(g.failOpen && g.meter.knowsActive(x.keyHash))) return failRetry(x, 'unavailable', 1);
+    g.metrics.unmetered.inc();
+    return forward(x, route, target, null);
+  }
+  g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+  switch (result.kind) {
+    case 'unknown':
+      return invalidKey(x, 'unknown');
+    case 'inactive':
+      return fail(x, 'inactive_key');
+    case 'exhausted':
+      x.entry = result.entry;
+      return answer(x, 'exhausted', result.entry, result.used);
+    case 'ok':
+      x.entry = result.entry;
+      return forward(x, route, target, result);
+  }
+}
+
+/** Has the origin answer; a counted request that does not end in a success is refunded. */
+async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: Counted | null): Promise<void> {
+  const { g } = x;
+  const limit = counted?.entry.allowance.limit ?? 0;
+  const status = await route.proxy.forward(x.req, x.res, {
+    route: route.name,
+    path: target.path,
+    query: new URLSearchParams(target.search),
+    usage: counted ? usageJson(counted.entry.usage, counted.used, limit) : 'null',
+    headers: counted
+      ? [
+          'X-RateLimit-Limit',
+          limit,
+          'X-RateLimit-Remaining',
+          Math.max(0, limit - counted.used),
+          'X-RateLimit-Reset',
+          Math.ceil(counted.entry.allowance.period.endMs / 1000),
+        ]
+      : [],
+    onFailure: () => {
+      if (!counted) return;
+      g.meter
+        .refund(counted.entry)
+        .catch((err: unknown) =>
+          g.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
+        );
+    },
+  });
+  record(x, status);
+}

@@ -1,0 +1,128 @@
+/**
+ * How a route describes itself in the OpenAPI document (RouteDef.openapi), like a fastify route's
+ * `schema`: the types, and the parts every metered route shares, which come from the core's own
+ * error table and rate headers. The OpenAPI feature puts the descriptions it is given together;
+ * schemas are named by `ref` and defined there (features/openapi/schemas.ts).
+ */
+import type { Config } from '../config/schema.js';
+import { ERROR_STATUS, type ErrorKind } from './errors.js';
+
+export type Json = Record<string, unknown>;
+
+/** The parts of an operation the page's API docs read. */
+export interface Operation {
+  summary: string;
+  description?: string;
+  parameters?: Array<{
+    name: string;
+    in: string;
+    description: string;
+    example?: string;
+    required?: boolean;
+    [key: string]: unknown;
+  }>;
+  security?: Array<Record<string, string[]>>;
+  responses: Record<string, Response>;
+  [key: string]: unknown;
+}
+export interface Response {
+  description: string;
+  [key: string]: unknown;
+}
+export interface PathItem {
+  get: Operation;
+}
+export interface OpenApiDocument {
+  info: { title: string; description: string; [key: string]: unknown };
+  paths: Record<string, PathItem>;
+  [key: string]: unknown;
+}
+
+/** A named schema of the document's components. */
+export const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+
+const header = (description: string): Json => ({ description, schema: { type: 'integer' } });
+export const RATE_HEADERS: Json = {
+  'X-RateLimit-Limit': header("The account's allowance for the period."),
+  'X-RateLimit-Remaining': header('Requests left in the period.'),
+  'X-RateLimit-Reset': header('Unix time (seconds) when the period ends.'),
+};
+const RETRY_AFTER: Json = { 'Retry-After': header('Seconds to wait before trying again.') };
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'A query parameter is missing or invalid; nothing was counted.',
+  401: 'The key is missing or invalid; invalid keys count towards a per-address throttle.',
+  403: 'The account is inactive.',
+  404: 'No such path.',
+  405: 'Only GET and HEAD are served.',
+  429: 'The allowance is used up, or the address is throttled after too many invalid keys.',
+  500: 'An unexpected failure.',
+  501: 'Historical data is switched off on this gateway.',
+  503: 'The store or the prices are unavailable for a moment.',
+};
+
+/** The error answers a route can give, grouped by status, with the configured messages as examples. */
+export function errorResponses(config: Config, kinds: ErrorKind[]): Record<string, Response> {
+  const byStatus = new Map<number, ErrorKind[]>();
+  for (const k of kinds) byStatus.set(ERROR_STATUS[k], [...(byStatus.get(ERROR_STATUS[k]) ?? []), k]);
+  const out: Record<string, Response> = {};
+  for (const [status, list] of byStatus) {
+    const examples = Object.fromEntries(
+      list.map((k) => [k, { value: { success: false, message: config.messages[k] } }]),
+    );
+    const headers = status === 429 ? { ...RETRY_AFTER, ...RATE_HEADERS } : status === 503 ? RETRY_AFTER : undefined;
+    out[String(status)] = {
+      description: STATUS_TEXT[status] ?? 'Error',
+      ...(headers && { headers }),
+      content: { 'application/json': { schema: ref('Error'), examples } },
+    };
+  }
+  return out;
+}
+
+/** What any request with a key may be refused for. */
+export const KEY_ERRORS: ErrorKind[] = ['missing_key', 'invalid_key', 'inactive_key', 'throttled', 'unavailable'];
+/** What any route may answer. */
+export const COMMON: ErrorKind[] = ['method_not_allowed', 'internal'];
+const METERED: ErrorKind[] = [...KEY_ERRORS, 'limit_monthly', 'limit_trial', ...COMMON];
+
+export const query = (
+  name: string,
+  description: string,
+  schema: Json,
+  example?: string,
+): NonNullable<Operation['parameters']>[number] & Json => ({
+  name,
+  in: 'query',
+  description,
+  schema,
+  ...(example && { example }),
+});
+
+export function jsonOk(description: string, schema: string, rated = true): Response {
+  return {
+    description,
+    ...(rated && { headers: RATE_HEADERS }),
+    content: { 'application/json': { schema: ref(schema) } },
+  };
+}
+
+/** A route of the metered pipeline: the key, the allowance, and the errors of its own (`extra`). */
+export function meteredPath(
+  config: Config,
+  summary: string,
+  description: string,
+  ok: Response,
+  params: Operation['parameters'],
+  extra: ErrorKind[],
+): PathItem {
+  return {
+    get: {
+      summary,
+      description: `${description} Counted against the allowance (HEAD: the same headers, not counted).`,
+      security: [{ ApiKeyQuery: [] }, { ApiKeyHeader: [] }],
+      parameters: params,
+      responses: { 200: ok, ...errorResponses(config, [...extra, ...METERED]) },
+    },
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * The shapes the server core and the features share: a route as a feature hands it over, the
+ * request in flight, and the Gateway (everything the request path reads, built once). They refer
+ * to one another (a route's handler takes the request, which knows its route), so they live in one
+ * module that imports nothing of http/ but types: the rest of the core and every feature import
+ * these, and no import runs back.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { KeyHashes, KnownKey } from '../keys/key-hashes.js';
+import type { InvalidKeyThrottle } from '../keys/throttle.js';
+import type { AccessLog } from '../log.js';
+import type { Metrics, RouteMetrics } from '../metrics/metrics.js';
+import type { PriceBook } from '../prices/book.js';
+import type { Snapshot } from '../prices/snapshot.js';
+import type { AccountEntry, Meter } from '../quota/meter.js';
+import type { TrustedProxies } from './client.js';
+import type { ErrorKind } from './errors.js';
+import type { Answers } from './headers.js';
+import type { PathItem } from './openapi.js';
+import type { Target } from './request.js';
+
+/** What a metered route will answer once the request is counted: `head + usage + tail`. */
+export interface Prepared {
+  contentType: string;
+  head: string;
+  tail: string;
+  /** Whether the per-request `usage` object goes between head and tail. */
+  withUsage: boolean;
+  /** UTF-8 length of head and tail (the usage object is ASCII: its length is its byte count). */
+  bytes: number;
+}
+
+/** A route the core's metered pipeline (metered.ts) answers: key, throttle, prices, meter, answer. */
+export interface MeteredRoute {
+  kind: 'metered';
+  /** Label for metrics and logs. */
+  name: string;
+  /**
+   * Validates the query (the raw text after `?`, parsed only by routes that read it) and picks
+   * the answer; an error kind refuses the request before it is counted.
+   */
+  prepare(search: string, snapshot: Snapshot): Prepared | ErrorKind;
+}
+
+/** A route its feature answers itself, with the core's passes (answer.ts, metered.ts) as it needs them. */
+export interface HandlerRoute {
+  kind: 'handler';
+  /** Label for metrics and logs. */
+  name: string;
+  /** Answers a GET or HEAD whose path, CORS and method the core has already checked. */
+  handle(x: Exchange, target: Target): void;
+}
+
+export type Route = MeteredRoute | HandlerRoute;
+
+/**
+ * What a feature hands the core (like a fastify route: path, handler, schema). The composition
+ * root (app.ts) collects them from every feature and gives them to the listener.
+ */
+export interface RouteDef {
+  /** An exact path; with `pattern`, an exact path or a prefix ending in `*`. */
+  path: string;
+  /**
+   * Tried in order after the exact paths, and takes any exact path it covers (the pass-through's
+   * `upstream.proxy_paths`).
+   */
+  pattern?: boolean;
+  /** How it is answered; null: described in the API document but not served here (404). */
+  route: Route | null;
+  /** Its entry in the OpenAPI document; none: not described (the page's assets, pass-through). */
+  openapi?: PathItem;
+}
+
+/** A route with its metrics bound once. */
+export interface RouteEntry {
+  /** The path, or the pattern of a pattern route. */
+  path: string;
+  route: Route;
+  metrics: RouteMetrics;
+  /** The access log's URL for `PATH?api_key=K`, the usual request (null for patterns). */
+  plainKeyUrl: string | null;
+}
+
+export type InvalidKeyReason = 'missing' | 'malformed' | 'unknown' | 'throttled';
+
+/**
+ * Everything the public listener's request path reads, worked out once when the listener is
+ * built (context.ts): a request only looks things up in here.
+ */
+export interface Gateway {
+  meter: Meter;
+  book: PriceBook;
+  throttle: InvalidKeyThrottle;
+  metrics: Metrics;
+  clock: Clock;
+  log: Logger;
+  /** Whether the store lost its data since start; an unknown key is then no sign of a scanner. */
+  storeDataLost(): boolean;
+  routes: ReadonlyMap<string, RouteEntry>;
+  /** Pattern routes, tried in order when no exact path matches. */
+  patterns: readonly RouteEntry[];
+  /** Metrics of requests that match no route (404, 400). */
+  unmatched: RouteMetrics;
+  answers: Answers;
+  keyHashes: KeyHashes<AccountEntry>;
+  maxKeyLength: number;
+  /** `server.max_headers`. */
+  maxHeaders: number;
+  /** The access log, or null when log.access is off. */
+  access: AccessLog | null;
+  /** store.on_error: allow. */
+  failOpen: boolean;
+  trustedProxies: TrustedProxies;
+  invalidKeys: Record<InvalidKeyReason, { inc(): void }>;
+  /** Set when the listener drains for shutdown: answers then close their connection. */
+  draining: boolean;
+  /** When (performance.now) a request last failed for the store, unless one has succeeded since; for /readyz. */
+  storeFailedAt: number;
+  /** `server.cors_origins`, or null when CORS is off. */
+  corsOrigins: ReadonlySet<string> | null;
+}
+
+/**
+ * One request in flight: what its answer, log line and metrics need. The metered pipeline's
+ * class (metered.ts) implements it and also receives the store's answer to its consume.
+ */
+export interface Exchange {
+  readonly g: Gateway;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly start: number;
+  metrics: RouteMetrics;
+  keyHash: string;
+  key: KnownKey<AccountEntry> | null;
+  address: string | null;
+  /** The route's access-log URL, set once the request is known to be `PATH?api_key=K`. */
+  loggedUrl: string | null;
+  route: RouteEntry | null;
+  entry: AccountEntry | null;
+  prepared: Prepared | null;
+  storeStart: number;
+}

@@ -1,0 +1,77 @@
+import { GatewayError } from '../../errors.js';
+import type { MemoryData } from '../memory/state.js';
+import { matchesFilter } from './filter.js';
+import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './interface.js';
+
+/** The accounts of the embedded store (memory/state.ts holds them). */
+export class MemoryAccounts implements AccountStore {
+  constructor(private readonly data: MemoryData) {}
+
+  async findByKeyHash(keyHash: string): Promise<StoredAccount | null> {
+    const id = this.data.byKeyHash.get(keyHash);
+    return id === undefined ? null : this.copy(id);
+  }
+
+  async getAccount(id: string): Promise<StoredAccount | null> {
+    return this.copy(id);
+  }
+
+  async createAccount(account: StoredAccount): Promise<void> {
+    const d = this.data;
+    if (d.accounts.has(account.id) || d.byKeyHash.has(account.key_hash)) {
+      throw new GatewayError('CONFLICT', `account ${account.id} or its key already exists`);
+    }
+    d.setAccount({ ...account });
+    d.byKeyHash.set(account.key_hash, account.id);
+    await d.save();
+    d.emit({ type: 'account', id: account.id, keyHashes: [account.key_hash] });
+  }
+
+  async updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null> {
+    const d = this.data;
+    const current = d.accounts.get(id);
+    if (!current) return null;
+    const next: StoredAccount = { ...current, ...patch, revision: current.revision + 1 };
+    d.epoch++;
+    if (next.key_hash !== current.key_hash) {
+      d.byKeyHash.delete(current.key_hash);
+      d.byKeyHash.set(next.key_hash, id);
+    }
+    d.setAccount(next);
+    await d.save();
+    d.emit({ type: 'account', id, keyHashes: [...new Set([current.key_hash, next.key_hash])] });
+    return { ...next };
+  }
+
+  async listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage> {
+    // Code-unit order, as Redis orders its index (ids are ASCII): both stores page alike.
+    const ids = [...this.data.accounts.keys()]
+      .filter((id) => after === null || id > after)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const accounts: StoredAccount[] = [];
+    for (const id of ids) {
+      const a = this.data.accounts.get(id) as StoredAccount;
+      if (!matchesFilter(a, filter)) continue;
+      // One match past a full page: there is more, so the page ends with a cursor.
+      if (accounts.length === limit) return { accounts, next: (accounts[limit - 1] as StoredAccount).id };
+      accounts.push({ ...a });
+    }
+    return { accounts, next: null };
+  }
+
+  async deleteAccount(id: string): Promise<StoredAccount | null> {
+    const d = this.data;
+    const current = d.accounts.get(id);
+    if (!current) return null;
+    d.epoch++;
+    d.removeAccount(current);
+    await d.save();
+    d.emit({ type: 'account', id, keyHashes: [current.key_hash] });
+    return { ...current };
+  }
+
+  private copy(id: string): StoredAccount | null {
+    const a = this.data.accounts.get(id);
+    return a ? { ...a } : null;
+  }
+}

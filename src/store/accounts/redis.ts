@@ -1,0 +1,147 @@
+import type { Result } from 'ioredis';
+import { GatewayError } from '../../errors.js';
+import type { RedisBackend } from '../redis/backend.js';
+import { decodeAccount, encodeAccount, encodePatch, pairsToRecord } from '../redis/codec.js';
+import { matchesFilter } from './filter.js';
+import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './interface.js';
+import { CREATE_ACCOUNT, DELETE_ACCOUNT, UPDATE_ACCOUNT } from './lua.js';
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    fpgCreateAccount(account: string, channel: string, message: string, ...fields: string[]): Result<number, Context>;
+    fpgUpdateAccount(
+      account: string,
+      channel: string,
+      id: string,
+      patch: string,
+    ): Result<[string, string[]] | null, Context>;
+    fpgDeleteAccount(account: string, channel: string, id: string): Result<string[] | null, Context>;
+  }
+}
+
+const SCRIPTS = {
+  fpgCreateAccount: { lua: CREATE_ACCOUNT, numberOfKeys: 1 },
+  fpgUpdateAccount: { lua: UPDATE_ACCOUNT, numberOfKeys: 1 },
+  fpgDeleteAccount: { lua: DELETE_ACCOUNT, numberOfKeys: 1 },
+};
+
+// A listing reads the index in chunks and each account of a chunk; it stops after this many
+// index entries even when the page is not full, so a filter that matches little stays cheap.
+const LIST_CHUNK = 200;
+const LIST_MAX_EXAMINED = 5000;
+
+/** The accounts on Redis: a hash per account, an index from key hash to id, and the listing's index. */
+export class RedisAccounts implements AccountStore {
+  constructor(private readonly b: RedisBackend) {
+    b.define(SCRIPTS);
+  }
+
+  findByKeyHash(keyHash: string): Promise<StoredAccount | null> {
+    const { b } = this;
+    return b.run(async () => {
+      const id = await b.redis.get(b.indexKey(keyHash));
+      if (id === null) return null;
+      const account = decodeAccount(await b.redis.hgetall(b.accountKey(id)));
+      // While a key is rotated the old index entry outlives the switch by one command: the
+      // account itself says which key is current.
+      return account?.key_hash === keyHash ? account : null;
+    });
+  }
+
+  getAccount(id: string): Promise<StoredAccount | null> {
+    const { b } = this;
+    return b.run(async () => decodeAccount(await b.redis.hgetall(b.accountKey(id))));
+  }
+
+  createAccount(account: StoredAccount): Promise<void> {
+    const { b } = this;
+    const index = b.indexKey(account.key_hash);
+    const message = JSON.stringify({ type: 'account', id: account.id, keyHashes: [account.key_hash] });
+    return b.run(async () => {
+      if ((await b.redis.set(index, account.id, 'NX')) === null) {
+        throw new GatewayError('CONFLICT', `an account with key hash ${account.key_hash} already exists`);
+      }
+      // Listed before it exists, so no account is ever missing from the listing; an entry whose
+      // account was never written is skipped there. Kept on refusal: the id's account exists.
+      await b.redis.zadd(b.accountIndex, 0, account.id);
+      // Only a definite refusal removes the key-hash entry: after a timeout the account may exist,
+      // and an entry naming an account with another key hash finds nothing anyway.
+      if (
+        (await b.redis.fpgCreateAccount(b.accountKey(account.id), b.channel, message, ...encodeAccount(account))) === 0
+      ) {
+        await b.redis.del(index);
+        throw new GatewayError('CONFLICT', `account ${account.id} already exists`);
+      }
+    });
+  }
+
+  updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null> {
+    const { b } = this;
+    const newHash = patch.key_hash;
+    return b.run(async () => {
+      // The new key's index entry is written first, so the key works the moment the account names it.
+      if (newHash !== undefined && (await b.redis.set(b.indexKey(newHash), id, 'NX')) === null) {
+        if ((await b.redis.get(b.indexKey(newHash))) !== id) {
+          throw new GatewayError('CONFLICT', `key hash ${newHash} belongs to another account`);
+        }
+      }
+      const reply = await b.redis.fpgUpdateAccount(b.accountKey(id), b.channel, id, JSON.stringify(encodePatch(patch)));
+      if (reply === null) {
+        if (newHash !== undefined) await b.redis.del(b.indexKey(newHash));
+        return null;
+      }
+      const [previous, fields] = reply;
+      const updated = decodeAccount(pairsToRecord(fields));
+      if (!updated) throw new Error(`account ${id} came back unreadable`);
+      if (previous !== updated.key_hash) await b.redis.del(b.indexKey(previous));
+      return updated;
+    });
+  }
+
+  listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage> {
+    const { b } = this;
+    return b.run(async () => {
+      const accounts: StoredAccount[] = [];
+      let last = after;
+      for (let examined = 0; examined < LIST_MAX_EXAMINED; ) {
+        const ids = await b.redis.zrangebylex(
+          b.accountIndex,
+          last === null ? '-' : `(${last}`,
+          '+',
+          'LIMIT',
+          0,
+          LIST_CHUNK,
+        );
+        // Each account is its own command, routed to its node on a Cluster (auto-pipelined).
+        const records = await Promise.all(ids.map((id) => b.redis.hgetall(b.accountKey(id))));
+        for (const [i, id] of ids.entries()) {
+          const account = decodeAccount(records[i] as Record<string, string>);
+          if (account === null || !matchesFilter(account, filter)) {
+            last = id;
+            continue;
+          }
+          // One match past a full page: there is more, so the page ends with a cursor.
+          if (accounts.length === limit) return { accounts, next: (accounts[limit - 1] as StoredAccount).id };
+          accounts.push(account);
+          last = id;
+        }
+        if (ids.length < LIST_CHUNK) return { accounts, next: null };
+        examined += ids.length;
+      }
+      return { accounts, next: last };
+    });
+  }
+
+  deleteAccount(id: string): Promise<StoredAccount | null> {
+    const { b } = this;
+    return b.run(async () => {
+      const fields = await b.redis.fpgDeleteAccount(b.accountKey(id), b.channel, id);
+      if (fields === null) return null;
+      const deleted = decodeAccount(pairsToRecord(fields));
+      // The key stopped working with the script (findByKeyHash checks the account); these only tidy up.
+      if (deleted?.key_hash) await b.redis.del(b.indexKey(deleted.key_hash));
+      await b.redis.zrem(b.accountIndex, id);
+      return deleted;
+    });
+  }
+}

@@ -1,0 +1,90 @@
+import type { PriceSet } from '../prices/schema.js';
+import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './accounts/interface.js';
+import type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
+import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore } from './counting/interface.js';
+import type { PriceStore } from './prices/interface.js';
+import type { Store } from './types.js';
+
+/**
+ * One backend's four concerns behind the single `Store` the rest of the gateway is wired with.
+ * Each method hands the call to its concern and adds nothing: the concerns are the stores; this
+ * is the plug. memory.ts and redis.ts add the backend's life cycle.
+ */
+export abstract class CompositeStore implements Store {
+  abstract readonly kind: 'memory' | 'redis';
+
+  constructor(
+    protected readonly accounts: AccountStore,
+    protected readonly counting: CountingStore,
+    protected readonly prices: PriceStore,
+    protected readonly coordination: CoordinationStore,
+  ) {}
+
+  abstract ping(): Promise<void>;
+  abstract dataLost(): boolean;
+  abstract close(): Promise<void>;
+
+  findByKeyHash(keyHash: string): Promise<StoredAccount | null> {
+    return this.accounts.findByKeyHash(keyHash);
+  }
+  getAccount(id: string): Promise<StoredAccount | null> {
+    return this.accounts.getAccount(id);
+  }
+  createAccount(account: StoredAccount): Promise<void> {
+    return this.accounts.createAccount(account);
+  }
+  updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null> {
+    return this.accounts.updateAccount(id, patch);
+  }
+  listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage> {
+    return this.accounts.listAccounts(filter, after, limit);
+  }
+  deleteAccount(id: string): Promise<StoredAccount | null> {
+    return this.accounts.deleteAccount(id);
+  }
+
+  consume(spec: ConsumeSpec): Promise<ConsumeResult> {
+    return this.counting.consume(spec);
+  }
+  consumeInto(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
+    this.counting.consumeInto(spec, receiver);
+  }
+  refund(accountId: string, periodId: string): Promise<void> {
+    return this.counting.refund(accountId, periodId);
+  }
+  usage(accountId: string, periodId: string): Promise<number> {
+    return this.counting.usage(accountId, periodId);
+  }
+
+  listPriceSets(): Promise<PriceSet[]> {
+    return this.prices.listPriceSets();
+  }
+  putPriceSet(set: PriceSet, replace: boolean): Promise<boolean> {
+    return this.prices.putPriceSet(set, replace);
+  }
+  putPriceSets(sets: PriceSet[], replace: boolean): Promise<number> {
+    return this.prices.putPriceSets(sets, replace);
+  }
+  deletePriceSet(date: string): Promise<boolean> {
+    return this.prices.deletePriceSet(date);
+  }
+
+  lease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.coordination.lease(name, holder, ttlMs);
+  }
+  releaseLease(name: string, holder: string): Promise<void> {
+    return this.coordination.releaseLease(name, holder);
+  }
+  putNote(name: string, value: string): Promise<void> {
+    return this.coordination.putNote(name, value);
+  }
+  getNote(name: string): Promise<string | null> {
+    return this.coordination.getNote(name);
+  }
+  subscribe(listener: (event: StoreEvent) => void): void {
+    this.coordination.subscribe(listener);
+  }
+  reportInvalidKey(address: string, rule: ThrottleRule): Promise<void> {
+    return this.coordination.reportInvalidKey(address, rule);
+  }
+}

@@ -1,0 +1,140 @@
+import type { ConsumeReceiver, ConsumeResult, ConsumeSpec } from './interface.js';
+
+// Bounds how long one script call holds Redis (each request costs it a few microseconds).
+const MAX_BATCH = 512;
+const INACTIVE: ConsumeResult = Object.freeze({ kind: 'inactive' });
+const CHANGED: ConsumeResult = Object.freeze({ kind: 'changed' });
+
+/** Sends one CONSUME script call: KEYS then ARGV, as the script's contract (lua.ts) lays them out. */
+export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<number[]>;
+
+/** Account key, counter key, revision, limit, counter expiry. */
+type SpecArgs = readonly [string, string, string, string, string];
+
+/** A spec's arguments, noted on the spec by the batcher that built them. */
+class Noted {
+  constructor(
+    readonly batcher: ConsumeBatcher,
+    readonly args: SpecArgs,
+  ) {}
+}
+
+/**
+ * Gathers the consumes that arrive in one event-loop turn into one CONSUME script call, and
+ * hands each request its own answer from the one reply.
+ *
+ * The flush runs on `setImmediate`: requests read from every socket in one poll phase arrive
+ * before it, while `process.nextTick` would flush after each socket's callback and batch little.
+ * A failed call fails every request in it (the caller answers 503); nothing is ever resent,
+ * since a call whose reply was lost may have counted.
+ */
+export class ConsumeBatcher {
+  private specs: ConsumeSpec[] = [];
+  private receivers: ConsumeReceiver[] = [];
+  private scheduled = false;
+  /** Script calls sent so far, for metrics. */
+  calls = 0;
+
+  constructor(
+    private readonly keysOf: (spec: ConsumeSpec) => [account: string, counter: string],
+    private readonly script: ConsumeScript,
+    /** One call per request (Redis Cluster: requests of different accounts live on different slots). */
+    private readonly perRequest: boolean,
+    private readonly onReceiverError: (err: unknown) => void,
+    /** Unix ms in Redis' clock after which the call must count nothing (0: none); see redis-clock.ts. */
+    private readonly deadline: () => number = () => 0,
+  ) {}
+
+  add(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
+    if (this.perRequest) return this.send([spec], [receiver]);
+    this.specs.push(spec);
+    this.receivers.push(receiver);
+    if (this.specs.length >= MAX_BATCH) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.onImmediate);
+    }
+  }
+
+  private readonly onImmediate = (): void => {
+    this.scheduled = false;
+    this.flush();
+  };
+
+  private flush(): void {
+    if (this.specs.length === 0) return;
+    const specs = this.specs;
+    const receivers = this.receivers;
+    this.specs = [];
+    this.receivers = [];
+    this.send(specs, receivers);
+  }
+
+  private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
+    const n = specs.length;
+    const keysAndArgs = new Array<string>(5 * n + 1);
+    for (let i = 0; i < n; i++) {
+      const a = this.argsOf(specs[i] as ConsumeSpec);
+      keysAndArgs[2 * i] = a[0];
+      keysAndArgs[2 * i + 1] = a[1];
+      keysAndArgs[2 * n + 3 * i] = a[2];
+      keysAndArgs[2 * n + 3 * i + 1] = a[3];
+      keysAndArgs[2 * n + 3 * i + 2] = a[4];
+    }
+    keysAndArgs[5 * n] = String(this.deadline());
+    this.calls++;
+    this.script(2 * n, keysAndArgs).then(
+      (reply) => this.deliver(reply, receivers),
+      (err: Error) => {
+        for (const r of receivers) this.guard(r, err);
+      },
+    );
+  }
+
+  /**
+   * A request's keys and arguments as the script takes them, as strings: worked out once per
+   * spec, which the meter builds once per cached account and period, so a warm request builds
+   * no key and converts no number.
+   */
+  private argsOf(spec: ConsumeSpec): SpecArgs {
+    const memo = spec.storeMemo;
+    if (memo instanceof Noted && memo.batcher === this) return memo.args;
+    const [account, counter] = this.keysOf(spec);
+    const args: SpecArgs = [account, counter, String(spec.revision), String(spec.limit), String(spec.expireAtMs)];
+    spec.storeMemo = new Noted(this, args);
+    return args;
+  }
+
+  private deliver(reply: number[], receivers: ConsumeReceiver[]): void {
+    for (let i = 0; i < receivers.length; i++) {
+      const receiver = receivers[i] as ConsumeReceiver;
+      const result = decode(reply[2 * i], reply[2 * i + 1]);
+      this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(reply[2 * i])}`));
+    }
+  }
+
+  /** A receiver that throws must not keep the others of its batch from their answers. */
+  private guard(receiver: ConsumeReceiver, outcome: ConsumeResult | Error): void {
+    try {
+      if (outcome instanceof Error) receiver.failed(outcome);
+      else receiver.consumed(outcome);
+    } catch (err) {
+      this.onReceiverError(err);
+    }
+  }
+}
+
+function decode(code: number | undefined, used: number | undefined): ConsumeResult | null {
+  if (typeof used !== 'number') return null;
+  switch (code) {
+    case 0:
+      return { kind: 'ok', used };
+    case 1:
+      return { kind: 'exhausted', used };
+    case 2:
+      return INACTIVE;
+    case 3:
+      return CHANGED;
+  }
+  return null;
+}

@@ -1,0 +1,186 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { mkdir, open, rename } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { GatewayError } from '../../errors.js';
+import { describeIssues, priceSetDocument } from '../../prices/schema.js';
+
+/** What the embedded store keeps on disk between runs. */
+const stateSchema = z.strictObject({
+  version: z.literal(1),
+  accounts: z.array(
+    z.strictObject({
+      id: z.string().min(1),
+      status: z.enum(['active', 'inactive']),
+      plan: z.string().min(1),
+      limit: z.number().int().positive().nullable(),
+      anchor: z.string(),
+      label: z.string(),
+      created_at: z.string(),
+      revision: z.number().int().positive(),
+      key_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    }),
+  ),
+  prices: z.array(priceSetDocument.extend({ updated_at: z.string(), origin: z.literal('upstream').optional() })),
+  counters: z.array(
+    z.strictObject({
+      account: z.string(),
+      period: z.string(),
+      used: z.number().int().nonnegative(),
+      expire_at_ms: z.number(),
+    }),
+  ),
+});
+
+export type MemoryState = z.infer<typeof stateSchema>;
+
+/**
+ * The state file of a previous run, or null when there is none yet. A file that cannot be read
+ * or parsed stops the start (left as it is, for the operator to look at): starting empty would
+ * silently lose every account.
+ */
+export function readState(file: string): MemoryState | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new GatewayError(
+      'STORE_UNREADABLE',
+      `${file}: cannot read the memory store's file: ${(err as Error).message}`,
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new GatewayError(
+      'STORE_UNREADABLE',
+      `${file}: not the memory store's file (${(err as Error).message}); it was left untouched: restore it, or move it away to start empty`,
+    );
+  }
+  const parsed = stateSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = describeIssues(parsed.error, `${file}: `);
+    throw new GatewayError(
+      'STORE_UNREADABLE',
+      `${lines.slice(0, 5).join('\n')}\nthe file was left untouched: restore it, or move it away to start empty`,
+      lines,
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * Writes the state file off the event loop: the text is built on the loop (from fragments the
+ * store keeps encoded), the writing, flushing to disk and renaming run in libuv's thread pool.
+ * One write at a time; changes made while one is in flight share the next. With 10,000 accounts
+ * the synchronous write held the loop about 10 ms, once a second under load and once per
+ * account created.
+ */
+/** The state file's text: the start (accounts and prices), encoded once per change of those, then the rest. */
+export type StateParts = readonly [Buffer, string];
+
+export class StateWriter {
+  private running: Promise<void> | null = null;
+  private next: Waiters | null = null;
+
+  /** `parts`: the file's text as its encoded start and the rest. */
+  constructor(
+    readonly file: string,
+    private readonly parts: () => StateParts,
+  ) {}
+
+  /** Resolves once a write that began after this call has reached the disk. */
+  write(): Promise<void> {
+    this.next ??= waiters();
+    const next = this.next;
+    if (this.running === null) this.start();
+    return next.promise;
+  }
+
+  /**
+   * Waits for the write in flight, then writes the current state synchronously when `dirty` or
+   * when a write was still to come (shutdown).
+   */
+  async close(dirty: boolean): Promise<void> {
+    await this.running?.catch(() => {});
+    const next = this.next;
+    this.next = null;
+    if (dirty || next !== null) writeStateSync(this.file, this.parts());
+    next?.resolve();
+  }
+
+  private start(): void {
+    const batch = this.next as Waiters;
+    this.next = null;
+    this.running = writeState(this.file, this.parts())
+      .then(batch.resolve, batch.reject)
+      .finally(() => {
+        this.running = null;
+        if (this.next !== null) this.start();
+      });
+  }
+}
+
+interface Waiters {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function waiters(): Waiters {
+  let resolve = (): void => {};
+  let reject: (err: unknown) => void = () => {};
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/**
+ * Replaces the file atomically: a temporary file is written and flushed to disk, then renamed
+ * over it, so a crash leaves either the old state or the new one, never half of either.
+ */
+async function writeState(file: string, [start, rest]: StateParts): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  const handle = await open(temp, 'w', 0o600);
+  try {
+    await handle.writeFile(start);
+    await handle.writeFile(rest);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, file);
+  // The rename itself is durable once the directory is flushed.
+  const dir = await open(dirname(file), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+/** writeState on the event loop, for shutdown. */
+function writeStateSync(file: string, [start, rest]: StateParts): void {
+  mkdirSync(dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  const fd = openSync(temp, 'w', 0o600);
+  try {
+    writeSync(fd, start);
+    writeSync(fd, rest);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, file);
+  const dir = openSync(dirname(file), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
+}

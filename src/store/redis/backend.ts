@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { GatewayError } from '../../errors.js';
+import { connect, mastersConnected, type RedisStoreOptions } from './connection.js';
+
+/** A concern's scripts, as ioredis' defineCommand takes them. */
+export type Scripts = Record<string, { lua: string; numberOfKeys?: number }>;
+
+/**
+ * What the Redis implementations of the four concerns share: one command connection, the key
+ * layout, the announcement channel, and the gate that holds calls while the store starts. Fails
+ * fast: no offline queue, a command timeout and no retries (connection.ts), so every call through
+ * `run` rejects with STORE_UNAVAILABLE within about `command_timeout_ms` while Redis is down or
+ * slow, and works again once it is back.
+ *
+ * Keys (prefix `fpg:` by default); all keys of one account share the hash tag `{acct:ID}`:
+ *   fpg:{acct:ID}:account      hash of the StoredAccount fields (a null limit is an absent field)
+ *   fpg:{acct:ID}:used:PERIOD  request counter of one period, expiring at period end + retention
+ *   fpg:keyhash:HASH           account id of a key hash
+ *   fpg:accounts               sorted set of every account id (score 0, read in id order with
+ *                              ZRANGEBYLEX): the listing's index. One key, so on a Cluster one
+ *                              node holds it; it is written by its own command, never inside a
+ *                              script with an account's keys (other slot). An entry may outlive its
+ *                              account (written before it, removed after it): listing skips those.
+ *   fpg:prices                 hash effective_date → JSON of the price set
+ *   fpg:invalid:ADDRESS        invalid keys from one client address within the throttle's window
+ *   fpg:marker                 written by the first gateway; gone or changed: Redis lost its data
+ *   fpg:note:NAME              shared records: the upstream poller's lease (lease:upstream-poll) and status
+ *   fpg:events                 pub/sub channel of StoreEvent JSON
+ */
+export class RedisBackend {
+  readonly redis: Redis | Cluster;
+  readonly log: Logger;
+  readonly channel: string;
+  readonly prices: string;
+  readonly accountIndex: string;
+  closed = false;
+  /** While the store starts (first connection, first subscription), calls wait for this. */
+  private gate: Promise<unknown> | null = null;
+  /** The value of the marker key as this process first saw it; see checkMarker. */
+  private marker: string | null = null;
+  private lost = false;
+
+  constructor(
+    readonly options: RedisStoreOptions,
+    log: Logger,
+  ) {
+    this.log = log.child({ component: 'redis-store' });
+    this.channel = `${options.key_prefix}events`;
+    this.prices = `${options.key_prefix}prices`;
+    this.accountIndex = `${options.key_prefix}accounts`;
+    this.redis = connect(options);
+  }
+
+  /** Each concern defines its own scripts on the shared connection. */
+  define(scripts: Scripts): void {
+    for (const [name, definition] of Object.entries(scripts)) this.redis.defineCommand(name, definition);
+  }
+
+  /**
+   * Called once every concern is set up (their 'ready' listeners come first, as they did when the
+   * store was one class): watches the connection, checks the data marker on every connection, and
+   * holds calls until the first connection is ready.
+   */
+  start(): void {
+    this.watch(this.redis, 'commands');
+    this.redis.on('ready', () => void this.checkMarker());
+    // Without an offline queue, a command sent before the first connection is ready would fail.
+    this.holdCallsUntil(
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`not connected within ${this.options.connect_timeout_ms} ms`)),
+          this.options.connect_timeout_ms,
+        ).unref();
+        this.redis.once('ready', () => {
+          void mastersConnected(this.redis).then(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }),
+    );
+  }
+
+  accountKey(id: string): string {
+    return `${this.options.key_prefix}{acct:${id}}:account`;
+  }
+
+  counterKey(id: string, periodId: string): string {
+    return `${this.options.key_prefix}{acct:${id}}:used:${periodId}`;
+  }
+
+  noteKey(name: string): string {
+    return `${this.options.key_prefix}note:${name}`;
+  }
+
+  indexKey(keyHash: string): string {
+    return `${this.options.key_prefix}keyhash:${keyHash}`;
+  }
+
+  /** Runs a call once the gate is open; any failure that is not already ours is STORE_UNAVAILABLE. */
+  run<T>(op: () => Promise<T>): Promise<T> {
+    return (this.gate ? this.gate.then(op) : op()).catch(unavailable);
+  }
+
+  /** The gate now in force, for a later hold to wait for as well. */
+  currentGate(): Promise<unknown> | null {
+    return this.gate;
+  }
+
+  holdCallsUntil(ready: Promise<unknown>): void {
+    const gate: Promise<unknown> = ready.finally(() => {
+      if (this.gate === gate) this.gate = null;
+    });
+    gate.catch(() => undefined);
+    this.gate = gate;
+  }
+
+  dataLost(): boolean {
+    return this.lost;
+  }
+
+  /** Every connection needs an 'error' listener or ioredis' errors crash the process; log once per outage. */
+  watch(connection: Redis | Cluster, name: string): void {
+    let down = false;
+    connection.on('error', (err: Error) => {
+      if (!down && !this.closed) this.log.warn({ err, connection: name }, 'redis connection failed; retrying');
+      down = true;
+    });
+    connection.on('ready', () => {
+      if (down) this.log.info({ connection: name }, 'redis connection restored');
+      down = false;
+    });
+  }
+
+  /**
+   * Redis keeps a marker key, written by the first gateway to find none. A marker gone or changed
+   * on a reconnect means Redis lost its data (restarted without persistence, failed over to an
+   * empty replica): accounts and counters are gone, and nothing else would say so. The first to
+   * notice writes a new marker, so every other gateway notices too.
+   */
+  private async checkMarker(): Promise<void> {
+    const key = `${this.options.key_prefix}marker`;
+    try {
+      await this.redis.set(key, randomUUID(), 'NX');
+      const found = await this.redis.get(key);
+      if (this.marker !== null && found !== this.marker && !this.lost) {
+        this.lost = true;
+        this.log.error(
+          { marker: key },
+          'redis lost its data: accounts and counters are gone (restore them from a backup, or re-create the accounts and restart)',
+        );
+      }
+      this.marker ??= found;
+    } catch (err) {
+      this.log.warn({ err }, 'could not check the redis data marker');
+    }
+  }
+}
+
+function unavailable(err: unknown): never {
+  if (err instanceof GatewayError) throw err;
+  throw new GatewayError(
+    'STORE_UNAVAILABLE',
+    `Redis store unavailable: ${err instanceof Error ? err.message : String(err)}`,
+  );
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import type { AccountPatch, StoredAccount } from '../accounts/interface.js';
+import type { StoreEvent } from '../coordination/interface.js';
+
+/** How records look in Redis: accounts as hashes of strings, announcements as JSON. */
+
+const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label', 'key_hash'] as const;
+
+const storeEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('account'), id: z.string().min(1), keyHashes: z.array(z.string()) }),
+  z.object({ type: z.literal('prices') }),
+  z.object({
+    type: z.literal('blocked'),
+    address: z.string().min(1).max(64),
+    ms: z.number().int().positive().max(86_400_000),
+  }),
+]);
+
+/** HSET arguments; a null limit is an absent field. */
+export function encodeAccount(a: StoredAccount): string[] {
+  const fields = ['id', a.id, 'status', a.status, 'plan', a.plan, 'anchor', a.anchor, 'label', a.label];
+  fields.push('created_at', a.created_at, 'revision', String(a.revision), 'key_hash', a.key_hash);
+  if (a.limit !== null) fields.push('limit', String(a.limit));
+  return fields;
+}
+
+/** Field → string, or null to remove the field (the update script's ARGV). */
+export function encodePatch(patch: AccountPatch): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const field of PATCHABLE) {
+    const value = patch[field];
+    if (value !== undefined) out[field] = value === null ? null : String(value);
+  }
+  return out;
+}
+
+export function decodeAccount(h: Record<string, string>): StoredAccount | null {
+  if (h.id === undefined || h.revision === undefined) return null;
+  return {
+    id: h.id,
+    // Anything but a clean 'active' refuses requests: fail closed on a damaged record.
+    status: h.status === 'active' ? 'active' : 'inactive',
+    plan: h.plan ?? '',
+    limit: h.limit === undefined ? null : Number(h.limit),
+    anchor: h.anchor ?? '',
+    label: h.label ?? '',
+    created_at: h.created_at ?? '',
+    revision: Number(h.revision),
+    key_hash: h.key_hash ?? '',
+  };
+}
+
+export const pairsToRecord = (flat: string[]): Record<string, string> =>
+  Object.fromEntries(flat.flatMap((v, i) => (i % 2 === 0 ? [[v, flat[i + 1] ?? '']] : [])));
+
+/** An announcement from the channel, or null when it is not one of ours. */
+export function parseEvent(text: string): StoreEvent | null {
+  try {
+    const parsed = storeEvent.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

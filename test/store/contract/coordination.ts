@@ -1,0 +1,60 @@
+import type { Test } from 'tap';
+import type { CoordinationStore, PriceStore, Store, StoreEvent } from '../../../src/store/types.js';
+import { type Closable, priceSet, waitFor } from './fixtures.js';
+
+/**
+ * The coordination contract (store/coordination/interface.ts): every backend runs it unchanged.
+ * What differs by backend (a Redis lease is exclusive across instances; one process holds every
+ * lease) is tested beside that backend. A price change is the announcement listened for.
+ */
+export function coordinationContract(
+  t: Test,
+  make: () => Promise<CoordinationStore & Pick<PriceStore, 'putPriceSet'> & Pick<Store, 'ping'> & Closable>,
+): void {
+  t.test('ping answers', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    await t.resolves(store.ping());
+  });
+
+  t.test('a note is read back by name, and a note never written reads null', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const name = `note-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    t.equal(await store.getNote(name), null);
+    await store.putNote(name, '{"state":"ok"}');
+    t.equal(await store.getNote(name), '{"state":"ok"}');
+    await store.putNote(name, 'second');
+    t.equal(await store.getNote(name), 'second', 'a note is replaced');
+  });
+
+  t.test('a lease is taken and renewed by its holder; once given up another holder takes it', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const name = `lease-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    t.equal(await store.lease(name, 'a', 5000), true, 'taken');
+    t.equal(await store.lease(name, 'a', 5000), true, 'renewed');
+    await store.releaseLease(name, 'a');
+    t.equal(await store.lease(name, 'b', 5000), true, 'taken by another at once');
+    await store.releaseLease(name, 'b');
+  });
+
+  t.test('an invalid key reported from an address is accepted', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const rule = { maxAttempts: 3, windowMs: 60_000, blockMs: 1000 };
+    await t.resolves(store.reportInvalidKey(`192.0.2.${process.pid % 250}`, rule));
+  });
+
+  t.test('every listener hears every change', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const first: StoreEvent[] = [];
+    const second: StoreEvent[] = [];
+    store.subscribe((e) => first.push(e));
+    store.subscribe((e) => second.push(e));
+    await store.putPriceSet(priceSet('2026-05-06'), false);
+    await waitFor(() => first.some((e) => e.type === 'prices') && second.some((e) => e.type === 'prices'));
+    t.pass('both listeners heard the price change');
+  });
+}

@@ -1,0 +1,125 @@
+import type { Test } from 'tap';
+import type { AccountStore, CountingStore, StoredAccount } from '../../../src/store/types.js';
+import { account, type Closable, spec } from './fixtures.js';
+
+/**
+ * The counting contract (store/counting/interface.ts): every backend runs it unchanged. `make`
+ * returns a fresh, empty store; each test gets its own. Accounts are set up and changed through
+ * the accounts concern, since a consume is checked against its account.
+ */
+export function countingContract(t: Test, make: () => Promise<CountingStore & AccountStore & Closable>): void {
+  t.test('consume counts successes up to the limit and never past it', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    const results = [];
+    for (let i = 0; i < 5; i++) results.push(await store.consume(spec(a)));
+    t.same(results, [
+      { kind: 'ok', used: 1 },
+      { kind: 'ok', used: 2 },
+      { kind: 'ok', used: 3 },
+      { kind: 'exhausted', used: 3 },
+      { kind: 'exhausted', used: 3 },
+    ]);
+    t.equal(await store.usage(a.id, '1000'), 3, 'rejected requests are not counted');
+  });
+
+  t.test('concurrent consumes admit exactly the limit with distinct counts', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    const results = await Promise.all(Array.from({ length: 60 }, () => store.consume(spec(a, { limit: 20 }))));
+    const ok = results.filter((r) => r.kind === 'ok').map((r) => (r.kind === 'ok' ? r.used : 0));
+    t.equal(ok.length, 20);
+    t.same(
+      [...ok].sort((x, y) => x - y),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
+    t.equal(await store.usage(a.id, '1000'), 20);
+  });
+
+  t.test('each period has its own counter', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    await store.consume(spec(a, { periodId: 'p1' }));
+    await store.consume(spec(a, { periodId: 'p1' }));
+    t.same(await store.consume(spec(a, { periodId: 'p2' })), { kind: 'ok', used: 1 });
+    t.equal(await store.usage(a.id, 'p1'), 2);
+    t.equal(await store.usage(a.id, 'unused'), 0);
+  });
+
+  t.test('an inactive account is refused and nothing is counted', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account({ status: 'inactive' });
+    await store.createAccount(a);
+    t.same(await store.consume(spec(a)), { kind: 'inactive' });
+    t.equal(await store.usage(a.id, '1000'), 0);
+  });
+
+  t.test('a consume made from an outdated copy of the account is refused as changed', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    const updated = await store.updateAccount(a.id, { status: 'inactive' });
+    t.equal(updated?.revision, 2);
+    t.equal(updated?.status, 'inactive');
+    t.same(await store.consume(spec(a)), { kind: 'changed' }, 'old revision');
+    t.same(await store.consume(spec(a, { accountId: 'acct_gone' })), { kind: 'changed' }, 'no such account');
+    t.equal(await store.usage(a.id, '1000'), 0);
+    t.equal(await store.updateAccount('acct_gone', { status: 'active' }), null);
+  });
+
+  t.test('a spec used again (as the meter keeps one per account) sees every change made since', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    const other = account();
+    await store.createAccount(a);
+    await store.createAccount(other);
+    const kept = spec(a, { limit: 5 });
+    t.same(await store.consume(kept), { kind: 'ok', used: 1 });
+    t.same(await store.consume(kept), { kind: 'ok', used: 2 });
+    await store.updateAccount(other.id, { label: 'another account changed' });
+    t.same(await store.consume(kept), { kind: 'ok', used: 3 }, 'a change of another account changes nothing');
+    await store.refund(a.id, '1000');
+    t.same(await store.consume(kept), { kind: 'ok', used: 3 }, 'a refund is seen');
+    await store.updateAccount(a.id, { status: 'inactive' });
+    t.same(await store.consume(kept), { kind: 'changed' }, 'its account changed');
+    const now = await store.getAccount(a.id);
+    const current = spec(now as StoredAccount, { limit: 5 });
+    t.same(await store.consume(current), { kind: 'inactive' });
+    await store.deleteAccount(a.id);
+    t.same(await store.consume(current), { kind: 'changed' }, 'its account is gone');
+  });
+
+  t.test('a spec used again after its counter expired starts a new count', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    const kept = spec(a, { limit: 5, expireAtMs: Date.now() + 1500 });
+    t.same(await store.consume(kept), { kind: 'ok', used: 1 });
+    t.same(await store.consume(kept), { kind: 'ok', used: 2 });
+    await new Promise((r) => setTimeout(r, 2100));
+    t.same(await store.consume(kept), { kind: 'ok', used: 1 }, 'the expired counter was not reused');
+  });
+
+  t.test('a plan change mid-period keeps the count and the new limit applies at once', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    await store.consume(spec(a, { limit: 5 }));
+    await store.consume(spec(a, { limit: 5 }));
+    const b = await store.updateAccount(a.id, { plan: 'starter', limit: 2 });
+    t.ok(b);
+    t.same(await store.consume(spec(b as StoredAccount, { limit: 2 })), { kind: 'exhausted', used: 2 });
+    t.same(await store.consume(spec(b as StoredAccount, { limit: 10 })), { kind: 'ok', used: 3 });
+  });
+}

@@ -1,0 +1,17 @@
+import type { Test } from 'tap';
+import type { Store } from '../../../src/store/types.js';
+import { accountsContract } from './accounts.js';
+import { coordinationContract } from './coordination.js';
+import { countingContract } from './counting.js';
+import { pricesContract } from './prices.js';
+
+/**
+ * The store contract: one suite per concern, each run unchanged against every Store
+ * implementation (memory, standalone Redis, Cluster). `make` returns a fresh, empty store.
+ */
+export function storeContract(t: Test, make: () => Promise<Store>): void {
+  accountsContract(t, make);
+  countingContract(t, make);
+  pricesContract(t, make);
+  coordinationContract(t, make);
+}

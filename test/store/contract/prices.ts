@@ -1,0 +1,77 @@
+import type { Test } from 'tap';
+import type { PriceStore, Store, StoreEvent } from '../../../src/store/types.js';
+import { type Closable, priceSet, waitFor } from './fixtures.js';
+
+/**
+ * The price-history contract (store/prices/interface.ts): every backend runs it unchanged.
+ * `make` returns a fresh, empty store; each test gets its own.
+ */
+export function pricesContract(t: Test, make: () => Promise<PriceStore & Pick<Store, 'subscribe'> & Closable>): void {
+  t.test('price sets: one per date, oldest first; replace decides whether a date is overwritten', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const events: StoreEvent[] = [];
+    store.subscribe((e) => events.push(e));
+    t.equal(await store.putPriceSet(priceSet('2026-02-04'), false), true);
+    t.equal(await store.putPriceSet(priceSet('2026-01-07'), false), true);
+    t.equal(await store.putPriceSet(priceSet('2026-01-07', '99.99'), false), false, 'kept');
+    t.same(
+      (await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
+      [
+        ['2026-01-07', '21.00'],
+        ['2026-02-04', '21.00'],
+      ],
+    );
+    t.equal(await store.putPriceSet(priceSet('2026-01-07', '22.22'), true), true, 'replaced');
+    t.same(await store.listPriceSets(), [priceSet('2026-01-07', '22.22'), priceSet('2026-02-04')]);
+    await waitFor(() => events.filter((e) => e.type === 'prices').length >= 3);
+    t.pass('every accepted set is announced');
+  });
+
+  t.test('many price sets are stored at once and announced once; replace decides for existing dates', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const events: StoreEvent[] = [];
+    store.subscribe((e) => events.push(e));
+    await store.putPriceSet(priceSet('2026-01-07', '11.11'), false);
+    await waitFor(() => events.length >= 1);
+    events.length = 0;
+    t.equal(
+      await store.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04'), priceSet('2026-03-04')], false),
+      2,
+      'the existing date is kept',
+    );
+    t.same(
+      (await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
+      [
+        ['2026-01-07', '11.11'],
+        ['2026-02-04', '21.00'],
+        ['2026-03-04', '21.00'],
+      ],
+    );
+    t.equal(await store.putPriceSets([priceSet('2026-01-07', '22.22'), priceSet('2026-04-01')], true), 2);
+    t.equal((await store.listPriceSets())[0]?.coastal.petrol_95, '22.22', 'replaced');
+    t.equal(await store.putPriceSets([priceSet('2026-04-01')], false), 0, 'nothing new');
+    await waitFor(() => events.length >= 2);
+    await new Promise((r) => setTimeout(r, 100));
+    t.equal(events.length, 2, 'one announcement per call that stored something');
+  });
+
+  t.test('deleting a price set removes that date only and announces it', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const events: StoreEvent[] = [];
+    store.subscribe((e) => events.push(e));
+    await store.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04')], false);
+    await waitFor(() => events.length >= 1);
+    events.length = 0;
+    t.equal(await store.deletePriceSet('2026-02-04'), true);
+    t.same(
+      (await store.listPriceSets()).map((s) => s.effective_date),
+      ['2026-01-07'],
+    );
+    await waitFor(() => events.some((e) => e.type === 'prices'));
+    t.equal(await store.deletePriceSet('2026-02-04'), false, 'a second time finds none');
+    t.equal(await store.deletePriceSet('1999-01-01'), false);
+  });
+}
