@@ -42,5 +42,5 @@ EXPOSE 8080 8081
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself (the gateway drains and exits 0).
-# --no-memory-reducer: see README, "Performance" (a gateway idle for a minute served 25% slower after).
+# --no-memory-reducer: see docs/performance.md (a gateway idle for a minute served 25% slower after).
 CMD ["node", "--no-memory-reducer", "dist/main.js", "serve"]

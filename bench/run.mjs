@@ -1,5 +1,5 @@
 // npm run bench: the gateway against a bare node:http server writing the same bytes, in one run,
-// with wrk. Not part of npm test. Options and what is measured: README.md, "Performance".
+// with wrk. Not part of npm test. Options and what is measured: docs/performance.md.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -124,7 +124,7 @@ async function startGateway(v, redisUrl, nodeArgs = []) {
     ADMIN_HOST: '',
     LOG_LEVEL: '',
   };
-  // As shipped (npm start, the Dockerfile): see README, "Performance", on --no-memory-reducer.
+  // As shipped (npm start, the Dockerfile): see docs/performance.md on --no-memory-reducer.
   const proc = child(
     process.execPath,
     ['--no-memory-reducer', ...nodeArgs, 'dist/main.js', 'serve', '--config', file],

@@ -182,7 +182,7 @@ t.test(
     t.match(dockerfile, /^USER node$/m);
     t.match(dockerfile, /^HEALTHCHECK .*\n.*\/healthz/m);
     t.match(dockerfile, /ln -s \/app\/dist\/main\.js \/usr\/local\/bin\/fuel-gateway/);
-    // As `npm start` runs it: without V8's memory reducer (README, "Performance").
+    // As `npm start` runs it: without V8's memory reducer (docs/performance.md, "Why `--no-memory-reducer`").
     t.match(dockerfile, /^CMD \["node", "--no-memory-reducer", "dist\/main\.js", "serve"\]$/m);
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     t.equal(pkg.scripts.start, 'node --no-memory-reducer dist/main.js serve');

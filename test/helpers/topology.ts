@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './cli.js';
 
-/** The runner's ready line (README, "Deploying"). */
+/** The runner's ready line (docs/deployment.md, "Without Docker: `npm run topology`"). */
 export interface Ready {
   pid: number;
   public: string;
