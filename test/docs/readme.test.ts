@@ -33,7 +33,7 @@ for (const page of PAGES) {
 t.test('the README is a short page with a table of links, one page per topic in docs/', async (t) => {
   // Issue 21: a newcomer reads it in ten minutes; the rest lives in docs/.
   t.ok(readme.split('\n').length - 1 <= 250, `README.md has ${readme.split('\n').length - 1} lines, at most 250`);
-  for (const page of ['api', 'operations', 'deployment', 'security', 'performance', 'configuration']) {
+  for (const page of ['architecture', 'api', 'operations', 'deployment', 'security', 'performance', 'configuration']) {
     t.ok(PAGES.includes(`docs/${page}.md`), `docs/${page}.md`);
     t.match(readme, `](docs/${page}.md)`, `the README links docs/${page}.md`);
   }
