@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -37,7 +38,11 @@ function options(argv: string[]): z.infer<typeof optionsSchema> {
   const parsed = optionsSchema.safeParse(values);
   if (!parsed.success)
     throw new Error(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
-  return parsed.data;
+  const o = parsed.data;
+  if (o['tls-port'] !== undefined && o['tls-cert'] === undefined) throw new Error('--tls-port needs --tls-cert');
+  // Checked here: HAProxy would only say so in its log, and the start would wait out its timeout.
+  if (o['tls-cert'] !== undefined) accessSync(o['tls-cert'], constants.R_OK);
+  return o;
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -32,6 +32,8 @@ export class Supervised {
     readonly logFile: string,
     /** Called when the process exits unasked (`exit`) and when it is started again (`restarted`). */
     private readonly report: (event: 'exited' | 'restarted', detail: Record<string, unknown>) => void,
+    /** Called with the pid of every process started, the first one too. */
+    private readonly spawned: (name: string, pid: number) => void = () => undefined,
   ) {}
 
   get pid(): number {
@@ -47,8 +49,11 @@ export class Supervised {
   private spawn(): void {
     const fd = openSync(this.logFile, 'a');
     const { cmd, args, env, cwd } = this.command;
-    const child = spawn(cmd, args, { env: env ?? process.env, cwd, stdio: ['ignore', fd, fd] });
+    // A process group of its own: Ctrl-C (SIGINT to the terminal's group) reaches the runner
+    // alone, which then stops everything in order, instead of Redis and HAProxy dying at once.
+    const child = spawn(cmd, args, { env: env ?? process.env, cwd, stdio: ['ignore', fd, fd], detached: true });
     closeSync(fd);
+    if (child.pid !== undefined) this.spawned(this.name, child.pid);
     this.child = child;
     this.startedAt = Date.now();
     this.exited = new Promise<Exit>((resolve) => {
@@ -69,6 +74,11 @@ export class Supervised {
         this.report('restarted', { name: this.name, pid: this.pid });
       }, this.backoffMs);
     });
+  }
+
+  /** From now on an exit is not followed by a restart (the runner is stopping). */
+  release(): void {
+    this.wanted = false;
   }
 
   /** Stops it for good with `signal`; SIGKILL after `graceMs`. Resolves once it has exited. */

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../config/load.js';
 import { fillServers, haproxyBinary, serverName, serverStats, setServerState } from './haproxy.js';
+import { StateDir } from './state-dir.js';
 import { Supervised, waitFor } from './supervised.js';
 
 export interface TopologyOptions {
@@ -37,9 +38,12 @@ const READY_MS = 30_000;
 
 /** The port if nothing listens on it (0: one the kernel picks), else null. */
 function tryPort(port: number, host: string): Promise<number | null> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const server = createServer();
-    server.once('error', () => resolve(null));
+    // In use: try another. Anything else (an address this machine does not have) is the caller's error.
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      err.code === 'EADDRINUSE' || err.code === 'EACCES' ? resolve(null) : reject(new Error(`${host}: ${err.message}`)),
+    );
     server.listen(port, host, () => {
       const address = server.address();
       server.close(() => resolve(typeof address === 'object' && address ? address.port : null));
@@ -75,6 +79,9 @@ export class Topology {
   private balancer!: Supervised;
   private readonly gateways: Gateway[] = [];
   private readonly adminToken = process.env['ADMIN_TOKEN'] || randomBytes(16).toString('hex');
+  // The gateways' Redis password: not the admin token, which clients of the admin API hold.
+  private readonly redisPassword = randomBytes(16).toString('hex');
+  private readonly state: StateDir;
   private readonly logDir: string;
   private readonly socket: string;
   private redisPort = 0;
@@ -85,6 +92,15 @@ export class Topology {
   constructor(private readonly o: TopologyOptions) {
     this.logDir = join(o.stateDir, 'logs');
     this.socket = join(o.stateDir, 'haproxy.sock');
+    this.state = new StateDir(o.stateDir);
+  }
+
+  private readonly spawned = (name: string, pid: number): void => this.state.started(name, pid);
+
+  /** A fixed port that something already listens on (a second runner's balancer) stops the start. */
+  private async mustBeFree(port: number, what: string): Promise<void> {
+    if ((await tryPort(port, this.o.host)) === null)
+      throw new Error(`${this.o.host}:${port} (${what}) is in use: stop what listens there or choose another port`);
   }
 
   private readonly report = (event: 'exited' | 'restarted', detail: Record<string, unknown>): void => {
@@ -94,8 +110,13 @@ export class Topology {
 
   async start(): Promise<Record<string, unknown>> {
     const haproxy = haproxyBinary();
-    mkdirSync(this.logDir, { recursive: true });
-    mkdirSync(join(this.o.stateDir, 'redis'), { recursive: true });
+    const left = await this.state.take();
+    if (left.length > 0) this.o.emit({ event: 'stopped-leftovers', processes: left });
+    mkdirSync(this.logDir, { recursive: true, mode: 0o700 });
+    mkdirSync(join(this.o.stateDir, 'redis'), { recursive: true, mode: 0o700 });
+    if (this.o.port !== 0) await this.mustBeFree(this.o.port, '--port');
+    if (this.o.tlsCert !== undefined && this.o.tlsPort !== 0)
+      await this.mustBeFree(this.o.tlsPort ?? 8443, '--tls-port');
     this.redisPort = await freePort(this.o.basePort + 200);
     this.publicPort = this.o.port === 0 ? await freePort(0, this.o.host) : this.o.port;
     this.tlsPort = this.o.tlsPort === 0 ? await freePort(0, this.o.host) : (this.o.tlsPort ?? 8443);
@@ -131,6 +152,7 @@ export class Topology {
       },
       join(this.logDir, 'haproxy.log'),
       this.report,
+      this.spawned,
     );
     this.balancer.start();
     await waitFor('the balancer to see every gateway up', () => this.allUp(), READY_MS);
@@ -157,8 +179,8 @@ export class Topology {
     // Each gateway logs in as a user of its own: CLIENT LIST tells them apart, and one gateway's
     // access can be cut (ACL SETUSER gateway-2 off) without touching the others.
     const users = ['user default on nopass ~* &* +@all'];
-    for (let i = 0; i < this.o.gateways; i++) users.push(`user gateway-${i + 1} on >${this.adminToken} ~* &* +@all`);
-    writeFileSync(join(dir, 'users.acl'), `${users.join('\n')}\n`);
+    for (let i = 0; i < this.o.gateways; i++) users.push(`user gateway-${i + 1} on >${this.redisPassword} ~* &* +@all`);
+    writeFileSync(join(dir, 'users.acl'), `${users.join('\n')}\n`, { mode: 0o600 });
     this.redis = new Supervised(
       'redis',
       {
@@ -170,6 +192,7 @@ export class Topology {
       },
       join(this.logDir, 'redis.log'),
       this.report,
+      this.spawned,
     );
     this.redis.start();
   }
@@ -196,7 +219,7 @@ export class Topology {
       ADMIN_HOST: '127.0.0.1',
       ADMIN_PORT: String(adminPort),
       ADMIN_TOKEN: this.adminToken,
-      REDIS_URL: `redis://gateway-${i + 1}:${this.adminToken}@127.0.0.1:${this.redisPort}`,
+      REDIS_URL: `redis://gateway-${i + 1}:${this.redisPassword}@127.0.0.1:${this.redisPort}`,
       TRUSTED_PROXIES: '127.0.0.1',
     };
     const cmd = {
@@ -205,7 +228,8 @@ export class Topology {
       env,
     };
     const name = `gateway-${i + 1}`;
-    return { process: new Supervised(name, cmd, join(this.logDir, `${name}.log`), this.report), port, adminPort };
+    const supervised = new Supervised(name, cmd, join(this.logDir, `${name}.log`), this.report, this.spawned);
+    return { process: supervised, port, adminPort };
   }
 
   private async allUp(): Promise<boolean> {
@@ -222,15 +246,13 @@ export class Topology {
     this.rolling = this.rolling.then(async () => {
       for (const [i, g] of this.gateways.entries()) {
         await setServerState(this.socket, i, 'maint');
-        await waitFor(
-          `${g.process.name} to finish its requests`,
-          async () => (await serverStats(this.socket)).get(serverName(i))?.current === 0,
-          20_000,
-        );
-        await g.process.stop('SIGTERM');
-        g.process.start();
-        await waitFor(`${g.process.name} /readyz`, () => isReady(g.port), READY_MS);
-        await setServerState(this.socket, i, 'ready');
+        try {
+          await this.roll(i, g);
+        } finally {
+          // Even when the new process is not ready in time, the balancer's checks decide again: a
+          // gateway left in maintenance would never get traffic back. The roll stops there.
+          await setServerState(this.socket, i, 'ready');
+        }
         await waitFor(
           `the balancer to take ${g.process.name} back`,
           async () => (await serverStats(this.socket)).get(serverName(i))?.status.startsWith('UP') === true,
@@ -250,10 +272,25 @@ export class Topology {
     return this.rolling;
   }
 
+  /** One gateway, out of rotation: its last requests finish, it drains and exits, it starts again. */
+  private async roll(i: number, g: Gateway): Promise<void> {
+    await waitFor(
+      `${g.process.name} to finish its requests`,
+      async () => (await serverStats(this.socket)).get(serverName(i))?.current === 0,
+      20_000,
+    );
+    await g.process.stop('SIGTERM');
+    g.process.start();
+    await waitFor(`${g.process.name} /readyz (see ${g.process.logFile})`, () => isReady(g.port), READY_MS);
+  }
+
   /** Balancer first (no new requests), then the gateways drain, then Redis writes its file. */
   async stop(): Promise<void> {
+    // None is restarted from here on, whatever exits first.
+    for (const p of [this.balancer, this.redis, ...this.gateways.map((g) => g.process)]) p?.release();
     await this.balancer?.stop('SIGUSR1');
     await Promise.all(this.gateways.map((g) => g.process.stop('SIGTERM')));
     await this.redis?.stop('SIGTERM');
+    this.state.release();
   }
 }
