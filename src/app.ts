@@ -62,7 +62,7 @@ export interface AppOptions {
   store?: Store;
 }
 
-/** The composition root: config → logger → store → prices → meter → listeners. */
+/** The composition root: config → logger → listeners (bound) → store → prices → meter → listeners (serving). */
 export async function startApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const own = opts.log === undefined ? createLogging(config.log) : null;
@@ -70,18 +70,20 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
   const droppedLogLines = opts.droppedLogLines ?? own?.droppedLines ?? (() => 0);
   // Before the store: a second instance on a port already taken is refused before it writes anything.
   const listeners = await bindListeners(config);
-  const store = opts.store ?? createStore(config, log, clock.now);
-  const cleanups: Cleanups = [() => store.close()];
+  const cleanups: Cleanups = [];
   const closeAll = async (drainMs = 0): Promise<void> => {
     for (const c of cleanups.reverse()) await c(drainMs);
     cleanups.length = 0;
     log.flush();
   };
   try {
+    const store = opts.store ?? createStore(config, log, clock.now);
+    cleanups.push(() => store.close());
     return { ...(await assemble(config, clock, log, droppedLogLines, store, listeners, cleanups)), close: closeAll };
   } catch (err) {
     await closeAll();
-    // Closed already when assemble got as far as handing them their handlers; else closed here.
+    // Closed already when assemble got as far as handing them their handlers; else closed here,
+    // or they would keep a process whose start failed (an unreadable store file) from exiting.
     await Promise.all([close(listeners.public.server), close(listeners.admin.server)]);
     throw err;
   }
