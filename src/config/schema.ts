@@ -148,7 +148,9 @@ export const configSchema = z
     upstream: upstream,
     demo_accounts: z
       .boolean()
-      .describe('Memory store: create one demo account per plan at start and print a curl line'),
+      .describe(
+        'Memory store: at the first start (a store with no account) create one demo account per plan and print a curl line',
+      ),
     log: z.strictObject({
       level: z
         .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
