@@ -18,6 +18,7 @@ export interface Ready {
 
 export interface Running {
   ready: Ready;
+  stateDir: string;
   child: ChildProcess;
   /** Event lines printed after the ready line, in order. */
   events: Array<Record<string, unknown>>;
@@ -38,8 +39,8 @@ export async function startTopology(
   t: { teardown(fn: () => unknown): void },
   args: string[] = [],
   ms = 60_000,
+  stateDir = mkdtempSync(join(tmpdir(), 'fpg-topology-')),
 ): Promise<Running> {
-  const stateDir = mkdtempSync(join(tmpdir(), 'fpg-topology-'));
   const child = spawn(
     process.execPath,
     [
@@ -100,6 +101,7 @@ export async function startTopology(
   };
   return {
     ready: r,
+    stateDir,
     child,
     events,
     async waitEvent(match, waitMs) {
