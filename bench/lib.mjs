@@ -1,7 +1,8 @@
 // Process plumbing for bench/run.mjs: children tracked and stopped by PID, free ports, CPU and
 // RSS read from /proc, one wrk run.
 import { execFile, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -134,3 +135,34 @@ export const median = (xs) => {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
+
+/** One answer exactly as the gateway wrote it, minus the headers node:http adds by itself. */
+function capture(url) {
+  return new Promise((resolve, reject) => {
+    request(url, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (body += c));
+      res.on('end', () => {
+        const headers = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) {
+          const name = res.rawHeaders[i];
+          if (!/^(date|connection|keep-alive)$/i.test(name)) headers.push([name, res.rawHeaders[i + 1]]);
+        }
+        resolve({ status: res.statusCode, headers, body });
+      });
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** The bare server (bench/bare.mjs) writing the answer at `answerUrl`, captured into `file`. */
+export async function startBare(answerUrl, file) {
+  writeFileSync(file, JSON.stringify(await capture(answerUrl)));
+  const port = await freePort();
+  const proc = child(process.execPath, ['bench/bare.mjs', file, String(port)]);
+  const base = `http://127.0.0.1:${port}`;
+  await until('bare', async () => (await fetch(`${base}/`)).ok);
+  return { pid: proc.pid, base, file };
+}

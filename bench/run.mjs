@@ -2,10 +2,22 @@
 // with wrk. Not part of npm test. Options and what is measured: docs/performance.md.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { child, cpuSeconds, family, freePort, median, ROOT, rssMiB, sleep, stopAll, until, wrk } from './lib.mjs';
+import {
+  child,
+  cpuSeconds,
+  family,
+  freePort,
+  median,
+  ROOT,
+  rssMiB,
+  sleep,
+  startBare,
+  stopAll,
+  until,
+  wrk,
+} from './lib.mjs';
 import { topologyBench } from './topology.mjs';
 
 const args = process.argv.slice(2);
@@ -136,37 +148,6 @@ async function startGateway(v, redisUrl, nodeArgs = []) {
   const base = `http://127.0.0.1:${port}`;
   await until(`gateway ${v.id}`, async () => (await fetch(`${base}/readyz`)).ok);
   return { ...v, pid: proc.pid, base, admin: `http://127.0.0.1:${adminPort}`, logFile };
-}
-
-/** One answer exactly as the gateway wrote it, minus the headers node:http adds by itself. */
-function capture(url) {
-  return new Promise((resolve, reject) => {
-    request(url, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => {
-        const headers = [];
-        for (let i = 0; i < res.rawHeaders.length; i += 2) {
-          const name = res.rawHeaders[i];
-          if (!/^(date|connection|keep-alive)$/i.test(name)) headers.push([name, res.rawHeaders[i + 1]]);
-        }
-        resolve({ status: res.statusCode, headers, body });
-      });
-    })
-      .on('error', reject)
-      .end();
-  });
-}
-
-async function startBare(answerUrl, name) {
-  const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify(await capture(answerUrl)));
-  const port = await freePort();
-  const proc = child(process.execPath, ['bench/bare.mjs', file, String(port)]);
-  const base = `http://127.0.0.1:${port}`;
-  await until(`bare ${name}`, async () => (await fetch(`${base}/`)).ok);
-  return { pid: proc.pid, base, file };
 }
 
 /** The metering floor (bench/floor.mjs) over the same captured answer and keys. */
@@ -321,7 +302,7 @@ async function comparison(scaling) {
   const firstKey = readFileSync(gateways[0].keysFile, 'utf8').split('\n')[0];
   const targets = [];
   for (const e of endpoints) {
-    const bare = await startBare(`${gateways[0].base}${ENDPOINTS[e]}${firstKey}`, e);
+    const bare = await startBare(`${gateways[0].base}${ENDPOINTS[e]}${firstKey}`, join(dir, `${e}.json`));
     // The references rotate over the first gateway's keys (the floor knows those accounts).
     const reference = (label, proc, extra = {}) => ({
       label: `${label}, ${e}`,

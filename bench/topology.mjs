@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { child, freePort, median, sleep, until, wrk } from './lib.mjs';
+import { child, freePort, median, sleep, startBare, until, wrk } from './lib.mjs';
 
 const SIMPLE = '/fuel-api/api/simple-current.php?api_key=';
 const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '–');
@@ -55,15 +55,8 @@ async function seed(ready, count, dir) {
 async function startBareBehindBalancer(dir, answerUrl) {
   const { fillServers, haproxyBinary } = await import('../dist/topology/haproxy.js');
   const { readFileSync } = await import('node:fs');
-  const res = await fetch(answerUrl);
-  const headers = [];
-  for (const [name, value] of res.headers)
-    if (!/^(date|connection|keep-alive)$/i.test(name)) headers.push([name, value]);
-  const answer = join(dir, 'answer.json');
-  writeFileSync(answer, JSON.stringify({ status: res.status, headers, body: await res.text() }));
-  const barePort = await freePort();
-  const bare = child(process.execPath, ['bench/bare.mjs', answer, String(barePort)]);
-  await until('bare', async () => (await fetch(`http://127.0.0.1:${barePort}/`)).ok);
+  const bare = await startBare(answerUrl, join(dir, 'answer.json'));
+  const barePort = Number(new URL(bare.base).port);
   const cfg = join(dir, 'bare-haproxy.cfg');
   writeFileSync(cfg, fillServers(readFileSync('deploy/haproxy.cfg', 'utf8'), [barePort]));
   const port = await freePort();

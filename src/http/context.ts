@@ -1,32 +1,24 @@
 import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { KeyHashes } from '../keys/key-hashes.js';
-import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import { AccessLog } from '../log.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { PriceBook } from '../prices/book.js';
-import type { Meter } from '../quota/meter.js';
 import { trustedProxies } from './client.js';
 import { corsOrigins } from './cors.js';
 import { Answers } from './headers.js';
 import { routeTable } from './routes.js';
 import type { Gateway, InvalidKeyReason, RouteDef } from './types.js';
 
-/** What the public listener is built from: the shared parts, and the routes every feature handed over. */
-export interface PublicDeps {
+/**
+ * What the public listener is built from: the shared parts the Gateway keeps as they are, the
+ * config it reads once, and the routes every feature handed over.
+ */
+export type PublicDeps = Pick<
+  Gateway,
+  'meter' | 'book' | 'throttle' | 'metrics' | 'clock' | 'log' | 'storeDataLost'
+> & {
   config: Config;
-  meter: Meter;
-  book: PriceBook;
-  throttle: InvalidKeyThrottle;
-  metrics: Metrics;
-  clock: Clock;
-  log: Logger;
-  /** Whether the store lost its data since start; for the invalid-key throttle. */
-  storeDataLost(): boolean;
   routes: readonly RouteDef[];
-}
+};
 
 /** A store call of a request succeeded: /readyz may say ready again. */
 export function storeWorked(g: Gateway): void {
