@@ -32,6 +32,8 @@ const connections = Number(option('connections', 64));
 const threads = Number(option('threads', 1));
 const accounts = Number(option('accounts', 10_000));
 const only = option('only', '');
+// Another checkout, built (`npm run build` there): each variant also runs from it, in the same rounds.
+const before = option('before', '');
 
 const ENDPOINTS = {
   simple: '/fuel-api/api/simple-current.php?api_key=',
@@ -141,6 +143,7 @@ async function startGateway(v, redisUrl, nodeArgs = []) {
     process.execPath,
     ['--no-memory-reducer', ...nodeArgs, 'dist/main.js', 'serve', '--config', file],
     {
+      cwd: v.root ?? ROOT,
       env,
       stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
     },
@@ -167,10 +170,10 @@ function machine() {
     .join(' ')} (1, 5, 15 min) at the end`;
 }
 
-function commit() {
-  const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+function commit(root = ROOT) {
+  const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
   const dirty =
-    execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], { cwd: ROOT })
+    execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], { cwd: root })
       .toString()
       .trim() !== '';
   return dirty ? `${sha} + uncommitted changes` : sha;
@@ -288,7 +291,9 @@ async function comparison(scaling) {
           workers: w,
         },
       ])
-    : VARIANTS.filter((v) => !only || only.split(',').includes(v.id));
+    : VARIANTS.filter((v) => !only || only.split(',').includes(v.id)).flatMap((v) =>
+        before ? [{ ...v, id: `${v.id}-before`, label: `before: ${v.label}`, root: before }, v] : [v],
+      );
   const endpoints = scaling ? ['simple'] : ['simple', 'current'];
   const redis = variants.some((v) => v.store === 'redis') ? await startRedis() : null;
   const redisKeys = redis ? await seedRedis(redis.url, accounts, 'redis') : null;
@@ -336,8 +341,9 @@ async function comparison(scaling) {
   await measure(targets, redis?.pid, redis?.port);
   const out = table(targets);
   console.log(`\n${out}`);
-  const kind = scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison';
-  return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${kind}\n\nCommit ${commit()}. Machine: ${machine()}.\n${setup}; medians; × bare is the median of per-round ratios to the bare server on the same endpoint; CPU per request is user + system time over all rounds.\n\n${out}\n`;
+  const kind = `${scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison'}${before ? ', before and after' : ''}`;
+  const against = before ? ` Before: commit ${commit(before)} (${before}).` : '';
+  return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${kind}\n\nCommit ${commit()}.${against} Machine: ${machine()}.\n${setup}; medians; × bare is the median of per-round ratios to the bare server on the same endpoint; CPU per request is user + system time over all rounds.\n\n${out}\n`;
 }
 
 /** Long run over many distinct keys, Redis store, access log on: RSS at start, along the way and at the end. */
