@@ -1,5 +1,6 @@
 import t from 'tap';
 import { MemoryStore } from '../../src/store/memory.js';
+import { DAY } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
 storeContract(t, async () => new MemoryStore());
@@ -19,14 +20,14 @@ t.test('expired counters start again from zero', async (t) => {
     key_hash: 'h',
   };
   await store.createAccount(a);
-  await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 });
-  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }), {
+  await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }, DAY);
+  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }, DAY), {
     kind: 'exhausted',
     used: 1,
   });
   now = 2_000;
   t.equal(await store.usage('a', 'p'), 0);
-  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 3_000 }), {
+  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 3_000 }, DAY), {
     kind: 'ok',
     used: 1,
   });
@@ -91,14 +92,14 @@ t.test('with a file, counts written after an account or price change carry that 
   const store = new MemoryStore(Date.now, file);
   const a = storedAccount();
   await store.createAccount(a);
-  await store.consume(consumeSpec(a));
+  await store.consume(consumeSpec(a), DAY);
   await store.close(); // counts only: accounts and prices as encoded at the creation
   const reopened = new MemoryStore(Date.now, file);
   await reopened.updateAccount(a.id, { label: 'renamed' });
   const b = storedAccount();
   await reopened.createAccount(b);
-  await reopened.consume(consumeSpec({ ...a, revision: 2 }));
-  await reopened.consume(consumeSpec(b));
+  await reopened.consume(consumeSpec({ ...a, revision: 2 }), DAY);
+  await reopened.consume(consumeSpec(b), DAY);
   await reopened.close();
   const state = JSON.parse(readFileSync(file, 'utf8'));
   t.same(
@@ -161,7 +162,7 @@ t.test(
     rmSync(dir, { recursive: true });
     writeFileSync(dir, 'not a folder');
     await t.rejects(store.createAccount(storedAccount()), 'the change is not confirmed');
-    await store.consume(consumeSpec(a));
+    await store.consume(consumeSpec(a), DAY);
     await new Promise((r) => setTimeout(r, 1200));
     t.ok(errors.length >= 1, 'the failed flush was reported');
     // The folder is back: the next flush writes the count that failed before.
