@@ -34,6 +34,33 @@ export function daysBetween(a: string, b: string): number {
   return Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
 }
 
+/** The longest range an export or a usage history covers, in days (both ends included). */
+export const MAX_RANGE_DAYS = 400;
+
+export interface DayRange {
+  from: string;
+  to: string;
+  /** Start of `from` in the zone. */
+  fromMs: number;
+  /** End of `to` (start of the day after) in the zone: the range is [fromMs, toMs). */
+  toMs: number;
+}
+
+/**
+ * A range of days `from`..`to` (YYYY-MM-DD, both included) in `zone`, or null when either is not
+ * a real date, `from` is after `to`, or the range is longer than MAX_RANGE_DAYS.
+ */
+export function dayRange(from: unknown, to: unknown, zone: string): DayRange | null {
+  if (typeof from !== 'string' || typeof to !== 'string') return null;
+  const fromMs = dayStart(from, zone);
+  const toStart = dayStart(to, zone);
+  if (fromMs === null || toStart === null) return null;
+  const span = daysBetween(from, to) + 1;
+  if (span < 1 || span > MAX_RANGE_DAYS) return null;
+  const toMs = dayStart(addDays(to, 1), zone) as number;
+  return { from, to, fromMs, toMs };
+}
+
 /**
  * The current day for the request path: worked out with Intl once per day and then answered
  * by two comparisons, since every counted request needs it.
