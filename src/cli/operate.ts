@@ -107,9 +107,13 @@ async function writeExport(e: UsageExport, out: string | undefined): Promise<voi
   const file = createWriteStream(out);
   // A file that cannot be written fails the command through `finished`.
   file.on('error', () => undefined);
-  await e.writeTo(file).catch(() => undefined);
+  let failed: unknown = null;
+  await e.writeTo(file).catch((err: unknown) => {
+    failed = err;
+  });
   file.end();
   await finished(file);
+  if (failed !== null) throw failed;
 }
 
 /**
