@@ -6,6 +6,7 @@
  */
 import type { Config } from '../config/schema.js';
 import { allowanceFor } from '../quota/allowance.js';
+import { dayTotals } from '../quota/ledger.js';
 import type { PeriodRecord, Store, StoredAccount } from '../store/types.js';
 import type { DayRange } from '../time/days.js';
 import { formatInZone } from '../time/zone.js';
@@ -59,23 +60,9 @@ export interface UsageExport {
   writeTo(sink: Sink): Promise<void>;
 }
 
-/** Requests by day of one account within the range, summed over the periods a day belongs to. */
-export function dayTotals(records: PeriodRecord[], range: DayRange): Map<string, { requests: number; plan: string }> {
-  const out = new Map<string, { requests: number; plan: string }>();
-  for (const r of records) {
-    for (const [day, n] of r.days) {
-      if (day < range.from || day > range.to) continue;
-      const seen = out.get(day);
-      // A day two periods share takes the plan of the later one (records come oldest first).
-      out.set(day, { requests: (seen?.requests ?? 0) + n, plan: r.plan });
-    }
-  }
-  return new Map([...out].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
-}
-
 export function dayRows(a: StoredAccount, records: PeriodRecord[], range: DayRange): DayRow[] {
   const rows: DayRow[] = [];
-  for (const [date, { requests, plan }] of dayTotals(records, range))
+  for (const [date, { requests, plan }] of dayTotals(records, range.from, range.to))
     if (requests > 0) rows.push({ account_id: a.id, label: a.label ?? '', plan, date, requests });
   return rows;
 }
