@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
@@ -12,7 +12,7 @@ const at = (iso: string): number => Date.parse(iso);
  * on its first day, 2 the next, 1 on 23 Dec before its cycle ends at 10:00 and 1 after, so
  * 23 Dec belongs to two periods.
  */
-async function setUp(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function setUp(t: Test) {
   const clock = new ManualClock(NOW);
   const gw = await startGateway(t, { limits: { invalid_key_throttle: { max_attempts: 3 } } }, { clock });
   const { account, api_key: key } = await newAccount(gw, { plan: 'starter', label: 'Acme, "fuel" Ltd' });

@@ -140,7 +140,7 @@ export const RECORD_CHANGE = `
 if redis.call('PTTL', KEYS[1]) < 0 then return 0 end
 local old = redis.call('HMGET', KEYS[1], 'plan', 'limit', 'end', 'changes')
 local used = redis.call('GET', KEYS[2]) or '0'
-local changes = (old[4] or '') .. ARGV[1] .. ' ' .. old[2] .. ' ' .. used .. ' ' .. old[1] .. '\n'
+local changes = (old[4] or '') .. ARGV[1] .. ' ' .. old[2] .. ' ' .. used .. ' ' .. old[1] .. '\\n'
 redis.call('HSET', KEYS[1], 'plan', ARGV[2], 'limit', ARGV[3], 'changes', changes)
 if tonumber(ARGV[4]) < tonumber(old[3]) then redis.call('HSET', KEYS[1], 'end', ARGV[4]) end
 return 1
