@@ -174,3 +174,32 @@ t.test(
     await store.close();
   },
 );
+
+t.test('with a file, the ledger (days, records, plan changes) survives a restart', async (t) => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
+  const file = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'store.json');
+  const store = new MemoryStore(Date.now, file);
+  const a = storedAccount();
+  await store.createAccount(a);
+  const spec = {
+    ...consumeSpec(a),
+    record: { plan: 'starter', kind: 'monthly' as const, startMs: 1_000, endMs: 2_000 },
+  };
+  await store.consume(spec, '2026-11-24');
+  await store.consume(spec, '2026-11-25');
+  await store.consume(spec, '2026-11-25');
+  await store.refund(a.id, spec.periodId, '2026-11-24');
+  await store.recordPlanChange(a.id, spec.periodId, 1_500, { plan: 'business', limit: 10_000, endMs: 2_000 });
+  const before = await store.periodRecords([a.id], 0, 3_000);
+  await store.close();
+  const reopened = new MemoryStore(Date.now, file);
+  t.teardown(() => reopened.close());
+  const after = await reopened.periodRecords([a.id], 0, 3_000);
+  t.same(after, before);
+  t.same(after[0]?.[0]?.days, [['2026-11-25', 2]]);
+  t.equal(after[0]?.[0]?.plan, 'business');
+  t.equal(after[0]?.[0]?.changes.length, 1);
+});
