@@ -5,6 +5,7 @@
  * the reader to drain. Memory stays bounded by one page, whatever the number of accounts.
  */
 import type { Config } from '../config/schema.js';
+import { isGatewayError } from '../errors.js';
 import { allowanceFor } from '../quota/allowance.js';
 import { dayTotals } from '../quota/ledger.js';
 import type { PeriodRecord, Store, StoredAccount } from '../store/types.js';
@@ -14,6 +15,21 @@ import type { ExportQuery } from './usage-query.js';
 
 // Accounts per page: the ledger reads of one page go to the store as one pipelined batch.
 const PAGE = 200;
+// An export reads for minutes, with each read bounded by the store's command timeout: a read
+// that times out (a busy or failing-over Redis) is tried again, since reading twice is harmless.
+const ATTEMPTS = 4;
+const RETRY_MS = 250;
+
+async function patiently<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
+      await new Promise((r) => setTimeout(r, RETRY_MS * attempt));
+    }
+  }
+}
 
 const DAY_COLUMNS = ['account_id', 'label', 'plan', 'date', 'requests'] as const;
 const PERIOD_COLUMNS = [
@@ -168,7 +184,8 @@ async function* accountPages(store: Store, only: StoredAccount | null): AsyncGen
   }
   let after: string | null = null;
   do {
-    const page = await store.listAccounts({}, after, PAGE);
+    const from = after;
+    const page = await patiently(() => store.listAccounts({}, from, PAGE));
     if (page.accounts.length > 0) yield page.accounts;
     after = page.next;
   } while (after !== null);
@@ -198,11 +215,8 @@ export function usageExport(
       await put(sink, head);
       let first = true;
       for await (const accounts of accountPages(store, only)) {
-        const ledgers = await store.periodRecords(
-          accounts.map((a) => a.id),
-          range.fromMs,
-          range.toMs,
-        );
+        const ids = accounts.map((a) => a.id);
+        const ledgers = await patiently(() => store.periodRecords(ids, range.fromMs, range.toMs));
         let chunk = '';
         for (const [i, a] of accounts.entries()) {
           const records = ledgers[i] ?? [];
