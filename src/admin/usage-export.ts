@@ -8,7 +8,7 @@ import type { Config } from '../config/schema.js';
 import { isGatewayError } from '../errors.js';
 import { allowanceFor } from '../quota/allowance.js';
 import { dayTotals } from '../quota/ledger.js';
-import type { PeriodRecord, Store, StoredAccount } from '../store/types.js';
+import type { AccountPage, PeriodRecord, Store, StoredAccount } from '../store/types.js';
 import type { DayRange } from '../time/days.js';
 import { formatInZone } from '../time/zone.js';
 import type { ExportQuery } from './usage-query.js';
@@ -184,8 +184,8 @@ async function* accountPages(store: Store, only: StoredAccount | null): AsyncGen
   }
   let after: string | null = null;
   do {
-    const from = after;
-    const page = await patiently(() => store.listAccounts({}, from, PAGE));
+    const from: string | null = after;
+    const page: AccountPage = await patiently(() => store.listAccounts({}, from, PAGE));
     if (page.accounts.length > 0) yield page.accounts;
     after = page.next;
   } while (after !== null);
