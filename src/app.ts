@@ -26,13 +26,12 @@ import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
 import { warnWhenStale } from './prices/staleness.js';
 import { Meter } from './quota/meter.js';
+import { retentionMs } from './quota/retention.js';
 import { createStore } from './store/create.js';
 import type { Store } from './store/types.js';
 import { createOriginAgent } from './upstream/origin.js';
 import { UpstreamPoller } from './upstream/poller.js';
 import { OriginProxy } from './upstream/proxy.js';
-
-const DAY_MS = 86_400_000;
 
 export interface App {
   config: Config;
@@ -151,7 +150,7 @@ async function assemble(
     zone: config.time_zone,
     now: clock.now,
     cache: config.limits.account_cache,
-    retentionMs: config.store.counter_retention_days * DAY_MS,
+    retentionMs: retentionMs(config),
   });
   const t = config.limits.invalid_key_throttle;
   const rule = { maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 };

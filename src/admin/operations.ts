@@ -18,7 +18,9 @@ import { type Usage, usageObject } from '../quota/usage.js';
 import type { Account, Store } from '../store/types.js';
 import { formatInZone } from '../time/zone.js';
 import type { Audit } from './audit.js';
-import { encodeCursor, listAccountsQuery } from './list-query.js';
+import { encodeCursor, listAccountsQuery, queryRecord } from './list-query.js';
+import { type UsageExport, usageExport } from './usage-export.js';
+import { exportQuery } from './usage-query.js';
 
 type PriceStatus = 'current' | 'scheduled' | 'past';
 const cancelInput = z.strictObject({ date: effectiveDate });
@@ -120,11 +122,45 @@ export class Operations {
       ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...limited }
       : limited;
     const account = await updateAccount(this.store, this.config.plans, stored, materialised);
+    await this.recordPlanChange(account, a);
     const fields = Object.keys(materialised) as Array<keyof typeof materialised>;
     const pick = (a: Account): Record<string, unknown> => Object.fromEntries(fields.map((f) => [f, a[f]]));
     // The fields as they were, so an operator can put them back.
     this.audit({ action: 'account.update', account_id: id, from, before: pick(stored), after: pick(account) });
     return { account };
+  }
+
+  /**
+   * A change of plan or limit (or of the period, by a new anchor) in the middle of a period is
+   * written on the period's record, which keeps what applied before (usage-export.ts shows it).
+   */
+  private async recordPlanChange(account: Account, before: Allowance | null): Promise<void> {
+    const after = this.allowance(account);
+    if (before === null || after === null) return;
+    const samePeriod = before.period.id === after.period.id;
+    if (samePeriod && before.plan === after.plan && before.limit === after.limit) return;
+    const now = this.clock.now();
+    await this.store.recordPlanChange(account.id, before.period.id, now, {
+      plan: after.plan,
+      limit: after.limit,
+      endMs: samePeriod ? after.period.endMs : now,
+    });
+  }
+
+  /**
+   * Daily rows (`days`) or period rows of `GET /admin/usage[/periods]` and `usage
+   * export|periods`: validated and the account looked up here, so a bad query is a 400 and an
+   * unknown account a 404 before anything is written; the rows are written by the caller.
+   */
+  async usageExport(kind: 'days' | 'periods', query: URLSearchParams | Record<string, string>): Promise<UsageExport> {
+    const record = query instanceof URLSearchParams ? queryRecord(query) : query;
+    const q = exportQuery(record, this.config.time_zone, this.config.messages.invalid_range);
+    let only = null;
+    if (q.account !== null) {
+      only = await this.store.getAccount(q.account);
+      if (!only) throw new GatewayError('NOT_FOUND', `no account with id ${q.account}`);
+    }
+    return usageExport(kind, q, only, this.store, this.config, this.clock.now);
   }
 
   /** Null when the account's plan is no longer configured: a PATCH is how that gets mended. */

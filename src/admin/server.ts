@@ -7,6 +7,7 @@ import { headProblem } from '../http/server.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
+import type { UsageExport } from './usage-export.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -17,7 +18,7 @@ interface Call {
   query: URLSearchParams;
   from: string;
 }
-type Handler = (call: Call) => Promise<[number, unknown]> | [number, unknown];
+type Handler = (call: Call) => Promise<[number, unknown] | UsageExport> | [number, unknown];
 interface AdminRoute {
   method: string;
   pattern: RegExp;
@@ -106,6 +107,8 @@ export function adminHandler(
       pattern: /^\/admin\/prices$/,
       handler: async (c) => [201, await ops.publishPrices(await c.body(), c.from)],
     },
+    { method: 'GET', pattern: /^\/admin\/usage$/, handler: (c) => ops.usageExport('days', c.query) },
+    { method: 'GET', pattern: /^\/admin\/usage\/periods$/, handler: (c) => ops.usageExport('periods', c.query) },
     { method: 'GET', pattern: /^\/admin\/prices$/, handler: () => [200, ops.prices()] },
     { method: 'GET', pattern: /^\/admin\/prices\/history$/, handler: () => [200, ops.priceHistory()] },
     // Any segment but `history`, so a malformed date is a 400 naming `date` rather than a 404.
@@ -170,14 +173,27 @@ export function adminHandler(
       res.setHeader('Allow', matching.map((x) => x.r.method).join(', '));
       return failure(res, new GatewayError('METHOD_NOT_ALLOWED', `${req.method} not allowed on ${path}`));
     }
-    const [status, body] = await hit.r.handler({
+    const answer = await hit.r.handler({
       params: (hit.m as RegExpExecArray).slice(1),
       body: () => readJson(req),
       query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
       // The admin port is reached directly (never through the balancer), so the peer is who asks.
       from: canonicalIp(req.socket.remoteAddress ?? '') ?? 'unknown',
     });
+    if (!Array.isArray(answer)) return stream(res, answer);
+    const [status, body] = answer;
     reply(res, status, JSON.stringify(body));
+  }
+
+  /** An export: headers now, rows as they are read (chunked); a failure half-way cuts the answer short. */
+  async function stream(res: ServerResponse, e: UsageExport): Promise<void> {
+    res.writeHead(200, {
+      'Content-Type': e.contentType,
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    await e.writeTo(res);
+    res.end();
   }
 
   return (req, res) => {

@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { finished } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import { auditLog } from '../admin/audit.js';
 import { Operations } from '../admin/operations.js';
+import type { UsageExport } from '../admin/usage-export.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
@@ -15,7 +17,9 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
        fuel-gateway prices cancel DATE       (a set still scheduled)
-       fuel-gateway prices show|history`;
+       fuel-gateway prices show|history
+       fuel-gateway usage export|periods --from DATE --to DATE [--account ID] [--format csv|json] [--out FILE]
+                                             (daily or period rows; csv by default; to stdout without --out)`;
 
 const MEMORY_STORE_HELP =
   'The configured store is the embedded memory store: accounts and prices live inside the running ' +
@@ -82,12 +86,38 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
       return ops.prices();
     case 'prices history':
       return ops.priceHistory();
+    case 'usage export':
+    case 'usage periods': {
+      const query = listOptions(options);
+      delete query['out'];
+      return ops.usageExport(verb === 'export' ? 'days' : 'periods', query);
+    }
   }
   throw new GatewayError('BAD_REQUEST', `unknown command: ${command.trim()}`);
 }
 
+const isExport = (v: unknown): v is UsageExport => typeof v === 'object' && v !== null && 'writeTo' in v;
+
+/** An export to a file (written whole, then closed) or to stdout. */
+async function writeExport(e: UsageExport, out: string | undefined): Promise<void> {
+  if (out === undefined) {
+    await e.writeTo(process.stdout);
+    return;
+  }
+  const file = createWriteStream(out);
+  // A file that cannot be written fails the command through `finished`.
+  file.on('error', () => undefined);
+  let failed: unknown = null;
+  await e.writeTo(file).catch((err: unknown) => {
+    failed = err;
+  });
+  file.end();
+  await finished(file);
+  if (failed !== null) throw failed;
+}
+
 /**
- * `accounts …` and `prices …`: the admin API's operations run against the configured store,
+ * `accounts …`, `prices …` and `usage …`: the admin API's operations run against the configured store,
  * printing the same JSON the admin API answers.
  */
 export async function runOperate(config: Config, args: Args, log: Logger): Promise<void> {
@@ -98,7 +128,8 @@ export async function runOperate(config: Config, args: Args, log: Logger): Promi
     await book.load();
     // Audit lines go to stderr with the CLI's other logs (stdout is the JSON answer).
     const result = await dispatch(new Operations(store, config, book, systemClock, auditLog(log)), args);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    if (isExport(result)) await writeExport(result, args.options.get('out'));
+    else process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     book.close();
     await store.close();

@@ -122,6 +122,11 @@ export const configSchema = z
           message: 'sentinel and cluster exclude each other: pick one',
         }),
     }),
+    usage: z.strictObject({
+      retention_days: posInt.describe(
+        "Daily usage and period records are kept this long after their period ends (the customer's history reaches this far back)",
+      ),
+    }),
     plans: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, 'expected a lower-case plan name'), plan),
     prices: z.strictObject({
       file: z.string().min(1).describe('Price history loaded at start without overwriting published sets'),

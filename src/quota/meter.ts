@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/schema.js';
 import type { KnownKey } from '../keys/key-hashes.js';
-import type { ConsumeReceiver, ConsumeSpec, Store, StoredAccount } from '../store/types.js';
+import type { ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/types.js';
+import { DayClock } from '../time/days.js';
 import { type Allowance, allowanceFor } from './allowance.js';
 import { type UsageFragments, usageFragments } from './usage.js';
 
@@ -18,9 +19,10 @@ export interface AccountEntry {
   live: boolean;
 }
 
+/** `day`: the ledger's day the request was counted on (YYYY-MM-DD), which a refund takes back from. */
 export type MeterResult =
-  | { kind: 'ok'; entry: AccountEntry; used: number }
-  | { kind: 'exhausted'; entry: AccountEntry; used: number }
+  | { kind: 'ok'; entry: AccountEntry; used: number; day: string }
+  | { kind: 'exhausted'; entry: AccountEntry; used: number; day: string }
   | { kind: 'inactive' }
   | { kind: 'unknown' };
 
@@ -57,8 +59,10 @@ export class Meter {
   private generation = 0;
   private hits = 0;
   private misses = 0;
+  private readonly days: DayClock;
 
   constructor(private readonly opts: MeterOptions) {
+    this.days = new DayClock(opts.zone);
     this.accounts = new LRUCache({
       max: opts.cache.max_entries,
       dispose: (entry) => {
@@ -91,9 +95,10 @@ export class Meter {
       const entry = await this.entry(keyHash);
       if (entry === null) return { kind: 'unknown' };
       if (entry.account.status !== 'active') return { kind: 'inactive' };
-      const result = await this.opts.store.consume(entry.spec);
+      const day = this.today();
+      const result = await this.opts.store.consume(entry.spec, day);
       if (result.kind !== 'changed') {
-        return result.kind === 'inactive' ? result : { kind: result.kind, entry, used: result.used };
+        return result.kind === 'inactive' ? result : { kind: result.kind, entry, used: result.used, day };
       }
       this.accounts.delete(keyHash);
       if (attempt === MAX_ATTEMPTS) throw new Error(`account ${entry.account.id} kept changing while being metered`);
@@ -101,8 +106,18 @@ export class Meter {
   }
 
   /** Takes back a request counted by `consume` whose answer failed (a pass-through the origin failed). */
-  refund(entry: AccountEntry): Promise<void> {
-    return this.opts.store.refund(entry.account.id, entry.allowance.period.id);
+  refund(entry: AccountEntry, day: string): Promise<void> {
+    return this.opts.store.refund(entry.account.id, entry.allowance.period.id, day);
+  }
+
+  /** The ledger's day now (YYYY-MM-DD in the configured zone). */
+  today(): string {
+    return this.days.at(this.opts.now());
+  }
+
+  /** The account's periods overlapping [fromMs, toMs), with their days (the usage history). */
+  async periods(entry: AccountEntry, fromMs: number, toMs: number): Promise<PeriodRecord[]> {
+    return (await this.opts.store.periodRecords([entry.account.id], fromMs, toMs))[0] ?? [];
   }
 
   /**
@@ -128,10 +143,13 @@ export class Meter {
 
   /**
    * Counts one request for a warm entry, without a promise. On `changed` the caller calls
-   * `forget` and goes the `consume` way, which reloads the account.
+   * `forget` and goes the `consume` way, which reloads the account. Returns the ledger's day
+   * it is counted on, for a refund.
    */
-  consumeInto(entry: AccountEntry, receiver: ConsumeReceiver): void {
-    this.opts.store.consumeInto(entry.spec, receiver);
+  consumeInto(entry: AccountEntry, receiver: ConsumeReceiver): string {
+    const day = this.today();
+    this.opts.store.consumeInto(entry.spec, day, receiver);
+    return day;
   }
 
   forget(keyHash: string): void {
@@ -144,7 +162,7 @@ export class Meter {
     if (entry === null) return { kind: 'unknown' };
     if (entry.account.status !== 'active') return { kind: 'inactive' };
     const used = await this.opts.store.usage(entry.account.id, entry.allowance.period.id);
-    return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used };
+    return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
 
   /** Who the key belongs to, without reading usage: for requests refused before counting. */
@@ -209,6 +227,12 @@ export class Meter {
       periodId: allowance.period.id,
       limit: allowance.limit,
       expireAtMs: allowance.period.endMs + this.opts.retentionMs,
+      record: {
+        plan: allowance.plan,
+        kind: allowance.period.kind,
+        startMs: allowance.period.startMs,
+        endMs: allowance.period.endMs,
+      },
     };
     const entry: AccountEntry = {
       account,

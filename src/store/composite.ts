@@ -1,7 +1,7 @@
 import type { PriceSet } from '../prices/schema.js';
 import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './accounts/interface.js';
 import type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
-import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore } from './counting/interface.js';
+import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './counting/interface.js';
 import type { PriceStore } from './prices/interface.js';
 import type { Store } from './types.js';
 
@@ -43,14 +43,25 @@ export abstract class CompositeStore implements Store {
     return this.accounts.deleteAccount(id);
   }
 
-  consume(spec: ConsumeSpec): Promise<ConsumeResult> {
-    return this.counting.consume(spec);
+  consume(spec: ConsumeSpec, day: string): Promise<ConsumeResult> {
+    return this.counting.consume(spec, day);
   }
-  consumeInto(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
-    this.counting.consumeInto(spec, receiver);
+  consumeInto(spec: ConsumeSpec, day: string, receiver: ConsumeReceiver): void {
+    this.counting.consumeInto(spec, day, receiver);
   }
-  refund(accountId: string, periodId: string): Promise<void> {
-    return this.counting.refund(accountId, periodId);
+  refund(accountId: string, periodId: string, day: string): Promise<void> {
+    return this.counting.refund(accountId, periodId, day);
+  }
+  periodRecords(accountIds: string[], fromMs: number, toMs: number): Promise<PeriodRecord[][]> {
+    return this.counting.periodRecords(accountIds, fromMs, toMs);
+  }
+  recordPlanChange(
+    accountId: string,
+    periodId: string,
+    atMs: number,
+    now: { plan: string; limit: number; endMs: number },
+  ): Promise<void> {
+    return this.counting.recordPlanChange(accountId, periodId, atMs, now);
   }
   usage(accountId: string, periodId: string): Promise<number> {
     return this.counting.usage(accountId, periodId);

@@ -14,7 +14,15 @@ export type {
   StoredAccount,
 } from './accounts/interface.js';
 export type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
-export type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore } from './counting/interface.js';
+export type {
+  ConsumeReceiver,
+  ConsumeResult,
+  ConsumeSpec,
+  CountingStore,
+  PeriodMeta,
+  PeriodRecord,
+  PlanChange,
+} from './counting/interface.js';
 export type { PriceStore } from './prices/interface.js';
 
 /**

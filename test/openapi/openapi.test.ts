@@ -96,6 +96,11 @@ t.test('real answers of every public endpoint, success and error, match the Open
   for (let i = 0; i < 5; i++) await check(gw, U, { headers: { 'X-API-Key': `fpg_${'C'.repeat(38)}` } });
   t.equal(await check(gw, U, { headers: { 'X-API-Key': 'not-a-key' } }), 429, 'throttled');
 
+  const UH = '/fuel-api/api/usage-history.php';
+  t.equal(await check(gw, UH, auth, '?from=2026-11-01&to=2026-11-23'), 200);
+  t.equal(await check(gw, UH, auth, '?from=2026-11-23&to=2026-11-01'), 400);
+  t.equal(await check(gw, UH, { headers: { 'X-API-Key': inactive } }, '?from=2026-11-01&to=2026-11-23'), 403);
+
   t.equal(await check(gw, '/fuel-api/openapi.json'), 200);
   t.equal(await check(gw, '/healthz'), 200);
   t.equal(await check(gw, '/readyz'), 200);

@@ -44,6 +44,8 @@ t.test('the page in headless Chromium: prices, chart, usage check, same origin o
   });
   page.on('pageerror', (e) => errors.push(e.message));
 
+  // The browser's clock at the gateway's (manual) time, so the chart's last 30 days include NOW.
+  await page.clock.setFixedTime(NOW + 60_000);
   const response = await page.goto(`${gw.base}/`);
   t.equal(response?.status(), 200);
   t.match(response?.headers()['content-security-policy'] ?? '', /^default-src 'self'/);
@@ -80,9 +82,19 @@ t.test('the page in headless Chromium: prices, chart, usage check, same origin o
     usage: Usage;
   };
   t.equal(api.usage['requests_used'], 1, 'only the test’s own current.php was counted');
-  for (const field of ['requests_used', 'request_limit', 'requests_remaining', 'period_ends_at']) {
+  for (const field of ['requests_used', 'request_limit', 'requests_remaining']) {
     t.equal(shown[field], String(api.usage[field]), `the usage box shows ${field} as the API does`);
   }
+  t.equal(shown['period_ends_at'], '23 December 2026, 10:00', 'the period end reads as a date');
+  t.equal(shown['period'], '23 November 2026, 10:00 to 23 December 2026, 10:00', 'and so does the period');
+  await page.waitForSelector('#usage-chart rect.bar', { state: 'attached' });
+  const bars = await page.$$eval('#usage-chart rect.bar', (els) =>
+    els.map((e) => [e.getAttribute('data-day'), e.getAttribute('data-requests')]),
+  );
+  t.equal(bars.length, 30, 'a bar for each of the last 30 days');
+  t.same(bars.at(-1), ['2026-11-23', '1'], 'ending today, with the request counted');
+  t.same(bars[0], ['2026-10-25', '0'], 'zeros included');
+  t.match(await page.textContent('.stale'), /2026-09-02, more than 35 days ago/, 'stale prices are said so');
 
   t.ok(requested.length >= 4, `${requested.length} requests`);
   t.same(
@@ -169,4 +181,14 @@ t.test('before any price set takes effect the page shows dashes and no chart', a
   t.match(html, 'No price set is in effect yet.');
   t.match(html, 'No price history yet.');
   t.notMatch(html, '30.00', 'a scheduled set is not shown');
+});
+
+t.test('the page says so when its prices are older than prices.max_age_days, and only then', async (t) => {
+  const fresh = await startGateway(t, {}, { clock: new ManualClock(Date.parse('2026-09-10T12:00:00+02:00')) });
+  t.notMatch(await (await fresh.get('/')).text(), /class="stale"/, 'eight days old: no notice');
+  const old = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  t.match(
+    await (await old.get('/')).text(),
+    /<p class="stale" role="status">These prices took effect on <time datetime="2026-09-02">2026-09-02<\/time>, more than 35 days ago/,
+  );
 });

@@ -7,6 +7,7 @@ import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
+import { DAY } from '../store/contract/fixtures.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -56,16 +57,19 @@ t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each 
   const spec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec =>
     consumeSpec(a, { limit: 2, ...over });
   // The script's first call on a connection is an EVAL that loads it; EVALSHA after that.
-  t.same(await store.consume(spec(accounts[0] as StoredAccount, { periodId: 'warm-up' })), { kind: 'ok', used: 1 });
+  t.same(await store.consume(spec(accounts[0] as StoredAccount, { periodId: 'warm-up' }), DAY), {
+    kind: 'ok',
+    used: 1,
+  });
   await redis.cli('CONFIG', 'RESETSTAT');
   const callsBefore = store.consumeCalls();
   const first = accounts[0] as StoredAccount;
   const results = await Promise.all([
-    ...accounts.map((a) => store.consume(spec(a))),
+    ...accounts.map((a) => store.consume(spec(a), DAY)),
     // The same account three more times in the same batch, limit 2: counted in order.
-    store.consume(spec(first)),
-    store.consume(spec(first)),
-    store.consume(spec(first, { revision: 7 })),
+    store.consume(spec(first), DAY),
+    store.consume(spec(first), DAY),
+    store.consume(spec(first, { revision: 7 }), DAY),
   ]);
   t.equal(store.consumeCalls() - callsBefore, 1, 'one script call');
   t.same(

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { MemoryStore } from '../../src/store/memory.js';
+import { DAY } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
 storeContract(t, async () => new MemoryStore());
@@ -19,14 +20,14 @@ t.test('expired counters start again from zero', async (t) => {
     key_hash: 'h',
   };
   await store.createAccount(a);
-  await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 });
-  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }), {
+  await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }, DAY);
+  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }, DAY), {
     kind: 'exhausted',
     used: 1,
   });
   now = 2_000;
   t.equal(await store.usage('a', 'p'), 0);
-  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 3_000 }), {
+  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 3_000 }, DAY), {
     kind: 'ok',
     used: 1,
   });
@@ -91,14 +92,14 @@ t.test('with a file, counts written after an account or price change carry that 
   const store = new MemoryStore(Date.now, file);
   const a = storedAccount();
   await store.createAccount(a);
-  await store.consume(consumeSpec(a));
+  await store.consume(consumeSpec(a), DAY);
   await store.close(); // counts only: accounts and prices as encoded at the creation
   const reopened = new MemoryStore(Date.now, file);
   await reopened.updateAccount(a.id, { label: 'renamed' });
   const b = storedAccount();
   await reopened.createAccount(b);
-  await reopened.consume(consumeSpec({ ...a, revision: 2 }));
-  await reopened.consume(consumeSpec(b));
+  await reopened.consume(consumeSpec({ ...a, revision: 2 }), DAY);
+  await reopened.consume(consumeSpec(b), DAY);
   await reopened.close();
   const state = JSON.parse(readFileSync(file, 'utf8'));
   t.same(
@@ -161,7 +162,7 @@ t.test(
     rmSync(dir, { recursive: true });
     writeFileSync(dir, 'not a folder');
     await t.rejects(store.createAccount(storedAccount()), 'the change is not confirmed');
-    await store.consume(consumeSpec(a));
+    await store.consume(consumeSpec(a), DAY);
     await new Promise((r) => setTimeout(r, 1200));
     t.ok(errors.length >= 1, 'the failed flush was reported');
     // The folder is back: the next flush writes the count that failed before.
@@ -173,3 +174,32 @@ t.test(
     await store.close();
   },
 );
+
+t.test('with a file, the ledger (days, records, plan changes) survives a restart', async (t) => {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
+  const file = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'store.json');
+  const store = new MemoryStore(Date.now, file);
+  const a = storedAccount();
+  await store.createAccount(a);
+  const spec = {
+    ...consumeSpec(a),
+    record: { plan: 'starter', kind: 'monthly' as const, startMs: 1_000, endMs: 2_000 },
+  };
+  await store.consume(spec, '2026-11-24');
+  await store.consume(spec, '2026-11-25');
+  await store.consume(spec, '2026-11-25');
+  await store.refund(a.id, spec.periodId, '2026-11-24');
+  await store.recordPlanChange(a.id, spec.periodId, 1_500, { plan: 'business', limit: 10_000, endMs: 2_000 });
+  const before = await store.periodRecords([a.id], 0, 3_000);
+  await store.close();
+  const reopened = new MemoryStore(Date.now, file);
+  t.teardown(() => reopened.close());
+  const after = await reopened.periodRecords([a.id], 0, 3_000);
+  t.same(after, before);
+  t.same(after[0]?.[0]?.days, [['2026-11-25', 2]]);
+  t.equal(after[0]?.[0]?.plan, 'business');
+  t.equal(after[0]?.[0]?.changes.length, 1);
+});

@@ -4,6 +4,7 @@ import t from 'tap';
 import { RedisStore } from '../../src/store/redis.js';
 import { storedAccount } from '../helpers/accounts.js';
 import { startCluster } from '../helpers/redis.js';
+import { DAY } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
 const cluster = await startCluster(t);
@@ -44,7 +45,9 @@ t.test('600 concurrent consumes from two instances, limit 100: exactly 100 succe
   const a = storedAccount({ label: 'cluster' });
   await stores[0]?.createAccount(a);
   const spec = { accountId: a.id, revision: 1, periodId: '2026-11', limit: 100, expireAtMs: Date.now() + 60_000 };
-  const results = await Promise.all(Array.from({ length: 600 }, (_, i) => (stores[i % 2] as RedisStore).consume(spec)));
+  const results = await Promise.all(
+    Array.from({ length: 600 }, (_, i) => (stores[i % 2] as RedisStore).consume(spec, DAY)),
+  );
   const used = results.flatMap((r) => (r.kind === 'ok' ? [r.used] : [])).sort((x, y) => x - y);
   t.same(
     used,
@@ -84,7 +87,7 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
     key_hash: randomBytes(32).toString('hex'),
   });
   const spec = { accountId: id, revision: 1, periodId: 'p', limit: 1000, expireAtMs: Date.now() + 600_000 };
-  await store.consume(spec);
+  await store.consume(spec, DAY);
   const counter = `${prefix}{acct:${id}}:used:p`;
   const owners = await Promise.all(
     cluster.nodes.map(async (n) => {
@@ -112,7 +115,7 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
     // Keep the node busy so the consume sits unanswered in its queue, then cut the gateway's connection.
     const hog = busy.eval('local i=0 while i<20000000 do i=i+1 end return 1', 0);
     await new Promise((r) => setTimeout(r, 20));
-    const call = store.consume(spec).then(
+    const call = store.consume(spec, DAY).then(
       (r) => {
         answered++;
         if (r.kind === 'ok') ok++;

@@ -6,6 +6,7 @@ import type { ConsumeSpec, StoredAccount, StoreEvent } from '../../src/store/typ
 import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
+import { DAY } from './contract/fixtures.js';
 
 const COMMAND_TIMEOUT_MS = 500;
 const server = await startRedis(t);
@@ -39,7 +40,7 @@ t.test('while Redis is down every call rejects with STORE_UNAVAILABLE in under a
   await store.createAccount(a);
   await server.stop();
   const calls: Record<string, () => Promise<unknown>> = {
-    consume: () => store.consume(spec(a)),
+    consume: () => store.consume(spec(a), DAY),
     findByKeyHash: () => store.findByKeyHash(a.key_hash),
     ping: () => store.ping(),
   };
@@ -64,7 +65,7 @@ t.test('when Redis is back the same store works again by itself, and caches are 
   );
   const a = account();
   await store.createAccount(a);
-  t.same(await store.consume(spec(a)), { kind: 'ok', used: 1 });
+  t.same(await store.consume(spec(a), DAY), { kind: 'ok', used: 1 });
   await waitFor('the store', async () => events.some((e) => e.type === 'account' && e.id === '*'), 3000);
   t.ok(
     events.some((e) => e.type === 'prices'),
@@ -75,7 +76,7 @@ t.test('when Redis is back the same store works again by itself, and caches are 
 t.test('a stalled Redis fails a command within about command_timeout_ms', async (t) => {
   await store.ping();
   await server.cli('CLIENT', 'PAUSE', '1000', 'ALL');
-  const { ms, unavailable } = await failure(() => store.consume(spec(account())));
+  const { ms, unavailable } = await failure(() => store.consume(spec(account()), DAY));
   t.ok(unavailable, 'STORE_UNAVAILABLE');
   t.ok(ms >= COMMAND_TIMEOUT_MS - 50 && ms < COMMAND_TIMEOUT_MS + 300, `rejected after ${ms} ms`);
   // The late reply to the abandoned command must not be taken for the answer to a later one.
@@ -90,7 +91,7 @@ t.test('a stalled Redis fails a command within about command_timeout_ms', async 
   );
   const a = account();
   await store.createAccount(a);
-  t.same(await store.consume(spec(a)), { kind: 'ok', used: 1 });
+  t.same(await store.consume(spec(a), DAY), { kind: 'ok', used: 1 });
 });
 
 t.test('a store created while Redis is down fails fast and connects once Redis is up', async (t) => {

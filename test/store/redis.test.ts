@@ -10,6 +10,7 @@ import { RedisStore } from '../../src/store/redis.js';
 import type { StoredAccount, StoreEvent } from '../../src/store/types.js';
 import { startRedis, startSentinel } from '../helpers/redis.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
+import { DAY } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
 const waitFor = (cond: () => boolean, ms = 2000) => waitUntil('the store events', cond, ms);
@@ -53,7 +54,7 @@ t.test('a dump of the store holds key hashes, never the keys', async (t) => {
   const key = generateKey();
   const a = account({ key_hash: hashKey(key) });
   await store.createAccount(a);
-  await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 });
+  await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 }, DAY);
   await store.updateAccount(a.id, { label: 'renamed' });
   let dump = '';
   for (const k of await raw.keys('*')) {
@@ -76,14 +77,30 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
   const a = account({ limit: 250 });
   await store.createAccount(a);
   const expireAtMs = Date.now() + 3_600_000;
-  await store.consume({ accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs });
-  await store.consume({ accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs: expireAtMs + 5000 });
+  await store.consume({ accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs }, DAY);
+  await store.consume(
+    { accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs: expireAtMs + 5000 },
+    DAY,
+  );
   const accountKey = `${prefix}{acct:${a.id}}:account`;
   const counterKey = `${prefix}{acct:${a.id}}:used:2026-11`;
+  const daysKey = `${prefix}{acct:${a.id}}:days:2026-11`;
+  const periodsKey = `${prefix}{acct:${a.id}}:periods`;
   t.same(
     (await raw.keys(`${prefix}*`)).sort(),
-    [`${prefix}keyhash:${a.key_hash}`, `${prefix}accounts`, accountKey, counterKey, `${prefix}marker`].sort(),
+    [
+      `${prefix}keyhash:${a.key_hash}`,
+      `${prefix}accounts`,
+      accountKey,
+      counterKey,
+      daysKey,
+      periodsKey,
+      `${prefix}marker`,
+    ].sort(),
   );
+  t.equal(await raw.call('PEXPIRETIME', daysKey), expireAtMs, 'the days and record expire with the counter');
+  t.equal(await raw.call('PEXPIRETIME', periodsKey), expireAtMs, 'and so does the index of periods');
+  t.same(await raw.hget(daysKey, DAY), '2', 'both requests are in their day');
   t.same(
     await raw.zrange(`${prefix}accounts`, '0', '-1', 'WITHSCORES'),
     [a.id, '0'],
@@ -182,14 +199,22 @@ t.test(
     const store = open(t, prefix);
     const a = account();
     await store.createAccount(a);
-    await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 });
+    await store.consume(
+      { accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 },
+      DAY,
+    );
     await store.deleteAccount(a.id);
     t.same(
       (await raw.keys(`${prefix}*`)).sort(),
-      [`${prefix}{acct:${a.id}}:used:p`, `${prefix}marker`].sort(),
-      'only the counter, which expires (and the data-loss marker)',
+      [
+        `${prefix}{acct:${a.id}}:used:p`,
+        `${prefix}{acct:${a.id}}:days:p`,
+        `${prefix}{acct:${a.id}}:periods`,
+        `${prefix}marker`,
+      ].sort(),
+      'only the counter and its ledger, which expire (and the data-loss marker)',
     );
-    t.ok((await raw.pttl(`${prefix}{acct:${a.id}}:used:p`)) > 0);
+    for (const k of ['used:p', 'days:p', 'periods']) t.ok((await raw.pttl(`${prefix}{acct:${a.id}}:${k}`)) > 0);
   },
 );
 
@@ -263,7 +288,10 @@ t.test('through Sentinel, the store finds the master by name', async (t) => {
   const a = account();
   await store.createAccount(a);
   t.same(
-    await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 1, expireAtMs: Date.now() + 60_000 }),
+    await store.consume(
+      { accountId: a.id, revision: 1, periodId: 'p', limit: 1, expireAtMs: Date.now() + 60_000 },
+      DAY,
+    ),
     { kind: 'ok', used: 1 },
   );
   t.equal(await raw.exists(`${prefix}{acct:${a.id}}:account`), 1, 'written to the master');
@@ -292,12 +320,12 @@ t.test('a consume receiver that throws does not keep the rest of its batch from 
   const a = account();
   await store.createAccount(a);
   const spec = { accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 };
-  store.consumeInto(spec, {
+  store.consumeInto(spec, DAY, {
     consumed: () => {
       throw new Error('a broken receiver');
     },
     failed: () => undefined,
   });
-  t.same(await store.consume(spec), { kind: 'ok', used: 2 }, 'the next request in the batch is answered');
+  t.same(await store.consume(spec, DAY), { kind: 'ok', used: 2 }, 'the next request in the batch is answered');
   t.match(lines.join(''), /a broken receiver/, 'the failure is logged');
 });

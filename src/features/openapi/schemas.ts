@@ -178,6 +178,43 @@ export const schemas: Json = {
     properties: { success: { const: true }, usage: ref('Usage') },
     examples: [{ success: true, usage: ex.usage }],
   },
+  UsageHistory: {
+    type: 'object',
+    required: ['success', 'from', 'to', 'days', 'periods'],
+    additionalProperties: false,
+    properties: {
+      success: { const: true },
+      from: ref('EffectiveDate'),
+      to: ref('EffectiveDate'),
+      days: {
+        type: 'array',
+        description: 'Every day of the range, oldest first, zeros included.',
+        items: {
+          type: 'object',
+          required: ['date', 'requests'],
+          additionalProperties: false,
+          properties: { date: ref('EffectiveDate'), requests: { type: 'integer', minimum: 0 } },
+        },
+      },
+      periods: {
+        type: 'array',
+        description: 'Each period overlapping the range, oldest first, the one in progress with its count so far.',
+        items: ref('Usage'),
+      },
+    },
+    examples: [
+      {
+        success: true,
+        from: '2026-11-01',
+        to: '2026-11-02',
+        days: [
+          { date: '2026-11-01', requests: 12 },
+          { date: '2026-11-02', requests: 0 },
+        ],
+        periods: [ex.usage],
+      },
+    ],
+  },
   Error: {
     type: 'object',
     required: ['success', 'message'],

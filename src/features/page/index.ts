@@ -6,6 +6,7 @@ import type { Config } from '../../config/schema.js';
 import { send, staticRoute } from '../../http/answer.js';
 import { errorResponses, type OpenApiDocument } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
+import { priceAge } from '../../prices/staleness.js';
 import { pageAssets } from './assets.js';
 import { PublicPage } from './page.js';
 
@@ -22,7 +23,7 @@ export function pageRoutes(config: Config, document: () => OpenApiDocument): Rou
     },
   };
   if (!config.page.enabled) return [{ path: '/', route: null, openapi }];
-  const page = new PublicPage(document);
+  const page = new PublicPage(document, config.time_zone, config.prices.max_age_days);
   const assets = [...pageAssets()].map(([path, answer]): RouteDef => ({ path, route: staticRoute('assets', answer) }));
   return [
     {
@@ -31,7 +32,8 @@ export function pageRoutes(config: Config, document: () => OpenApiDocument): Rou
         kind: 'handler',
         name: 'page',
         handle: (x) => {
-          const { headers, body } = page.render(x.g.book.snapshot());
+          const stale = priceAge(x.g.book, config.prices.max_age_days, x.g.clock.now())?.stale ?? false;
+          const { headers, body } = page.render(x.g.book.snapshot(), stale);
           send(x, 200, headers, body);
         },
       },

@@ -40,27 +40,47 @@ function pricesTable(snap: Snapshot): string {
   );
 }
 
+/** Shown while the prices are older than `prices.max_age_days` (as /readyz reports them). */
+function staleNotice(snap: Snapshot, maxAgeDays: number): string {
+  const date = esc(snap.current?.set.effective_date ?? '');
+  return (
+    `<p class="stale" role="status">These prices took effect on <time datetime="${date}">${date}</time>, more than ` +
+    `${maxAgeDays} days ago: newer official prices may have been published that this gateway has not received yet.</p>`
+  );
+}
+
 const USAGE_BOX =
   '<div class="usage"><label for="usage-key">API key</label>' +
   '<input id="usage-key" type="password" autocomplete="off" spellcheck="false" placeholder="fpg_…">' +
   '<button id="usage-check" type="button">Check usage</button></div>' +
   '<div id="usage-result" aria-live="polite"></div>' +
-  '<p class="note">Not counted. The key is sent in the <code>X-API-Key</code> header to usage.php and is never put in a URL, stored or kept in a cookie.</p>';
+  '<p class="note">Not counted. The key is sent in the <code>X-API-Key</code> header to usage.php and usage-history.php and is never put in a URL, stored or kept in a cookie.</p>';
 
 export class PublicPage {
-  private readonly pages = new WeakMap<Snapshot, RenderedPage>();
+  /** Per price set, the page as it is while the set is fresh and once it is stale. */
+  private readonly pages = new WeakMap<Snapshot, { fresh?: RenderedPage; stale?: RenderedPage }>();
   private docsHtml: string | null = null;
 
   /**
    * `document`: the API document, built from every route the features hand over, this page's
-   * among them; so it is read at the first render, once every route is known.
+   * among them; so it is read at the first render, once every route is known. `zone`: the
+   * configured time zone, whose days the usage chart shows.
    */
-  constructor(private readonly document: () => OpenApiDocument) {}
+  constructor(
+    private readonly document: () => OpenApiDocument,
+    private readonly zone: string,
+    private readonly maxAgeDays: number,
+  ) {}
 
-  render(snap: Snapshot): RenderedPage {
-    let page = this.pages.get(snap);
+  render(snap: Snapshot, stale: boolean): RenderedPage {
+    let pages = this.pages.get(snap);
+    if (!pages) {
+      pages = {};
+      this.pages.set(snap, pages);
+    }
+    let page = stale ? pages.stale : pages.fresh;
     if (!page) {
-      const body = this.html(snap);
+      const body = this.html(snap, stale);
       page = {
         body,
         headers: [
@@ -78,12 +98,13 @@ export class PublicPage {
           'no-referrer',
         ],
       };
-      this.pages.set(snap, page);
+      if (stale) pages.stale = page;
+      else pages.fresh = page;
     }
     return page;
   }
 
-  private html(snap: Snapshot): string {
+  private html(snap: Snapshot, stale: boolean): string {
     return (
       '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
       '<meta name="viewport" content="width=device-width, initial-scale=1"><title>Fuel Price Gateway</title>' +
@@ -91,10 +112,10 @@ export class PublicPage {
       '<script type="module" src="/assets/page.js"></script></head><body>' +
       '<header><h1>South African fuel prices</h1><p>Official regional reference prices in Rand per litre: ' +
       'pump prices for petrol, wholesale list prices for diesel. An API for fleet, logistics, ERP and analytics integrations.</p></header><main>' +
-      `<section id="current"><h2>Current prices</h2>${pricesTable(snap)}</section>` +
+      `<section id="current"><h2>Current prices</h2>${stale ? staleNotice(snap, this.maxAgeDays) : ''}${pricesTable(snap)}</section>` +
       `<section id="history"><h2>History</h2>${chartSvg(snap.history.map((e) => e.set))}` +
       '<p class="note">Solid lines coastal, dashed lines inland. A gap: no official price for that product and region.</p></section>' +
-      `<section id="usage"><h2>Check your usage</h2>${USAGE_BOX}</section>` +
+      `<section id="usage" data-zone="${esc(this.zone)}"><h2>Check your usage</h2>${USAGE_BOX}</section>` +
       `<section id="docs"><h2>API</h2>${this.docs()}</section>` +
       '</main></body></html>'
     );

@@ -87,7 +87,7 @@ async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: 
     onFailure: () => {
       if (!counted) return;
       g.meter
-        .refund(counted.entry)
+        .refund(counted.entry, counted.day)
         .catch((err: unknown) =>
           g.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
         );

@@ -4,13 +4,45 @@ export interface ConsumeSpec {
   revision: number;
   periodId: string;
   limit: number;
-  /** When the counter may be forgotten: end of the period plus retention. */
+  /** When the counter, its days and its record may be forgotten: end of the period plus retention. */
   expireAtMs: number;
+  /** What the period's record holds besides its count (written with the period's first request). */
+  record?: PeriodMeta;
   /**
    * The store's own note on this spec (what it looked up for it), kept on the spec: the meter
    * builds one spec per cached account and period, so a warm request finds it without a lookup.
    */
   storeMemo?: object;
+}
+
+/** A period as its record keeps it: the invoice line, with the count read beside it. */
+export interface PeriodMeta {
+  plan: string;
+  kind: 'trial' | 'monthly';
+  startMs: number;
+  endMs: number;
+}
+
+/**
+ * One period of an account as the ledger has it: its record (plan and limit as they stand at
+ * its end, or now), its count, and the days it was counted on (YYYY-MM-DD in the configured
+ * zone, oldest first; they sum to `used`). `changes` are the plans it had before, oldest first.
+ */
+export interface PeriodRecord extends PeriodMeta {
+  periodId: string;
+  limit: number;
+  used: number;
+  days: Array<[day: string, requests: number]>;
+  changes: PlanChange[];
+}
+
+/** A plan (or limit) an account left in the middle of a period: what applied until `atMs`. */
+export interface PlanChange {
+  atMs: number;
+  plan: string;
+  limit: number;
+  /** The period's count when it changed. */
+  used: number;
 }
 
 /**
@@ -36,18 +68,40 @@ export interface ConsumeReceiver {
  * test/store/contract/counting.ts.
  */
 export interface CountingStore {
-  /** Atomically: refuse if changed or inactive, refuse if used ≥ limit, else count one. */
-  consume(spec: ConsumeSpec): Promise<ConsumeResult>;
+  /**
+   * Atomically: refuse if changed or inactive, refuse if used ≥ limit, else count one, in the
+   * period's counter and in its bucket for `day` (YYYY-MM-DD in the configured zone, worked out
+   * by the caller), so the days of a period always sum to its counter.
+   */
+  consume(spec: ConsumeSpec, day: string): Promise<ConsumeResult>;
   /**
    * `consume` for the request path, without a promise: the memory store answers before it
    * returns; the Redis store sends the consumes of one event-loop turn as one script call.
    */
-  consumeInto(spec: ConsumeSpec, receiver: ConsumeReceiver): void;
+  consumeInto(spec: ConsumeSpec, day: string, receiver: ConsumeReceiver): void;
   /**
    * Takes back one request that `consume` counted but whose answer failed (the origin of a
-   * pass-through route failed). Never goes below zero.
+   * pass-through route failed), from the counter and from the day it was counted on, in one
+   * atomic step. Never goes below zero.
    */
-  refund(accountId: string, periodId: string): Promise<void>;
+  refund(accountId: string, periodId: string, day: string): Promise<void>;
   /** Requests counted for the account in the period (0 when none). */
   usage(accountId: string, periodId: string): Promise<number>;
+  /**
+   * The periods of each account whose time overlaps [fromMs, toMs), oldest first, with their
+   * days: what the exports and the usage history read. One call for a batch of accounts.
+   */
+  periodRecords(accountIds: string[], fromMs: number, toMs: number): Promise<PeriodRecord[][]>;
+  /**
+   * Notes on a period's record that the account's plan or limit changed at `atMs` (its record
+   * keeps the plan it had until then, with the count at that moment) and what applies now; a
+   * period the change ended (`endMs` earlier than the record's) ends there. Nothing when the
+   * period has no record yet (no request was counted in it).
+   */
+  recordPlanChange(
+    accountId: string,
+    periodId: string,
+    atMs: number,
+    now: { plan: string; limit: number; endMs: number },
+  ): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import type { StoredAccount } from '../accounts/interface.js';
-import { type Counter, type MemoryData, newCounter } from '../memory/state.js';
-import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore } from './interface.js';
+import { type Counter, type LedgerRecord, type MemoryData, newCounter } from '../memory/state.js';
+import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
+import { byStart } from './ledger.js';
 
 const SWEEP_EVERY = 10_000;
 
@@ -30,20 +31,52 @@ export class MemoryCounting implements CountingStore {
 
   constructor(private readonly data: MemoryData) {}
 
-  async consume(spec: ConsumeSpec): Promise<ConsumeResult> {
-    return this.consumeNow(spec);
+  async consume(spec: ConsumeSpec, day: string): Promise<ConsumeResult> {
+    return this.consumeNow(spec, day);
   }
 
-  consumeInto(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
-    receiver.consumed(this.consumeNow(spec));
+  consumeInto(spec: ConsumeSpec, day: string, receiver: ConsumeReceiver): void {
+    receiver.consumed(this.consumeNow(spec, day));
   }
 
-  async refund(accountId: string, periodId: string): Promise<void> {
+  async refund(accountId: string, periodId: string, day: string): Promise<void> {
     const counter = this.data.counters.get(accountId)?.get(periodId);
     if (counter && counter.used > 0) {
       counter.used -= 1;
+      const n = counter.days.get(day) ?? 0;
+      if (n > 0) counter.days.set(day, n - 1);
       this.data.countersDirty = true;
     }
+  }
+
+  async periodRecords(accountIds: string[], fromMs: number, toMs: number): Promise<PeriodRecord[][]> {
+    const now = this.data.now();
+    return accountIds.map((id) => {
+      const out: PeriodRecord[] = [];
+      for (const [periodId, c] of this.data.counters.get(id) ?? []) {
+        const r = c.record;
+        if (r === null || c.expireAtMs <= now || r.startMs >= toMs || r.endMs <= fromMs) continue;
+        const days = [...c.days].filter(([, n]) => n > 0).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+        out.push({ periodId, ...r, used: c.used, days, changes: [...r.changes] });
+      }
+      return out.sort(byStart);
+    });
+  }
+
+  async recordPlanChange(
+    accountId: string,
+    periodId: string,
+    atMs: number,
+    now: { plan: string; limit: number; endMs: number },
+  ): Promise<void> {
+    const counter = this.data.counters.get(accountId)?.get(periodId);
+    const r = counter?.record;
+    if (!counter || !r) return;
+    r.changes.push({ atMs, plan: r.plan, limit: r.limit, used: counter.used });
+    r.plan = now.plan;
+    r.limit = now.limit;
+    r.endMs = Math.min(r.endMs, now.endMs);
+    this.data.countersDirty = true;
   }
 
   async usage(accountId: string, periodId: string): Promise<number> {
@@ -51,13 +84,16 @@ export class MemoryCounting implements CountingStore {
     return counter && counter.expireAtMs > this.data.now() ? counter.used : 0;
   }
 
-  private consumeNow(spec: ConsumeSpec): ConsumeResult {
+  private consumeNow(spec: ConsumeSpec, day: string): ConsumeResult {
     const slot = this.slotOf(spec, this.data.now());
     if (slot === null) return CHANGED;
     if (slot.account.status !== 'active') return INACTIVE;
     const counter = slot.counter;
     if (counter.used >= spec.limit) return { kind: 'exhausted', used: counter.used };
     counter.used += 1;
+    // The ledger, in the same synchronous step: the days of a period sum to its counter.
+    counter.days.set(day, (counter.days.get(day) ?? 0) + 1);
+    counter.record ??= recordOf(spec);
     this.data.countersDirty = true;
     return { kind: 'ok', used: counter.used };
   }
@@ -93,4 +129,16 @@ export class MemoryCounting implements CountingStore {
       if (periods.size === 0) this.data.counters.delete(account);
     }
   }
+}
+
+function recordOf(spec: ConsumeSpec): LedgerRecord {
+  const r = spec.record;
+  return {
+    plan: r?.plan ?? '',
+    kind: r?.kind ?? 'monthly',
+    limit: spec.limit,
+    startMs: r?.startMs ?? 0,
+    endMs: r?.endMs ?? spec.expireAtMs,
+    changes: [],
+  };
 }

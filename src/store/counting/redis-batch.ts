@@ -1,4 +1,5 @@
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec } from './interface.js';
+import { recordMeta } from './lua.js';
 
 // Bounds how long one script call holds Redis (each request costs it a few microseconds).
 const MAX_BATCH = 512;
@@ -8,8 +9,8 @@ const CHANGED: ConsumeResult = Object.freeze({ kind: 'changed' });
 /** Sends one CONSUME script call: KEYS then ARGV, as the script's contract (lua.ts) lays them out. */
 export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<number[]>;
 
-/** Account key, counter key, revision, limit, counter expiry. */
-type SpecArgs = readonly [string, string, string, string, string];
+/** Account key, counter key, days key, revision, limit, counter expiry, record. */
+type SpecArgs = readonly [string, string, string, string, string, string, string];
 
 /** A spec's arguments, noted on the spec by the batcher that built them. */
 class Noted {
@@ -26,17 +27,19 @@ class Noted {
  * The flush runs on `setImmediate`: requests read from every socket in one poll phase arrive
  * before it, while `process.nextTick` would flush after each socket's callback and batch little.
  * A failed call fails every request in it (the caller answers 503); nothing is ever resent,
- * since a call whose reply was lost may have counted.
+ * since a call whose reply was lost may have counted. The requests of one call share their day
+ * (one argument, not one per request): a request for another day sends what is gathered first.
  */
 export class ConsumeBatcher {
   private specs: ConsumeSpec[] = [];
   private receivers: ConsumeReceiver[] = [];
+  private day = '';
   private scheduled = false;
   /** Script calls sent so far, for metrics. */
   calls = 0;
 
   constructor(
-    private readonly keysOf: (spec: ConsumeSpec) => [account: string, counter: string],
+    private readonly keysOf: (spec: ConsumeSpec) => [account: string, counter: string, days: string],
     private readonly script: ConsumeScript,
     /** One call per request (Redis Cluster: requests of different accounts live on different slots). */
     private readonly perRequest: boolean,
@@ -45,8 +48,12 @@ export class ConsumeBatcher {
     private readonly deadline: () => number = () => 0,
   ) {}
 
-  add(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
-    if (this.perRequest) return this.send([spec], [receiver]);
+  add(spec: ConsumeSpec, day: string, receiver: ConsumeReceiver): void {
+    if (this.perRequest) return this.send([spec], [receiver], day);
+    if (day !== this.day) {
+      this.flush();
+      this.day = day;
+    }
     this.specs.push(spec);
     this.receivers.push(receiver);
     if (this.specs.length >= MAX_BATCH) this.flush();
@@ -67,23 +74,26 @@ export class ConsumeBatcher {
     const receivers = this.receivers;
     this.specs = [];
     this.receivers = [];
-    this.send(specs, receivers);
+    this.send(specs, receivers, this.day);
   }
 
-  private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
+  private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[], day: string): void {
     const n = specs.length;
-    const keysAndArgs = new Array<string>(5 * n + 1);
+    const keysAndArgs = new Array<string>(7 * n + 2);
     for (let i = 0; i < n; i++) {
       const a = this.argsOf(specs[i] as ConsumeSpec);
-      keysAndArgs[2 * i] = a[0];
-      keysAndArgs[2 * i + 1] = a[1];
-      keysAndArgs[2 * n + 3 * i] = a[2];
-      keysAndArgs[2 * n + 3 * i + 1] = a[3];
-      keysAndArgs[2 * n + 3 * i + 2] = a[4];
+      keysAndArgs[3 * i] = a[0];
+      keysAndArgs[3 * i + 1] = a[1];
+      keysAndArgs[3 * i + 2] = a[2];
+      keysAndArgs[3 * n + 4 * i] = a[3];
+      keysAndArgs[3 * n + 4 * i + 1] = a[4];
+      keysAndArgs[3 * n + 4 * i + 2] = a[5];
+      keysAndArgs[3 * n + 4 * i + 3] = a[6];
     }
-    keysAndArgs[5 * n] = String(this.deadline());
+    keysAndArgs[7 * n] = day;
+    keysAndArgs[7 * n + 1] = String(this.deadline());
     this.calls++;
-    this.script(2 * n, keysAndArgs).then(
+    this.script(3 * n, keysAndArgs).then(
       (reply) => this.deliver(reply, receivers),
       (err: Error) => {
         for (const r of receivers) this.guard(r, err);
@@ -99,8 +109,24 @@ export class ConsumeBatcher {
   private argsOf(spec: ConsumeSpec): SpecArgs {
     const memo = spec.storeMemo;
     if (memo instanceof Noted && memo.batcher === this) return memo.args;
-    const [account, counter] = this.keysOf(spec);
-    const args: SpecArgs = [account, counter, String(spec.revision), String(spec.limit), String(spec.expireAtMs)];
+    const [account, counter, days] = this.keysOf(spec);
+    const r = spec.record;
+    const record = recordMeta(
+      spec.periodId,
+      r?.kind ?? 'monthly',
+      r?.startMs ?? 0,
+      r?.endMs ?? spec.expireAtMs,
+      r?.plan ?? '',
+    );
+    const args: SpecArgs = [
+      account,
+      counter,
+      days,
+      String(spec.revision),
+      String(spec.limit),
+      String(spec.expireAtMs),
+      record,
+    ];
     spec.storeMemo = new Noted(this, args);
     return args;
   }

@@ -1,21 +1,33 @@
 import type { Result } from 'ioredis';
 import type { RedisBackend } from '../redis/backend.js';
-import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore } from './interface.js';
-import { CONSUME, REFUND } from './lua.js';
+import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
+import { decodePeriods } from './ledger.js';
+import { CONSUME, PERIODS, RECORD_CHANGE, REFUND } from './lua.js';
 import { ConsumeBatcher } from './redis-batch.js';
 import { RedisClock } from './redis-clock.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<number[], Context>;
-    fpgRefund(counter: string): Result<number, Context>;
+    fpgRefund(counter: string, days: string, day: string): Result<number, Context>;
+    fpgPeriods(index: string, fromMs: number, toMs: number): Result<Array<string | number>, Context>;
+    fpgRecordChange(
+      days: string,
+      counter: string,
+      atMs: number,
+      plan: string,
+      limit: number,
+      endMs: number,
+    ): Result<number, Context>;
   }
 }
 
 // CONSUME takes a variable number of keys (a batch), so its key count comes with each call.
 const SCRIPTS = {
   fpgConsume: { lua: CONSUME },
-  fpgRefund: { lua: REFUND, numberOfKeys: 1 },
+  fpgRefund: { lua: REFUND, numberOfKeys: 2 },
+  fpgPeriods: { lua: PERIODS, numberOfKeys: 1 },
+  fpgRecordChange: { lua: RECORD_CHANGE, numberOfKeys: 2 },
 };
 
 const CLOCK_EVERY_MS = 60_000;
@@ -36,7 +48,11 @@ export class RedisCounting implements CountingStore {
     const cluster = b.options.cluster !== undefined;
     this.clock = new RedisClock(b.options.command_timeout_ms);
     this.batcher = new ConsumeBatcher(
-      (spec) => [b.accountKey(spec.accountId), b.counterKey(spec.accountId, spec.periodId)],
+      (spec) => [
+        b.accountKey(spec.accountId),
+        b.counterKey(spec.accountId, spec.periodId),
+        b.daysKey(spec.accountId, spec.periodId),
+      ],
       (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),
       cluster,
       (err) => b.log.error({ err }, 'a metered request failed after its consume'),
@@ -46,12 +62,12 @@ export class RedisCounting implements CountingStore {
     if (!cluster) this.keepClock();
   }
 
-  consume(spec: ConsumeSpec): Promise<ConsumeResult> {
-    return new Promise((resolve, reject) => this.batcher.add(spec, { consumed: resolve, failed: reject }));
+  consume(spec: ConsumeSpec, day: string): Promise<ConsumeResult> {
+    return new Promise((resolve, reject) => this.batcher.add(spec, day, { consumed: resolve, failed: reject }));
   }
 
-  consumeInto(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
-    this.batcher.add(spec, receiver);
+  consumeInto(spec: ConsumeSpec, day: string, receiver: ConsumeReceiver): void {
+    this.batcher.add(spec, day, receiver);
   }
 
   /** Consume script calls sent so far (each carries one or more requests). */
@@ -59,10 +75,39 @@ export class RedisCounting implements CountingStore {
     return this.batcher.calls;
   }
 
-  refund(accountId: string, periodId: string): Promise<void> {
+  refund(accountId: string, periodId: string, day: string): Promise<void> {
     const { b } = this;
     return b.run(async () => {
-      await b.redis.fpgRefund(b.counterKey(accountId, periodId));
+      await b.redis.fpgRefund(b.counterKey(accountId, periodId), b.daysKey(accountId, periodId), day);
+    });
+  }
+
+  /** One script call per account, all sent at once (pipelined; on a Cluster each to its node). */
+  periodRecords(accountIds: string[], fromMs: number, toMs: number): Promise<PeriodRecord[][]> {
+    const { b } = this;
+    return b.run(() =>
+      Promise.all(
+        accountIds.map(async (id) => decodePeriods(await b.redis.fpgPeriods(b.periodsKey(id), fromMs, toMs))),
+      ),
+    );
+  }
+
+  recordPlanChange(
+    accountId: string,
+    periodId: string,
+    atMs: number,
+    now: { plan: string; limit: number; endMs: number },
+  ): Promise<void> {
+    const { b } = this;
+    return b.run(async () => {
+      await b.redis.fpgRecordChange(
+        b.daysKey(accountId, periodId),
+        b.counterKey(accountId, periodId),
+        atMs,
+        now.plan,
+        now.limit,
+        now.endMs,
+      );
     });
   }
 

@@ -28,6 +28,18 @@ const stateSchema = z.strictObject({
       period: z.string(),
       used: z.number().int().nonnegative(),
       expire_at_ms: z.number(),
+      days: z.record(z.string(), z.number().int().nonnegative()).optional(),
+      record: z
+        .strictObject({
+          plan: z.string(),
+          kind: z.enum(['trial', 'monthly']),
+          limit: z.number().int().nonnegative(),
+          startMs: z.number(),
+          endMs: z.number(),
+          changes: z.array(z.strictObject({ atMs: z.number(), plan: z.string(), limit: z.number(), used: z.number() })),
+        })
+        .nullable()
+        .optional(),
     }),
   ),
 });

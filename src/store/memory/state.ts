@@ -1,21 +1,42 @@
 import type { PriceSet } from '../../prices/schema.js';
 import type { StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
+import type { PlanChange } from '../counting/interface.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
 const COUNTER_FLUSH_MS = 1000;
 
+/** A period's record in the ledger (store/counting/interface.ts PeriodRecord, without what is counted). */
+export interface LedgerRecord {
+  plan: string;
+  kind: 'trial' | 'monthly';
+  limit: number;
+  startMs: number;
+  endMs: number;
+  changes: PlanChange[];
+}
+
 export interface Counter {
   used: number;
   expireAtMs: number;
-  /** The counter in the state file up to its count, encoded once: a write appends `used}`. */
+  /** The period's ledger: requests by day (YYYY-MM-DD), counted with `used`. */
+  days: Map<string, number>;
+  /** Written by the period's first counted request. */
+  record: LedgerRecord | null;
+  /** The counter in the state file up to its count, encoded once: a write appends `used…}`. */
   json: string;
 }
 
 export function newCounter(account: string, period: string, used: number, expireAtMs: number): Counter {
   const json = `{"account":${JSON.stringify(account)},"period":${JSON.stringify(period)},"expire_at_ms":${expireAtMs},"used":`;
-  return { used, expireAtMs, json };
+  return { used, expireAtMs, days: new Map(), record: null, json };
+}
+
+/** The rest of a counter's entry in the state file: its days and record, which change with it. */
+function ledgerJson(c: Counter): string {
+  if (c.record === null && c.days.size === 0) return '';
+  return `,"days":${JSON.stringify(Object.fromEntries(c.days))},"record":${JSON.stringify(c.record)}`;
 }
 
 /**
@@ -114,7 +135,7 @@ export class MemoryData {
     const now = this.now();
     const counters: string[] = [];
     for (const periods of this.counters.values())
-      for (const c of periods.values()) if (c.expireAtMs > now) counters.push(`${c.json}${c.used}}`);
+      for (const c of periods.values()) if (c.expireAtMs > now) counters.push(`${c.json}${c.used}${ledgerJson(c)}}`);
     if (this.fixed === null) {
       this.pricesJson ??= JSON.stringify([...this.prices.values()]);
       const accounts = [...this.accountJson.values()].join(',');
@@ -136,7 +157,10 @@ export class MemoryData {
         periods = new Map();
         this.counters.set(c.account, periods);
       }
-      periods.set(c.period, newCounter(c.account, c.period, c.used, c.expire_at_ms));
+      const counter = newCounter(c.account, c.period, c.used, c.expire_at_ms);
+      for (const [day, n] of Object.entries(c.days ?? {})) counter.days.set(day, n);
+      counter.record = c.record ?? null;
+      periods.set(c.period, counter);
     }
   }
 }

@@ -17,6 +17,10 @@ export type Scripts = Record<string, { lua: string; numberOfKeys?: number }>;
  * Keys (prefix `fpg:` by default); all keys of one account share the hash tag `{acct:ID}`:
  *   fpg:{acct:ID}:account      hash of the StoredAccount fields (a null limit is an absent field)
  *   fpg:{acct:ID}:used:PERIOD  request counter of one period, expiring at period end + retention
+ *   fpg:{acct:ID}:days:PERIOD  the period's ledger: a field per day (YYYY-MM-DD) counted with the
+ *                              counter, and its record (plan, kind, limit, start, end, changes);
+ *                              same expiry as the counter
+ *   fpg:{acct:ID}:periods      sorted set of the account's period ids (score: their expiry)
  *   fpg:keyhash:HASH           account id of a key hash
  *   fpg:accounts               sorted set of every account id (score 0, read in id order with
  *                              ZRANGEBYLEX): the listing's index. One key, so on a Cluster one
@@ -89,6 +93,14 @@ export class RedisBackend {
 
   counterKey(id: string, periodId: string): string {
     return `${this.options.key_prefix}{acct:${id}}:used:${periodId}`;
+  }
+
+  daysKey(id: string, periodId: string): string {
+    return `${this.options.key_prefix}{acct:${id}}:days:${periodId}`;
+  }
+
+  periodsKey(id: string): string {
+    return `${this.options.key_prefix}{acct:${id}}:periods`;
   }
 
   noteKey(name: string): string {

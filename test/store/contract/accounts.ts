@@ -1,6 +1,6 @@
 import type { Test } from 'tap';
 import type { AccountStore, CountingStore, Store, StoredAccount, StoreEvent } from '../../../src/store/types.js';
-import { account, type Closable, spec, waitFor } from './fixtures.js';
+import { account, type Closable, DAY, spec, waitFor } from './fixtures.js';
 
 /**
  * The accounts contract (store/accounts/interface.ts): every backend runs it unchanged. `make`
@@ -112,13 +112,13 @@ export function accountsContract(
       const kept = account();
       await store.createAccount(a);
       await store.createAccount(kept);
-      await store.consume(spec(a));
+      await store.consume(spec(a), DAY);
       await waitFor(() => events.filter((e) => e.type === 'account').length >= 2);
       events.length = 0;
       t.same(await store.deleteAccount(a.id), a, 'answers the account as it was');
       t.equal(await store.getAccount(a.id), null);
       t.equal(await store.findByKeyHash(a.key_hash), null);
-      t.same(await store.consume(spec(a)), { kind: 'changed' }, 'a cached copy cannot count');
+      t.same(await store.consume(spec(a), DAY), { kind: 'changed' }, 'a cached copy cannot count');
       t.equal(await store.updateAccount(a.id, { status: 'inactive' }), null, 'nor be patched back');
       t.same(
         (await store.listAccounts({}, null, 10)).accounts.map((x) => x.id),

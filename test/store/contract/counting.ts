@@ -1,6 +1,6 @@
 import type { Test } from 'tap';
 import type { AccountStore, CountingStore, StoredAccount } from '../../../src/store/types.js';
-import { account, type Closable, spec } from './fixtures.js';
+import { account, type Closable, DAY, spec } from './fixtures.js';
 
 /**
  * The counting contract (store/counting/interface.ts): every backend runs it unchanged. `make`
@@ -14,7 +14,7 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
     const a = account();
     await store.createAccount(a);
     const results = [];
-    for (let i = 0; i < 5; i++) results.push(await store.consume(spec(a)));
+    for (let i = 0; i < 5; i++) results.push(await store.consume(spec(a), DAY));
     t.same(results, [
       { kind: 'ok', used: 1 },
       { kind: 'ok', used: 2 },
@@ -30,7 +30,7 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
     t.teardown(() => store.close());
     const a = account();
     await store.createAccount(a);
-    const results = await Promise.all(Array.from({ length: 60 }, () => store.consume(spec(a, { limit: 20 }))));
+    const results = await Promise.all(Array.from({ length: 60 }, () => store.consume(spec(a, { limit: 20 }), DAY)));
     const ok = results.filter((r) => r.kind === 'ok').map((r) => (r.kind === 'ok' ? r.used : 0));
     t.equal(ok.length, 20);
     t.same(
@@ -45,9 +45,9 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
     t.teardown(() => store.close());
     const a = account();
     await store.createAccount(a);
-    await store.consume(spec(a, { periodId: 'p1' }));
-    await store.consume(spec(a, { periodId: 'p1' }));
-    t.same(await store.consume(spec(a, { periodId: 'p2' })), { kind: 'ok', used: 1 });
+    await store.consume(spec(a, { periodId: 'p1' }), DAY);
+    await store.consume(spec(a, { periodId: 'p1' }), DAY);
+    t.same(await store.consume(spec(a, { periodId: 'p2' }), DAY), { kind: 'ok', used: 1 });
     t.equal(await store.usage(a.id, 'p1'), 2);
     t.equal(await store.usage(a.id, 'unused'), 0);
   });
@@ -57,7 +57,7 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
     t.teardown(() => store.close());
     const a = account({ status: 'inactive' });
     await store.createAccount(a);
-    t.same(await store.consume(spec(a)), { kind: 'inactive' });
+    t.same(await store.consume(spec(a), DAY), { kind: 'inactive' });
     t.equal(await store.usage(a.id, '1000'), 0);
   });
 
@@ -69,8 +69,8 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
     const updated = await store.updateAccount(a.id, { status: 'inactive' });
     t.equal(updated?.revision, 2);
     t.equal(updated?.status, 'inactive');
-    t.same(await store.consume(spec(a)), { kind: 'changed' }, 'old revision');
-    t.same(await store.consume(spec(a, { accountId: 'acct_gone' })), { kind: 'changed' }, 'no such account');
+    t.same(await store.consume(spec(a), DAY), { kind: 'changed' }, 'old revision');
+    t.same(await store.consume(spec(a, { accountId: 'acct_gone' }), DAY), { kind: 'changed' }, 'no such account');
     t.equal(await store.usage(a.id, '1000'), 0);
     t.equal(await store.updateAccount('acct_gone', { status: 'active' }), null);
   });
@@ -83,19 +83,19 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
     await store.createAccount(a);
     await store.createAccount(other);
     const kept = spec(a, { limit: 5 });
-    t.same(await store.consume(kept), { kind: 'ok', used: 1 });
-    t.same(await store.consume(kept), { kind: 'ok', used: 2 });
+    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 1 });
+    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 2 });
     await store.updateAccount(other.id, { label: 'another account changed' });
-    t.same(await store.consume(kept), { kind: 'ok', used: 3 }, 'a change of another account changes nothing');
-    await store.refund(a.id, '1000');
-    t.same(await store.consume(kept), { kind: 'ok', used: 3 }, 'a refund is seen');
+    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 3 }, 'a change of another account changes nothing');
+    await store.refund(a.id, '1000', DAY);
+    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 3 }, 'a refund is seen');
     await store.updateAccount(a.id, { status: 'inactive' });
-    t.same(await store.consume(kept), { kind: 'changed' }, 'its account changed');
+    t.same(await store.consume(kept, DAY), { kind: 'changed' }, 'its account changed');
     const now = await store.getAccount(a.id);
     const current = spec(now as StoredAccount, { limit: 5 });
-    t.same(await store.consume(current), { kind: 'inactive' });
+    t.same(await store.consume(current, DAY), { kind: 'inactive' });
     await store.deleteAccount(a.id);
-    t.same(await store.consume(current), { kind: 'changed' }, 'its account is gone');
+    t.same(await store.consume(current, DAY), { kind: 'changed' }, 'its account is gone');
   });
 
   t.test('a spec used again after its counter expired starts a new count', async (t) => {
@@ -104,10 +104,10 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
     const a = account();
     await store.createAccount(a);
     const kept = spec(a, { limit: 5, expireAtMs: Date.now() + 1500 });
-    t.same(await store.consume(kept), { kind: 'ok', used: 1 });
-    t.same(await store.consume(kept), { kind: 'ok', used: 2 });
+    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 1 });
+    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 2 });
     await new Promise((r) => setTimeout(r, 2100));
-    t.same(await store.consume(kept), { kind: 'ok', used: 1 }, 'the expired counter was not reused');
+    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 1 }, 'the expired counter was not reused');
   });
 
   t.test('a plan change mid-period keeps the count and the new limit applies at once', async (t) => {
@@ -115,11 +115,11 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
     t.teardown(() => store.close());
     const a = account();
     await store.createAccount(a);
-    await store.consume(spec(a, { limit: 5 }));
-    await store.consume(spec(a, { limit: 5 }));
+    await store.consume(spec(a, { limit: 5 }), DAY);
+    await store.consume(spec(a, { limit: 5 }), DAY);
     const b = await store.updateAccount(a.id, { plan: 'starter', limit: 2 });
     t.ok(b);
-    t.same(await store.consume(spec(b as StoredAccount, { limit: 2 })), { kind: 'exhausted', used: 2 });
-    t.same(await store.consume(spec(b as StoredAccount, { limit: 10 })), { kind: 'ok', used: 3 });
+    t.same(await store.consume(spec(b as StoredAccount, { limit: 2 }), DAY), { kind: 'exhausted', used: 2 });
+    t.same(await store.consume(spec(b as StoredAccount, { limit: 10 }), DAY), { kind: 'ok', used: 3 });
   });
 }

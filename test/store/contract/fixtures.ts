@@ -7,6 +7,9 @@ export interface Closable {
   close(): Promise<void>;
 }
 
+/** The ledger's day of a test's consumes, when the test is not about days. */
+export const DAY = '2026-11-25';
+
 export const waitFor = (cond: () => boolean, ms = 2000) => waitUntil('the store events', cond, ms);
 
 let seq = 0;

@@ -3,6 +3,7 @@ import type { Store } from '../../../src/store/types.js';
 import { accountsContract } from './accounts.js';
 import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
+import { ledgerContract } from './ledger.js';
 import { pricesContract } from './prices.js';
 
 /**
@@ -12,6 +13,7 @@ import { pricesContract } from './prices.js';
 export function storeContract(t: Test, make: () => Promise<Store>): void {
   accountsContract(t, make);
   countingContract(t, make);
+  ledgerContract(t, make);
   pricesContract(t, make);
   coordinationContract(t, make);
 }

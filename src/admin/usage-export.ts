@@ -1,0 +1,236 @@
+/**
+ * The operator's usage exports (`GET /admin/usage`, `GET /admin/usage/periods`, CLI `usage
+ * export|periods`), streamed: accounts are read a page at a time, the ledger of a page in one
+ * pipelined batch, and each page's rows are written before the next page is read, waiting for
+ * the reader to drain. Memory stays bounded by one page, whatever the number of accounts.
+ */
+import type { Config } from '../config/schema.js';
+import { isGatewayError } from '../errors.js';
+import { allowanceFor } from '../quota/allowance.js';
+import { dayTotals } from '../quota/ledger.js';
+import type { AccountPage, PeriodRecord, Store, StoredAccount } from '../store/types.js';
+import type { DayRange } from '../time/days.js';
+import { formatInZone } from '../time/zone.js';
+import type { ExportQuery } from './usage-query.js';
+
+// Accounts per page: the ledger reads of one page go to the store as one pipelined batch.
+const PAGE = 200;
+// An export reads for minutes, with each read bounded by the store's command timeout: a read
+// that times out (a busy or failing-over Redis) is tried again, since reading twice is harmless.
+const ATTEMPTS = 4;
+const RETRY_MS = 250;
+
+async function patiently<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
+      await new Promise((r) => setTimeout(r, RETRY_MS * attempt));
+    }
+  }
+}
+
+const DAY_COLUMNS = ['account_id', 'label', 'plan', 'date', 'requests'] as const;
+const PERIOD_COLUMNS = [
+  'account_id',
+  'label',
+  'plan',
+  'period_started_at',
+  'period_ends_at',
+  'request_limit',
+  'requests_used',
+] as const;
+
+export interface DayRow {
+  account_id: string;
+  label: string;
+  plan: string;
+  date: string;
+  requests: number;
+}
+
+export interface PeriodRow {
+  account_id: string;
+  label: string;
+  plan: string;
+  period_started_at: string;
+  period_ends_at: string;
+  request_limit: number;
+  requests_used: number;
+  /** JSON only, and only for a period whose plan or limit changed while it ran. */
+  plan_changes?: Array<{ changed_at: string; plan: string; request_limit: number; requests_used: number }>;
+}
+
+/** Where an export is written: a response or a file. */
+export interface Sink {
+  write(chunk: string): boolean;
+  once(event: 'drain' | 'close' | 'error', listener: () => void): unknown;
+  removeListener(event: 'drain' | 'close' | 'error', listener: () => void): unknown;
+  readonly destroyed: boolean;
+}
+
+export interface UsageExport {
+  contentType: string;
+  /** Writes the whole export; rejects when the sink closes first. */
+  writeTo(sink: Sink): Promise<void>;
+}
+
+export function dayRows(a: StoredAccount, records: PeriodRecord[], range: DayRange): DayRow[] {
+  const rows: DayRow[] = [];
+  for (const [date, { requests, plan }] of dayTotals(records, range.from, range.to))
+    if (requests > 0) rows.push({ account_id: a.id, label: a.label ?? '', plan, date, requests });
+  return rows;
+}
+
+/**
+ * One row per period overlapping the range: its record, or the period in progress (which has no
+ * record until its first request) with a count of 0.
+ */
+export function periodRows(
+  a: StoredAccount,
+  records: PeriodRecord[],
+  range: DayRange,
+  config: Config,
+  now: number,
+): PeriodRow[] {
+  const zone = config.time_zone;
+  const all = [...records];
+  const current = currentPeriod(a, config, now);
+  if (
+    current &&
+    current.startMs < range.toMs &&
+    current.endMs > range.fromMs &&
+    !records.some((r) => r.periodId === current.periodId)
+  )
+    all.push(current);
+  return all.map((r) => ({
+    account_id: a.id,
+    label: a.label ?? '',
+    plan: r.plan,
+    period_started_at: formatInZone(r.startMs, zone),
+    period_ends_at: formatInZone(r.endMs, zone),
+    request_limit: r.limit,
+    requests_used: r.used,
+    ...(r.changes.length > 0 && {
+      plan_changes: r.changes.map((c) => ({
+        changed_at: formatInZone(c.atMs, zone),
+        plan: c.plan,
+        request_limit: c.limit,
+        requests_used: c.used,
+      })),
+    }),
+  }));
+}
+
+/** The account's period now, as a record with nothing counted; null when its plan is not configured. */
+function currentPeriod(a: StoredAccount, config: Config, now: number): PeriodRecord | null {
+  try {
+    const al = allowanceFor(a, config.plans, config.time_zone, now);
+    const p = al.period;
+    return {
+      periodId: p.id,
+      plan: al.plan,
+      kind: p.kind,
+      limit: al.limit,
+      startMs: p.startMs,
+      endMs: p.endMs,
+      used: 0,
+      days: [],
+      changes: [],
+    };
+  } catch {
+    return null;
+  }
+}
+
+const CSV_SPECIAL = /[",\r\n]/;
+const csvField = (v: string | number): string =>
+  typeof v === 'number' || !CSV_SPECIAL.test(v) ? String(v) : `"${v.replaceAll('"', '""')}"`;
+
+function csvLine(columns: readonly string[], row: object): string {
+  const r = row as Record<string, string | number>;
+  return `${columns.map((c) => csvField(r[c] as string | number)).join(',')}\r\n`;
+}
+
+/** Resolves once the sink takes more; rejects when it closes or fails first (the reader went away). */
+function drained(sink: Sink): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      sink.removeListener('close', gone);
+      sink.removeListener('error', gone);
+      resolve();
+    };
+    const gone = (): void => {
+      sink.removeListener('drain', done);
+      reject(new Error('the export was closed before it ended'));
+    };
+    sink.once('drain', done);
+    sink.once('close', gone);
+    sink.once('error', gone);
+  });
+}
+
+async function put(sink: Sink, chunk: string): Promise<void> {
+  if (sink.destroyed) throw new Error('the export was closed before it ended');
+  if (!sink.write(chunk)) await drained(sink);
+}
+
+/** The accounts to export, a page at a time: one account, or every account in id order. */
+async function* accountPages(store: Store, only: StoredAccount | null): AsyncGenerator<StoredAccount[]> {
+  if (only !== null) {
+    yield [only];
+    return;
+  }
+  let after: string | null = null;
+  do {
+    const from: string | null = after;
+    const page: AccountPage = await patiently(() => store.listAccounts({}, from, PAGE));
+    if (page.accounts.length > 0) yield page.accounts;
+    after = page.next;
+  } while (after !== null);
+}
+
+/**
+ * An export of daily rows (`kind` days) or period rows, ready to be written. `only` is the
+ * account asked for, already looked up (an unknown one is a 404 before anything is written).
+ */
+export function usageExport(
+  kind: 'days' | 'periods',
+  q: ExportQuery,
+  only: StoredAccount | null,
+  store: Store,
+  config: Config,
+  now: () => number,
+): UsageExport {
+  const columns = kind === 'days' ? DAY_COLUMNS : PERIOD_COLUMNS;
+  const json = q.format === 'json';
+  return {
+    contentType: json ? 'application/json' : 'text/csv; charset=utf-8',
+    async writeTo(sink) {
+      const { range } = q;
+      const head = json
+        ? `{"from":${JSON.stringify(range.from)},"to":${JSON.stringify(range.to)},"rows":[`
+        : `${columns.join(',')}\r\n`;
+      await put(sink, head);
+      let first = true;
+      for await (const accounts of accountPages(store, only)) {
+        const ids = accounts.map((a) => a.id);
+        const ledgers = await patiently(() => store.periodRecords(ids, range.fromMs, range.toMs));
+        let chunk = '';
+        for (const [i, a] of accounts.entries()) {
+          const records = ledgers[i] ?? [];
+          const rows = kind === 'days' ? dayRows(a, records, range) : periodRows(a, records, range, config, now());
+          for (const row of rows) {
+            if (json) {
+              chunk += (first ? '' : ',') + JSON.stringify(row);
+              first = false;
+            } else chunk += csvLine(columns, row);
+          }
+        }
+        if (chunk !== '') await put(sink, chunk);
+      }
+      if (json) await put(sink, ']}');
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import type { Test } from 'tap';
+import type { AccountStore, ConsumeSpec, CountingStore, StoredAccount } from '../../../src/store/types.js';
+import { account, type Closable, spec } from './fixtures.js';
+
+const START = Date.parse('2026-11-23T10:00:00+02:00');
+const END = Date.parse('2026-12-23T10:00:00+02:00');
+const WIDE: [number, number] = [0, 8e15];
+
+const periodSpec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec =>
+  spec(a, {
+    periodId: String(START),
+    limit: 5,
+    record: { plan: 'starter', kind: 'monthly', startMs: START, endMs: END },
+    ...over,
+  });
+
+/**
+ * The usage ledger of the counting concern: days counted with the counter, refunds from the day
+ * counted on, period records and their plan changes. Runs on every backend.
+ */
+export function ledgerContract(t: Test, make: () => Promise<CountingStore & AccountStore & Closable>): void {
+  t.test(
+    'ledger: each counted request is in its day, refused ones nowhere, and the days sum to the counter',
+    async (t) => {
+      const store = await make();
+      t.teardown(() => store.close());
+      const a = account();
+      await store.createAccount(a);
+      const s = periodSpec(a, { limit: 4 });
+      await store.consume(s, '2026-11-23');
+      await store.consume(s, '2026-11-23');
+      await store.consume(s, '2026-11-24');
+      await store.consume(s, '2026-11-25');
+      t.same(await store.consume(s, '2026-11-25'), { kind: 'exhausted', used: 4 });
+      const [records] = await store.periodRecords([a.id], ...WIDE);
+      t.same(records, [
+        {
+          periodId: String(START),
+          plan: 'starter',
+          kind: 'monthly',
+          limit: 4,
+          startMs: START,
+          endMs: END,
+          used: 4,
+          days: [
+            ['2026-11-23', 2],
+            ['2026-11-24', 1],
+            ['2026-11-25', 1],
+          ],
+          changes: [],
+        },
+      ]);
+    },
+  );
+
+  t.test('ledger: a refund takes back from the day counted on, never below zero', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    const s = periodSpec(a);
+    await store.consume(s, '2026-11-23');
+    await store.consume(s, '2026-11-24');
+    await store.refund(a.id, String(START), '2026-11-23');
+    await store.refund(a.id, String(START), '2026-11-23');
+    let [records] = await store.periodRecords([a.id], ...WIDE);
+    t.same(records?.[0]?.days, [['2026-11-24', 1]]);
+    t.equal(records?.[0]?.used, 0, 'the second refund took the counter to zero');
+    await store.refund(a.id, String(START), '2026-11-24');
+    [records] = await store.periodRecords([a.id], ...WIDE);
+    t.equal(records?.[0]?.used, 0, 'never below zero');
+    t.same(records?.[0]?.days, [['2026-11-24', 1]], 'a refund with nothing counted touches no day');
+  });
+
+  t.test('ledger: records are found by overlap, oldest first, for each account of a batch', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    const b = account();
+    await store.createAccount(a);
+    await store.createAccount(b);
+    const next = { plan: 'business', kind: 'monthly' as const, startMs: END, endMs: END + 31 * 86_400_000 };
+    await store.consume(periodSpec(a, { periodId: String(END), record: next }), '2026-12-23');
+    await store.consume(periodSpec(a), '2026-11-30');
+    const [both, none] = await store.periodRecords([a.id, b.id], START, END + 1);
+    t.same(
+      both?.map((r) => [r.periodId, r.plan]),
+      [
+        [String(START), 'starter'],
+        [String(END), 'business'],
+      ],
+    );
+    t.same(none, [], 'an account with nothing counted has no records');
+    const [early] = await store.periodRecords([a.id], START - 86_400_000, START);
+    t.same(early, [], 'a range that ends where a period starts does not overlap it');
+    const [late] = await store.periodRecords([a.id], END, END + 1);
+    t.same(
+      late?.map((r) => r.periodId),
+      [String(END)],
+    );
+  });
+
+  t.test('ledger: a plan change keeps what applied before on the record', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.createAccount(a);
+    await store.recordPlanChange(a.id, String(START), START + 1000, { plan: 'x', limit: 1, endMs: END });
+    await store.consume(periodSpec(a), '2026-11-23');
+    await store.consume(periodSpec(a), '2026-11-23');
+    await store.recordPlanChange(a.id, String(START), START + 5000, { plan: 'business', limit: 10000, endMs: END });
+    await store.recordPlanChange(a.id, String(START), START + 9000, {
+      plan: 'developer',
+      limit: 100,
+      endMs: START + 9000,
+    });
+    const [records] = await store.periodRecords([a.id], ...WIDE);
+    t.same(records?.[0]?.changes, [
+      { atMs: START + 5000, plan: 'starter', limit: 5, used: 2 },
+      { atMs: START + 9000, plan: 'business', limit: 10000, used: 2 },
+    ]);
+    t.equal(records?.[0]?.plan, 'developer');
+    t.equal(records?.[0]?.limit, 100);
+    t.equal(records?.[0]?.endMs, START + 9000, 'a change that started another period ended this one');
+  });
+}
