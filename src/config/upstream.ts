@@ -27,10 +27,13 @@ const proxyPath = z
 const cache = z
   .strictObject({
     default_ttl_s: nonNegInt.describe(
-      "Freshness of a stored origin answer without Cache-Control max-age / s-maxage (0: such answers are not stored)",
+      'Freshness of a stored origin answer without Cache-Control max-age / s-maxage (0: such answers are not stored)',
     ),
     paths: z
-      .record(z.string(), z.strictObject({ default_ttl_s: nonNegInt.describe('default_ttl_s for this proxy_paths entry') }))
+      .record(
+        z.string(),
+        z.strictObject({ default_ttl_s: nonNegInt.describe('default_ttl_s for this proxy_paths entry') }),
+      )
       .describe('Per proxy_paths entry (the same spelling): its own default_ttl_s'),
     stale_while_revalidate_s: nonNegInt.describe(
       'Past its freshness, an entry is served at once (X-Cache: STALE) for this long while one background request refreshes it',
@@ -38,7 +41,9 @@ const cache = z
     stale_if_error_s: nonNegInt.describe(
       'Past its freshness, an entry is served (counted as a success) for this long while the origin is down, too slow or answers 5xx',
     ),
-    max_bytes: nonNegInt.describe('Bytes held by the cache in all, bodies, headers and keys (0: no cache, every answer BYPASS)'),
+    max_bytes: nonNegInt.describe(
+      'Bytes held by the cache in all, bodies, headers and keys (0: no cache, every answer BYPASS)',
+    ),
     max_entry_bytes: posInt.describe('Largest answer stored; a larger one is passed on (X-Cache: BYPASS)'),
     purge_on_prices: z
       .boolean()
