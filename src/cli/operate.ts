@@ -15,7 +15,8 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
        fuel-gateway prices cancel DATE       (a set still scheduled)
-       fuel-gateway prices show|history`;
+       fuel-gateway prices show|history
+       fuel-gateway cache purge [--path P]    (every gateway's pass-through cache, or one path; P* a prefix)`;
 
 const MEMORY_STORE_HELP =
   'The configured store is the embedded memory store: accounts and prices live inside the running ' +
@@ -82,12 +83,14 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
       return ops.prices();
     case 'prices history':
       return ops.priceHistory();
+    case 'cache purge':
+      return ops.purgeCache(options.get('path'), FROM);
   }
   throw new GatewayError('BAD_REQUEST', `unknown command: ${command.trim()}`);
 }
 
 /**
- * `accounts …` and `prices …`: the admin API's operations run against the configured store,
+ * `accounts …`, `prices …` and `cache purge`: the admin API's operations run against the configured store,
  * printing the same JSON the admin API answers.
  */
 export async function runOperate(config: Config, args: Args, log: Logger): Promise<void> {
