@@ -352,6 +352,8 @@ t.test(
         timeout_ms: TIMEOUT,
         proxy_paths: ['/origin/*'],
         max_sockets: MAX_SOCKETS,
+        // Every request reaches the flaky origin: no cache, no coalescing.
+        cache: { max_bytes: 0 },
       },
       limits: { invalid_key_throttle: { max_attempts: 1000 } },
     };
