@@ -42,8 +42,9 @@ export interface TestOrigin {
     padBytes: number;
     version: number;
   };
-  /** Requests to /origin/cacheable… received, and of those, answered 304. */
+  /** Requests to /origin/cacheable… received, and of those, answered 304; the last one's headers. */
   cacheableHits(): number;
+  lastCacheableHeaders: IncomingHttpHeaders | null;
   notModified: number;
   /** Connections open right now, and ever opened. */
   openSockets(): number;
@@ -102,6 +103,7 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
     polls: () => origin.seen.filter((r) => r.path === '/fuel-api/api/current.php').length,
     cacheable: { control: 'max-age=60', delayMs: 0, status: 200, extra: {}, csv: false, padBytes: 0, version: 1 },
     cacheableHits: () => cacheableHits,
+    lastCacheableHeaders: null,
     notModified: 0,
     setPrice(p, date) {
       petrol95 = p;
@@ -117,6 +119,7 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
         // Kept out of `seen` (a flood of 100,000 would be held): counted instead.
         if (url.pathname.startsWith('/origin/cacheable')) {
           cacheableHits++;
+          origin.lastCacheableHeaders = req.headers;
           return void cacheable(url, req.headers, res);
         }
         origin.seen.push({

@@ -408,3 +408,45 @@ t.test(
     t.pass('the store agrees');
   },
 );
+
+t.test('nothing a client sends besides the path and the query reaches the shared origin request', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  const r = await get(gw, '/origin/cacheable/headers', key, {
+    headers: {
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-for': '6.6.6.6',
+      forwarded: 'host=evil.example',
+      accept: 'text/html',
+      'accept-language': 'xx',
+      cookie: 'session=client',
+      'x-api-key': key,
+    },
+  });
+  t.equal(r.xCache, 'MISS');
+  const seen = origin.lastCacheableHeaders ?? {};
+  for (const name of ['x-forwarded-host', 'x-forwarded-for', 'forwarded', 'accept-language', 'cookie', 'x-api-key'])
+    t.equal(seen[name], undefined, `no ${name}`);
+  t.equal(seen.accept, 'application/json', "the gateway's own Accept");
+  t.notMatch(JSON.stringify(seen), key, 'the client key nowhere');
+});
+
+t.test('a client that leaves while it waits is given back; a purge during a flight keeps its answer out', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
+  origin.cacheable.delayMs = 800;
+  const waiting = get(gw, '/origin/cacheable/leave', key);
+  const abort = new AbortController();
+  const leaving = get(gw, '/origin/cacheable/leave', key, { signal: abort.signal }).catch(() => null);
+  setTimeout(() => abort.abort(), 200);
+  await leaving;
+  const ok = await waiting;
+  t.equal(ok.status, 200);
+  await waitFor('the one who left given back', async () => (await counted(gw, accountId)) === 1, 5000);
+  t.pass('only the answered request stays counted');
+
+  const during = get(gw, '/origin/cacheable/purged', key);
+  await waitFor('the flight', () => origin.lastCacheableHeaders !== null && origin.cacheableHits() === 2);
+  t.equal((await adminCall(gw, 'DELETE', '/admin/cache')).status, 200);
+  t.equal((await during).status, 200, 'the waiting client is answered');
+  origin.cacheable.delayMs = 0;
+  t.equal((await get(gw, '/origin/cacheable/purged', key)).xCache, 'MISS', 'but the answer was not stored');
+});
