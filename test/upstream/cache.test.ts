@@ -450,3 +450,14 @@ t.test('a client that leaves while it waits is given back; a purge during a flig
   origin.cacheable.delayMs = 0;
   t.equal((await get(gw, '/origin/cacheable/purged', key)).xCache, 'MISS', 'but the answer was not stored');
 });
+
+t.test('Age counts from when the origin made the answer, its own Age included', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  origin.cacheable.control = 'max-age=60';
+  origin.cacheable.extra = { age: '30' };
+  const first = await get(gw, '/origin/cacheable/aged', key);
+  t.equal(first.xCache, 'MISS');
+  t.ok(Number(first.age) >= 30 && Number(first.age) <= 32, `Age ${first.age}`);
+  const hit = await get(gw, '/origin/cacheable/aged', key);
+  t.equal(hit.xCache, 'HIT');
+});

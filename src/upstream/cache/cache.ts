@@ -182,8 +182,13 @@ export class PassThroughCache implements PassThrough {
     this.metrics.observeUpstream(route, String(a.status), (performance.now() - started) / 1000);
     const received = this.now();
     if (a.status === 304 && entry) {
-      const fresh = a.headers['cache-control'] === undefined ? entry : freshness(a.headers, this.ttl(route));
-      const refreshed: CacheEntry = { ...entry, storedAt: received, freshMs: fresh?.freshMs ?? 0 };
+      const fresh =
+        a.headers['cache-control'] === undefined ? { ...entry, ageMs: 0 } : freshness(a.headers, this.ttl(route));
+      const refreshed: CacheEntry = {
+        ...entry,
+        storedAt: received - (fresh?.ageMs ?? 0),
+        freshMs: fresh?.freshMs ?? 0,
+      };
       if (generation === this.generation && fresh) this.entries.set(key, refreshed);
       return { kind: 'entry', entry: refreshed, xCache: 'MISS' };
     }
@@ -202,7 +207,7 @@ export class PassThroughCache implements PassThrough {
       kind,
       body: ownBuffer(this.scrubber.scrub(kind === 'json' ? usagePrefix(body) : body)),
       headers,
-      storedAt: received,
+      storedAt: received - fresh.ageMs,
       freshMs: fresh.freshMs,
       mustRevalidate: fresh.mustRevalidate,
       etag: typeof a.headers.etag === 'string' ? a.headers.etag : null,

@@ -13,7 +13,7 @@ export interface CacheEntry {
   body: Buffer;
   /** The origin's headers replayed (policy REPLAYED), scrubbed. */
   headers: Record<string, string>;
-  /** When the origin last gave or confirmed it (ms), less the Age it came with. */
+  /** When the origin last gave or confirmed it (ms), less the Age it came with: `Age` counts from here. */
   storedAt: number;
   freshMs: number;
   mustRevalidate: boolean;

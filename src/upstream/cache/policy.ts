@@ -35,8 +35,10 @@ export function cacheKey(path: string, query: URLSearchParams): string {
 
 /** How long an answer may be stored and how; null when it may not be. */
 export interface Freshness {
-  /** Fresh for this long (ms) from when it was received. */
+  /** Fresh for this long (ms) from when the origin made it. */
   freshMs: number;
+  /** How old it already was when it was received (the origin's `Age`, ms). */
+  ageMs: number;
   /** `must-revalidate` / `proxy-revalidate`: never served stale. */
   mustRevalidate: boolean;
 }
@@ -62,9 +64,12 @@ export function freshness(headers: IncomingHttpHeaders, defaultTtlS: number): Fr
   if (d.has('no-store') || d.has('private') || d.has('no-cache')) return null;
   const lifetime = seconds(d.get('s-maxage')) ?? seconds(d.get('max-age')) ?? defaultTtlS;
   const age = seconds(headers.age) ?? 0;
-  const freshS = lifetime - age;
-  if (freshS <= 0) return null;
-  return { freshMs: freshS * 1000, mustRevalidate: d.has('must-revalidate') || d.has('proxy-revalidate') };
+  if (lifetime - age <= 0) return null;
+  return {
+    freshMs: lifetime * 1000,
+    ageMs: age * 1000,
+    mustRevalidate: d.has('must-revalidate') || d.has('proxy-revalidate'),
+  };
 }
 
 /**
