@@ -108,7 +108,7 @@ async function seedAdmin(admin, count, name) {
   return file;
 }
 
-async function startGateway(v, redisUrl, nodeArgs = []) {
+async function startGateway(v, redisUrl, nodeArgs = [], upstream = undefined) {
   const port = await freePort();
   const adminPort = await freePort();
   const config = {
@@ -123,6 +123,7 @@ async function startGateway(v, redisUrl, nodeArgs = []) {
     limits: { invalid_key_throttle: { max_attempts: 1_000_000 } },
     prices: { watch_file: false },
     demo_accounts: false,
+    ...(upstream ? { upstream } : {}),
     ...(v.workers ? { server: { workers: v.workers } } : {}),
   };
   const file = join(dir, `${v.id}.yaml`);
@@ -304,9 +305,9 @@ async function comparison(scaling) {
     gw.pids = family(gw.pid);
     gateways.push(gw);
   }
-  const firstKey = readFileSync(gateways[0].keysFile, 'utf8').split('\n')[0];
   const targets = [];
-  for (const e of endpoints) {
+  const firstKey = gateways.length > 0 ? readFileSync(gateways[0].keysFile, 'utf8').split('\n')[0] : '';
+  for (const e of gateways.length > 0 ? endpoints : []) {
     const bare = await startBare(`${gateways[0].base}${ENDPOINTS[e]}${firstKey}`, join(dir, `${e}.json`));
     // The references rotate over the first gateway's keys (the floor knows those accounts).
     const reference = (label, proc, extra = {}) => ({
@@ -336,6 +337,7 @@ async function comparison(scaling) {
       });
     }
   }
+  if (!scaling && (!only || only.split(',').includes('pass-through'))) targets.push(...(await passThroughTargets()));
   const setup = `wrk -t${threads} -c${connections}, ${seconds} s per run, ${rounds} alternating rounds, ${accounts} accounts rotated by bench/rotate.lua`;
   console.log(setup);
   await measure(targets, redis?.pid, redis?.port);
@@ -344,6 +346,45 @@ async function comparison(scaling) {
   const kind = `${scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison'}${before ? ', before and after' : ''}`;
   const against = before ? ` Before: commit ${commit(before)} (${before}).` : '';
   return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${kind}\n\nCommit ${commit()}.${against} Machine: ${machine()}.\n${setup}; medians; × bare is the median of per-round ratios to the bare server on the same endpoint; CPU per request is user + system time over all rounds.\n\n${out}\n`;
+}
+
+/**
+ * The pass-through variant: a memory-store gateway (log off) in front of bench/origin.mjs, every
+ * request a cache hit on one history URL (the key rotates, the cache key does not), against the
+ * origin served directly on the same path, as its `× bare` reference.
+ */
+async function passThroughTargets() {
+  const originPort = await freePort();
+  const proc = child(process.execPath, ['bench/origin.mjs', String(originPort)]);
+  const origin = `http://127.0.0.1:${originPort}`;
+  await until('bench origin', async () => (await fetch(`${origin}/`)).ok);
+  const gw = await startGateway(
+    { id: 'pass-through', label: 'memory, log off', store: 'memory', access: false },
+    undefined,
+    [],
+    { url: origin, api_key: 'bench-service-key', poll_interval_ms: 60_000, proxy_paths: ['/v2/*'] },
+  );
+  const keysFile = await seedAdmin(gw.admin, accounts, 'pass-through');
+  const prefix = '/v2/historical.php?year=2026&region=inland&api_key=';
+  const key = readFileSync(keysFile, 'utf8').split('\n')[0];
+  const first = await fetch(`${gw.base}${prefix}${key}`);
+  await first.arrayBuffer();
+  const hit = await fetch(`${gw.base}${prefix}${key}`);
+  await hit.arrayBuffer();
+  if (hit.headers.get('x-cache') !== 'HIT')
+    throw new Error(`pass-through: expected a cache hit, got ${hit.headers.get('x-cache')}`);
+  const base = { endpoint: 'pass-through', prefix, keysFile };
+  return [
+    { ...base, label: 'origin served directly, pass-through', bare: true, base: origin, pids: [proc.pid], runs: [] },
+    {
+      ...base,
+      label: 'gateway cache hit, pass-through',
+      base: gw.base,
+      pids: family(gw.pid),
+      logFile: gw.logFile,
+      runs: [],
+    },
+  ];
 }
 
 /** Long run over many distinct keys, Redis store, access log on: RSS at start, along the way and at the end. */

@@ -29,6 +29,7 @@ import { Meter } from './quota/meter.js';
 import { retentionMs } from './quota/retention.js';
 import { createStore } from './store/create.js';
 import type { Store } from './store/types.js';
+import { type PassThrough, PassThroughCache } from './upstream/cache/cache.js';
 import { createOriginAgent } from './upstream/origin.js';
 import { UpstreamPoller } from './upstream/poller.js';
 import { OriginProxy } from './upstream/proxy.js';
@@ -179,7 +180,7 @@ async function assemble(
     );
   const errors = buildErrorAnswers(config.messages);
 
-  let proxy: OriginProxy | null = null;
+  let proxy: PassThrough | null = null;
   if (upstreamCfg) {
     const agent = createOriginAgent(upstreamCfg, upstreamCfg.max_sockets);
     const pollAgent = createOriginAgent(upstreamCfg, 1);
@@ -208,7 +209,22 @@ async function assemble(
       log.child({ component: 'pass-through' }),
     );
     cleanups.push(() => originProxy.close());
-    proxy = originProxy;
+    const cache = new PassThroughCache(
+      upstreamCfg,
+      agent,
+      originProxy,
+      errors,
+      metrics,
+      log.child({ component: 'pass-through-cache' }),
+      clock.now,
+    );
+    // A purge from any instance, the admin API or the CLI reaches this one through the store.
+    const purgeOnPrices = upstreamCfg.cache.purge_on_prices;
+    store.subscribe((event) => {
+      if (event.type === 'cache_purge') cache.purge(event.path);
+      else if (event.type === 'prices' && purgeOnPrices) cache.purge(null);
+    });
+    proxy = cache;
   }
 
   const handler = publicHandler({
@@ -264,7 +280,7 @@ function publicRoutes(
   config: Config,
   storeReady: () => Promise<boolean>,
   upstream: UpstreamPoller | null,
-  proxy: OriginProxy | null,
+  proxy: PassThrough | null,
 ): RouteDef[] {
   const routes: RouteDef[] = [];
   const openapi = openApi(routes);

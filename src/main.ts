@@ -37,6 +37,7 @@ async function main(argv: string[]): Promise<number> {
     case 'accounts':
     case 'prices':
     case 'usage':
+    case 'cache':
       // CLI logs (store connection trouble) go to stderr; stdout is the JSON answer.
       await runOperate(loadConfig({ file: configFile }), args, pino({ level: 'warn' }, pino.destination(2)));
       return 0;

@@ -6,7 +6,8 @@ export type AuditAction =
   | 'account.rotate_key'
   | 'account.delete'
   | 'prices.publish'
-  | 'prices.cancel';
+  | 'prices.cancel'
+  | 'cache.purge';
 
 /**
  * One admin change: what, to which account or price date, from where (the admin request's
@@ -19,6 +20,8 @@ export interface AuditEntry {
   effective_date?: string;
   /** A history document published at once. */
   effective_dates?: string[];
+  /** A cache purge of one path (absent: all of it). */
+  path?: string;
   /** For an update: the fields as they were and as they are now. */
   before?: Record<string, unknown>;
   after?: Record<string, unknown>;

@@ -24,6 +24,13 @@ import { exportQuery } from './usage-query.js';
 
 type PriceStatus = 'current' | 'scheduled' | 'past';
 const cancelInput = z.strictObject({ date: effectiveDate });
+const purgeInput = z.strictObject({
+  path: z
+    .string()
+    .regex(/^\/[^\s?#]*$/, 'expected a path starting with "/" (a prefix when it ends in "*"), without a query')
+    .max(2048)
+    .nullable(),
+});
 
 /** Validates external input at the edge: a bad body is a 400 naming each field. */
 function parse<T extends z.ZodType>(
@@ -244,6 +251,17 @@ export class Operations {
     await this.book.load();
     this.audit({ action: 'prices.cancel', effective_date: d, from });
     return { price_set: set };
+  }
+
+  /**
+   * Empties the pass-through cache of every gateway, or one path's entries (a prefix when it ends
+   * in `*`): announced through the store, so it reaches them all, this one included, within a second.
+   */
+  async purgeCache(path: unknown, from: string): Promise<{ purged: 'all' | string }> {
+    const { path: p } = parse(purgeInput, { path: path ?? null });
+    await this.store.purgeCache(p);
+    this.audit({ action: 'cache.purge', from, ...(p === null ? {} : { path: p }) });
+    return { purged: p ?? 'all' };
   }
 
   prices(): { current: PriceSet | null; scheduled: PriceSet[] } {

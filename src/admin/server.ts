@@ -117,6 +117,15 @@ export function adminHandler(
       pattern: /^\/admin\/prices\/(?!history$)([^/]+)$/,
       handler: async (c) => [200, await ops.cancelPrices(id(c), c.from)],
     },
+    {
+      method: 'DELETE',
+      pattern: /^\/admin\/cache$/,
+      handler: async (c) => {
+        const paths = c.query.getAll('path');
+        if (paths.length > 1) throw new GatewayError('BAD_REQUEST', 'path: expected at most one');
+        return [200, await ops.purgeCache(paths[0], c.from)];
+      },
+    },
   ];
 
   const reply = (res: ServerResponse, status: number, body: string, type = 'application/json'): void => {

@@ -19,7 +19,8 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway prices cancel DATE       (a set still scheduled)
        fuel-gateway prices show|history
        fuel-gateway usage export|periods --from DATE --to DATE [--account ID] [--format csv|json] [--out FILE]
-                                             (daily or period rows; csv by default; to stdout without --out)`;
+                                             (daily or period rows; csv by default; to stdout without --out)
+       fuel-gateway cache purge [--path P]    (every gateway's pass-through cache, or one path; P* a prefix)`;
 
 const MEMORY_STORE_HELP =
   'The configured store is the embedded memory store: accounts and prices live inside the running ' +
@@ -92,6 +93,8 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
       delete query['out'];
       return ops.usageExport(verb === 'export' ? 'days' : 'periods', query);
     }
+    case 'cache purge':
+      return ops.purgeCache(options.get('path'), FROM);
   }
   throw new GatewayError('BAD_REQUEST', `unknown command: ${command.trim()}`);
 }
@@ -117,7 +120,7 @@ async function writeExport(e: UsageExport, out: string | undefined): Promise<voi
 }
 
 /**
- * `accounts …`, `prices …` and `usage …`: the admin API's operations run against the configured store,
+ * `accounts …`, `prices …`, `usage …` and `cache purge`: the admin API's operations run against the configured store,
  * printing the same JSON the admin API answers.
  */
 export async function runOperate(config: Config, args: Args, log: Logger): Promise<void> {

@@ -1,6 +1,6 @@
 /** The `upstream` section of the config: the origin the gateway may stand in front of. */
 import { z } from 'zod';
-import { posInt } from './fields.js';
+import { nonNegInt, posInt } from './fields.js';
 
 // The gateway's own paths: a pass-through entry must never take them from it.
 export const RESERVED_PATHS = ['/fuel-api/api/simple-current.php', '/fuel-api/api/current.php', '/healthz', '/readyz'];
@@ -21,6 +21,37 @@ const proxyPath = z
   )
   .refine((p) => !RESERVED_PATHS.some((r) => proxyPathMatches(p, r)), {
     message: `would shadow one of the gateway's own paths (${RESERVED_PATHS.join(', ')})`,
+  });
+
+/** `upstream.cache`: the pass-through cache (one per gateway process, shared by every account). */
+const cache = z
+  .strictObject({
+    default_ttl_s: nonNegInt.describe(
+      'Freshness of a stored origin answer without Cache-Control max-age / s-maxage (0: such answers are not stored)',
+    ),
+    paths: z
+      .record(
+        z.string(),
+        z.strictObject({ default_ttl_s: nonNegInt.describe('default_ttl_s for this proxy_paths entry') }),
+      )
+      .describe('Per proxy_paths entry (the same spelling): its own default_ttl_s'),
+    stale_while_revalidate_s: nonNegInt.describe(
+      'Past its freshness, an entry is served at once (X-Cache: STALE) for this long while one background request refreshes it',
+    ),
+    stale_if_error_s: nonNegInt.describe(
+      'Past its freshness, an entry is served (counted as a success) for this long while the origin is down, too slow or answers 5xx',
+    ),
+    max_bytes: nonNegInt.describe(
+      'Bytes held by the cache in all, bodies, headers and keys (0: no cache, every answer BYPASS)',
+    ),
+    max_entry_bytes: posInt.describe('Largest answer stored; a larger one is passed on (X-Cache: BYPASS)'),
+    purge_on_prices: z
+      .boolean()
+      .describe('Empty the cache when a price set is published or a new one is polled (the history changes with it)'),
+  })
+  .refine((c) => c.max_bytes === 0 || c.max_entry_bytes <= c.max_bytes, {
+    path: ['max_entry_bytes'],
+    message: 'expected at most max_bytes',
   });
 
 export const upstream = z
@@ -45,6 +76,12 @@ export const upstream = z
       .array(proxyPath)
       .describe('Public paths passed through to the origin, metered: exact, or a prefix ending in *'),
     max_sockets: posInt.describe('Kept-alive connections to the origin for pass-through, at most'),
+    cache,
   })
   .refine((u) => u.url === '' || u.api_key !== '', { path: ['api_key'], message: 'required when upstream.url is set' })
-  .refine((u) => u.url !== '' || u.proxy_paths.length === 0, { path: ['proxy_paths'], message: 'needs upstream.url' });
+  .refine((u) => u.url !== '' || u.proxy_paths.length === 0, { path: ['proxy_paths'], message: 'needs upstream.url' })
+  .superRefine((u, ctx) => {
+    for (const entry of Object.keys(u.cache.paths))
+      if (!u.proxy_paths.includes(entry))
+        ctx.addIssue({ code: 'custom', path: ['cache', 'paths', entry], message: 'expected an entry of proxy_paths' });
+  });

@@ -55,6 +55,18 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+  readonly cacheAnswers = new Counter({
+    name: 'fuel_gateway_cache_answers_total',
+    help: 'Pass-through answers by X-Cache: hit, miss, stale (served past freshness) or bypass (not from or into the cache)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+  readonly cacheCoalesced = new Counter({
+    name: 'fuel_gateway_cache_coalesced_total',
+    help: 'Pass-through requests that waited for an origin request already made for their cache key',
+    registers: [this.registry],
+  });
+  private cacheSource = (): { bytes: number; entries: number } => ({ bytes: 0, entries: 0 });
 
   constructor(sources: {
     cacheHitRatio(): number;
@@ -128,12 +140,34 @@ export class Metrics {
         this.inc(sources.droppedLogLines());
       },
     });
+    const cache = (): { bytes: number; entries: number } => this.cacheSource();
+    new Gauge({
+      name: 'fuel_gateway_cache_bytes',
+      help: 'Bytes held by the pass-through cache, as counted against upstream.cache.max_bytes',
+      registers: [this.registry],
+      collect() {
+        this.set(cache().bytes);
+      },
+    });
+    new Gauge({
+      name: 'fuel_gateway_cache_entries',
+      help: 'Answers held by the pass-through cache',
+      registers: [this.registry],
+      collect() {
+        this.set(cache().entries);
+      },
+    });
     collectDefaultMetrics({ register: this.registry, prefix: 'fuel_gateway_' });
   }
 
   observeUpstream(route: string, status: string, seconds: number): void {
     this.upstreamRequests.labels(route, status).inc();
     this.upstreamLatency.labels(route).observe(seconds);
+  }
+
+  /** The pass-through cache's size, read at each scrape. */
+  cacheHeld(source: () => { bytes: number; entries: number }): void {
+    this.cacheSource = source;
   }
 
   /** Prometheus text: this process's registry, or every worker's once `clusterWide` is called. */

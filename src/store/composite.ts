@@ -98,4 +98,7 @@ export abstract class CompositeStore implements Store {
   reportInvalidKey(address: string, rule: ThrottleRule): Promise<void> {
     return this.coordination.reportInvalidKey(address, rule);
   }
+  purgeCache(path: string | null): Promise<void> {
+    return this.coordination.purgeCache(path);
+  }
 }

@@ -57,8 +57,8 @@ function decode(body: Buffer, encoding: string | undefined): Buffer | null {
   return null;
 }
 
-/** The origin's JSON object with its `usage` replaced by ours as the last key; null when it is not a JSON object. */
-export function injectUsage(raw: Buffer, encoding: string | undefined, usage: string): string | null {
+/** The origin's JSON object without its `usage`, as JSON text; null when it is not a JSON object. */
+export function withoutUsage(raw: Buffer, encoding: string | undefined): string | null {
   let doc: unknown;
   try {
     const body = decode(raw, encoding);
@@ -69,8 +69,19 @@ export function injectUsage(raw: Buffer, encoding: string | undefined, usage: st
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return null;
   delete (doc as Record<string, unknown>)['usage'];
-  const rest = JSON.stringify(doc);
-  return rest === '{}' ? `{"usage":${usage}}` : `${rest.slice(0, -1)},"usage":${usage}}`;
+  return JSON.stringify(doc);
+}
+
+/**
+ * What comes before the usage when it is put last into `rest` (a JSON object's text): the
+ * answer is this, the usage, and `}`.
+ */
+export const usagePrefix = (rest: string): string => (rest === '{}' ? '{"usage":' : `${rest.slice(0, -1)},"usage":`);
+
+/** The origin's JSON object with its `usage` replaced by ours as the last key; null when it is not a JSON object. */
+export function injectUsage(raw: Buffer, encoding: string | undefined, usage: string): string | null {
+  const rest = withoutUsage(raw, encoding);
+  return rest === null ? null : `${usagePrefix(rest)}${usage}}`;
 }
 
 /** The body itself when it is exactly the spec's error body `{"success":false,"message":"…"}`. */

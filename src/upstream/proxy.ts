@@ -6,6 +6,7 @@ import { canonicalIp, type TrustedProxies } from '../http/client.js';
 import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { injectUsage, MAX_ERROR_BYTES, MAX_JSON_BYTES, read, specErrorBody } from './bodies.js';
+import { BASE, HOP_BY_HOP, headerObject, JSON_TYPE, passedHeaders, Scrubber } from './headers.js';
 import { originBase, type UpstreamConfig } from './origin.js';
 
 /** What the metered front door hands over once a pass-through request is admitted (and counted). */
@@ -17,8 +18,10 @@ export interface ForwardSpec {
   query: URLSearchParams;
   /** The `usage` JSON put into a JSON success in place of the origin's. */
   usage: string;
-  /** Added to every answer (X-RateLimit-*), as name, value, name, value … */
+  /** Added to a success (X-RateLimit-*, X-Cache), as name, value, name, value … */
   headers: Array<string | number>;
+  /** Added to an answer that is not a success: the same, with the request given back. */
+  refunded: Array<string | number>;
   /** Called once when the answer is not a success, so the request does not count. */
   onFailure(): void;
 }
@@ -27,6 +30,7 @@ export interface ForwardSpec {
 interface Exchange {
   spec: ForwardSpec;
   added: OutgoingHttpHeaders;
+  refunded: OutgoingHttpHeaders;
   started: number;
   timer: NodeJS.Timeout;
   proxyReq: ClientRequest | null;
@@ -35,13 +39,6 @@ interface Exchange {
   settled: boolean;
   resolve(status: number): void;
 }
-
-// Connection-level headers are not forwarded (RFC 9110 7.6.1); Set-Cookie would tie the client
-// to the gateway's own session at the origin.
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
-const ANSWER_DROPPED = [...HOP_BY_HOP, 'set-cookie'];
-const BASE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
-const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
 
 /**
  * Pass-through to the origin with http-proxy-3. The client's key is replaced by the service
@@ -53,8 +50,7 @@ export class OriginProxy {
   private readonly proxy: ProxyServer;
   private readonly pending = new WeakMap<IncomingMessage, Exchange>();
   private readonly base: string;
-  /** The service key as it may appear in what the origin sends back (raw, percent- or form-encoded). */
-  private readonly secrets: string[];
+  private readonly scrubber: Scrubber;
 
   constructor(
     private readonly cfg: UpstreamConfig,
@@ -65,13 +61,7 @@ export class OriginProxy {
     private readonly log: Logger,
   ) {
     this.base = originBase(cfg);
-    this.secrets = [
-      ...new Set([
-        cfg.api_key,
-        encodeURIComponent(cfg.api_key),
-        new URLSearchParams({ k: cfg.api_key }).toString().slice(2),
-      ]),
-    ];
+    this.scrubber = new Scrubber(cfg.api_key);
     // No proxyTimeout: it surfaces as a bare ECONNRESET, indistinguishable from a refused
     // connection; our own timer tells 504 from 502.
     this.proxy = createProxyServer({
@@ -99,6 +89,7 @@ export class OriginProxy {
       const x: Exchange = {
         spec,
         added: headerObject(spec.headers),
+        refunded: headerObject(spec.refunded),
         started: performance.now(),
         timer: setTimeout(() => this.fail(x, res, 'upstream_timeout', 'timeout'), this.cfg.timeout_ms),
         proxyReq: null,
@@ -189,7 +180,7 @@ export class OriginProxy {
       const body = injected === null ? null : this.scrub(injected);
       // Too large, compressed in a way we cannot read, or not a JSON object: passed on untouched.
       if (body === null) return this.stream(x, proxyRes, res, status, chunks, true);
-      const headers = this.headers(x, proxyRes, ['content-encoding', 'content-length']);
+      const headers = passedHeaders(proxyRes.headers, this.scrubber, ['content-encoding', 'content-length'], x.added);
       headers['content-length'] = Buffer.byteLength(body);
       res.writeHead(status, headers);
       res.end(body, () => this.settle(x, status, true));
@@ -207,7 +198,7 @@ export class OriginProxy {
       const body = own === null ? this.errors[kindForStatus(status)].body : this.scrub(own);
       res.writeHead(status, {
         ...BASE,
-        ...x.added,
+        ...x.refunded,
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(body),
       });
@@ -224,22 +215,12 @@ export class OriginProxy {
     already: Buffer[],
     success: boolean,
   ): void {
-    res.writeHead(status, this.headers(x, proxyRes, []));
+    res.writeHead(status, passedHeaders(proxyRes.headers, this.scrubber, [], success ? x.added : x.refunded));
     for (const chunk of already) res.write(chunk);
     proxyRes.on('error', () => res.destroy());
     proxyRes.on('aborted', () => res.destroy());
     res.once('finish', () => this.settle(x, status, success));
     proxyRes.pipe(res);
-  }
-
-  private headers(x: Exchange, proxyRes: IncomingMessage, drop: string[]): OutgoingHttpHeaders {
-    const out: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(proxyRes.headers)) {
-      if (value === undefined || ANSWER_DROPPED.includes(name) || drop.includes(name)) continue;
-      // A redirect or link echoing the forwarded URL would hand the client the service key.
-      out[name] = Array.isArray(value) ? value.map((v) => this.scrub(v)) : this.scrub(value);
-    }
-    return { ...out, ...BASE, ...x.added };
   }
 
   /** No usable answer from the origin: our error body, or a cut connection once headers are out. */
@@ -252,7 +233,7 @@ export class OriginProxy {
       return this.settle(x, 0, false);
     }
     const e = this.errors[kind];
-    res.writeHead(e.status, { ...BASE, 'content-type': 'application/json', 'content-length': e.length });
+    res.writeHead(e.status, { ...BASE, ...x.refunded, 'content-type': 'application/json', 'content-length': e.length });
     res.end(e.body);
     this.settle(x, e.status, false);
   }
@@ -267,18 +248,10 @@ export class OriginProxy {
   }
 
   private scrub(text: string): string {
-    let out = text;
-    for (const s of this.secrets) out = out.split(s).join('[REDACTED]');
-    return out;
+    return this.scrubber.scrub(text);
   }
 
   close(): void {
     this.proxy.close();
   }
-}
-
-function headerObject(pairs: Array<string | number>): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
-  for (let i = 0; i + 1 < pairs.length; i += 2) out[String(pairs[i]).toLowerCase()] = pairs[i + 1];
-  return out;
 }

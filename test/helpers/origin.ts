@@ -29,6 +29,23 @@ export interface TestOrigin {
   polls(): number;
   /** Changes the origin's current prices (inland petrol 95) and, optionally, its effective date. */
   setPrice(petrol95: string, effectiveDate?: string): void;
+  /**
+   * How /origin/cacheable… answers (for the pass-through cache): its Cache-Control (null: none),
+   * a delay, a status, extra headers, CSV instead of JSON, padding bytes, and the ETag's version.
+   */
+  cacheable: {
+    control: string | null;
+    delayMs: number;
+    status: number;
+    extra: Record<string, string>;
+    csv: boolean;
+    padBytes: number;
+    version: number;
+  };
+  /** Requests to /origin/cacheable… received, and of those, answered 304; the last one's headers. */
+  cacheableHits(): number;
+  lastCacheableHeaders: IncomingHttpHeaders | null;
+  notModified: number;
   /** Connections open right now, and ever opened. */
   openSockets(): number;
   connections(): number;
@@ -73,6 +90,7 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
   let version = 1;
   let opened = 0;
   let flaky = 0;
+  let cacheableHits = 0;
   const sockets = new Set<Socket>();
   let server: Server | null = null;
 
@@ -83,6 +101,10 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
     slowMs: 2000,
     seen: [],
     polls: () => origin.seen.filter((r) => r.path === '/fuel-api/api/current.php').length,
+    cacheable: { control: 'max-age=60', delayMs: 0, status: 200, extra: {}, csv: false, padBytes: 0, version: 1 },
+    cacheableHits: () => cacheableHits,
+    lastCacheableHeaders: null,
+    notModified: 0,
     setPrice(p, date) {
       petrol95 = p;
       if (date) effective = date;
@@ -94,6 +116,12 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
       if (server) return;
       const s = createServer((req, res) => {
         const url = new URL(req.url ?? '/', origin.url);
+        // Kept out of `seen` (a flood of 100,000 would be held): counted instead.
+        if (url.pathname.startsWith('/origin/cacheable')) {
+          cacheableHits++;
+          origin.lastCacheableHeaders = req.headers;
+          return void cacheable(url, req.headers, res);
+        }
         origin.seen.push({
           path: url.pathname,
           query: url.searchParams,
@@ -193,6 +221,42 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
         return json(res, 200, { success: true, slow: true });
     }
     json(res, 404, { success: false, message: 'Endpoint not found.' });
+  }
+
+  async function cacheable(url: URL, headers: IncomingHttpHeaders, res: ServerResponse): Promise<void> {
+    const c = origin.cacheable;
+    if (c.delayMs > 0) await new Promise((r) => setTimeout(r, c.delayMs));
+    if (url.searchParams.get('api_key') !== origin.key)
+      return json(res, 401, { success: false, message: 'Invalid API key.' });
+    if (c.status >= 400) return json(res, c.status, { success: false, message: 'Database unavailable.' });
+    const etag = `"c${c.version}"`;
+    const cc: Record<string, string> = c.control === null ? {} : { 'cache-control': c.control };
+    if (headers['if-none-match'] === etag) {
+      origin.notModified++;
+      res.writeHead(304, { etag, ...cc });
+      return void res.end();
+    }
+    const query = [...url.searchParams].filter(([k]) => k !== 'api_key');
+    if (c.csv) {
+      const text = `path,query,n\n${url.pathname},"${new URLSearchParams(query)}",${cacheableHits}\n`;
+      res.writeHead(c.status, {
+        'content-type': 'text/csv',
+        'content-length': Buffer.byteLength(text),
+        etag,
+        ...cc,
+        ...c.extra,
+      });
+      return void res.end(text);
+    }
+    const body = {
+      success: true,
+      path: url.pathname,
+      query,
+      n: cacheableHits,
+      pad: 'x'.repeat(c.padBytes),
+      usage: ORIGIN_USAGE,
+    };
+    json(res, c.status, body, { etag, ...cc, ...c.extra });
   }
 
   t.teardown(() => origin.stop());

@@ -269,8 +269,12 @@ t.test('after the subscriber reconnects, listeners are told that anything may ha
   store.subscribe((e) => events.push(e));
   await store.ping();
   await raw.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
-  await waitFor(() => events.length >= 2);
-  t.same(events, [{ type: 'prices' }, { type: 'account', id: '*', keyHashes: [] }]);
+  await waitFor(() => events.length >= 3);
+  t.same(events, [
+    { type: 'prices' },
+    { type: 'account', id: '*', keyHashes: [] },
+    { type: 'cache_purge', path: null },
+  ]);
 });
 
 t.test('through Sentinel, the store finds the master by name', async (t) => {

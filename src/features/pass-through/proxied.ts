@@ -15,14 +15,14 @@ import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 import { hasBody, isSafeProxyPath } from '../../upstream/admission.js';
-import type { OriginProxy } from '../../upstream/proxy.js';
+import type { PassThrough } from '../../upstream/cache/cache.js';
 
 type Counted = Extract<MeterResult, { kind: 'ok' }>;
 
-/** A `proxy_paths` entry (its name, the metrics label) and the proxy that forwards it. */
+/** A `proxy_paths` entry (its name, the metrics label) and the cache in front of the origin. */
 export interface ProxyRoute {
   name: string;
-  proxy: OriginProxy;
+  proxy: PassThrough;
 }
 
 export function proxied(x: Exchange, route: ProxyRoute, target: Target): void {
@@ -65,25 +65,31 @@ async function admit(x: Exchange, route: ProxyRoute, target: Target): Promise<vo
   }
 }
 
-/** Has the origin answer; a counted request that does not end in a success is refunded. */
+/**
+ * Has the cache or the origin answer; a counted request that does not end in a success is
+ * refunded, and its answer shows the count after the refund.
+ */
 async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: Counted | null): Promise<void> {
   const { g } = x;
   const limit = counted?.entry.allowance.limit ?? 0;
+  const rate = (used: number): Array<string | number> =>
+    counted
+      ? [
+          'X-RateLimit-Limit',
+          limit,
+          'X-RateLimit-Remaining',
+          Math.max(0, limit - used),
+          'X-RateLimit-Reset',
+          Math.ceil(counted.entry.allowance.period.endMs / 1000),
+        ]
+      : [];
   const status = await route.proxy.forward(x.req, x.res, {
     route: route.name,
     path: target.path,
     query: new URLSearchParams(target.search),
     usage: counted ? usageJson(counted.entry.usage, counted.used, limit) : 'null',
-    headers: counted
-      ? [
-          'X-RateLimit-Limit',
-          limit,
-          'X-RateLimit-Remaining',
-          Math.max(0, limit - counted.used),
-          'X-RateLimit-Reset',
-          Math.ceil(counted.entry.allowance.period.endMs / 1000),
-        ]
-      : [],
+    headers: rate(counted?.used ?? 0),
+    refunded: rate((counted?.used ?? 1) - 1),
     onFailure: () => {
       if (!counted) return;
       g.meter

@@ -2,7 +2,9 @@ export type StoreEvent =
   | { type: 'account'; id: string; keyHashes: string[] }
   | { type: 'prices' }
   /** An address that sent too many invalid keys across every instance, to be refused for `ms`. */
-  | { type: 'blocked'; address: string; ms: number };
+  | { type: 'blocked'; address: string; ms: number }
+  /** Empty every gateway's pass-through cache: of one path, or (null) all of it. */
+  | { type: 'cache_purge'; path: string | null };
 
 /** The invalid-key throttle's rule (config `limits.invalid_key_throttle`). */
 export interface ThrottleRule {
@@ -35,4 +37,6 @@ export interface CoordinationStore {
    * has nothing to share.
    */
   reportInvalidKey(address: string, rule: ThrottleRule): Promise<void>;
+  /** Announces `cache_purge` to every instance (this one included): the CLI purges through here too. */
+  purgeCache(path: string | null): Promise<void>;
 }

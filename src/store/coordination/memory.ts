@@ -31,4 +31,8 @@ export class MemoryCoordination implements CoordinationStore {
   }
 
   async reportInvalidKey(): Promise<void> {}
+
+  async purgeCache(path: string | null): Promise<void> {
+    this.data.emit({ type: 'cache_purge', path });
+  }
 }

@@ -27,9 +27,14 @@ const SCRIPTS = {
 
 /**
  * Delivered after the subscriber reconnects, since announcements sent while it was away are lost:
- * reload prices, and account id '*' means "forget every cached account".
+ * reload prices, account id '*' means "forget every cached account", and a cache purge may have
+ * been missed.
  */
-const resync = (): StoreEvent[] => [{ type: 'prices' }, { type: 'account', id: '*', keyHashes: [] }];
+const resync = (): StoreEvent[] => [
+  { type: 'prices' },
+  { type: 'account', id: '*', keyHashes: [] },
+  { type: 'cache_purge', path: null },
+];
 
 /**
  * Coordination on Redis: leases and notes as plain keys, the invalid-key throttle as a counter
@@ -87,6 +92,14 @@ export class RedisCoordination implements CoordinationStore {
     return b.run(async () => {
       const key = `${b.options.key_prefix}invalid:${address}`;
       await b.redis.fpgInvalidKey(key, rule.windowMs, rule.maxAttempts, b.channel, announcement);
+    });
+  }
+
+  purgeCache(path: string | null): Promise<void> {
+    const { b } = this;
+    const announcement = JSON.stringify({ type: 'cache_purge', path });
+    return b.run(async () => {
+      await b.redis.publish(b.channel, announcement);
     });
   }
 

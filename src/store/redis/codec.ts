@@ -14,6 +14,7 @@ const storeEvent = z.discriminatedUnion('type', [
     address: z.string().min(1).max(64),
     ms: z.number().int().positive().max(86_400_000),
   }),
+  z.object({ type: z.literal('cache_purge'), path: z.string().min(1).max(2048).nullable() }),
 ]);
 
 /** HSET arguments; a null limit is an absent field. */

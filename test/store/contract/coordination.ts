@@ -57,4 +57,21 @@ export function coordinationContract(
     await waitFor(() => first.some((e) => e.type === 'prices') && second.some((e) => e.type === 'prices'));
     t.pass('both listeners heard the price change');
   });
+
+  t.test('a cache purge is announced to every listener, with its path or null for all', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const heard: StoreEvent[] = [];
+    store.subscribe((e) => heard.push(e));
+    await store.purgeCache('/origin/echo');
+    await store.purgeCache(null);
+    await waitFor(() => heard.filter((e) => e.type === 'cache_purge').length >= 2);
+    t.same(
+      heard.filter((e) => e.type === 'cache_purge'),
+      [
+        { type: 'cache_purge', path: '/origin/echo' },
+        { type: 'cache_purge', path: null },
+      ],
+    );
+  });
 }

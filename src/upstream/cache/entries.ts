@@ -1,0 +1,98 @@
+/**
+ * The stored answers of the pass-through cache, bounded in bytes by lru-cache's size accounting:
+ * the least recently used entries go first when `max_bytes` would be passed.
+ */
+import { LRUCache } from 'lru-cache';
+
+/** One stored origin answer: a 200 of JSON or CSV, scrubbed of the service key. */
+export interface CacheEntry {
+  /** The request path in normal form (purge by path). */
+  path: string;
+  kind: 'json' | 'csv';
+  /** JSON: the text before the caller's usage (the answer is this, the usage, `}`); CSV: the body. */
+  body: Buffer;
+  /** The origin's headers replayed (policy REPLAYED), scrubbed. */
+  headers: Record<string, string>;
+  /** When the origin last gave or confirmed it (ms), less the Age it came with: `Age` counts from here. */
+  storedAt: number;
+  freshMs: number;
+  mustRevalidate: boolean;
+  /** The origin's validators, to revalidate with If-None-Match / If-Modified-Since. */
+  etag: string | null;
+  lastModified: string | null;
+}
+
+/**
+ * Bytes counted for an entry besides its body: the key, its headers and validators, and what the
+ * entry and lru-cache's bookkeeping cost (measured: about 400 bytes; counted generously).
+ */
+const OVERHEAD = 512;
+
+export function entrySize(key: string, e: CacheEntry): number {
+  let size = OVERHEAD + e.body.length + key.length + e.path.length;
+  for (const [name, value] of Object.entries(e.headers)) size += name.length + value.length;
+  return size + (e.etag?.length ?? 0) + (e.lastModified?.length ?? 0);
+}
+
+/**
+ * A body copied into memory of its own: a small Buffer is otherwise a slice of a shared 8 KiB
+ * pool, and one entry would keep the whole pool alive, outside the size accounting.
+ */
+export function ownBuffer(source: Buffer | string): Buffer {
+  const from = typeof source === 'string' ? Buffer.from(source, 'utf8') : source;
+  const out = Buffer.allocUnsafeSlow(from.length);
+  from.copy(out);
+  return out;
+}
+
+export class CacheEntries {
+  private readonly lru: LRUCache<string, CacheEntry>;
+
+  constructor(maxBytes: number, maxEntryBytes: number) {
+    this.lru = new LRUCache<string, CacheEntry>({
+      maxSize: maxBytes,
+      maxEntrySize: maxEntryBytes,
+      sizeCalculation: (e, key) => entrySize(key, e),
+    });
+  }
+
+  get(key: string): CacheEntry | undefined {
+    return this.lru.get(key);
+  }
+
+  /** Stores `e`; false when it is larger than `max_entry_bytes` (not stored). */
+  set(key: string, e: CacheEntry): boolean {
+    this.lru.set(key, e);
+    return this.lru.has(key);
+  }
+
+  delete(key: string): void {
+    this.lru.delete(key);
+  }
+
+  /** Drops every entry, or those of one path (a `proxy_paths`-style prefix when it ends in `*`); returns how many. */
+  purge(path: string | null): number {
+    if (path === null) {
+      const n = this.lru.size;
+      this.lru.clear();
+      return n;
+    }
+    const prefix = path.endsWith('*') ? path.slice(0, -1) : null;
+    let n = 0;
+    for (const [key, e] of this.lru.entries())
+      if (prefix === null ? e.path === path : e.path.startsWith(prefix)) {
+        this.lru.delete(key);
+        n++;
+      }
+    return n;
+  }
+
+  /** Bytes held, as counted against `max_bytes`. */
+  get bytes(): number {
+    return this.lru.calculatedSize;
+  }
+
+  get size(): number {
+    return this.lru.size;
+  }
+}

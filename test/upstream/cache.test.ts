@@ -1,0 +1,463 @@
+/**
+ * The pass-through cache against a real node:http origin on loopback that counts its requests
+ * (test/helpers/origin.ts, /origin/cacheable…): coalescing, freshness, revalidation,
+ * stale-while-revalidate, stale-if-error, what is never stored or shared, the cache key, the
+ * bound, purge, and the counting of answers given back.
+ */
+import t, { type Test } from 'tap';
+import { allowanceFor } from '../../src/quota/allowance.js';
+import { adminCall } from '../helpers/admin.js';
+import { newAccount } from '../helpers/fixtures.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startOrigin, type TestOrigin } from '../helpers/origin.js';
+import { waitFor } from '../helpers/wait.js';
+
+interface Setup {
+  origin: TestOrigin;
+  gw: TestGateway;
+  key: string;
+  accountId: string;
+}
+
+async function setup(
+  t: Test,
+  cache: Record<string, unknown> = {},
+  upstream: Record<string, unknown> = {},
+): Promise<Setup> {
+  const origin = await startOrigin(t);
+  const gw = await startGateway(t, {
+    upstream: {
+      url: origin.url,
+      api_key: origin.key,
+      poll_interval_ms: 60_000,
+      timeout_ms: 6000,
+      proxy_paths: ['/origin/*'],
+      cache,
+      ...upstream,
+    },
+    limits: { invalid_key_throttle: { max_attempts: 1000 } },
+  });
+  await waitFor('first poll', async () => (await gw.get('/readyz')).status === 200);
+  const { api_key, account } = await newAccount(gw, { plan: 'enterprise', limit: 1_000_000 }, Date.now());
+  return { origin, gw, key: api_key, accountId: account.id };
+}
+
+async function counted(gw: TestGateway, accountId: string): Promise<number> {
+  const account = await gw.app.store.getAccount(accountId);
+  if (!account) throw new Error('no account');
+  const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, Date.now());
+  return gw.app.store.usage(accountId, period.id);
+}
+
+async function metric(gw: TestGateway, line: RegExp): Promise<number> {
+  const text = (await adminCall(gw, 'GET', '/metrics')).body as string;
+  return Number(text.match(line)?.[1] ?? Number.NaN);
+}
+
+interface Got {
+  status: number;
+  xCache: string | null;
+  age: string | null;
+  remaining: string | null;
+  body: any;
+  ms: number;
+}
+
+async function get(gw: TestGateway, path: string, key: string, init?: RequestInit): Promise<Got> {
+  const start = Date.now();
+  const r = await gw.get(`${path}${path.includes('?') ? '&' : '?'}api_key=${key}`, init);
+  const text = await r.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // CSV, or empty (HEAD)
+  }
+  return {
+    status: r.status,
+    xCache: r.headers.get('x-cache'),
+    age: r.headers.get('age'),
+    remaining: r.headers.get('x-ratelimit-remaining'),
+    body,
+    ms: Date.now() - start,
+  };
+}
+
+t.test(
+  '200 concurrent requests for one uncached URL reach the origin once; each is answered and counted',
+  async (t) => {
+    const { origin, gw, key, accountId } = await setup(t);
+    origin.cacheable.delayMs = 300;
+    const answers = await Promise.all(Array.from({ length: 200 }, () => get(gw, '/origin/cacheable?month=3', key)));
+    t.equal(origin.cacheableHits(), 1, 'the origin was asked once');
+    t.ok(
+      answers.every((a) => a.status === 200 && a.body.success === true && a.body.n === 1),
+      'every client got the one answer',
+    );
+    const misses = answers.filter((a) => a.xCache === 'MISS').length;
+    const hits = answers.filter((a) => a.xCache === 'HIT').length;
+    t.equal(misses + hits, 200, `${misses} waited for the origin (MISS), ${hits} came after it answered (HIT)`);
+    t.ok(misses >= 100, 'most were concurrent');
+    const used = answers.map((a) => a.body.usage.requests_used as number).sort((x, y) => x - y);
+    t.same(
+      used,
+      Array.from({ length: 200 }, (_, i) => i + 1),
+      'each carries its own usage, distinct',
+    );
+    t.equal(await counted(gw, accountId), 200, 'each counted like any success');
+    t.equal(await metric(gw, /^fuel_gateway_cache_coalesced_total (\d+)/m), misses - 1, 'every MISS but one coalesced');
+    const hit = await get(gw, '/origin/cacheable?month=3', key);
+    t.equal(hit.xCache, 'HIT');
+    t.equal(hit.body.usage.requests_used, 201, 'a hit counts like any success');
+    t.equal(origin.cacheableHits(), 1, 'served without the origin');
+    t.equal(await metric(gw, /^fuel_gateway_cache_answers_total\{result="hit"\} (\d+)/m), 1);
+    t.equal(await metric(gw, /^fuel_gateway_cache_answers_total\{result="miss"\} (\d+)/m), 200);
+    t.ok((await metric(gw, /^fuel_gateway_cache_bytes (\d+)/m)) > 0, 'bytes held are reported');
+  },
+);
+
+t.test(
+  'a max-age=2 answer is fetched again only after 2 s, revalidated with its ETag (a 304 refreshes it)',
+  async (t) => {
+    const { origin, gw, key } = await setup(t, { stale_while_revalidate_s: 0 });
+    origin.cacheable.control = 'max-age=2';
+    // Taken before the request: the entry is stored after it, so its 2 s end after stored + 2000.
+    const stored = Date.now();
+    const first = await get(gw, '/origin/cacheable/fresh', key);
+    t.equal(first.xCache, 'MISS');
+    t.equal(first.age, '0');
+    let hits = 0;
+    await waitFor(
+      'the origin asked again',
+      async () => {
+        const r = await get(gw, '/origin/cacheable/fresh', key);
+        if (origin.cacheableHits() === 1) {
+          t.equal(r.xCache, 'HIT');
+          t.ok(Number(r.age) <= 2, `Age ${r.age}`);
+          hits++;
+        }
+        return origin.cacheableHits() === 2;
+      },
+      10_000,
+    );
+    const after = Date.now() - stored;
+    t.ok(after >= 2000, `fetched again ${after} ms after it was stored, not before 2 s (${hits} hits in between)`);
+    t.ok(hits > 3, 'served from the cache meanwhile');
+    t.equal(origin.notModified, 1, 'revalidated: the origin answered 304 to If-None-Match');
+    const refreshed = await get(gw, '/origin/cacheable/fresh', key);
+    t.equal(refreshed.xCache, 'HIT', 'the 304 refreshed the entry');
+    t.equal(refreshed.body.n, 1, 'still the first body');
+    t.equal(origin.cacheableHits(), 2);
+  },
+);
+
+t.test(
+  'with the origin slowed to 3 s, clients are answered at once from stale and the entry refreshed once',
+  async (t) => {
+    const { origin, gw, key } = await setup(t, { stale_while_revalidate_s: 60 });
+    origin.cacheable.control = 'max-age=1';
+    t.equal((await get(gw, '/origin/cacheable/swr', key)).xCache, 'MISS');
+    await waitFor('past its freshness', async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'STALE');
+    // That STALE answer started a background refresh at full speed; wait for it, then slow the origin.
+    await waitFor('the first refresh', async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'HIT');
+    const before = origin.cacheableHits();
+    origin.cacheable.delayMs = 3000;
+    origin.cacheable.version++;
+    await waitFor('stale again', async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'STALE', 5000);
+    const answers = await Promise.all(Array.from({ length: 50 }, () => get(gw, '/origin/cacheable/swr', key)));
+    const slowest = Math.max(...answers.map((a) => a.ms));
+    t.ok(
+      answers.every((a) => a.status === 200 && a.xCache === 'STALE'),
+      'every client answered from stale while the origin takes 3 s',
+    );
+    t.ok(slowest < 1500, `the slowest of 50 answered in ${slowest} ms (the origin takes 3000)`);
+    t.equal(origin.cacheableHits(), before + 1, 'one background refresh for all of them');
+    await waitFor(
+      'the refreshed entry',
+      async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'HIT',
+      8000,
+    );
+    const fresh = await get(gw, '/origin/cacheable/swr', key);
+    t.equal(fresh.body.n, before + 1, 'the new body is served');
+    t.equal((await metric(gw, /^fuel_gateway_cache_answers_total\{result="stale"\} (\d+)/m)) >= 52, true);
+  },
+);
+
+t.test('origin failing: an entry within stale_if_error_s is served and counted, after that window 502', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t, { stale_while_revalidate_s: 0, stale_if_error_s: 3 });
+  origin.cacheable.control = 'max-age=1';
+  const stored = Date.now();
+  const first = await get(gw, '/origin/cacheable/sie', key);
+  t.equal(first.status, 200);
+  origin.cacheable.status = 500;
+  await waitFor('past its freshness', async () => (await get(gw, '/origin/cacheable/sie', key)).xCache === 'STALE');
+  const on5xx = await get(gw, '/origin/cacheable/sie', key);
+  t.equal(on5xx.status, 200, 'origin 5xx: served from stale');
+  t.equal(on5xx.body.n, 1);
+  await origin.stop();
+  const down = await get(gw, '/origin/cacheable/sie', key);
+  t.equal(down.status, 200, 'origin down: served from stale');
+  t.equal(down.xCache, 'STALE');
+  const usedBefore = await counted(gw, accountId);
+  t.equal(down.body.usage.requests_used, usedBefore, 'a stale answer counts as a success');
+  await waitFor('the window closes', async () => (await get(gw, '/origin/cacheable/sie', key)).status === 502, 10_000);
+  const closed = Date.now() - stored;
+  t.ok(closed >= 4000, `502 only ${closed} ms after it was stored (fresh 1 s + stale_if_error_s 3 s)`);
+  const gone = await get(gw, '/origin/cacheable/sie', key);
+  t.equal(gone.status, 502);
+  t.same(gone.body, { success: false, message: 'Upstream service unavailable.' });
+  const used = await counted(gw, accountId);
+  await waitFor('refunds', async () => (await counted(gw, accountId)) <= used);
+  t.equal(gone.remaining, String(1_000_000 - (await counted(gw, accountId))), 'Remaining after the refund');
+});
+
+t.test('a failing coalesced request gives each waiter the error the origin gave, none counted', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
+  origin.cacheable.status = 503;
+  origin.cacheable.delayMs = 300;
+  const answers = await Promise.all(Array.from({ length: 20 }, () => get(gw, '/origin/cacheable/down', key)));
+  t.equal(origin.cacheableHits(), 1, 'one origin request');
+  t.ok(
+    answers.every((a) => a.status === 503 && a.body.message === 'Database unavailable.'),
+    "the origin's error, to each",
+  );
+  await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 3000);
+  t.pass('every one given back');
+  t.ok(
+    answers.every((a) => Number(a.remaining) >= 1_000_000 - 19),
+    'X-RateLimit-Remaining shows each request given back',
+  );
+});
+
+t.test('answers tied to who asked are never stored nor shared across accounts', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  const other = (await newAccount(gw, { plan: 'starter' }, Date.now())).api_key;
+  const cases: Array<[string, () => void]> = [
+    ['no-store', () => (origin.cacheable.control = 'no-store')],
+    ['private', () => (origin.cacheable.control = 'private, max-age=60')],
+    ['no-cache', () => (origin.cacheable.control = 'no-cache')],
+    ['max-age=0', () => (origin.cacheable.control = 'max-age=0')],
+    [
+      'Vary',
+      () => {
+        origin.cacheable.control = 'max-age=60';
+        origin.cacheable.extra = { vary: 'Accept' };
+      },
+    ],
+    ['Set-Cookie', () => (origin.cacheable.extra = { 'set-cookie': 'session=for-account-a' })],
+  ];
+  for (const [name, arrange] of cases) {
+    origin.cacheable.extra = {};
+    arrange();
+    const before = origin.cacheableHits();
+    const a = await get(gw, `/origin/cacheable/${name}`, key);
+    const b = await get(gw, `/origin/cacheable/${name}`, other);
+    t.equal(origin.cacheableHits(), before + 2, `${name}: each account's request reached the origin`);
+    t.same([a.xCache, b.xCache], ['BYPASS', 'BYPASS'], `${name}: X-Cache: BYPASS`);
+  }
+  origin.cacheable.extra = { 'set-cookie': 'session=for-account-a' };
+  origin.cacheable.delayMs = 200;
+  const before = origin.cacheableHits();
+  await Promise.all([get(gw, '/origin/cacheable/cookie2', key), get(gw, '/origin/cacheable/cookie2', other)]);
+  t.equal(
+    origin.cacheableHits(),
+    before + 2,
+    'a concurrent waiter does not get a cookie-bearing answer: it asks itself',
+  );
+});
+
+t.test('odd query encodings share a key only when they mean the same; one path never gets another body', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  const same = [
+    '/origin/cacheable/k?a=1&b=x%20y',
+    '/origin/cacheable/k?b=x+y&a=1',
+    '/origin/cacheable/k?a=%31&b=x%20y',
+    '/origin/cacheabl%65/k?a=1&b=x+y',
+  ];
+  for (const path of same) {
+    const r = await get(gw, path, key);
+    t.same(
+      r.body.query,
+      [
+        ['a', '1'],
+        ['b', 'x y'],
+      ],
+      `${path}: the body of its own query`,
+    );
+  }
+  t.equal(origin.cacheableHits(), 1, 'four spellings of one query, one origin request');
+  const different: Array<[string, unknown]> = [
+    ['/origin/cacheable/k?a=1%26b%3Dx', [['a', '1&b=x']]],
+    [
+      '/origin/cacheable/k?a=1&a=2',
+      [
+        ['a', '1'],
+        ['a', '2'],
+      ],
+    ],
+    [
+      '/origin/cacheable/k?a=2&a=1',
+      [
+        ['a', '2'],
+        ['a', '1'],
+      ],
+    ],
+    ['/origin/cacheable/k%3Fa=1', []],
+    [
+      '/origin/cacheable/K?a=1&b=x+y',
+      [
+        ['a', '1'],
+        ['b', 'x y'],
+      ],
+    ],
+  ];
+  for (const [path, query] of different) {
+    const before = origin.cacheableHits();
+    const r = await get(gw, path, key);
+    t.same(r.body.query, query, `${path}: its own body`);
+    t.equal(origin.cacheableHits(), before + 1, `${path}: a key of its own`);
+  }
+  const paths = await get(gw, '/origin/cacheable/k%3Fa=1', key);
+  t.equal(paths.body.path, '/origin/cacheable/k%3Fa=1', 'an encoded ? stays in the path');
+  // A second key spelled api%5Fkey is a second api_key: refused before anything is asked or stored.
+  const before = origin.cacheableHits();
+  const twoKeys = await get(gw, '/origin/cacheable/k?a=1&api%5Fkey=fpg_other', key);
+  t.not(twoKeys.status, 200, `a second key spelled api%5Fkey: ${twoKeys.status}`);
+  t.equal(origin.cacheableHits(), before);
+});
+
+t.test('the service key never reaches a stored body or a replayed header; CSV is stored as it is', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  origin.cacheable.csv = true;
+  origin.cacheable.extra = { 'content-disposition': `attachment; filename="${origin.key}.csv"` };
+  const r = await gw.get(`/origin/cacheable/csv?format=csv&api_key=${key}`);
+  const text = await r.text();
+  const again = await gw.get(`/origin/cacheable/csv?format=csv&api_key=${key}`);
+  t.equal(again.headers.get('x-cache'), 'HIT');
+  t.equal(await again.text(), text, 'the CSV body as the origin gave it');
+  t.equal(again.headers.get('content-type'), 'text/csv');
+  t.equal(again.headers.get('content-disposition'), 'attachment; filename="[REDACTED].csv"');
+  t.equal(again.headers.get('cache-control'), 'no-store', 'metered answers are never stored downstream');
+  t.notMatch(text, origin.key);
+  t.equal(again.headers.get('etag'), null, "the origin's validators are not replayed");
+});
+
+t.test(
+  'a HEAD is answered from a stored entry, counted; a larger answer than max_entry_bytes is never stored',
+  async (t) => {
+    const { origin, gw, key, accountId } = await setup(t, { max_entry_bytes: 4096, max_bytes: 65536 });
+    await get(gw, '/origin/cacheable/head', key);
+    const head = await gw.get(`/origin/cacheable/head?api_key=${key}`, { method: 'HEAD' });
+    t.equal(head.headers.get('x-cache'), 'HIT');
+    t.ok(Number(head.headers.get('content-length')) > 0);
+    t.equal(await head.text(), '');
+    t.equal(await counted(gw, accountId), 2);
+    origin.cacheable.padBytes = 5000;
+    for (let i = 0; i < 3; i++) t.equal((await get(gw, '/origin/cacheable/large', key)).xCache, 'BYPASS');
+    t.equal(origin.cacheableHits(), 4, 'each large answer fetched again');
+    origin.cacheable.padBytes = 1000;
+    for (let i = 0; i < 200; i++) await get(gw, `/origin/cacheable/many?i=${i}`, key);
+    const held = await metric(gw, /^fuel_gateway_cache_bytes (\d+)/m);
+    t.ok(held <= 65536 && held > 32768, `${held} bytes held for 200 answers of over 1 KiB, within max_bytes 65536`);
+  },
+);
+
+t.test('a purge empties the cache or one path; purge_on_prices empties it when a price set is published', async (t) => {
+  const { origin, gw, key } = await setup(t, { purge_on_prices: true });
+  await get(gw, '/origin/cacheable/a', key);
+  await get(gw, '/origin/cacheable/b', key);
+  t.equal((await adminCall(gw, 'DELETE', '/admin/cache?path=/origin/cacheable/a')).status, 200);
+  t.equal((await get(gw, '/origin/cacheable/a', key)).xCache, 'MISS', 'the path purged');
+  t.equal((await get(gw, '/origin/cacheable/b', key)).xCache, 'HIT', 'another path kept');
+  const all = await adminCall(gw, 'DELETE', '/admin/cache');
+  t.same(all.body, { purged: 'all' });
+  t.equal((await get(gw, '/origin/cacheable/b', key)).xCache, 'MISS', 'all purged');
+  const bad = await adminCall(gw, 'DELETE', '/admin/cache?path=nope');
+  t.equal(bad.status, 400);
+  t.equal((await adminCall(gw, 'DELETE', '/admin/cache?path=/a&path=/b')).status, 400);
+  t.match(gw.logs(), /"action":"cache.purge"/, 'audited');
+  t.equal((await get(gw, '/origin/cacheable/b', key)).xCache, 'HIT');
+  const { origin: _source, ...current } = gw.app.book.view().current as unknown as Record<string, unknown>;
+  const published = await adminCall(gw, 'PUT', '/admin/prices', {
+    ...current,
+    effective_date: '2027-12-02',
+    updated_at: '2027-11-30 18:30:00',
+  });
+  t.equal(published.status, 201, JSON.stringify(published.body));
+  t.equal((await get(gw, '/origin/cacheable/b', key)).xCache, 'MISS', 'a published price set purged it');
+  t.equal(origin.cacheableHits(), 5);
+});
+
+t.test(
+  'an answer that was given back shows the count after the refund; statuses 3xx and 4xx are not counted',
+  async (t) => {
+    const { origin, gw, key, accountId } = await setup(t);
+    const ok = await get(gw, '/origin/cacheable/r', key);
+    t.equal(ok.remaining, String(1_000_000 - 1));
+    const notFound = await get(gw, '/origin/missing', key);
+    t.equal(notFound.status, 404);
+    t.equal(notFound.remaining, String(1_000_000 - 1), '404: the request given back');
+    const redirect = await get(gw, '/origin/redirect', key, { redirect: 'manual' });
+    t.equal(redirect.status, 301);
+    t.equal(redirect.remaining, String(1_000_000 - 1), '301: given back');
+    await origin.stop();
+    const down = await get(gw, '/origin/echo', key);
+    t.equal(down.status, 502);
+    t.equal(down.remaining, String(1_000_000 - 1), '502: given back');
+    await waitFor('refunds', async () => (await counted(gw, accountId)) === 1, 3000);
+    t.pass('the store agrees');
+  },
+);
+
+t.test('nothing a client sends besides the path and the query reaches the shared origin request', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  const r = await get(gw, '/origin/cacheable/headers', key, {
+    headers: {
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-for': '6.6.6.6',
+      forwarded: 'host=evil.example',
+      accept: 'text/html',
+      'accept-language': 'xx',
+      cookie: 'session=client',
+      'x-api-key': key,
+    },
+  });
+  t.equal(r.xCache, 'MISS');
+  const seen = origin.lastCacheableHeaders ?? {};
+  for (const name of ['x-forwarded-host', 'x-forwarded-for', 'forwarded', 'accept-language', 'cookie', 'x-api-key'])
+    t.equal(seen[name], undefined, `no ${name}`);
+  t.equal(seen.accept, 'application/json', "the gateway's own Accept");
+  t.notMatch(JSON.stringify(seen), key, 'the client key nowhere');
+});
+
+t.test('a client that leaves while it waits is given back; a purge during a flight keeps its answer out', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
+  origin.cacheable.delayMs = 800;
+  const waiting = get(gw, '/origin/cacheable/leave', key);
+  const abort = new AbortController();
+  const leaving = get(gw, '/origin/cacheable/leave', key, { signal: abort.signal }).catch(() => null);
+  setTimeout(() => abort.abort(), 200);
+  await leaving;
+  const ok = await waiting;
+  t.equal(ok.status, 200);
+  await waitFor('the one who left given back', async () => (await counted(gw, accountId)) === 1, 5000);
+  t.pass('only the answered request stays counted');
+
+  const during = get(gw, '/origin/cacheable/purged', key);
+  await waitFor('the flight', () => origin.lastCacheableHeaders !== null && origin.cacheableHits() === 2);
+  t.equal((await adminCall(gw, 'DELETE', '/admin/cache')).status, 200);
+  t.equal((await during).status, 200, 'the waiting client is answered');
+  origin.cacheable.delayMs = 0;
+  t.equal((await get(gw, '/origin/cacheable/purged', key)).xCache, 'MISS', 'but the answer was not stored');
+});
+
+t.test('Age counts from when the origin made the answer, its own Age included', async (t) => {
+  const { origin, gw, key } = await setup(t);
+  origin.cacheable.control = 'max-age=60';
+  origin.cacheable.extra = { age: '30' };
+  const first = await get(gw, '/origin/cacheable/aged', key);
+  t.equal(first.xCache, 'MISS');
+  t.ok(Number(first.age) >= 30 && Number(first.age) <= 32, `Age ${first.age}`);
+  const hit = await get(gw, '/origin/cacheable/aged', key);
+  t.equal(hit.xCache, 'HIT');
+});
