@@ -43,6 +43,8 @@ export class ConsumeBatcher {
     private readonly onReceiverError: (err: unknown) => void,
     /** Unix ms in Redis' clock after which the call must count nothing (0: none); see redis-clock.ts. */
     private readonly deadline: () => number = () => 0,
+    /** A reply reached a threshold of the spec's alerts (the script raised it, or found it raised). */
+    private readonly onReached: (spec: ConsumeSpec, used: number) => void = () => undefined,
   ) {}
 
   add(spec: ConsumeSpec, receiver: ConsumeReceiver): void {
@@ -72,19 +74,22 @@ export class ConsumeBatcher {
 
   private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
     const n = specs.length;
-    const keysAndArgs = new Array<string>(5 * n + 1);
+    const keysAndArgs = new Array<string>(6 * n + 1);
     for (let i = 0; i < n; i++) {
-      const a = this.argsOf(specs[i] as ConsumeSpec);
+      const spec = specs[i] as ConsumeSpec;
+      const a = this.argsOf(spec);
       keysAndArgs[2 * i] = a[0];
       keysAndArgs[2 * i + 1] = a[1];
-      keysAndArgs[2 * n + 3 * i] = a[2];
-      keysAndArgs[2 * n + 3 * i + 1] = a[3];
-      keysAndArgs[2 * n + 3 * i + 2] = a[4];
+      keysAndArgs[2 * n + 4 * i] = a[2];
+      keysAndArgs[2 * n + 4 * i + 1] = a[3];
+      keysAndArgs[2 * n + 4 * i + 2] = a[4];
+      // Not kept with the others: it shrinks as thresholds are reached.
+      keysAndArgs[2 * n + 4 * i + 3] = spec.alerts?.list ?? '';
     }
-    keysAndArgs[5 * n] = String(this.deadline());
+    keysAndArgs[6 * n] = String(this.deadline());
     this.calls++;
     this.script(2 * n, keysAndArgs).then(
-      (reply) => this.deliver(reply, receivers),
+      (reply) => this.deliver(reply, specs, receivers),
       (err: Error) => {
         for (const r of receivers) this.guard(r, err);
       },
@@ -105,10 +110,13 @@ export class ConsumeBatcher {
     return args;
   }
 
-  private deliver(reply: number[], receivers: ConsumeReceiver[]): void {
+  private deliver(reply: number[], specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
     for (let i = 0; i < receivers.length; i++) {
       const receiver = receivers[i] as ConsumeReceiver;
       const result = decode(reply[2 * i], reply[2 * i + 1]);
+      const alerts = (specs[i] as ConsumeSpec).alerts;
+      if (alerts !== undefined && result !== null && 'used' in result && result.used >= alerts.next)
+        this.onReached(specs[i] as ConsumeSpec, result.used);
       this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(reply[2 * i])}`));
     }
   }

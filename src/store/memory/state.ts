@@ -1,6 +1,8 @@
 import type { PriceSet } from '../../prices/schema.js';
 import type { StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
+import type { Endpoint } from '../events/interface.js';
+import type { MemoryDelivery } from '../events/memory.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -11,12 +13,23 @@ export interface Counter {
   expireAtMs: number;
   /** The counter in the state file up to its count, encoded once: a write appends `used}`. */
   json: string;
+  /** Thresholds (percent) already raised in this period: each is raised once. */
+  alerted: number[];
 }
 
-export function newCounter(account: string, period: string, used: number, expireAtMs: number): Counter {
+export function newCounter(
+  account: string,
+  period: string,
+  used: number,
+  expireAtMs: number,
+  alerted: number[] = [],
+): Counter {
   const json = `{"account":${JSON.stringify(account)},"period":${JSON.stringify(period)},"expire_at_ms":${expireAtMs},"used":`;
-  return { used, expireAtMs, json };
+  return { used, expireAtMs, json, alerted };
 }
+
+const counterJson = (c: Counter): string =>
+  c.alerted.length === 0 ? `${c.json}${c.used}}` : `${c.json}${c.used},"alerted":[${c.alerted.join(',')}]}`;
 
 /**
  * The embedded single-process store's data, shared by its concerns (accounts, counting and
@@ -37,6 +50,10 @@ export class MemoryData {
   readonly counters = new Map<string, Map<string, Counter>>();
   readonly prices = new Map<string, PriceSet>();
   readonly listeners: Array<(e: StoreEvent) => void> = [];
+  /** Webhook endpoints, the outbox's deliveries, and event ids already enqueued (until when). */
+  readonly endpoints = new Map<string, Endpoint>();
+  readonly deliveries = new Map<string, MemoryDelivery>();
+  readonly seenEvents = new Map<string, number>();
   /** Bumped by every change of an existing account: slots from before it are looked up again. */
   epoch = 0;
   countersDirty = false;
@@ -114,13 +131,22 @@ export class MemoryData {
     const now = this.now();
     const counters: string[] = [];
     for (const periods of this.counters.values())
-      for (const c of periods.values()) if (c.expireAtMs > now) counters.push(`${c.json}${c.used}}`);
+      for (const c of periods.values()) if (c.expireAtMs > now) counters.push(counterJson(c));
     if (this.fixed === null) {
       this.pricesJson ??= JSON.stringify([...this.prices.values()]);
       const accounts = [...this.accountJson.values()].join(',');
       this.fixed = Buffer.from(`{"version":1,"accounts":[${accounts}],"prices":${this.pricesJson},"counters":[`);
     }
-    return [this.fixed, `${counters.join(',')}]}`];
+    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}}`];
+  }
+
+  /** The outbox with the counters: it changes as often (an event per crossing, an attempt per delivery). */
+  private webhooksJson(now: number): string {
+    if (this.endpoints.size === 0 && this.deliveries.size === 0 && this.seenEvents.size === 0) return '';
+    const seen: Array<[string, number]> = [];
+    for (const [id, until] of this.seenEvents) if (until > now) seen.push([id, until]);
+    const webhooks = { endpoints: [...this.endpoints.values()], deliveries: [...this.deliveries.values()], seen };
+    return `,"webhooks":${JSON.stringify(webhooks)}`;
   }
 
   private restore(state: MemoryState): void {
@@ -136,7 +162,12 @@ export class MemoryData {
         periods = new Map();
         this.counters.set(c.account, periods);
       }
-      periods.set(c.period, newCounter(c.account, c.period, c.used, c.expire_at_ms));
+      periods.set(c.period, newCounter(c.account, c.period, c.used, c.expire_at_ms, c.alerted ?? []));
     }
+    const w = state.webhooks;
+    if (w === undefined) return;
+    for (const e of w.endpoints) this.endpoints.set(e.id, e);
+    for (const d of w.deliveries) this.deliveries.set(d.id, d);
+    for (const [id, until] of w.seen) this.seenEvents.set(id, until);
   }
 }
