@@ -36,6 +36,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'accounts':
     case 'prices':
+    case 'webhooks':
       // CLI logs (store connection trouble) go to stderr; stdout is the JSON answer.
       await runOperate(loadConfig({ file: configFile }), args, pino({ level: 'warn' }, pino.destination(2)));
       return 0;

@@ -7,6 +7,7 @@ import { headProblem } from '../http/server.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
+import type { WebhookOperations } from './webhooks.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -67,6 +68,7 @@ export function adminHandler(
   token: string,
   log: Logger,
   maxHeaders: number,
+  webhooks: WebhookOperations,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const expected = token ? digest(token) : null;
   const id = (c: Call): string => c.params[0] as string;
@@ -113,6 +115,32 @@ export function adminHandler(
       method: 'DELETE',
       pattern: /^\/admin\/prices\/(?!history$)([^/]+)$/,
       handler: async (c) => [200, await ops.cancelPrices(id(c), c.from)],
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/webhooks$/,
+      handler: async (c) => [201, await webhooks.create(await c.body(), c.from)],
+    },
+    { method: 'GET', pattern: /^\/admin\/webhooks$/, handler: async () => [200, await webhooks.list()] },
+    {
+      method: 'DELETE',
+      pattern: /^\/admin\/webhooks\/([\w-]+)$/,
+      handler: async (c) => [200, await webhooks.remove(id(c), c.from)],
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/webhooks\/([\w-]+)\/rotate-secret$/,
+      handler: async (c) => [200, await webhooks.rotateSecret(id(c), c.from)],
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/webhooks\/([\w-]+)\/test$/,
+      handler: async (c) => [202, await webhooks.test(id(c), c.from)],
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/webhooks\/([\w-]+)\/deliveries$/,
+      handler: async (c) => [200, await webhooks.deliveries(id(c), queryRecord(c.query))],
     },
   ];
 

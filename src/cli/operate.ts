@@ -2,11 +2,14 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { auditLog } from '../admin/audit.js';
 import { Operations } from '../admin/operations.js';
+import { WebhookOperations } from '../admin/webhooks.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import { bookOptions, PriceBook } from '../prices/book.js';
+import type { PriceSet } from '../prices/schema.js';
 import { createStore } from '../store/create.js';
+import { PriceEvents } from '../webhooks/price-events.js';
 import type { Args } from './args.js';
 
 export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--label L] [--limit N] [--anchor ISO] [--status S]
@@ -15,7 +18,11 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
        fuel-gateway prices cancel DATE       (a set still scheduled)
-       fuel-gateway prices show|history`;
+       fuel-gateway prices show|history
+       fuel-gateway webhooks add URL --events E[,E…] [--account ID] [--description D]
+       fuel-gateway webhooks list
+       fuel-gateway webhooks remove|rotate-secret|test ID
+       fuel-gateway webhooks deliveries ID [--limit N]`;
 
 const MEMORY_STORE_HELP =
   'The configured store is the embedded memory store: accounts and prices live inside the running ' +
@@ -47,9 +54,32 @@ function listOptions(options: Map<string, string>): Record<string, string> {
   return Object.fromEntries([...options].filter(([k]) => k !== 'config'));
 }
 
-async function dispatch(ops: Operations, { positionals: [group, verb, a, b], options }: Args): Promise<unknown> {
+async function dispatch(
+  ops: Operations,
+  webhooks: WebhookOperations,
+  { positionals: [group, verb, a, b], options }: Args,
+): Promise<unknown> {
   const command = `${group} ${verb ?? ''}`;
   switch (command) {
+    case 'webhooks add': {
+      const body: Record<string, unknown> = { url: need(a, 'endpoint URL') };
+      body['events'] = need(options.get('events'), '--events')
+        .split(',')
+        .filter((e) => e !== '');
+      if (options.has('account')) body['account_id'] = options.get('account');
+      if (options.has('description')) body['description'] = options.get('description');
+      return webhooks.create(body, FROM);
+    }
+    case 'webhooks list':
+      return webhooks.list();
+    case 'webhooks remove':
+      return webhooks.remove(need(a, 'webhook id'), FROM);
+    case 'webhooks rotate-secret':
+      return webhooks.rotateSecret(need(a, 'webhook id'), FROM);
+    case 'webhooks test':
+      return webhooks.test(need(a, 'webhook id'), FROM);
+    case 'webhooks deliveries':
+      return webhooks.deliveries(need(a, 'webhook id'), listOptions(options));
     case 'accounts create': {
       const body: Record<string, unknown> = { plan: options.get('plan') };
       for (const k of ['label', 'anchor', 'status']) if (options.has(k)) body[k] = options.get(k);
@@ -87,17 +117,23 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
 }
 
 /**
- * `accounts …` and `prices …`: the admin API's operations run against the configured store,
+ * `accounts …`, `prices …` and `webhooks …`: the admin API's operations run against the configured store,
  * printing the same JSON the admin API answers.
  */
 export async function runOperate(config: Config, args: Args, log: Logger): Promise<void> {
   if (config.store.type === 'memory') throw new GatewayError('BAD_REQUEST', MEMORY_STORE_HELP);
   const store = createStore(config, log);
-  const book = new PriceBook(store, bookOptions(config), systemClock, log);
+  // The CLI enqueues price events; the gateways deliver them.
+  const priceEvents = new PriceEvents(store, config.prices.source_name, systemClock.now, log);
+  // Sets taking effect are told of by the gateways, on their clocks, not by a passing command.
+  const bookEvents = { published: (sets: PriceSet[]) => priceEvents.published(sets), effective: () => undefined };
+  const book = new PriceBook(store, bookOptions(config), systemClock, log, undefined, bookEvents);
   try {
     await book.load();
     // Audit lines go to stderr with the CLI's other logs (stdout is the JSON answer).
-    const result = await dispatch(new Operations(store, config, book, systemClock, auditLog(log)), args);
+    const audit = auditLog(log);
+    const ops = new Operations(store, config, book, systemClock, audit, priceEvents);
+    const result = await dispatch(ops, new WebhookOperations(store, config, systemClock, audit), args);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     book.close();

@@ -18,7 +18,9 @@ const plan = z.strictObject({
   alert_thresholds: z
     .array(z.number().int().min(1, 'expected at least 1').max(100, 'expected at most 100'))
     .default([80, 100])
-    .describe('Percent of the allowance at which a usage.threshold webhook event is raised, once per account and period'),
+    .describe(
+      'Percent of the allowance at which a usage.threshold webhook event is raised, once per account and period',
+    ),
 });
 
 const webhooks = z.strictObject({

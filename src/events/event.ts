@@ -83,7 +83,10 @@ export function alertList(limit: number, percents: readonly number[], used = 0):
 }
 
 /** The entries of an alert list whose count `used` has reached, and the list without them. */
-export function reached(list: string, used: number): { crossed: Array<[count: number, percent: number]>; rest: string } {
+export function reached(
+  list: string,
+  used: number,
+): { crossed: Array<[count: number, percent: number]>; rest: string } {
   const crossed: Array<[number, number]> = [];
   const rest: string[] = [];
   for (const entry of list === '' ? [] : list.split(',')) {

@@ -16,6 +16,11 @@ export function newSecret(): string {
 export function signatureHeader(secrets: readonly string[], id: string, timestampS: number, body: string): string {
   const content = `${id}.${timestampS}.${body}`;
   return secrets
-    .map((s) => `v1,${createHmac('sha256', Buffer.from(s.slice(PREFIX.length), 'base64')).update(content).digest('base64')}`)
+    .map(
+      (s) =>
+        `v1,${createHmac('sha256', Buffer.from(s.slice(PREFIX.length), 'base64'))
+          .update(content)
+          .digest('base64')}`,
+    )
     .join(' ');
 }

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/schema.js';
+import { alertList, firstCount } from '../events/event.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type { ConsumeReceiver, ConsumeSpec, Store, StoredAccount } from '../store/types.js';
 import { type Allowance, allowanceFor } from './allowance.js';
@@ -210,6 +211,13 @@ export class Meter {
       limit: allowance.limit,
       expireAtMs: allowance.period.endMs + this.opts.retentionMs,
     };
+    // Worked out once per account and period: the counts at which usage.threshold is raised.
+    const list = alertList(allowance.limit, this.opts.plans[allowance.plan]?.alert_thresholds ?? []);
+    if (list !== '') {
+      const { period } = allowance;
+      const context = { plan: allowance.plan, period_started_at: period.startedAt, period_ends_at: period.endsAt };
+      spec.alerts = { list, next: firstCount(list), context };
+    }
     const entry: AccountEntry = {
       account,
       allowance,

@@ -29,7 +29,10 @@ export class RefusedAddress extends Error {}
  * allowed (a name with one private address among public ones is refused, as a rebinding
  * attacker would arrange). Throws RefusedAddress with the reason.
  */
-export async function checkedAddress(url: URL, policy: Pick<SendPolicy, 'allowPrivate' | 'allowHttp'>): Promise<{ address: string; family: number }> {
+export async function checkedAddress(
+  url: URL,
+  policy: Pick<SendPolicy, 'allowPrivate' | 'allowHttp'>,
+): Promise<{ address: string; family: number }> {
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp))
     throw new RefusedAddress(`${url.protocol} is not allowed: https is required (webhooks.allow_http)`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -39,7 +42,9 @@ export async function checkedAddress(url: URL, policy: Pick<SendPolicy, 'allowPr
     try {
       found = await lookup(host, { all: true, verbatim: true });
     } catch (err) {
-      throw new RefusedAddress(`cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new RefusedAddress(
+        `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
   }
   const first = found[0];
@@ -101,7 +106,9 @@ export async function sendWebhook(
       () => finish(answered ?? { ok: false, status: null, error: 'timeout' }),
       Math.max(1, deadline - Date.now()),
     );
-    req.on('error', (err: NodeJS.ErrnoException) => finish({ ok: false, status: null, error: `unreachable: ${err.code ?? err.message}` }));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      finish({ ok: false, status: null, error: `unreachable: ${err.code ?? err.message}` }),
+    );
     req.on('response', (res: IncomingMessage) => {
       const status = res.statusCode ?? 0;
       const ok = status >= 200 && status < 300;

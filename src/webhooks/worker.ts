@@ -94,7 +94,8 @@ export class WebhookWorker {
   private async attempt({ delivery, endpoint }: Claimed): Promise<void> {
     const now = this.now();
     const secrets = [endpoint.secret];
-    if (endpoint.previous_secret !== null && (endpoint.previous_until_ms ?? 0) > now) secrets.push(endpoint.previous_secret);
+    if (endpoint.previous_secret !== null && (endpoint.previous_until_ms ?? 0) > now)
+      secrets.push(endpoint.previous_secret);
     const timestamp = Math.floor(now / 1000);
     const headers = {
       'content-type': 'application/json',
@@ -111,9 +112,19 @@ export class WebhookWorker {
     const nextAttemptMs = sent.ok || delay === undefined ? null : doneMs + withJitter(delay);
     const result = sent.ok ? 'delivered' : nextAttemptMs === null ? 'failed' : 'retrying';
     this.metrics.webhookDeliveries.labels(result).inc();
-    const line = { webhook_id: endpoint.id, event_id: delivery.event_id, type: delivery.type, attempt, status: sent.status };
+    const line = {
+      webhook_id: endpoint.id,
+      event_id: delivery.event_id,
+      type: delivery.type,
+      attempt,
+      status: sent.status,
+    };
     if (result === 'failed') this.log.warn({ ...line, error: sent.error }, 'webhook delivery failed for good');
-    else if (result === 'retrying') this.log.info({ ...line, error: sent.error, next_attempt_ms: nextAttemptMs }, 'webhook delivery failed; will retry');
+    else if (result === 'retrying')
+      this.log.info(
+        { ...line, error: sent.error, next_attempt_ms: nextAttemptMs },
+        'webhook delivery failed; will retry',
+      );
     await this.store
       .recordAttempt(delivery.id, this.holder, {
         status: sent.status,
@@ -122,7 +133,12 @@ export class WebhookWorker {
         nextAttemptMs,
         nowMs: doneMs,
       })
-      .catch((err: unknown) => this.log.warn({ ...line, err: (err as Error).message }, 'recording a webhook attempt failed; it is attempted again once its claim runs out'));
+      .catch((err: unknown) =>
+        this.log.warn(
+          { ...line, err: (err as Error).message },
+          'recording a webhook attempt failed; it is attempted again once its claim runs out',
+        ),
+      );
   }
 
   /** Crossings left behind by a gateway that died between counting and moving them (Redis). */

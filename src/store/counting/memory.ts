@@ -82,7 +82,13 @@ export class MemoryCounting implements CountingStore {
     for (const [, percent] of crossed) {
       if (counter.alerted.includes(percent)) continue;
       counter.alerted.push(percent);
-      const crossing = { accountId: spec.accountId, periodId: spec.periodId, percent, used: counter.used, limit: spec.limit };
+      const crossing = {
+        accountId: spec.accountId,
+        periodId: spec.periodId,
+        percent,
+        used: counter.used,
+        limit: spec.limit,
+      };
       enqueueInMemory(this.data, thresholdEvent(crossing, alerts.context, this.data.now()));
     }
   }

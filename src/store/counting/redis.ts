@@ -111,7 +111,10 @@ export class RedisCounting implements CountingStore {
     alerts.list = rest;
     alerts.next = firstCount(rest);
     this.moveCrossings(spec.accountId, spec.periodId, alerts.context).catch((err: unknown) =>
-      this.b.log.warn({ err, account_id: spec.accountId }, 'moving a usage threshold event to the outbox failed; it is retried by the next sweep'),
+      this.b.log.warn(
+        { err, account_id: spec.accountId },
+        'moving a usage threshold event to the outbox failed; it is retried by the next sweep',
+      ),
     );
   }
 

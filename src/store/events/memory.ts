@@ -6,8 +6,8 @@ import {
   DELIVERIES_KEPT,
   DELIVERY_KEEP_MS,
   type Delivery,
-  EVENT_ID_KEEP_MS,
   type Endpoint,
+  EVENT_ID_KEEP_MS,
   type EventStore,
 } from './interface.js';
 import { endpointGets } from './match.js';

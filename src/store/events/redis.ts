@@ -9,8 +9,8 @@ import {
   DELIVERY_KEEP_MS,
   type Delivery,
   type DeliveryState,
-  EVENT_ID_KEEP_MS,
   type Endpoint,
+  EVENT_ID_KEEP_MS,
   type EventStore,
 } from './interface.js';
 import { CLAIM, DELETE_ENDPOINT, ENQUEUE, RECORD } from './lua.js';
