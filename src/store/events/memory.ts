@@ -1,5 +1,5 @@
 import type { OutboxEvent } from '../../events/event.js';
-import type { MemoryData } from '../memory/state.js';
+import type { MemoryData, MemoryDelivery } from '../memory/state.js';
 import {
   type AttemptOutcome,
   type Claimed,
@@ -11,15 +11,6 @@ import {
   type EventStore,
 } from './interface.js';
 import { endpointGets } from './match.js';
-
-/** A delivery in the memory store, with its claim. */
-export interface MemoryDelivery extends Delivery {
-  holder: string | null;
-  /** Due again (claimed: when the claim runs out); for pending deliveries only. */
-  due_ms: number | null;
-  /** Forgotten after this (delivered or failed ones). */
-  forget_ms: number | null;
-}
 
 /**
  * Adds an event to the memory store's outbox, synchronously: the counting store calls it in the

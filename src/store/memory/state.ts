@@ -1,12 +1,20 @@
 import type { PriceSet } from '../../prices/schema.js';
 import type { StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
-import type { Endpoint } from '../events/interface.js';
-import type { MemoryDelivery } from '../events/memory.js';
+import type { Delivery, Endpoint } from '../events/interface.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
 const COUNTER_FLUSH_MS = 1000;
+
+/** A webhook delivery in the memory store, with its claim. */
+export interface MemoryDelivery extends Delivery {
+  holder: string | null;
+  /** Due again (claimed: when the claim runs out); for pending deliveries only. */
+  due_ms: number | null;
+  /** Forgotten after this (delivered or failed ones). */
+  forget_ms: number | null;
+}
 
 export interface Counter {
   used: number;
