@@ -3,6 +3,7 @@ import type { Store } from '../../../src/store/types.js';
 import { accountsContract } from './accounts.js';
 import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
+import { eventsContract } from './events.js';
 import { pricesContract } from './prices.js';
 
 /**
@@ -14,4 +15,5 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   countingContract(t, make);
   pricesContract(t, make);
   coordinationContract(t, make);
+  eventsContract(t, make);
 }
