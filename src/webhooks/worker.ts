@@ -10,9 +10,9 @@ import { type SendPolicy, sendWebhook } from './send.js';
 
 // Deliveries claimed at once by one gateway, and attempted side by side.
 const BATCH = 16;
-// A claim outlasts the attempt's timeout by this much: only a gateway that stopped (killed,
-// frozen) lets its claim run out, and then another attempts the delivery.
-const LEASE_MARGIN_MS = 30_000;
+// A claim lasts twice the attempt's hard timeout and a second: only a gateway that stopped
+// (killed, frozen) lets its claim run out, and then another attempts the delivery.
+const leaseMs = (timeoutMs: number): number => 2 * timeoutMs + 1000;
 // Crossings a gateway recorded but did not move to the outbox (it died in between) are looked
 // for this often, by one gateway of the deployment at a time.
 const SWEEP_EVERY_MS = 5 * 60_000;
@@ -80,7 +80,7 @@ export class WebhookWorker {
         const claimed = await this.store.claimDeliveries(
           this.holder,
           this.now(),
-          this.config.webhooks.timeout_ms + LEASE_MARGIN_MS,
+          leaseMs(this.config.webhooks.timeout_ms),
           BATCH,
         );
         await Promise.all(claimed.map((c) => this.attempt(c)));
@@ -96,7 +96,8 @@ export class WebhookWorker {
     const secrets = [endpoint.secret];
     if (endpoint.previous_secret !== null && (endpoint.previous_until_ms ?? 0) > now)
       secrets.push(endpoint.previous_secret);
-    const timestamp = Math.floor(now / 1000);
+    // The signing time is the wall clock's, as receivers check it against theirs.
+    const timestamp = Math.floor(Date.now() / 1000);
     const headers = {
       'content-type': 'application/json',
       'user-agent': 'fuel-gateway-webhooks',
