@@ -82,9 +82,7 @@ t.test('the outbox of the memory store survives a restart: a delivery pending is
   const second = await startGateway(t, settings);
   await waitFor(
     'delivered by the second run',
-    () =>
-      receiver.got.some((g, i) => i > 0 && g.headers['webhook-id'] === sent.event_id && g.at > 0) &&
-      receiver.verified(ep.secret).length >= 2,
+    () => receiver.verified(ep.secret).filter((g) => g.headers['webhook-id'] === sent.event_id).length >= 2,
   );
   await waitFor('recorded', async () => {
     const { body } = await adminCall(second, 'GET', `/admin/webhooks/${ep.id}/deliveries`);
