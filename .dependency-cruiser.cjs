@@ -5,13 +5,15 @@
  *
  * Layers, lowest first. A module may import its own layer and the layers below it, never above:
  *
- *   1 foundation   errors, clock, log, config/, time/, metrics/, and prices/schema.ts (the shape
+ *   1 foundation   errors, clock, log, config/, time/, metrics/, events/ (event shapes, ids,
+ *                  signing, the address policy of webhooks), and prices/schema.ts (the shape
  *                  of a price set: a definition the store keeps and the domain reads; it imports
  *                  nothing of src/)
  *   2 store        store/ (accounts, counting, prices, coordination; memory and Redis)
  *   3 domain       keys/, quota/, prices/ (the meter, the price book, key handling)
  *   4 http core    http/ (listener, request parsing, answers, error table, metered pipeline)
- *   5 upstream     upstream/ (the origin client: poller and pass-through engine)
+ *   5 upstream     upstream/ (the origin client: poller and pass-through engine), webhooks/
+ *                  (the other outbound client: delivery of the outbox, and the price events)
  *   6 features     features/<name>/ (each hands its routes to the core), admin/ (the admin
  *                  listener and its operations)
  *   7 composition  app.ts, main.ts, cli/, cluster/, topology/ (the runner of `npm run topology`:
@@ -21,11 +23,11 @@
  * surely as a value does.
  */
 const LAYERS = [
-  { name: 'foundation', path: '^src/((errors|clock|log)\\.ts$|(config|time|metrics)/|prices/schema\\.ts$)' },
+  { name: 'foundation', path: '^src/((errors|clock|log)\\.ts$|(config|time|metrics|events)/|prices/schema\\.ts$)' },
   { name: 'store', path: '^src/store/' },
   { name: 'domain', path: '^src/(keys|quota)/|^src/prices/(?!schema\\.ts$)' },
   { name: 'http', path: '^src/http/' },
-  { name: 'upstream', path: '^src/upstream/' },
+  { name: 'upstream', path: '^src/(upstream|webhooks)/' },
   { name: 'features', path: '^src/(features|admin)/' },
   { name: 'composition', path: '^src/((app|main)\\.ts$|(cli|cluster|topology)/)' },
 ];

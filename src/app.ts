@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { auditLog } from './admin/audit.js';
 import { Operations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
+import { WebhookOperations } from './admin/webhooks.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { GatewayError } from './errors.js';
@@ -33,6 +34,8 @@ import { type PassThrough, PassThroughCache } from './upstream/cache/cache.js';
 import { createOriginAgent } from './upstream/origin.js';
 import { UpstreamPoller } from './upstream/poller.js';
 import { OriginProxy } from './upstream/proxy.js';
+import { PriceEvents } from './webhooks/price-events.js';
+import { WebhookWorker } from './webhooks/worker.js';
 
 export interface App {
   config: Config;
@@ -136,7 +139,11 @@ async function assemble(
     log.info({ file: config.prices.file, added }, 'price file loaded into the store');
   };
   await seed();
-  const book = new PriceBook(store, bookOptions(config), clock, log, seed);
+  // The delivery worker starts once the listeners serve; events enqueued here wake it.
+  let worker: WebhookWorker | null = null;
+  const kick = (): void => worker?.kick();
+  const priceEvents = new PriceEvents(store, config.prices.source_name, clock.now, log, kick);
+  const book = new PriceBook(store, bookOptions(config), clock, log, seed, priceEvents);
   cleanups.push(() => book.close());
   await book.load();
   cleanups.push(warnWhenStale(book, config.prices.max_age_days, clock.now, log));
@@ -172,6 +179,7 @@ async function assemble(
     storeDataLost: () => store.dataLost(),
     droppedLogLines,
     upstreamLastSuccessMs: async () => (upstream ? ((await upstream.view()).status?.last_success_ms ?? null) : null),
+    outbox: () => store.outboxStats(),
   });
   const storeReady = (): Promise<boolean> =>
     store.ping().then(
@@ -246,12 +254,20 @@ async function assemble(
   const publicAddress = listeners.public.address;
   log.info({ address: publicAddress }, 'public listener ready');
 
-  const ops = new Operations(store, config, book, clock, auditLog(log));
+  const audit = auditLog(log);
+  const ops = new Operations(store, config, book, clock, audit, priceEvents);
+  const webhookOps = new WebhookOperations(store, config, clock, audit, kick);
   const { token } = config.listen.admin;
-  listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers));
+  listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers, webhookOps));
   cleanups.push(() => close(listeners.admin.server, 0, config.server.request_timeout_ms));
   const adminAddress = listeners.admin.address;
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
+
+  const delivery = new WebhookWorker(store, config, metrics, log.child({ component: 'webhooks' }), clock.now);
+  delivery.start();
+  worker = delivery;
+  // Before the store closes (cleanups run last first): attempts under way are recorded.
+  cleanups.push(() => delivery.stop());
 
   const demo =
     config.demo_accounts && store.kind === 'memory'

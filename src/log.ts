@@ -209,6 +209,13 @@ export function createLogger(level: string, destination: pino.DestinationStream)
           '*.headers["x-api-key"]',
           'headers.authorization',
           '*.headers.authorization',
+          // Webhook secrets: never logged, wherever an endpoint might end up in a line.
+          'secret',
+          '*.secret',
+          'previous_secret',
+          '*.previous_secret',
+          'headers["webhook-signature"]',
+          '*.headers["webhook-signature"]',
         ],
         censor: '[REDACTED]',
       },

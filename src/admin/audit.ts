@@ -7,16 +7,21 @@ export type AuditAction =
   | 'account.delete'
   | 'prices.publish'
   | 'prices.cancel'
-  | 'cache.purge';
+  | 'cache.purge'
+  | 'webhook.create'
+  | 'webhook.delete'
+  | 'webhook.rotate_secret'
+  | 'webhook.test';
 
 /**
  * One admin change: what, to which account or price date, from where (the admin request's
- * remote address, or "cli"). Never a key or a key hash: the line is for people to read.
+ * remote address, or "cli"). Never a key, a key hash or a webhook secret: the line is for people to read.
  */
 export interface AuditEntry {
   action: AuditAction;
   from: string;
   account_id?: string;
+  webhook_id?: string;
   effective_date?: string;
   /** A history document published at once. */
   effective_dates?: string[];

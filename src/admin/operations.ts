@@ -61,6 +61,8 @@ export class Operations {
     private readonly book: PriceBook,
     private readonly clock: Clock,
     private readonly audit: Audit,
+    /** Tells of a cancelled set (a prices.cancelled webhook event). */
+    private readonly priceEvents?: { cancelled(set: PriceSet): Promise<void> },
   ) {}
 
   async createAccount(body: unknown, from: string): Promise<{ account: Account; api_key: string }> {
@@ -248,6 +250,7 @@ export class Operations {
         `the price set of ${d} is already in effect; publish a corrected set for ${d} instead`,
       );
     if (!(await this.store.deletePriceSet(d))) throw new GatewayError('NOT_FOUND', `no price set for ${d}`);
+    await this.priceEvents?.cancelled(set);
     await this.book.load();
     this.audit({ action: 'prices.cancel', effective_date: d, from });
     return { price_set: set };

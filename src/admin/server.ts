@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
 import type { UsageExport } from './usage-export.js';
+import type { WebhookOperations } from './webhooks.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -68,6 +69,7 @@ export function adminHandler(
   token: string,
   log: Logger,
   maxHeaders: number,
+  webhooks: WebhookOperations,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const expected = token ? digest(token) : null;
   const id = (c: Call): string => c.params[0] as string;
@@ -125,6 +127,32 @@ export function adminHandler(
         if (paths.length > 1) throw new GatewayError('BAD_REQUEST', 'path: expected at most one');
         return [200, await ops.purgeCache(paths[0], c.from)];
       },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/webhooks$/,
+      handler: async (c) => [201, await webhooks.create(await c.body(), c.from)],
+    },
+    { method: 'GET', pattern: /^\/admin\/webhooks$/, handler: async () => [200, await webhooks.list()] },
+    {
+      method: 'DELETE',
+      pattern: /^\/admin\/webhooks\/([\w-]+)$/,
+      handler: async (c) => [200, await webhooks.remove(id(c), c.from)],
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/webhooks\/([\w-]+)\/rotate-secret$/,
+      handler: async (c) => [200, await webhooks.rotateSecret(id(c), c.from)],
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/webhooks\/([\w-]+)\/test$/,
+      handler: async (c) => [202, await webhooks.test(id(c), c.from)],
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/webhooks\/([\w-]+)\/deliveries$/,
+      handler: async (c) => [200, await webhooks.deliveries(id(c), queryRecord(c.query))],
     },
   ];
 

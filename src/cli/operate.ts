@@ -4,11 +4,14 @@ import type { Logger } from 'pino';
 import { auditLog } from '../admin/audit.js';
 import { Operations } from '../admin/operations.js';
 import type { UsageExport } from '../admin/usage-export.js';
+import { WebhookOperations } from '../admin/webhooks.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import { bookOptions, PriceBook } from '../prices/book.js';
+import type { PriceSet } from '../prices/schema.js';
 import { createStore } from '../store/create.js';
+import { PriceEvents } from '../webhooks/price-events.js';
 import type { Args } from './args.js';
 
 export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--label L] [--limit N] [--anchor ISO] [--status S]
@@ -20,7 +23,11 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway prices show|history
        fuel-gateway usage export|periods --from DATE --to DATE [--account ID] [--format csv|json] [--out FILE]
                                              (daily or period rows; csv by default; to stdout without --out)
-       fuel-gateway cache purge [--path P]    (every gateway's pass-through cache, or one path; P* a prefix)`;
+       fuel-gateway cache purge [--path P]    (every gateway's pass-through cache, or one path; P* a prefix)
+       fuel-gateway webhooks add URL --events E[,E…] [--account ID] [--description D]
+       fuel-gateway webhooks list
+       fuel-gateway webhooks remove|rotate-secret|test ID
+       fuel-gateway webhooks deliveries ID [--limit N]`;
 
 const MEMORY_STORE_HELP =
   'The configured store is the embedded memory store: accounts and prices live inside the running ' +
@@ -52,9 +59,32 @@ function listOptions(options: Map<string, string>): Record<string, string> {
   return Object.fromEntries([...options].filter(([k]) => k !== 'config'));
 }
 
-async function dispatch(ops: Operations, { positionals: [group, verb, a, b], options }: Args): Promise<unknown> {
+async function dispatch(
+  ops: Operations,
+  webhooks: WebhookOperations,
+  { positionals: [group, verb, a, b], options }: Args,
+): Promise<unknown> {
   const command = `${group} ${verb ?? ''}`;
   switch (command) {
+    case 'webhooks add': {
+      const body: Record<string, unknown> = { url: need(a, 'endpoint URL') };
+      body['events'] = need(options.get('events'), '--events')
+        .split(',')
+        .filter((e) => e !== '');
+      if (options.has('account')) body['account_id'] = options.get('account');
+      if (options.has('description')) body['description'] = options.get('description');
+      return webhooks.create(body, FROM);
+    }
+    case 'webhooks list':
+      return webhooks.list();
+    case 'webhooks remove':
+      return webhooks.remove(need(a, 'webhook id'), FROM);
+    case 'webhooks rotate-secret':
+      return webhooks.rotateSecret(need(a, 'webhook id'), FROM);
+    case 'webhooks test':
+      return webhooks.test(need(a, 'webhook id'), FROM);
+    case 'webhooks deliveries':
+      return webhooks.deliveries(need(a, 'webhook id'), listOptions(options));
     case 'accounts create': {
       const body: Record<string, unknown> = { plan: options.get('plan') };
       for (const k of ['label', 'anchor', 'status']) if (options.has(k)) body[k] = options.get(k);
@@ -120,17 +150,23 @@ async function writeExport(e: UsageExport, out: string | undefined): Promise<voi
 }
 
 /**
- * `accounts …`, `prices …`, `usage …` and `cache purge`: the admin API's operations run against the configured store,
+ * `accounts …`, `prices …`, `usage …`, `cache purge` and `webhooks …`: the admin API's operations run against the configured store,
  * printing the same JSON the admin API answers.
  */
 export async function runOperate(config: Config, args: Args, log: Logger): Promise<void> {
   if (config.store.type === 'memory') throw new GatewayError('BAD_REQUEST', MEMORY_STORE_HELP);
   const store = createStore(config, log);
-  const book = new PriceBook(store, bookOptions(config), systemClock, log);
+  // The CLI enqueues price events; the gateways deliver them.
+  const priceEvents = new PriceEvents(store, config.prices.source_name, systemClock.now, log);
+  // Sets taking effect are told of by the gateways, on their clocks, not by a passing command.
+  const bookEvents = { published: (sets: PriceSet[]) => priceEvents.published(sets), effective: () => undefined };
+  const book = new PriceBook(store, bookOptions(config), systemClock, log, undefined, bookEvents);
   try {
     await book.load();
     // Audit lines go to stderr with the CLI's other logs (stdout is the JSON answer).
-    const result = await dispatch(new Operations(store, config, book, systemClock, auditLog(log)), args);
+    const audit = auditLog(log);
+    const ops = new Operations(store, config, book, systemClock, audit, priceEvents);
+    const result = await dispatch(ops, new WebhookOperations(store, config, systemClock, audit), args);
     if (isExport(result)) await writeExport(result, args.options.get('out'));
     else process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {

@@ -15,6 +15,25 @@ const plan = z.strictObject({
     .string()
     .optional()
     .describe("A trial plan becomes this plan when its first trial period ends (monthly from then, that plan's limit)"),
+  alert_thresholds: z
+    .array(z.number().int().min(1, 'expected at least 1').max(100, 'expected at most 100'))
+    .default([80, 100])
+    .describe(
+      'Percent of the allowance at which a usage.threshold webhook event is raised, once per account and period',
+    ),
+});
+
+const webhooks = z.strictObject({
+  timeout_ms: posInt.describe('A delivery succeeds on a 2xx answer within this; else it is retried'),
+  allow_private_addresses: z
+    .boolean()
+    .describe('Let webhooks reach loopback, private, link-local and metadata addresses (tests, internal receivers)'),
+  allow_http: z.boolean().describe('Accept http:// endpoints; else https:// is required'),
+  retry_delays_ms: z
+    .array(posInt)
+    .min(1, 'expected at least one delay')
+    .describe('Wait before each retry of a failed delivery (±20% jitter); after the last, the delivery is failed'),
+  poll_interval_ms: posInt.describe('How often each gateway looks for deliveries due'),
 });
 
 export const configSchema = z
@@ -151,6 +170,7 @@ export const configSchema = z
       }),
     }),
     upstream: upstream,
+    webhooks,
     demo_accounts: z
       .boolean()
       .describe(

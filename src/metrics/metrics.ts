@@ -42,6 +42,12 @@ export class Metrics {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  readonly webhookDeliveries = new Counter({
+    name: 'fuel_gateway_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by result: delivered, retrying (failed, tried again later), failed (for good)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
   private readonly upstreamRequests = new Counter({
     name: 'fuel_gateway_upstream_requests_total',
     help: 'Pass-through requests by proxy_paths entry and origin status (or unreachable, timeout)',
@@ -76,7 +82,30 @@ export class Metrics {
     upstreamLastSuccessMs(): Promise<number | null>;
     storeDataLost(): boolean;
     droppedLogLines(): number;
+    /** Webhook deliveries pending in the outbox (the deployment's), and when the oldest was created. */
+    outbox?(): Promise<{ depth: number; oldestMs: number | null }>;
   }) {
+    const outbox = async (): Promise<{ depth: number; oldestMs: number | null }> =>
+      (await sources.outbox?.().catch(() => null)) ?? { depth: 0, oldestMs: null };
+    new Gauge({
+      name: 'fuel_gateway_webhook_outbox_depth',
+      help: 'Webhook deliveries pending in the outbox, across the deployment',
+      registers: [this.registry],
+      aggregator: 'max',
+      async collect() {
+        this.set((await outbox()).depth);
+      },
+    });
+    new Gauge({
+      name: 'fuel_gateway_webhook_outbox_oldest_age_seconds',
+      help: 'Age of the oldest webhook delivery still pending (0 when none)',
+      registers: [this.registry],
+      aggregator: 'max',
+      async collect() {
+        const { oldestMs } = await outbox();
+        this.set(oldestMs === null ? 0 : Math.max(0, sources.now() - oldestMs) / 1000);
+      },
+    });
     binnedHistogram(
       this.registry,
       'fuel_gateway_store_duration_seconds',

@@ -19,6 +19,18 @@ export const bookOptions = (config: Config): PriceBookOptions => ({
   upstreamOnly: config.upstream.url !== '',
 });
 
+/** What the book tells of price changes (webhooks/price-events.ts turns them into events). */
+export interface BookEvents {
+  /** Sets stored by `publish`/`publishMany` (the admin API, the CLI, the origin poller). */
+  published(sets: PriceSet[]): Promise<void>;
+  /** A set whose effective time has come, seen by this process within a day of it. */
+  effective(set: PriceSet): void;
+}
+
+// A set whose effective time is older than this when a process first sees it in effect (it
+// was down at the time) is not announced as taking effect: that news is stale.
+const EFFECTIVE_NEWS_MS = 86_400_000;
+
 export interface PriceBookOptions {
   zone: string;
   defaultSource: string;
@@ -54,6 +66,8 @@ export class PriceBook {
   private timer: unknown;
   private loadsStarted = 0;
   private loadApplied = 0;
+  /** Dates whose taking effect this process has told of. */
+  private readonly announced = new Set<string>();
 
   constructor(
     private readonly store: Store,
@@ -62,6 +76,7 @@ export class PriceBook {
     private readonly log: Logger,
     /** Fills an empty store (a new deployment, or Redis that lost its data) with the shipped history. */
     private readonly seed?: () => Promise<unknown>,
+    private readonly events?: BookEvents,
   ) {
     store.subscribe((event) => {
       if (event.type === 'prices') this.load().catch((err: unknown) => log.error({ err }, 'reloading prices failed'));
@@ -95,12 +110,14 @@ export class PriceBook {
    */
   async publish(set: PriceSet): Promise<void> {
     await this.store.putPriceSet(set, true);
+    await this.events?.published([set]);
     await this.load();
   }
 
   /** `publish` for many sets: stored and announced at once, so none is current on the way. */
   async publishMany(sets: PriceSet[]): Promise<void> {
     await this.store.putPriceSets(sets, true);
+    await this.events?.published(sets);
     await this.load();
   }
 
@@ -155,6 +172,20 @@ export class PriceBook {
     }
     this.nextMs = this.times[count] ?? Infinity;
     this.arm(now);
+    if (this.events) this.tellEffective(now);
+  }
+
+  /** Sets whose effective time has come within the last day and that this process has not told of. */
+  private tellEffective(now: number): void {
+    for (let i = this.times.length - 1; i >= 0; i--) {
+      const at = this.times[i] as number;
+      if (at > now) continue;
+      if (at <= now - EFFECTIVE_NEWS_MS) break;
+      const set = this.history[i] as PriceSet;
+      if (this.announced.has(set.effective_date)) continue;
+      this.announced.add(set.effective_date);
+      this.events?.effective(set);
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/schema.js';
+import { alertList, firstCount } from '../events/event.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type { ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/types.js';
 import { DayClock } from '../time/days.js';
@@ -234,6 +235,13 @@ export class Meter {
         endMs: allowance.period.endMs,
       },
     };
+    // Worked out once per account and period: the counts at which usage.threshold is raised.
+    const list = alertList(allowance.limit, this.opts.plans[allowance.plan]?.alert_thresholds ?? []);
+    if (list !== '') {
+      const { period } = allowance;
+      const context = { plan: allowance.plan, period_started_at: period.startedAt, period_ends_at: period.endsAt };
+      spec.alerts = { list, next: firstCount(list), context };
+    }
     const entry: AccountEntry = {
       account,
       allowance,

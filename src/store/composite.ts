@@ -1,7 +1,9 @@
+import type { OutboxEvent, ThresholdContext } from '../events/event.js';
 import type { PriceSet } from '../prices/schema.js';
 import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './accounts/interface.js';
 import type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './counting/interface.js';
+import type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
 import type { PriceStore } from './prices/interface.js';
 import type { Store } from './types.js';
 
@@ -18,6 +20,7 @@ export abstract class CompositeStore implements Store {
     protected readonly counting: CountingStore,
     protected readonly prices: PriceStore,
     protected readonly coordination: CoordinationStore,
+    protected readonly events: EventStore,
   ) {}
 
   abstract ping(): Promise<void>;
@@ -65,6 +68,39 @@ export abstract class CompositeStore implements Store {
   }
   usage(accountId: string, periodId: string): Promise<number> {
     return this.counting.usage(accountId, periodId);
+  }
+  recoverCrossings(
+    resolve: (accountId: string, periodId: string) => Promise<ThresholdContext | null>,
+  ): Promise<number> {
+    return this.counting.recoverCrossings(resolve);
+  }
+
+  putEndpoint(endpoint: Endpoint): Promise<void> {
+    return this.events.putEndpoint(endpoint);
+  }
+  getEndpoint(id: string): Promise<Endpoint | null> {
+    return this.events.getEndpoint(id);
+  }
+  listEndpoints(): Promise<Endpoint[]> {
+    return this.events.listEndpoints();
+  }
+  deleteEndpoint(id: string): Promise<boolean> {
+    return this.events.deleteEndpoint(id);
+  }
+  enqueueEvent(event: OutboxEvent, onlyEndpoint?: string): Promise<boolean> {
+    return this.events.enqueueEvent(event, onlyEndpoint);
+  }
+  claimDeliveries(holder: string, nowMs: number, leaseMs: number, max: number): Promise<Claimed[]> {
+    return this.events.claimDeliveries(holder, nowMs, leaseMs, max);
+  }
+  recordAttempt(deliveryId: string, holder: string, outcome: AttemptOutcome): Promise<boolean> {
+    return this.events.recordAttempt(deliveryId, holder, outcome);
+  }
+  listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {
+    return this.events.listDeliveries(endpointId, limit);
+  }
+  outboxStats(): Promise<{ depth: number; oldestMs: number | null }> {
+    return this.events.outboxStats();
   }
 
   listPriceSets(): Promise<PriceSet[]> {

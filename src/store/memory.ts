@@ -2,6 +2,7 @@ import { MemoryAccounts } from './accounts/memory.js';
 import { CompositeStore } from './composite.js';
 import { MemoryCoordination } from './coordination/memory.js';
 import { MemoryCounting } from './counting/memory.js';
+import { MemoryEvents } from './events/memory.js';
 import { MemoryData } from './memory/state.js';
 import { MemoryPrices } from './prices/memory.js';
 
@@ -22,7 +23,13 @@ export class MemoryStore extends CompositeStore {
     },
   ) {
     const data = new MemoryData(now, file, onWriteError);
-    super(new MemoryAccounts(data), new MemoryCounting(data), new MemoryPrices(data), new MemoryCoordination(data));
+    super(
+      new MemoryAccounts(data),
+      new MemoryCounting(data),
+      new MemoryPrices(data),
+      new MemoryCoordination(data),
+      new MemoryEvents(data),
+    );
     this.data = data;
   }
 

@@ -3,6 +3,7 @@ import { RedisAccounts } from './accounts/redis.js';
 import { CompositeStore } from './composite.js';
 import { RedisCoordination } from './coordination/redis.js';
 import { RedisCounting } from './counting/redis.js';
+import { RedisEvents } from './events/redis.js';
 import { RedisPrices } from './prices/redis.js';
 import { RedisBackend } from './redis/backend.js';
 import { quit, type RedisStoreOptions } from './redis/connection.js';
@@ -21,9 +22,10 @@ export class RedisStore extends CompositeStore {
 
   constructor(options: RedisStoreOptions, log: Logger) {
     const backend = new RedisBackend(options, log);
-    const counting = new RedisCounting(backend);
+    const events = new RedisEvents(backend);
+    const counting = new RedisCounting(backend, events);
     const coordination = new RedisCoordination(backend);
-    super(new RedisAccounts(backend), counting, new RedisPrices(backend), coordination);
+    super(new RedisAccounts(backend), counting, new RedisPrices(backend), coordination, events);
     this.backend = backend;
     this.counters = counting;
     this.coordinator = coordination;

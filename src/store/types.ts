@@ -1,6 +1,7 @@
 import type { AccountStore } from './accounts/interface.js';
 import type { CoordinationStore } from './coordination/interface.js';
 import type { CountingStore } from './counting/interface.js';
+import type { EventStore } from './events/interface.js';
 import type { PriceStore } from './prices/interface.js';
 
 // Callers outside the store name its types from here, whichever concern defines them.
@@ -15,6 +16,7 @@ export type {
 } from './accounts/interface.js';
 export type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 export type {
+  Alerts,
   ConsumeReceiver,
   ConsumeResult,
   ConsumeSpec,
@@ -23,14 +25,15 @@ export type {
   PeriodRecord,
   PlanChange,
 } from './counting/interface.js';
+export type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
 export type { PriceStore } from './prices/interface.js';
 
 /**
- * The shared state of the gateway, as one object for wiring: the four concerns (each an
+ * The shared state of the gateway, as one object for wiring: the five concerns (each an
  * interface of its own in store/<concern>/interface.ts, with a memory and a Redis
  * implementation beside it) and the backend's life cycle. memory.ts and redis.ts bundle them.
  */
-export interface Store extends AccountStore, CountingStore, PriceStore, CoordinationStore {
+export interface Store extends AccountStore, CountingStore, PriceStore, CoordinationStore, EventStore {
   readonly kind: 'memory' | 'redis';
   /** Resolves when the store answers. */
   ping(): Promise<void>;

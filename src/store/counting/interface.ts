@@ -1,3 +1,17 @@
+import type { ThresholdContext } from '../../events/event.js';
+
+/**
+ * The usage thresholds of an account's period not yet seen reached (event.ts `alertList`), and
+ * what their event says. The store drops the entries a reply shows reached, so once every
+ * threshold is behind a request carries nothing for them.
+ */
+export interface Alerts {
+  list: string;
+  /** The first count of `list` (Infinity when empty). */
+  next: number;
+  context: ThresholdContext;
+}
+
 /** What the caller worked out from its copy of the account, for one metered request. */
 export interface ConsumeSpec {
   accountId: string;
@@ -13,6 +27,8 @@ export interface ConsumeSpec {
    * builds one spec per cached account and period, so a warm request finds it without a lookup.
    */
   storeMemo?: object;
+  /** Thresholds to raise `usage.threshold` at; absent: none. */
+  alerts?: Alerts;
 }
 
 /** A period as its record keeps it: the invoice line, with the count read beside it. */
@@ -104,4 +120,9 @@ export interface CountingStore {
     atMs: number,
     now: { plan: string; limit: number; endMs: number },
   ): Promise<void>;
+  /**
+   * Moves threshold crossings that a consume recorded but no gateway moved to the webhook outbox
+   * (it died in between) there, with the context `resolve` gives. Returns how many were found.
+   */
+  recoverCrossings(resolve: (accountId: string, periodId: string) => Promise<ThresholdContext | null>): Promise<number>;
 }

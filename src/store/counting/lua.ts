@@ -38,8 +38,9 @@ end
  * account in the same batch see each other's counts.
  *
  * For request i (1-based): KEYS[3i-2] account hash, KEYS[3i-1] counter of the period, KEYS[3i]
- * the period's days (its ledger and record); ARGV[4i-3] revision of the caller's copy, ARGV[4i-2]
- * limit, ARGV[4i-1] counter expiry (unix ms), ARGV[4i] the period's record (RECORD_META);
+ * the period's days (its ledger and record); ARGV[5i-4] revision of the caller's copy, ARGV[5i-3]
+ * limit, ARGV[5i-2] counter expiry (unix ms), ARGV[5i-1] the period's record (recordMeta),
+ * ARGV[5i] thresholds not yet raised, `count:percent,…` by count ('' for none; see ALERT below);
  * then ARGV[#ARGV-1] the day (YYYY-MM-DD in the configured zone) of every request of the call;
  * the last ARGV is a deadline (unix ms in Redis' clock, 0 for none): a call Redis runs after it
  * counts nothing and fails with EXPIRED, since its caller has timed out and answered 503.
@@ -57,6 +58,16 @@ end
  * in the same script, so the days of a period sum to its counter by construction. The first
  * request of a day finds the hash without an expiry only when the period has no record yet:
  * that request writes it (`opened`), so the record costs once per period, not per request.
+ *
+ * ALERT (usage.threshold): the caller sends the thresholds of the period it has not yet seen
+ * reached, with their counts worked out once per account and period; a request whose count is
+ * below the first costs one comparison. One that reaches a count marks its percent in the
+ * period's `:alerted` hash (HSETNX: once per account, period and threshold, whatever the number
+ * of gateways; a refund and a recount find the mark) and appends `percent:used:limit` to the
+ * period's `:outbox` list, from which the gateway moves it to the webhook outbox. `used ≥ count`
+ * rather than `=`: a limit lowered below the count mid-period still raises it. Both keys are
+ * the counter's name plus a suffix: the account's hash tag, so the same Cluster slot, and not
+ * sent with every request since only a crossing touches them.
  */
 export const CONSUME = `${OPENED}
 local deadline = tonumber(ARGV[#ARGV])
@@ -69,20 +80,33 @@ end
 local day = ARGV[#ARGV - 1]
 local out = {}
 for i = 1, #KEYS / 3 do
-  local k, a = 3 * i, 4 * i
+  local k, a = 3 * i, 5 * i
   local code, used = 0, 0
   local account = redis.call('HMGET', KEYS[k - 2], 'revision', 'status')
-  if account[1] ~= ARGV[a - 3] then code = 3
+  if account[1] ~= ARGV[a - 4] then code = 3
   elseif account[2] ~= 'active' then code = 2
   else
     used = redis.call('INCR', KEYS[k - 1])
-    if used == 1 then redis.call('PEXPIREAT', KEYS[k - 1], ARGV[a - 1]) end
-    if used > tonumber(ARGV[a - 2]) then
+    if used == 1 then redis.call('PEXPIREAT', KEYS[k - 1], ARGV[a - 2]) end
+    if used > tonumber(ARGV[a - 3]) then
       code = 1
       used = redis.call('DECR', KEYS[k - 1])
     elseif redis.call('HINCRBY', KEYS[k], day, 1) == 1 and redis.call('PTTL', KEYS[k]) < 0 then
-      opened(KEYS[k - 2], KEYS[k], ARGV[a - 2], ARGV[a - 1], ARGV[a])
+      opened(KEYS[k - 2], KEYS[k], ARGV[a - 3], ARGV[a - 2], ARGV[a - 1])
     end
+    -- ALERT (see above)
+    local al = ARGV[a]
+    if al ~= '' and used >= tonumber(string.sub(al, 1, string.find(al, ':', 1, true) - 1)) then
+      local fired, outbox = KEYS[k - 1] .. ':alerted', KEYS[k - 1] .. ':outbox'
+      for count, pct in string.gmatch(al, '(%d+):(%d+)') do
+        if used >= tonumber(count) and redis.call('HSETNX', fired, pct, used) == 1 then
+          redis.call('RPUSH', outbox, pct .. ':' .. used .. ':' .. ARGV[a - 3])
+          redis.call('PEXPIREAT', fired, ARGV[a - 2])
+          redis.call('PEXPIREAT', outbox, ARGV[a - 2])
+        end
+      end
+    end
+    -- end ALERT
   end
   out[2 * i - 1] = code
   out[2 * i] = used

@@ -1,4 +1,6 @@
+import { firstCount, reached, thresholdEvent } from '../../events/event.js';
 import type { StoredAccount } from '../accounts/interface.js';
+import { enqueueInMemory } from '../events/memory.js';
 import { type Counter, type LedgerRecord, type MemoryData, newCounter } from '../memory/state.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
 import { byStart } from './ledger.js';
@@ -89,13 +91,47 @@ export class MemoryCounting implements CountingStore {
     if (slot === null) return CHANGED;
     if (slot.account.status !== 'active') return INACTIVE;
     const counter = slot.counter;
-    if (counter.used >= spec.limit) return { kind: 'exhausted', used: counter.used };
+    const alerts = spec.alerts;
+    if (counter.used >= spec.limit) {
+      if (alerts !== undefined && counter.used >= alerts.next) this.cross(spec, counter);
+      return { kind: 'exhausted', used: counter.used };
+    }
     counter.used += 1;
     // The ledger, in the same synchronous step: the days of a period sum to its counter.
     counter.days.set(day, (counter.days.get(day) ?? 0) + 1);
     counter.record ??= recordOf(spec);
     this.data.countersDirty = true;
+    if (alerts !== undefined && counter.used >= alerts.next) this.cross(spec, counter);
     return { kind: 'ok', used: counter.used };
+  }
+
+  /**
+   * The count reached thresholds of the spec: each not yet raised in the period goes to the
+   * outbox, in the same synchronous step as the count (so once, and never again after a refund).
+   */
+  private cross(spec: ConsumeSpec, counter: Counter): void {
+    const alerts = spec.alerts;
+    if (alerts === undefined) return;
+    const { crossed, rest } = reached(alerts.list, counter.used);
+    alerts.list = rest;
+    alerts.next = firstCount(rest);
+    for (const [, percent] of crossed) {
+      if (counter.alerted.includes(percent)) continue;
+      counter.alerted.push(percent);
+      const crossing = {
+        accountId: spec.accountId,
+        periodId: spec.periodId,
+        percent,
+        used: counter.used,
+        limit: spec.limit,
+      };
+      enqueueInMemory(this.data, thresholdEvent(crossing, alerts.context, this.data.now()));
+    }
+  }
+
+  // Crossings go to the outbox in the step that counts: none is ever left behind.
+  async recoverCrossings(): Promise<number> {
+    return 0;
   }
 
   /** The account and live counter of a spec, or null when its account is gone or at another revision. */

@@ -46,6 +46,8 @@ export class ConsumeBatcher {
     private readonly onReceiverError: (err: unknown) => void,
     /** Unix ms in Redis' clock after which the call must count nothing (0: none); see redis-clock.ts. */
     private readonly deadline: () => number = () => 0,
+    /** A reply reached a threshold of the spec's alerts (the script raised it, or found it raised). */
+    private readonly onReached: (spec: ConsumeSpec, used: number) => void = () => undefined,
   ) {}
 
   add(spec: ConsumeSpec, day: string, receiver: ConsumeReceiver): void {
@@ -79,22 +81,25 @@ export class ConsumeBatcher {
 
   private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[], day: string): void {
     const n = specs.length;
-    const keysAndArgs = new Array<string>(7 * n + 2);
+    const keysAndArgs = new Array<string>(8 * n + 2);
     for (let i = 0; i < n; i++) {
-      const a = this.argsOf(specs[i] as ConsumeSpec);
+      const spec = specs[i] as ConsumeSpec;
+      const a = this.argsOf(spec);
       keysAndArgs[3 * i] = a[0];
       keysAndArgs[3 * i + 1] = a[1];
       keysAndArgs[3 * i + 2] = a[2];
-      keysAndArgs[3 * n + 4 * i] = a[3];
-      keysAndArgs[3 * n + 4 * i + 1] = a[4];
-      keysAndArgs[3 * n + 4 * i + 2] = a[5];
-      keysAndArgs[3 * n + 4 * i + 3] = a[6];
+      keysAndArgs[3 * n + 5 * i] = a[3];
+      keysAndArgs[3 * n + 5 * i + 1] = a[4];
+      keysAndArgs[3 * n + 5 * i + 2] = a[5];
+      keysAndArgs[3 * n + 5 * i + 3] = a[6];
+      // Not kept with the others: it shrinks as thresholds are reached.
+      keysAndArgs[3 * n + 5 * i + 4] = spec.alerts?.list ?? '';
     }
-    keysAndArgs[7 * n] = day;
-    keysAndArgs[7 * n + 1] = String(this.deadline());
+    keysAndArgs[8 * n] = day;
+    keysAndArgs[8 * n + 1] = String(this.deadline());
     this.calls++;
     this.script(3 * n, keysAndArgs).then(
-      (reply) => this.deliver(reply, receivers),
+      (reply) => this.deliver(reply, specs, receivers),
       (err: Error) => {
         for (const r of receivers) this.guard(r, err);
       },
@@ -131,10 +136,13 @@ export class ConsumeBatcher {
     return args;
   }
 
-  private deliver(reply: number[], receivers: ConsumeReceiver[]): void {
+  private deliver(reply: number[], specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
     for (let i = 0; i < receivers.length; i++) {
       const receiver = receivers[i] as ConsumeReceiver;
       const result = decode(reply[2 * i], reply[2 * i + 1]);
+      const alerts = (specs[i] as ConsumeSpec).alerts;
+      if (alerts !== undefined && result !== null && 'used' in result && result.used >= alerts.next)
+        this.onReached(specs[i] as ConsumeSpec, result.used);
       this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(reply[2 * i])}`));
     }
   }

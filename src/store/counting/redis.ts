@@ -1,4 +1,6 @@
-import type { Result } from 'ioredis';
+import type { Cluster, Redis, Result } from 'ioredis';
+import { firstCount, reached, type ThresholdContext, thresholdEvent } from '../../events/event.js';
+import type { EventStore } from '../events/interface.js';
 import type { RedisBackend } from '../redis/backend.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
 import { decodePeriods } from './ledger.js';
@@ -43,7 +45,10 @@ export class RedisCounting implements CountingStore {
   private readonly clock: RedisClock;
   private clockTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly b: RedisBackend) {
+  constructor(
+    private readonly b: RedisBackend,
+    private readonly events: EventStore,
+  ) {
     b.define(SCRIPTS);
     const cluster = b.options.cluster !== undefined;
     this.clock = new RedisClock(b.options.command_timeout_ms);
@@ -58,6 +63,7 @@ export class RedisCounting implements CountingStore {
       (err) => b.log.error({ err }, 'a metered request failed after its consume'),
       // Cluster nodes' clocks are not this connection's: no deadline there.
       cluster ? undefined : () => this.clock.deadline(),
+      (spec, used) => this.reachedThreshold(spec, used),
     );
     if (!cluster) this.keepClock();
   }
@@ -114,6 +120,64 @@ export class RedisCounting implements CountingStore {
   usage(accountId: string, periodId: string): Promise<number> {
     const { b } = this;
     return b.run(async () => Number((await b.redis.get(b.counterKey(accountId, periodId))) ?? 0));
+  }
+
+  async recoverCrossings(
+    resolve: (accountId: string, periodId: string) => Promise<ThresholdContext | null>,
+  ): Promise<number> {
+    const { b } = this;
+    const pattern = `${b.options.key_prefix}{acct:*}:used:*:outbox`;
+    const nodes: Array<Redis | Cluster> = 'nodes' in b.redis ? b.redis.nodes('master') : [b.redis];
+    let found = 0;
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await b.run(() => node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000));
+        cursor = next;
+        for (const key of keys) {
+          const m = /\{acct:(.+)\}:used:([^:]+):outbox$/.exec(key);
+          if (!m) continue;
+          const context = await resolve(m[1] as string, m[2] as string);
+          if (context !== null) found += await this.moveCrossings(m[1] as string, m[2] as string, context);
+        }
+      } while (cursor !== '0');
+    }
+    return found;
+  }
+
+  /**
+   * A reply reached a threshold: the script raised it (or another gateway had). Later requests
+   * no longer carry it, and the period's crossings go to the webhook outbox, off the request path.
+   */
+  private reachedThreshold(spec: ConsumeSpec, used: number): void {
+    const alerts = spec.alerts;
+    if (alerts === undefined) return;
+    const { rest } = reached(alerts.list, used);
+    alerts.list = rest;
+    alerts.next = firstCount(rest);
+    this.moveCrossings(spec.accountId, spec.periodId, alerts.context).catch((err: unknown) =>
+      this.b.log.warn(
+        { err, account_id: spec.accountId },
+        'moving a usage threshold event to the outbox failed; it is retried by the next sweep',
+      ),
+    );
+  }
+
+  /**
+   * Moves the period's recorded crossings into the webhook outbox: each is enqueued under its
+   * deterministic id (so a second mover adds nothing), then removed from the period's list.
+   */
+  private async moveCrossings(accountId: string, periodId: string, context: ThresholdContext): Promise<number> {
+    const { b } = this;
+    const key = `${b.counterKey(accountId, periodId)}:outbox`;
+    const entries = await b.run(() => b.redis.lrange(key, 0, -1));
+    for (const entry of entries) {
+      const [percent, used, limit] = entry.split(':').map(Number) as [number, number, number];
+      const event = thresholdEvent({ accountId, periodId, percent, used, limit }, context, Date.now());
+      await this.events.enqueueEvent(event);
+      await b.run(() => b.redis.lrem(key, 1, entry));
+    }
+    return entries.length;
   }
 
   /** Stops measuring the clock (the store closes). */

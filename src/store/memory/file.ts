@@ -3,7 +3,44 @@ import { mkdir, open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { GatewayError } from '../../errors.js';
+import { EVENT_TYPES } from '../../events/event.js';
 import { describeIssues, priceSetDocument } from '../../prices/schema.js';
+
+const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);
+const webhooksState = z.strictObject({
+  endpoints: z.array(
+    z.strictObject({
+      id: z.string(),
+      url: z.string(),
+      events: z.array(eventType),
+      account_id: z.string().nullable(),
+      description: z.string().nullable(),
+      secret: z.string(),
+      previous_secret: z.string().nullable(),
+      previous_until_ms: z.number().nullable(),
+      created_at: z.string(),
+    }),
+  ),
+  deliveries: z.array(
+    z.strictObject({
+      id: z.string(),
+      event_id: z.string(),
+      endpoint_id: z.string(),
+      type: eventType,
+      body: z.string(),
+      attempts: z.number().int(),
+      state: z.enum(['pending', 'delivered', 'failed']),
+      last_status: z.number().int().nullable(),
+      last_error: z.string().nullable(),
+      next_attempt_ms: z.number().nullable(),
+      created_ms: z.number(),
+      holder: z.string().nullable(),
+      due_ms: z.number().nullable(),
+      forget_ms: z.number().nullable(),
+    }),
+  ),
+  seen: z.array(z.tuple([z.string(), z.number()])),
+});
 
 /** What the embedded store keeps on disk between runs. */
 const stateSchema = z.strictObject({
@@ -40,8 +77,10 @@ const stateSchema = z.strictObject({
         })
         .nullable()
         .optional(),
+      alerted: z.array(z.number().int()).optional(),
     }),
   ),
+  webhooks: webhooksState.optional(),
 });
 
 export type MemoryState = z.infer<typeof stateSchema>;

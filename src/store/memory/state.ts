@@ -2,6 +2,7 @@ import type { PriceSet } from '../../prices/schema.js';
 import type { StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import type { PlanChange } from '../counting/interface.js';
+import type { Delivery, Endpoint } from '../events/interface.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -17,6 +18,15 @@ export interface LedgerRecord {
   changes: PlanChange[];
 }
 
+/** A webhook delivery in the memory store, with its claim. */
+export interface MemoryDelivery extends Delivery {
+  holder: string | null;
+  /** Due again (claimed: when the claim runs out); for pending deliveries only. */
+  due_ms: number | null;
+  /** Forgotten after this (delivered or failed ones). */
+  forget_ms: number | null;
+}
+
 export interface Counter {
   used: number;
   expireAtMs: number;
@@ -26,17 +36,28 @@ export interface Counter {
   record: LedgerRecord | null;
   /** The counter in the state file up to its count, encoded once: a write appends `used…}`. */
   json: string;
+  /** Thresholds (percent) already raised in this period: each is raised once. */
+  alerted: number[];
 }
 
-export function newCounter(account: string, period: string, used: number, expireAtMs: number): Counter {
+export function newCounter(
+  account: string,
+  period: string,
+  used: number,
+  expireAtMs: number,
+  alerted: number[] = [],
+): Counter {
   const json = `{"account":${JSON.stringify(account)},"period":${JSON.stringify(period)},"expire_at_ms":${expireAtMs},"used":`;
-  return { used, expireAtMs, days: new Map(), record: null, json };
+  return { used, expireAtMs, days: new Map(), record: null, json, alerted };
 }
 
-/** The rest of a counter's entry in the state file: its days and record, which change with it. */
-function ledgerJson(c: Counter): string {
-  if (c.record === null && c.days.size === 0) return '';
-  return `,"days":${JSON.stringify(Object.fromEntries(c.days))},"record":${JSON.stringify(c.record)}`;
+/** A counter's entry in the state file: its count, then its days, record and raised thresholds when it has them. */
+function counterJson(c: Counter): string {
+  const ledger =
+    c.record === null && c.days.size === 0
+      ? ''
+      : `,"days":${JSON.stringify(Object.fromEntries(c.days))},"record":${JSON.stringify(c.record)}`;
+  return `${c.json}${c.used}${ledger}${c.alerted.length === 0 ? '' : `,"alerted":[${c.alerted.join(',')}]`}}`;
 }
 
 /**
@@ -58,6 +79,10 @@ export class MemoryData {
   readonly counters = new Map<string, Map<string, Counter>>();
   readonly prices = new Map<string, PriceSet>();
   readonly listeners: Array<(e: StoreEvent) => void> = [];
+  /** Webhook endpoints, the outbox's deliveries, and event ids already enqueued (until when). */
+  readonly endpoints = new Map<string, Endpoint>();
+  readonly deliveries = new Map<string, MemoryDelivery>();
+  readonly seenEvents = new Map<string, number>();
   /** Bumped by every change of an existing account: slots from before it are looked up again. */
   epoch = 0;
   countersDirty = false;
@@ -135,13 +160,22 @@ export class MemoryData {
     const now = this.now();
     const counters: string[] = [];
     for (const periods of this.counters.values())
-      for (const c of periods.values()) if (c.expireAtMs > now) counters.push(`${c.json}${c.used}${ledgerJson(c)}}`);
+      for (const c of periods.values()) if (c.expireAtMs > now) counters.push(counterJson(c));
     if (this.fixed === null) {
       this.pricesJson ??= JSON.stringify([...this.prices.values()]);
       const accounts = [...this.accountJson.values()].join(',');
       this.fixed = Buffer.from(`{"version":1,"accounts":[${accounts}],"prices":${this.pricesJson},"counters":[`);
     }
-    return [this.fixed, `${counters.join(',')}]}`];
+    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}}`];
+  }
+
+  /** The outbox with the counters: it changes as often (an event per crossing, an attempt per delivery). */
+  private webhooksJson(now: number): string {
+    if (this.endpoints.size === 0 && this.deliveries.size === 0 && this.seenEvents.size === 0) return '';
+    const seen: Array<[string, number]> = [];
+    for (const [id, until] of this.seenEvents) if (until > now) seen.push([id, until]);
+    const webhooks = { endpoints: [...this.endpoints.values()], deliveries: [...this.deliveries.values()], seen };
+    return `,"webhooks":${JSON.stringify(webhooks)}`;
   }
 
   private restore(state: MemoryState): void {
@@ -157,10 +191,15 @@ export class MemoryData {
         periods = new Map();
         this.counters.set(c.account, periods);
       }
-      const counter = newCounter(c.account, c.period, c.used, c.expire_at_ms);
+      const counter = newCounter(c.account, c.period, c.used, c.expire_at_ms, c.alerted ?? []);
       for (const [day, n] of Object.entries(c.days ?? {})) counter.days.set(day, n);
       counter.record = c.record ?? null;
       periods.set(c.period, counter);
     }
+    const w = state.webhooks;
+    if (w === undefined) return;
+    for (const e of w.endpoints) this.endpoints.set(e.id, e);
+    for (const d of w.deliveries) this.deliveries.set(d.id, d);
+    for (const [id, until] of w.seen) this.seenEvents.set(id, until);
   }
 }

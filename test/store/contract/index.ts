@@ -3,6 +3,7 @@ import type { Store } from '../../../src/store/types.js';
 import { accountsContract } from './accounts.js';
 import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
+import { eventsContract } from './events.js';
 import { ledgerContract } from './ledger.js';
 import { pricesContract } from './prices.js';
 
@@ -16,4 +17,5 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   ledgerContract(t, make);
   pricesContract(t, make);
   coordinationContract(t, make);
+  eventsContract(t, make);
 }

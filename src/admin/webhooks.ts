@@ -1,0 +1,206 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
+import { EVENT_TYPES, eventId, outboxEvent } from '../events/event.js';
+import { newSecret } from '../events/signing.js';
+import { describeIssues } from '../prices/schema.js';
+import type { Delivery, Endpoint, Store } from '../store/types.js';
+import { checkedAddress, RefusedAddress } from '../webhooks/send.js';
+import type { Audit } from './audit.js';
+
+// The old secret keeps signing beside the new one this long after a rotation.
+const ROTATION_GRACE_MS = 86_400_000;
+
+const createInput = z.strictObject({
+  url: z.string().min(1).max(2048),
+  events: z.array(z.enum(EVENT_TYPES)).min(1, 'expected at least one event type'),
+  account_id: z.string().min(1).max(128).nullable().optional(),
+  description: z.string().max(500).nullable().optional(),
+});
+const deliveriesQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });
+
+function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  const r = schema.safeParse(body);
+  if (r.success) return r.data;
+  const lines = describeIssues(r.error);
+  throw new GatewayError('BAD_REQUEST', lines.join('; '), lines);
+}
+
+/** An endpoint as the admin API shows it: never its secrets. */
+export interface EndpointView {
+  id: string;
+  url: string;
+  events: string[];
+  account_id: string | null;
+  description: string | null;
+  created_at: string;
+  /** Until when the secret before the last rotation still signs too; null when none does. */
+  previous_secret_expires_at: string | null;
+}
+
+export interface DeliveryView {
+  event_id: string;
+  type: string;
+  state: Delivery['state'];
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt: string | null;
+  created_at: string;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * Webhook endpoints for the admin API and the CLI. A URL is checked at the edge (https unless
+ * `webhooks.allow_http`; its host must not resolve to a refused address) and again at every
+ * delivery. The secret is shown once, at creation and at rotation, and never logged.
+ */
+export class WebhookOperations {
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly clock: Clock,
+    private readonly audit: Audit,
+    /** An event was enqueued: the local worker looks at once (none in the CLI). */
+    private readonly enqueued: () => void = () => undefined,
+  ) {}
+
+  async create(
+    body: unknown,
+    from: string,
+  ): Promise<Omit<EndpointView, 'previous_secret_expires_at'> & { secret: string }> {
+    const input = parse(createInput, body);
+    const url = await this.checkUrl(input.url);
+    const accountId = input.account_id ?? null;
+    if (accountId !== null && !(await this.store.getAccount(accountId)))
+      throw new GatewayError('BAD_REQUEST', `account_id: no account with id ${accountId}`);
+    const endpoint: Endpoint = {
+      id: `wh_${randomBytes(8).toString('hex')}`,
+      url: url.href,
+      events: [...new Set(input.events)],
+      account_id: accountId,
+      description: input.description ?? null,
+      secret: newSecret(),
+      previous_secret: null,
+      previous_until_ms: null,
+      created_at: new Date(this.clock.now()).toISOString(),
+    };
+    await this.store.putEndpoint(endpoint);
+    this.audit({ action: 'webhook.create', webhook_id: endpoint.id, from, after: this.audited(endpoint) });
+    const { id, events, account_id, description, created_at, secret } = endpoint;
+    return { id, url: endpoint.url, events, account_id, description, secret, created_at };
+  }
+
+  async list(): Promise<{ webhooks: EndpointView[] }> {
+    const all = await this.store.listEndpoints();
+    all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    return { webhooks: all.map((e) => this.view(e)) };
+  }
+
+  async remove(id: string, from: string): Promise<{ webhook: EndpointView }> {
+    const endpoint = await this.find(id);
+    if (!(await this.store.deleteEndpoint(id))) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
+    this.audit({ action: 'webhook.delete', webhook_id: id, from, before: this.audited(endpoint) });
+    return { webhook: this.view(endpoint) };
+  }
+
+  /** A new secret; the old one keeps signing beside it for a day, so receivers can switch over. */
+  async rotateSecret(
+    id: string,
+    from: string,
+  ): Promise<{ id: string; secret: string; previous_secret_expires_at: string }> {
+    const endpoint = await this.find(id);
+    const until = this.clock.now() + ROTATION_GRACE_MS;
+    const rotated: Endpoint = {
+      ...endpoint,
+      secret: newSecret(),
+      previous_secret: endpoint.secret,
+      previous_until_ms: until,
+    };
+    await this.store.putEndpoint(rotated);
+    this.audit({ action: 'webhook.rotate_secret', webhook_id: id, from });
+    return { id, secret: rotated.secret, previous_secret_expires_at: new Date(until).toISOString() };
+  }
+
+  /** Sends a `webhook.test` event to this endpoint alone, delivered like any other: signed and retried. */
+  async test(id: string, from: string): Promise<{ event_id: string; type: 'webhook.test' }> {
+    const endpoint = await this.find(id);
+    const now = this.clock.now();
+    const event = outboxEvent(
+      eventId('webhook.test', id, String(now), randomBytes(8).toString('hex')),
+      'webhook.test',
+      { webhook_id: id, url: endpoint.url },
+      now,
+    );
+    await this.store.enqueueEvent(event, id);
+    this.enqueued();
+    this.audit({ action: 'webhook.test', webhook_id: id, from });
+    return { event_id: event.id, type: 'webhook.test' };
+  }
+
+  async deliveries(id: string, query: unknown): Promise<{ deliveries: DeliveryView[] }> {
+    const { limit } = parse(deliveriesQuery, query);
+    await this.find(id);
+    const list = await this.store.listDeliveries(id, limit);
+    return {
+      deliveries: list.map((d) => ({
+        event_id: d.event_id,
+        type: d.type,
+        state: d.state,
+        attempts: d.attempts,
+        last_status: d.last_status,
+        last_error: d.last_error,
+        next_attempt: iso(d.next_attempt_ms),
+        created_at: new Date(d.created_ms).toISOString(),
+      })),
+    };
+  }
+
+  private async find(id: string): Promise<Endpoint> {
+    const endpoint = await this.store.getEndpoint(id);
+    if (!endpoint) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
+    return endpoint;
+  }
+
+  private async checkUrl(text: string): Promise<URL> {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new GatewayError('BAD_REQUEST', 'url: expected an absolute https:// URL');
+    }
+    if (url.username !== '' || url.password !== '')
+      throw new GatewayError('BAD_REQUEST', 'url: credentials in the URL are not accepted (they would be listed)');
+    if (url.hash !== '') throw new GatewayError('BAD_REQUEST', 'url: a #fragment is never sent; leave it out');
+    const w = this.config.webhooks;
+    try {
+      await checkedAddress(url, { allowPrivate: w.allow_private_addresses, allowHttp: w.allow_http });
+    } catch (err) {
+      if (err instanceof RefusedAddress) throw new GatewayError('BAD_REQUEST', `url: ${err.message}`);
+      throw err;
+    }
+    return url;
+  }
+
+  private view(e: Endpoint): EndpointView {
+    const grace = e.previous_until_ms !== null && e.previous_until_ms > this.clock.now() ? e.previous_until_ms : null;
+    return {
+      id: e.id,
+      url: e.url,
+      events: e.events,
+      account_id: e.account_id,
+      description: e.description,
+      created_at: e.created_at,
+      previous_secret_expires_at: iso(grace),
+    };
+  }
+
+  /** What the audit line says of an endpoint: never its secret, nor a URL's query (it may hold a token). */
+  private audited(e: Endpoint): Record<string, unknown> {
+    const u = new URL(e.url);
+    return { url: u.origin + u.pathname, events: e.events, account_id: e.account_id };
+  }
+}

@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+
+/** The events an endpoint can subscribe to. `webhook.test` goes only to the endpoint it tests. */
+export const EVENT_TYPES = ['usage.threshold', 'prices.published', 'prices.effective', 'prices.cancelled'] as const;
+export type EventType = (typeof EVENT_TYPES)[number] | 'webhook.test';
+
+/**
+ * One event as the outbox keeps it: its stable id (the `webhook-id` of every attempt), its type,
+ * the account it concerns (usage events only: it decides which scoped endpoints get it) and the
+ * body exactly as it is signed and sent.
+ */
+export interface OutboxEvent {
+  id: string;
+  type: EventType;
+  account_id: string | null;
+  /** `{"type","timestamp","data"}`, encoded once, so every attempt signs the same bytes. */
+  body: string;
+  created_ms: number;
+}
+
+/**
+ * A deterministic event id: every gateway that sees the same happening names it alike, so the
+ * outbox keeps it once (set-if-absent on the id). `msg_` as Standard Webhooks' examples.
+ */
+export function eventId(...parts: string[]): string {
+  return `msg_${createHash('sha256').update(parts.join('\u0000')).digest('base64url').slice(0, 27)}`;
+}
+
+export function outboxEvent(
+  id: string,
+  type: EventType,
+  data: unknown,
+  nowMs: number,
+  accountId: string | null = null,
+): OutboxEvent {
+  const body = JSON.stringify({ type, timestamp: new Date(nowMs).toISOString(), data });
+  return { id, type, account_id: accountId, body, created_ms: nowMs };
+}
+
+/** What a `usage.threshold` event says beyond the crossing itself: fixed for an account's period. */
+export interface ThresholdContext {
+  plan: string;
+  period_started_at: string;
+  period_ends_at: string;
+}
+
+/** A crossing as the counting store records it (in the same step that counts). */
+export interface Crossing {
+  accountId: string;
+  periodId: string;
+  percent: number;
+  used: number;
+  limit: number;
+}
+
+/** One id per account, period and threshold: whichever gateway builds it, and however often. */
+export function thresholdEvent(c: Crossing, ctx: ThresholdContext, nowMs: number): OutboxEvent {
+  const data = {
+    account_id: c.accountId,
+    plan: ctx.plan,
+    threshold_percent: c.percent,
+    requests_used: c.used,
+    request_limit: c.limit,
+    period_started_at: ctx.period_started_at,
+    period_ends_at: ctx.period_ends_at,
+  };
+  const id = eventId('usage.threshold', c.accountId, c.periodId, String(c.percent));
+  return outboxEvent(id, 'usage.threshold', data, nowMs, c.accountId);
+}
+
+/**
+ * The thresholds still to cross, as the counting store takes them: `count:percent` pairs by
+ * count, e.g. `80:80,100:100` for a limit of 100. The count is ceil(limit·p/100), worked out once
+ * per account and period. Empty when none is left.
+ */
+export function alertList(limit: number, percents: readonly number[], used = 0): string {
+  return [...new Set(percents)]
+    .map((p) => [Math.max(1, Math.ceil((limit * p) / 100)), p] as const)
+    .filter(([count]) => count > used)
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1])
+    .map(([count, p]) => `${count}:${p}`)
+    .join(',');
+}
+
+/** The entries of an alert list whose count `used` has reached, and the list without them. */
+export function reached(
+  list: string,
+  used: number,
+): { crossed: Array<[count: number, percent: number]>; rest: string } {
+  const crossed: Array<[number, number]> = [];
+  const rest: string[] = [];
+  for (const entry of list === '' ? [] : list.split(',')) {
+    const [count, percent] = entry.split(':').map(Number) as [number, number];
+    if (count <= used) crossed.push([count, percent]);
+    else rest.push(entry);
+  }
+  return { crossed, rest: rest.join(',') };
+}
+
+/** The first count of an alert list (Infinity when empty): below it a request crosses nothing. */
+export function firstCount(list: string): number {
+  if (list === '') return Infinity;
+  return Number(list.slice(0, list.indexOf(':')));
+}

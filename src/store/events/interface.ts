@@ -1,0 +1,88 @@
+import type { EventType, OutboxEvent } from '../../events/event.js';
+
+/** A webhook endpoint as the store keeps it: with its secret, which it must keep to sign. */
+export interface Endpoint {
+  id: string;
+  url: string;
+  events: EventType[];
+  account_id: string | null;
+  description: string | null;
+  secret: string;
+  /** The secret before the last rotation, still signing beside the new one until `previous_until_ms`. */
+  previous_secret: string | null;
+  previous_until_ms: number | null;
+  created_at: string;
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+/** One event for one endpoint: what has been tried and what comes next. */
+export interface Delivery {
+  /** `<event id>.<endpoint id>` */
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  type: EventType;
+  body: string;
+  attempts: number;
+  state: DeliveryState;
+  /** HTTP status of the last attempt, null when it got none (refused, timeout, unreachable). */
+  last_status: number | null;
+  last_error: string | null;
+  /** Unix ms of the next attempt; null once delivered or failed. */
+  next_attempt_ms: number | null;
+  created_ms: number;
+}
+
+/** A delivery taken for one attempt, with its endpoint as it is now (URL and secrets). */
+export interface Claimed {
+  delivery: Delivery;
+  endpoint: Endpoint;
+}
+
+export interface AttemptOutcome {
+  status: number | null;
+  error: string | null;
+  delivered: boolean;
+  /** When to try again; null: no more (delivered, or failed for good). */
+  nextAttemptMs: number | null;
+  nowMs: number;
+}
+
+// How long a delivery's record stays listed after it is delivered or failed, and how long an
+// event id is remembered (a second enqueue of the same id within it is dropped).
+export const DELIVERY_KEEP_MS = 30 * 86_400_000;
+export const EVENT_ID_KEEP_MS = 30 * 86_400_000;
+/** Deliveries listed per endpoint. */
+export const DELIVERIES_KEPT = 100;
+
+/**
+ * Webhook endpoints and the durable outbox: events fanned out into one delivery per matching
+ * endpoint, claimed for one attempt at a time. Proven for every backend by
+ * test/store/contract/events.ts.
+ */
+export interface EventStore {
+  putEndpoint(endpoint: Endpoint): Promise<void>;
+  getEndpoint(id: string): Promise<Endpoint | null>;
+  listEndpoints(): Promise<Endpoint[]>;
+  /** Removes the endpoint and its pending deliveries. False when there was none. */
+  deleteEndpoint(id: string): Promise<boolean>;
+  /**
+   * Adds an event unless one of the same id was added before (in EVENT_ID_KEEP_MS): one delivery
+   * per endpoint that subscribes to its type and whose account scope admits it, or only to
+   * `onlyEndpoint` (a test event). Atomic: every gateway may offer the same event. True when new.
+   */
+  enqueueEvent(event: OutboxEvent, onlyEndpoint?: string): Promise<boolean>;
+  /**
+   * Takes up to `max` deliveries due at `nowMs` for `holder`: none is due again before
+   * `nowMs + leaseMs`, so no other holder attempts it meanwhile; a holder that dies leaves it
+   * to be taken again once the lease has run out.
+   */
+  claimDeliveries(holder: string, nowMs: number, leaseMs: number, max: number): Promise<Claimed[]>;
+  /** Records an attempt. Ignored (false) when `holder` no longer holds the delivery. */
+  recordAttempt(deliveryId: string, holder: string, outcome: AttemptOutcome): Promise<boolean>;
+  /** An endpoint's latest deliveries, newest first. */
+  listDeliveries(endpointId: string, limit: number): Promise<Delivery[]>;
+  /** Deliveries pending, and when the oldest of them was created (null when none). */
+  outboxStats(): Promise<{ depth: number; oldestMs: number | null }>;
+}

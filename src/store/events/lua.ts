@@ -1,0 +1,113 @@
+/**
+ * Lua run by the Redis store for webhooks. Every key of the outbox shares the hash tag `{wh}`,
+ * so each script runs on one Cluster node. The keys of a delivery (`{wh}:d:ID`) and an endpoint's
+ * listing (`{wh}:ep:ID`) are only known inside the scripts, which build them from the prefix in
+ * ARGV: same slot as the declared keys, so this holds on a Cluster too.
+ *
+ * Keys: KEYS[1] endpoints hash (id → JSON), KEYS[2] due (sorted set: delivery id → next attempt
+ * ms, or the end of its claim), KEYS[3] pending (delivery id → created ms).
+ */
+
+/**
+ * Adds an event unless its id was seen, with one delivery per matching endpoint (match.ts says
+ * the same in TypeScript).
+ *
+ * KEYS[4] the event id's seen-marker. ARGV[1] `{wh}` prefix, ARGV[2] event id, ARGV[3] type,
+ * ARGV[4] account id or '', ARGV[5] body, ARGV[6] now (ms), ARGV[7] how long the id is remembered
+ * (ms), ARGV[8] only this endpoint or '', ARGV[9] deliveries listed per endpoint.
+ * Returns the number of deliveries created, or -1 when the id was seen before.
+ */
+export const ENQUEUE = `
+if not redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[7]) then return -1 end
+local n = 0
+local endpoints = redis.call('HGETALL', KEYS[1])
+for i = 1, #endpoints, 2 do
+  local id = endpoints[i]
+  local e = cjson.decode(endpoints[i + 1])
+  local ok = false
+  if ARGV[8] ~= '' then ok = id == ARGV[8]
+  elseif ARGV[3] ~= 'webhook.test' then
+    for _, t in ipairs(e.events) do if t == ARGV[3] then ok = true end end
+    if ok and ARGV[4] ~= '' and e.account_id ~= cjson.null and e.account_id ~= ARGV[4] then ok = false end
+  end
+  if ok then
+    local did = ARGV[2] .. '.' .. id
+    redis.call('HSET', ARGV[1] .. 'd:' .. did, 'event_id', ARGV[2], 'endpoint_id', id, 'type', ARGV[3],
+      'body', ARGV[5], 'attempts', 0, 'state', 'pending', 'created_ms', ARGV[6], 'next_attempt_ms', ARGV[6])
+    redis.call('ZADD', KEYS[2], ARGV[6], did)
+    redis.call('ZADD', KEYS[3], ARGV[6], did)
+    local listing = ARGV[1] .. 'ep:' .. id
+    redis.call('ZADD', listing, ARGV[6], did)
+    redis.call('ZREMRANGEBYRANK', listing, 0, -1 - tonumber(ARGV[9]))
+    n = n + 1
+  end
+end
+return n
+`;
+
+/**
+ * Claims the deliveries due: each is due again only when the claim runs out, and names its holder.
+ * A delivery whose endpoint is gone is dropped.
+ *
+ * ARGV[1] prefix, ARGV[2] now (ms), ARGV[3] lease (ms), ARGV[4] most, ARGV[5] holder.
+ * Returns {delivery fields (flat), endpoint JSON, ...}.
+ */
+export const CLAIM = `
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[4]))
+local out = {}
+for _, id in ipairs(ids) do
+  local d = ARGV[1] .. 'd:' .. id
+  local endpoint = redis.call('HGET', KEYS[1], redis.call('HGET', d, 'endpoint_id') or '')
+  if not endpoint then
+    redis.call('ZREM', KEYS[2], id)
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('DEL', d)
+  else
+    redis.call('ZADD', KEYS[2], tonumber(ARGV[2]) + tonumber(ARGV[3]), id)
+    redis.call('HSET', d, 'holder', ARGV[5])
+    out[#out + 1] = redis.call('HGETALL', d)
+    out[#out + 1] = endpoint
+  end
+end
+return out
+`;
+
+/**
+ * Records one attempt when ARGV[3] still holds the delivery.
+ *
+ * ARGV[1] prefix, ARGV[2] delivery id, ARGV[3] holder, ARGV[4] state after (pending, delivered,
+ * failed), ARGV[5] status or '', ARGV[6] error or '', ARGV[7] next attempt (ms) or '', ARGV[8]
+ * how long a finished delivery stays listed (ms).
+ * Returns 1 when recorded, 0 when another holder has it (or it is gone).
+ */
+export const RECORD = `
+local d = ARGV[1] .. 'd:' .. ARGV[2]
+if redis.call('HGET', d, 'holder') ~= ARGV[3] then return 0 end
+redis.call('HINCRBY', d, 'attempts', 1)
+redis.call('HSET', d, 'holder', '', 'state', ARGV[4], 'last_status', ARGV[5], 'last_error', ARGV[6],
+  'next_attempt_ms', ARGV[7])
+if ARGV[4] == 'pending' then
+  redis.call('ZADD', KEYS[2], ARGV[7], ARGV[2])
+else
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  redis.call('ZREM', KEYS[3], ARGV[2])
+  redis.call('PEXPIRE', d, ARGV[8])
+end
+return 1
+`;
+
+/**
+ * Removes an endpoint with its deliveries. ARGV[1] prefix, ARGV[2] endpoint id.
+ * Returns 1 when it existed.
+ */
+export const DELETE_ENDPOINT = `
+if redis.call('HDEL', KEYS[1], ARGV[2]) == 0 then return 0 end
+local listing = ARGV[1] .. 'ep:' .. ARGV[2]
+for _, id in ipairs(redis.call('ZRANGE', listing, 0, -1)) do
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[3], id)
+  redis.call('DEL', ARGV[1] .. 'd:' .. id)
+end
+redis.call('DEL', listing)
+return 1
+`;

@@ -1,0 +1,130 @@
+import type { OutboxEvent } from '../../events/event.js';
+import type { MemoryData, MemoryDelivery } from '../memory/state.js';
+import {
+  type AttemptOutcome,
+  type Claimed,
+  DELIVERIES_KEPT,
+  DELIVERY_KEEP_MS,
+  type Delivery,
+  type Endpoint,
+  EVENT_ID_KEEP_MS,
+  type EventStore,
+} from './interface.js';
+import { endpointGets } from './match.js';
+
+/**
+ * Adds an event to the memory store's outbox, synchronously: the counting store calls it in the
+ * same step that counts a request crossing a threshold. False when its id was seen before.
+ */
+export function enqueueInMemory(data: MemoryData, event: OutboxEvent, only?: string): boolean {
+  const now = data.now();
+  const seen = data.seenEvents.get(event.id);
+  if (seen !== undefined && seen > now) return false;
+  data.seenEvents.set(event.id, now + EVENT_ID_KEEP_MS);
+  for (const endpoint of data.endpoints.values()) {
+    if (!endpointGets(endpoint, event, only)) continue;
+    const id = `${event.id}.${endpoint.id}`;
+    data.deliveries.set(id, {
+      id,
+      event_id: event.id,
+      endpoint_id: endpoint.id,
+      type: event.type,
+      body: event.body,
+      attempts: 0,
+      state: 'pending',
+      last_status: null,
+      last_error: null,
+      next_attempt_ms: now,
+      created_ms: now,
+      holder: null,
+      due_ms: now,
+      forget_ms: null,
+    });
+  }
+  data.countersDirty = true;
+  return true;
+}
+
+const view = ({ holder: _h, due_ms: _d, forget_ms: _f, ...d }: MemoryDelivery): Delivery => d;
+
+/** The outbox in the embedded store: in memory, and in its state file across restarts. */
+export class MemoryEvents implements EventStore {
+  constructor(private readonly data: MemoryData) {}
+
+  async putEndpoint(endpoint: Endpoint): Promise<void> {
+    this.data.endpoints.set(endpoint.id, endpoint);
+    await this.data.save();
+  }
+
+  async getEndpoint(id: string): Promise<Endpoint | null> {
+    return this.data.endpoints.get(id) ?? null;
+  }
+
+  async listEndpoints(): Promise<Endpoint[]> {
+    return [...this.data.endpoints.values()];
+  }
+
+  async deleteEndpoint(id: string): Promise<boolean> {
+    if (!this.data.endpoints.delete(id)) return false;
+    for (const [key, d] of this.data.deliveries) if (d.endpoint_id === id) this.data.deliveries.delete(key);
+    await this.data.save();
+    return true;
+  }
+
+  async enqueueEvent(event: OutboxEvent, onlyEndpoint?: string): Promise<boolean> {
+    const added = enqueueInMemory(this.data, event, onlyEndpoint);
+    if (added) await this.data.save();
+    return added;
+  }
+
+  async claimDeliveries(holder: string, nowMs: number, leaseMs: number, max: number): Promise<Claimed[]> {
+    const out: Claimed[] = [];
+    for (const [key, d] of this.data.deliveries) {
+      if (d.forget_ms !== null && d.forget_ms <= nowMs) this.data.deliveries.delete(key);
+      if (out.length >= max || d.due_ms === null || d.due_ms > nowMs) continue;
+      const endpoint = this.data.endpoints.get(d.endpoint_id);
+      if (!endpoint) {
+        this.data.deliveries.delete(key);
+        continue;
+      }
+      d.holder = holder;
+      d.due_ms = nowMs + leaseMs;
+      out.push({ delivery: view(d), endpoint });
+    }
+    return out;
+  }
+
+  async recordAttempt(deliveryId: string, holder: string, o: AttemptOutcome): Promise<boolean> {
+    const d = this.data.deliveries.get(deliveryId);
+    if (!d || d.holder !== holder) return false;
+    d.holder = null;
+    d.attempts += 1;
+    d.last_status = o.status;
+    d.last_error = o.error;
+    d.state = o.delivered ? 'delivered' : o.nextAttemptMs === null ? 'failed' : 'pending';
+    d.next_attempt_ms = d.state === 'pending' ? o.nextAttemptMs : null;
+    d.due_ms = d.next_attempt_ms;
+    d.forget_ms = d.state === 'pending' ? null : o.nowMs + DELIVERY_KEEP_MS;
+    this.data.countersDirty = true;
+    return true;
+  }
+
+  async listDeliveries(endpointId: string, limit: number): Promise<Delivery[]> {
+    return [...this.data.deliveries.values()]
+      .filter((d) => d.endpoint_id === endpointId)
+      .sort((a, b) => b.created_ms - a.created_ms)
+      .slice(0, Math.min(limit, DELIVERIES_KEPT))
+      .map(view);
+  }
+
+  async outboxStats(): Promise<{ depth: number; oldestMs: number | null }> {
+    let depth = 0;
+    let oldestMs: number | null = null;
+    for (const d of this.data.deliveries.values()) {
+      if (d.state !== 'pending') continue;
+      depth++;
+      if (oldestMs === null || d.created_ms < oldestMs) oldestMs = d.created_ms;
+    }
+    return { depth, oldestMs };
+  }
+}

@@ -1,0 +1,41 @@
+import type { Logger } from 'pino';
+import { priceEvent } from '../events/prices.js';
+import type { BookEvents } from '../prices/book.js';
+import type { PriceSet } from '../prices/schema.js';
+import type { EventStore } from '../store/types.js';
+
+/**
+ * Price changes as webhook events, enqueued in the store's outbox under deterministic ids: every
+ * gateway sees a set take effect on its own clock, and the outbox keeps the event once.
+ */
+export class PriceEvents implements BookEvents {
+  constructor(
+    private readonly store: EventStore,
+    private readonly defaultSource: string,
+    private readonly now: () => number,
+    private readonly log: Logger,
+    /** Called after an event was enqueued: the local worker looks at once. */
+    private readonly enqueued: () => void = () => undefined,
+  ) {}
+
+  async published(sets: PriceSet[]): Promise<void> {
+    for (const set of sets) await this.add(priceEvent('prices.published', set, this.defaultSource, this.now()));
+  }
+
+  effective(set: PriceSet): void {
+    this.add(priceEvent('prices.effective', set, this.defaultSource, this.now())).catch((err: unknown) =>
+      this.log.error(
+        { err: (err as Error).message, effective_date: set.effective_date },
+        'could not enqueue the prices.effective event (another gateway may have)',
+      ),
+    );
+  }
+
+  cancelled(set: PriceSet): Promise<void> {
+    return this.add(priceEvent('prices.cancelled', set, this.defaultSource, this.now()));
+  }
+
+  private async add(event: ReturnType<typeof priceEvent>): Promise<void> {
+    if (await this.store.enqueueEvent(event)) this.enqueued();
+  }
+}

@@ -1,0 +1,143 @@
+import { lookup } from 'node:dns/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { isPublicAddress } from '../events/addresses.js';
+
+/** The most of an answer read: a receiver that streams more is cut off there. */
+export const MAX_ANSWER_BYTES = 1024;
+
+export interface SendPolicy {
+  timeoutMs: number;
+  allowPrivate: boolean;
+  allowHttp: boolean;
+}
+
+export interface SendOutcome {
+  /** 2xx within the timeout. */
+  ok: boolean;
+  /** The answer's status, null when there was none. */
+  status: number | null;
+  /** Why it failed, in a word or two (refused, timeout, unreachable, status …), null when ok. */
+  error: string | null;
+}
+
+export class RefusedAddress extends Error {}
+
+/**
+ * The address a webhook URL's host resolves to, checked: every address the name has must be
+ * allowed (a name with one private address among public ones is refused, as a rebinding
+ * attacker would arrange). Throws RefusedAddress with the reason.
+ */
+export async function checkedAddress(
+  url: URL,
+  policy: Pick<SendPolicy, 'allowPrivate' | 'allowHttp'>,
+): Promise<{ address: string; family: number }> {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp))
+    throw new RefusedAddress(`${url.protocol} is not allowed: https is required (webhooks.allow_http)`);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let found: Array<{ address: string; family: number }>;
+  if (isIP(host) !== 0) found = [{ address: host, family: isIP(host) }];
+  else {
+    try {
+      found = await lookup(host, { all: true, verbatim: true });
+    } catch (err) {
+      throw new RefusedAddress(
+        `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
+    }
+  }
+  const first = found[0];
+  if (first === undefined) throw new RefusedAddress(`${host} has no address`);
+  if (!policy.allowPrivate) {
+    const bad = found.find((a) => !isPublicAddress(a.address));
+    if (bad)
+      throw new RefusedAddress(
+        `${host} resolves to ${bad.address}, a loopback, private, link-local or metadata address (webhooks.allow_private_addresses)`,
+      );
+  }
+  return first;
+}
+
+/**
+ * POSTs one signed event. The host is resolved and checked here, at every delivery, and the
+ * connection goes to that checked address (its own `lookup`), so a name that changes between
+ * the check and the connection (DNS rebinding) cannot lead elsewhere. A hard timeout covers
+ * resolving, connecting and the answer; redirects are not followed (a 3xx is a failure); at most
+ * MAX_ANSWER_BYTES of the answer are read. Never throws.
+ */
+export async function sendWebhook(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  policy: SendPolicy,
+): Promise<SendOutcome> {
+  const deadline = Date.now() + policy.timeoutMs;
+  let target: { address: string; family: number };
+  try {
+    target = await withTimeout(checkedAddress(url, policy), policy.timeoutMs);
+  } catch (err) {
+    if (err instanceof RefusedAddress) return { ok: false, status: null, error: `refused: ${err.message}` };
+    return { ok: false, status: null, error: 'timeout' };
+  }
+  const pinned: LookupFunction = (_host, options, callback) => {
+    if ((options as { all?: boolean }).all) callback(null, [target] as never, target.family);
+    else callback(null, target.address, target.family);
+  };
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (outcome: SendOutcome): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      resolve(outcome);
+    };
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = request(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      lookup: pinned,
+      agent: false,
+    });
+    // An answer whose status arrived in time counts, even if its body is still coming.
+    let answered: SendOutcome | null = null;
+    const timer = setTimeout(
+      () => finish(answered ?? { ok: false, status: null, error: 'timeout' }),
+      Math.max(1, deadline - Date.now()),
+    );
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      finish({ ok: false, status: null, error: `unreachable: ${err.code ?? err.message}` }),
+    );
+    req.on('response', (res: IncomingMessage) => {
+      const status = res.statusCode ?? 0;
+      const ok = status >= 200 && status < 300;
+      let read = 0;
+      answered = { ok, status, error: ok ? null : `status ${status}` };
+      const done = (): void => finish(answered as SendOutcome);
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read >= MAX_ANSWER_BYTES) done();
+      });
+      res.on('end', done);
+      res.on('error', done);
+    });
+    req.end(body);
+  });
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('timeout')), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { ThresholdContext } from '../events/event.js';
+import { signatureHeader } from '../events/signing.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { allowanceFor } from '../quota/allowance.js';
+import type { Claimed, Store } from '../store/types.js';
+import { type SendPolicy, sendWebhook } from './send.js';
+
+// Deliveries claimed at once by one gateway, and attempted side by side.
+const BATCH = 16;
+// A claim lasts twice the attempt's hard timeout and a second: only a gateway that stopped
+// (killed, frozen) lets its claim run out, and then another attempts the delivery.
+const leaseMs = (timeoutMs: number): number => 2 * timeoutMs + 1000;
+// Crossings a gateway recorded but did not move to the outbox (it died in between) are looked
+// for this often, by one gateway of the deployment at a time.
+const SWEEP_EVERY_MS = 5 * 60_000;
+const SWEEP_LEASE = 'webhook-sweep';
+
+/** A retry's delay with ±20% jitter, so receivers coming back are not hit by every retry at once. */
+export const withJitter = (ms: number): number => Math.round(ms * (0.8 + Math.random() * 0.4));
+
+/**
+ * Delivers the outbox, in every gateway process (never in the CLI, never on the request path):
+ * each tick claims the deliveries due (a lease in the store, so no two gateways attempt the
+ * same one), POSTs each signed, and records the outcome: delivered, retried after the next delay
+ * of `webhooks.retry_delays_ms`, or failed once they are spent.
+ */
+export class WebhookWorker {
+  private readonly holder = randomUUID();
+  private readonly policy: SendPolicy;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private lastSweepMs = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly config: Config,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly now: () => number,
+  ) {
+    const w = config.webhooks;
+    this.policy = { timeoutMs: w.timeout_ms, allowPrivate: w.allow_private_addresses, allowHttp: w.allow_http };
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** Looks for due deliveries now (an event was just enqueued by this process). */
+  kick(): void {
+    if (!this.stopped && this.running === null) this.schedule(0);
+  }
+
+  /** Stops claiming; attempts under way finish (each within `webhooks.timeout_ms`) and are recorded. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.running = this.tick().finally(() => {
+        this.running = null;
+        if (!this.stopped) this.schedule(this.config.webhooks.poll_interval_ms);
+      });
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      await this.sweep();
+      for (;;) {
+        const claimed = await this.store.claimDeliveries(
+          this.holder,
+          this.now(),
+          leaseMs(this.config.webhooks.timeout_ms),
+          BATCH,
+        );
+        await Promise.all(claimed.map((c) => this.attempt(c)));
+        if (claimed.length < BATCH || this.stopped) return;
+      }
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'webhook delivery round failed; trying again');
+    }
+  }
+
+  private async attempt({ delivery, endpoint }: Claimed): Promise<void> {
+    const now = this.now();
+    const secrets = [endpoint.secret];
+    if (endpoint.previous_secret !== null && (endpoint.previous_until_ms ?? 0) > now)
+      secrets.push(endpoint.previous_secret);
+    // The signing time is the wall clock's, as receivers check it against theirs.
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'fuel-gateway-webhooks',
+      'webhook-id': delivery.event_id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, delivery.body),
+    };
+    const sent = await sendWebhook(new URL(endpoint.url), headers, delivery.body, this.policy);
+    const attempt = delivery.attempts + 1;
+    const delays = this.config.webhooks.retry_delays_ms;
+    const delay = delays[attempt - 1];
+    const doneMs = this.now();
+    const nextAttemptMs = sent.ok || delay === undefined ? null : doneMs + withJitter(delay);
+    const result = sent.ok ? 'delivered' : nextAttemptMs === null ? 'failed' : 'retrying';
+    this.metrics.webhookDeliveries.labels(result).inc();
+    const line = {
+      webhook_id: endpoint.id,
+      event_id: delivery.event_id,
+      type: delivery.type,
+      attempt,
+      status: sent.status,
+    };
+    if (result === 'failed') this.log.warn({ ...line, error: sent.error }, 'webhook delivery failed for good');
+    else if (result === 'retrying')
+      this.log.info(
+        { ...line, error: sent.error, next_attempt_ms: nextAttemptMs },
+        'webhook delivery failed; will retry',
+      );
+    await this.store
+      .recordAttempt(delivery.id, this.holder, {
+        status: sent.status,
+        error: sent.error,
+        delivered: sent.ok,
+        nextAttemptMs,
+        nowMs: doneMs,
+      })
+      .catch((err: unknown) =>
+        this.log.warn(
+          { ...line, err: (err as Error).message },
+          'recording a webhook attempt failed; it is attempted again once its claim runs out',
+        ),
+      );
+  }
+
+  /** Crossings left behind by a gateway that died between counting and moving them (Redis). */
+  private async sweep(): Promise<void> {
+    const now = this.now();
+    if (this.store.kind !== 'redis' || now - this.lastSweepMs < SWEEP_EVERY_MS) return;
+    this.lastSweepMs = now;
+    if (!(await this.store.lease(SWEEP_LEASE, this.holder, SWEEP_EVERY_MS))) return;
+    const found = await this.store.recoverCrossings((id, period) => this.contextOf(id, period));
+    if (found > 0) this.log.info({ found }, 'moved usage threshold events left behind to the outbox');
+  }
+
+  private async contextOf(accountId: string, periodId: string): Promise<ThresholdContext | null> {
+    const account = await this.store.getAccount(accountId);
+    if (!account) return null;
+    try {
+      const a = allowanceFor(account, this.config.plans, this.config.time_zone, Number(periodId));
+      return { plan: a.plan, period_started_at: a.period.startedAt, period_ends_at: a.period.endsAt };
+    } catch {
+      return null;
+    }
+  }
+}
