@@ -103,7 +103,11 @@ async function main() {
       const child = spawn(
         process.execPath,
         ['dist/main.js', 'usage', verb, '--from', day(1), '--to', day(31), '--format', format],
-        { cwd: ROOT, env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}` }, stdio: ['ignore', 'pipe', 'inherit'] },
+        {
+          cwd: ROOT,
+          env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}` },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
       );
       let bytes = 0;
       let lines = 0;
