@@ -235,6 +235,13 @@ async function assemble(
     proxy = cache;
   }
 
+  const delivery = new WebhookWorker(store, config, metrics, log.child({ component: 'webhooks' }), clock.now);
+  delivery.start();
+  worker = delivery;
+  // Cleanups run last first: this one after the listeners have drained (SIGTERM answers at
+  // once with `Connection: close`), before the store closes, so attempts under way are recorded.
+  cleanups.push(() => delivery.stop());
+
   const handler = publicHandler({
     config,
     meter,
@@ -262,12 +269,6 @@ async function assemble(
   cleanups.push(() => close(listeners.admin.server, 0, config.server.request_timeout_ms));
   const adminAddress = listeners.admin.address;
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
-
-  const delivery = new WebhookWorker(store, config, metrics, log.child({ component: 'webhooks' }), clock.now);
-  delivery.start();
-  worker = delivery;
-  // Before the store closes (cleanups run last first): attempts under way are recorded.
-  cleanups.push(() => delivery.stop());
 
   const demo =
     config.demo_accounts && store.kind === 'memory'

@@ -3,6 +3,7 @@ import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 const H = '/fuel-api/api/usage-history.php';
 const at = (iso: string): number => Date.parse(iso);
@@ -231,5 +232,41 @@ t.test('admin export: a bad range is 400 Invalid date range., an unknown account
   t.equal(
     (await adminCall(gw, 'GET', '/admin/usage/periods?from=2026-11-01&to=2026-11-02&account=acct_nope')).status,
     404,
+  );
+});
+
+t.test('an export waits for a reader that stops reading, and ends when the reader goes away', async (t) => {
+  const { connect } = await import('node:net');
+  const gw = await startGateway(t, { demo_accounts: false }, { clock: new ManualClock(NOW) });
+  const store = gw.app.store;
+  // 2,000 accounts × 30 days: 60,000 rows, about 11 MB, far more than the sockets buffer.
+  for (let i = 0; i < 2000; i++) {
+    const { account } = await newAccount(gw, { plan: 'starter', label: `customer ${i} ${'x'.repeat(100)}` });
+    const spec = { accountId: account.id, revision: account.revision, periodId: 'p', limit: 100, expireAtMs: 8e15 };
+    for (let d = 1; d <= 30; d++) await store.consume(spec, `2026-11-${String(d).padStart(2, '0')}`);
+  }
+  const read = store.periodRecords.bind(store);
+  let pages = 0;
+  store.periodRecords = (...args) => {
+    pages++;
+    return read(...args);
+  };
+  const socket = connect(gw.app.adminAddress.port, '127.0.0.1');
+  await new Promise((r) => socket.once('connect', r));
+  socket.pause();
+  socket.write('GET /admin/usage?from=2026-11-01&to=2026-11-30 HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  await waitFor('the export to fill the socket', () => pages > 0, 5000);
+  await new Promise((r) => setTimeout(r, 500));
+  const held = pages;
+  t.ok(held < 10, `a reader that reads nothing holds the export at ${held} of 10 pages`);
+  socket.destroy();
+  await new Promise((r) => setTimeout(r, 300));
+  t.ok(pages <= held + 1, 'a reader that went away ends it');
+  const whole = await adminCall(gw, 'GET', '/admin/usage?from=2026-11-01&to=2026-11-30');
+  t.equal(whole.status, 200, 'the admin API still answers');
+  t.equal(
+    (whole.body as string).split('\r\n').length,
+    60_000 + 2,
+    'a header, a row per account and day, the last CRLF',
   );
 });

@@ -140,10 +140,11 @@ export class ConsumeBatcher {
     for (let i = 0; i < receivers.length; i++) {
       const receiver = receivers[i] as ConsumeReceiver;
       const result = decode(reply[2 * i], reply[2 * i + 1]);
+      this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(reply[2 * i])}`));
+      // After the answer: moving the crossing to the outbox is no part of the request.
       const alerts = (specs[i] as ConsumeSpec).alerts;
       if (alerts !== undefined && result !== null && 'used' in result && result.used >= alerts.next)
         this.onReached(specs[i] as ConsumeSpec, result.used);
-      this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(reply[2 * i])}`));
     }
   }
 
