@@ -25,7 +25,15 @@ export class HeaderBlock {
     for (const name of variable) this.list.push(name, 0);
   }
 
-  fill(a: string | number, b: number = 0, c: number = 0, d: number = 0, e: number = 0): HeaderList {
+  fill(
+    a: string | number,
+    b: string | number = 0,
+    c: string | number = 0,
+    d: string | number = 0,
+    e: string | number = 0,
+    f: string | number = 0,
+    g: string | number = 0,
+  ): HeaderList {
     const l = this.list;
     const i = this.first;
     l[i] = a;
@@ -33,12 +41,36 @@ export class HeaderBlock {
     if (i + 4 < l.length) l[i + 4] = c;
     if (i + 6 < l.length) l[i + 6] = d;
     if (i + 8 < l.length) l[i + 8] = e;
+    if (i + 10 < l.length) l[i + 10] = f;
+    if (i + 12 < l.length) l[i + 12] = g;
     return l;
   }
 }
 
-/** The variable part of a counted answer's headers: length, then the X-RateLimit-* trio. */
-const RATE = ['Content-Length', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+/**
+ * The variable part of a counted answer's headers: length, the X-RateLimit-* trio, then the IETF
+ * draft's fields (draft-ietf-httpapi-ratelimit-headers-11), whose values rate.ts writes.
+ */
+const RATE = [
+  'Content-Length',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit-Policy',
+  'RateLimit',
+];
+
+/** Where an account stands, as the rate headers say it (rate.ts builds it). */
+export interface RateFields {
+  limit: number;
+  remaining: number;
+  /** Unix seconds of the period's end. */
+  reset: number;
+  /** The `RateLimit-Policy` value, built once per account and period. */
+  policy: string;
+  /** The `RateLimit` value. */
+  rate: string;
+}
 
 /** Every header list and error body the public listener writes, built once per listener. */
 export class Answers {
@@ -72,19 +104,19 @@ export class Answers {
     return (this.retryAfter.get(kind) as HeaderBlock).fill(seconds);
   }
 
-  /** An allowance used up: `Retry-After` and the X-RateLimit-* trio. */
-  errorLimited(kind: ErrorKind, retryAfter: number, limit: number, remaining: number, reset: number): HeaderList {
-    return (this.limited.get(kind) as HeaderBlock).fill(retryAfter, limit, remaining, reset);
+  /** An allowance used up: `Retry-After` and the rate headers. */
+  errorLimited(kind: ErrorKind, retryAfter: number, r: RateFields): HeaderList {
+    return (this.limited.get(kind) as HeaderBlock).fill(retryAfter, r.limit, r.remaining, r.reset, r.policy, r.rate);
   }
 
-  /** A counted 200: its length and the X-RateLimit-* trio. */
-  counted200(contentType: string, length: number, limit: number, remaining: number, reset: number): HeaderList {
+  /** A counted 200 (or a usage check): its length and the rate headers. */
+  counted200(contentType: string, length: number, r: RateFields): HeaderList {
     let block = this.counted.get(contentType);
     if (!block) {
       block = new HeaderBlock(['Content-Type', contentType], RATE);
       this.counted.set(contentType, block);
     }
-    return block.fill(length, limit, remaining, reset);
+    return block.fill(length, r.limit, r.remaining, r.reset, r.policy, r.rate);
   }
 
   /** An answer without rate headers (health, readiness, an unmetered 200). */

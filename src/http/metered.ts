@@ -19,6 +19,7 @@ import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import { storeError, storeWorked } from './context.js';
+import { rateFields } from './rate.js';
 import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
 import type { Exchange, Gateway, InvalidKeyReason, MeteredRoute, Prepared, RouteEntry } from './types.js';
 
@@ -192,29 +193,18 @@ function meterSlowly(x: Exchange, pending: Promise<MeterResult>): void {
 export function answer(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntry, used: number): void {
   const { answers, metrics, clock } = x.g;
   const { limit, period, plan } = entry.allowance;
-  const remaining = Math.max(0, limit - used);
-  const reset = Math.ceil(period.endMs / 1000);
+  const now = clock.now();
+  const rate = rateFields(entry, used, now);
   if (kind === 'exhausted') {
     metrics.quotaRejections.labels(plan).inc();
     const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
-    const retryAfter = Math.max(1, Math.ceil((period.endMs - clock.now()) / 1000));
-    return send(
-      x,
-      429,
-      answers.errorLimited(errorKind, retryAfter, limit, remaining, reset),
-      answers.errors[errorKind].body,
-    );
+    const retryAfter = Math.max(1, Math.ceil((period.endMs - now) / 1000));
+    return send(x, 429, answers.errorLimited(errorKind, retryAfter, rate), answers.errors[errorKind].body);
   }
   const p = x.prepared as Prepared;
-  if (!p.withUsage)
-    return send(x, 200, answers.counted200(p.contentType, p.bytes, limit, remaining, reset), p.head + p.tail);
+  if (!p.withUsage) return send(x, 200, answers.counted200(p.contentType, p.bytes, rate), p.head + p.tail);
   const usage = usageJson(entry.usage, used, limit);
-  send(
-    x,
-    200,
-    answers.counted200(p.contentType, p.bytes + usage.length, limit, remaining, reset),
-    p.head + usage + p.tail,
-  );
+  send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate), p.head + usage + p.tail);
 }
 
 /**

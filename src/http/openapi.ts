@@ -46,6 +46,18 @@ export const RATE_HEADERS: Json = {
   'X-RateLimit-Limit': header("The account's allowance for the period."),
   'X-RateLimit-Remaining': header('Requests left in the period.'),
   'X-RateLimit-Reset': header('Unix time (seconds) when the period ends.'),
+  'RateLimit-Policy': {
+    description:
+      'IETF draft-ietf-httpapi-ratelimit-headers-11: the allowance as one policy named "period", q = requests per period, w = the period\'s length in seconds (a Structured Fields List).',
+    schema: { type: 'string' },
+    example: '"period";q=2000;w=2592000',
+  },
+  RateLimit: {
+    description:
+      'IETF draft-ietf-httpapi-ratelimit-headers-11: r = requests left in the period, t = seconds until it ends (a Structured Fields List).',
+    schema: { type: 'string' },
+    example: '"period";r=1999;t=2591940',
+  },
 };
 const RETRY_AFTER: Json = { 'Retry-After': header('Seconds to wait before trying again.') };
 

@@ -10,6 +10,7 @@ import { isGatewayError } from '../../errors.js';
 import { crashed, fail, failRetry, record } from '../../http/answer.js';
 import { storeError } from '../../http/context.js';
 import { answer, invalidKey, keyOf, refuse } from '../../http/metered.js';
+import { rateFields, rateHeaders } from '../../http/rate.js';
 import type { Target } from '../../http/request.js';
 import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
@@ -74,16 +75,7 @@ async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: 
     path: target.path,
     query: new URLSearchParams(target.search),
     usage: counted ? usageJson(counted.entry.usage, counted.used, limit) : 'null',
-    headers: counted
-      ? [
-          'X-RateLimit-Limit',
-          limit,
-          'X-RateLimit-Remaining',
-          Math.max(0, limit - counted.used),
-          'X-RateLimit-Reset',
-          Math.ceil(counted.entry.allowance.period.endMs / 1000),
-        ]
-      : [],
+    headers: counted ? rateHeaders(rateFields(counted.entry, counted.used, g.clock.now())) : [],
     onFailure: () => {
       if (!counted) return;
       g.meter
