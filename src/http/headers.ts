@@ -81,6 +81,9 @@ export class Answers {
   private readonly limited = new Map<ErrorKind, HeaderBlock>();
   private readonly counted = new Map<string, HeaderBlock>();
   private readonly unratedBlocks = new Map<string, HeaderBlock>();
+  private readonly tagged = new Map<string, HeaderBlock>();
+  private readonly notModifiedBlock = new HeaderBlock([], ['ETag', ...RATE.slice(1)]);
+  private readonly notModifiedUnratedBlock = new HeaderBlock([], ['ETag']);
 
   constructor(messages: Messages) {
     this.errors = buildErrorAnswers(messages);
@@ -109,14 +112,25 @@ export class Answers {
     return (this.limited.get(kind) as HeaderBlock).fill(retryAfter, r.limit, r.remaining, r.reset, r.policy, r.rate);
   }
 
-  /** A counted 200 (or a usage check): its length and the rate headers. */
-  counted200(contentType: string, length: number, r: RateFields): HeaderList {
-    let block = this.counted.get(contentType);
+  /** A counted 200 (or a usage check): its length, the rate headers and, on a conditional route, the ETag. */
+  counted200(contentType: string, length: number, r: RateFields, etag: string | null = null): HeaderList {
+    const blocks = etag === null ? this.counted : this.tagged;
+    let block = blocks.get(contentType);
     if (!block) {
-      block = new HeaderBlock(['Content-Type', contentType], RATE);
-      this.counted.set(contentType, block);
+      block = new HeaderBlock(['Content-Type', contentType], etag === null ? RATE : [...RATE, 'ETag']);
+      blocks.set(contentType, block);
     }
-    return block.fill(length, r.limit, r.remaining, r.reset, r.policy, r.rate);
+    return block.fill(length, r.limit, r.remaining, r.reset, r.policy, r.rate, etag ?? 0);
+  }
+
+  /** A 304 Not Modified: the ETag and the rate headers, no body and so no length (RFC 9110 §15.4.5). */
+  notModified(etag: string, r: RateFields): HeaderList {
+    return this.notModifiedBlock.fill(etag, r.limit, r.remaining, r.reset, r.policy, r.rate);
+  }
+
+  /** A 304 while the store cannot say the usage (store.on_error: allow). */
+  notModifiedUnrated(etag: string): HeaderList {
+    return this.notModifiedUnratedBlock.fill(etag);
   }
 
   /** An answer without rate headers (health, readiness, an unmetered 200). */
@@ -134,26 +148,4 @@ export class Answers {
 export function write(res: ServerResponse, head: boolean, status: number, headers: HeaderList, body: string): void {
   res.writeHead(status, headers);
   res.end(head ? undefined : body);
-}
-
-/** A fixed answer built at start (the OpenAPI document, the page's assets). */
-export interface StaticAnswer {
-  headers: HeaderList;
-  body: string;
-}
-
-export function staticAnswer(contentType: string, body: string, cacheControl: string): StaticAnswer {
-  return {
-    body,
-    headers: [
-      'Content-Type',
-      contentType,
-      'Content-Length',
-      Buffer.byteLength(body),
-      'Cache-Control',
-      cacheControl,
-      'X-Content-Type-Options',
-      'nosniff',
-    ],
-  };
 }

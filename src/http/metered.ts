@@ -19,6 +19,7 @@ import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import { storeError, storeWorked } from './context.js';
+import { noneMatchHits } from './etag.js';
 import { rateFields } from './rate.js';
 import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
 import type { Exchange, Gateway, InvalidKeyReason, MeteredRoute, Prepared, RouteEntry } from './types.js';
@@ -39,6 +40,8 @@ export class RequestExchange implements Exchange, ConsumeReceiver {
   entry: AccountEntry | null = null;
   prepared: Prepared | null = null;
   storeStart = 0;
+  etag: string | null = null;
+  notModified = false;
 
   constructor(
     readonly g: Gateway,
@@ -114,16 +117,26 @@ export function metered(x: RequestExchange, route: MeteredRoute, search: string)
   const { g } = x;
   const keyHash = keyOf(x, search);
   if (keyHash === null) return;
-  const prepared = route.prepare(search, g.book.snapshot());
+  const snap = g.book.snapshot();
+  const prepared = route.prepare(search, snap);
   if (typeof prepared === 'string') return void refuse(x, prepared).catch((err: unknown) => crashed(x, err));
   x.prepared = prepared;
-  const entry = x.req.method === 'HEAD' ? undefined : g.meter.warm(x.key as KnownKey<AccountEntry>);
-  if (entry === undefined)
-    return meterSlowly(x, x.req.method === 'HEAD' ? g.meter.peek(keyHash) : g.meter.consume(keyHash));
+  if (route.conditional) conditional(x, g.etags.of(snap));
+  // HEAD and an uncounted 304 read the usage without counting it: one store call, as a consume.
+  const peek = x.req.method === 'HEAD' || (x.notModified && !g.countNotModified);
+  const entry = peek ? undefined : g.meter.warm(x.key as KnownKey<AccountEntry>);
+  if (entry === undefined) return meterSlowly(x, peek ? g.meter.peek(keyHash) : g.meter.consume(keyHash));
   x.entry = entry;
   if (entry.account.status !== 'active') return fail(x, 'inactive_key');
   x.storeStart = performance.now();
   g.meter.consumeInto(entry, x);
+}
+
+/** Notes the route's ETag and whether the request's If-None-Match matches it (RFC 9110 §13.1.2). */
+function conditional(x: Exchange, etag: string): void {
+  x.etag = etag;
+  const inm = headerValue(x.req, 'if-none-match');
+  if (inm !== undefined && noneMatchHits(inm, etag)) x.notModified = true;
 }
 
 /**
@@ -195,6 +208,9 @@ export function answer(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntr
   const { limit, period, plan } = entry.allowance;
   const now = clock.now();
   const rate = rateFields(entry, used, now);
+  // Not counted, a 304 is answered while the allowance is used up: it serves no data.
+  if (x.notModified && (kind === 'ok' || !x.g.countNotModified))
+    return send(x, 304, answers.notModified(x.etag as string, rate), '');
   if (kind === 'exhausted') {
     metrics.quotaRejections.labels(plan).inc();
     const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
@@ -202,9 +218,9 @@ export function answer(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntr
     return send(x, 429, answers.errorLimited(errorKind, retryAfter, rate), answers.errors[errorKind].body);
   }
   const p = x.prepared as Prepared;
-  if (!p.withUsage) return send(x, 200, answers.counted200(p.contentType, p.bytes, rate), p.head + p.tail);
+  if (!p.withUsage) return send(x, 200, answers.counted200(p.contentType, p.bytes, rate, x.etag), p.head + p.tail);
   const usage = usageJson(entry.usage, used, limit);
-  send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate), p.head + usage + p.tail);
+  send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate, x.etag), p.head + usage + p.tail);
 }
 
 /**
@@ -220,6 +236,7 @@ function storeFailed(x: Exchange, err: unknown): void {
   if (g.failOpen && g.meter.knowsActive(x.keyHash)) {
     g.metrics.unmetered.inc();
     g.log.warn({ err: err.message }, 'store unavailable: serving unmetered (store.on_error: allow)');
+    if (x.notModified) return send(x, 304, g.answers.notModifiedUnrated(x.etag as string), '');
     const p = x.prepared as Prepared;
     const body = p.withUsage ? `${p.head}null${p.tail}` : p.head + p.tail;
     return send(x, 200, g.answers.unrated(p.contentType, p.bytes + (p.withUsage ? 4 : 0)), body);

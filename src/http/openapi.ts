@@ -138,3 +138,45 @@ export function meteredPath(
     },
   };
 }
+
+const ETAG: Json = {
+  ETag: {
+    description:
+      'Weak ETag naming the served price set (and the release): the same on every gateway, changed whenever the prices are. Send it back in If-None-Match.',
+    schema: { type: 'string' },
+    example: 'W/"q4bVYr0cM0p1yLhq9lU3Hq0qXWk7tZ2"',
+  },
+};
+
+/**
+ * A route whose answers carry the gateway's ETag (etag.ts): an optional If-None-Match, the ETag
+ * on its 200, and the 304 it answers to a match (`rated`: with the rate headers, not counted).
+ */
+export function conditional(item: PathItem, rated: boolean, note: string): PathItem {
+  const op = item.get;
+  const ok = op.responses['200'] as Response;
+  return {
+    ...item,
+    get: {
+      ...op,
+      parameters: [
+        ...(op.parameters ?? []),
+        {
+          name: 'If-None-Match',
+          in: 'header',
+          description: `An ETag of an earlier answer (a list, or *, compared weakly). When it matches: 304 Not Modified without a body. ${note}`,
+          schema: { type: 'string' },
+          example: 'W/"q4bVYr0cM0p1yLhq9lU3Hq0qXWk7tZ2"',
+        },
+      ],
+      responses: {
+        ...op.responses,
+        200: { ...ok, headers: { ...((ok.headers as Json | undefined) ?? {}), ...ETAG } },
+        304: {
+          description: `Not Modified: the prices are those of the ETag sent. ${note}`,
+          headers: rated ? { ...ETAG, ...RATE_HEADERS } : ETAG,
+        },
+      },
+    },
+  };
+}

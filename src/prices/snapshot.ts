@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { changeJson } from './changes.js';
 import { PRODUCTS, type PriceSet, type REGIONS, type RegionPrices } from './schema.js';
 
@@ -11,6 +12,12 @@ export interface Snapshot {
   readonly current: CurrentPrices | null;
   /** The sets already in effect, oldest first. */
   readonly history: readonly HistoryEntry[];
+  /**
+   * A digest of everything served from this snapshot (the current set with its source, and the
+   * history), from the content alone: equal on every gateway serving the same prices, whatever
+   * the process. The ETag of the current endpoints is made from it (http/etag.ts).
+   */
+  readonly tag: string;
 }
 
 export interface CurrentPrices {
@@ -82,7 +89,11 @@ function historyEntries(inEffect: readonly PriceSet[]): HistoryEntry[] {
   });
 }
 
-export const EMPTY_SNAPSHOT: Snapshot = { current: null, history: [] };
+export const EMPTY_SNAPSHOT: Snapshot = { current: null, history: [], tag: digest('') };
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}
 
 /** `inEffect` is the history already in effect, oldest first; `current` the set served as current, if any. */
 export function buildSnapshot(
@@ -90,10 +101,10 @@ export function buildSnapshot(
   current: { set: PriceSet; effectiveMs: number } | null,
   defaultSource: string,
 ): Snapshot {
-  return {
-    current: current && currentPrices(current.set, current.effectiveMs, defaultSource),
-    history: historyEntries(inEffect),
-  };
+  const served = current && currentPrices(current.set, current.effectiveMs, defaultSource);
+  const history = historyEntries(inEffect);
+  const content = `${served?.fullPrefix ?? ''}\n${history.map((e) => e.json.both).join('\n')}`;
+  return { current: served, history, tag: digest(content) };
 }
 
 function currentPrices(set: PriceSet, effectiveMs: number, defaultSource: string): CurrentPrices {

@@ -4,7 +4,7 @@
  */
 import type { Config } from '../../config/schema.js';
 import type { ErrorKind } from '../../http/errors.js';
-import { jsonOk, meteredPath } from '../../http/openapi.js';
+import { conditional, jsonOk, meteredPath } from '../../http/openapi.js';
 import type { Prepared, RouteDef } from '../../http/types.js';
 import type { CurrentPrices } from '../../prices/snapshot.js';
 
@@ -29,6 +29,11 @@ function envelope(
   return p;
 }
 
+const POLLING =
+  'Not counted (unless metering.count_not_modified is set), answered even when the allowance is used up; the key is checked as on any request (401, 403, 429 for invalid-key throttling).';
+
+const polled = (...args: Parameters<typeof meteredPath>) => conditional(meteredPath(...args), true, POLLING);
+
 export function currentPricesRoutes(config: Config): RouteDef[] {
   return [
     {
@@ -36,9 +41,10 @@ export function currentPricesRoutes(config: Config): RouteDef[] {
       route: {
         kind: 'metered',
         name: 'simple-current',
+        conditional: true,
         prepare: (_q, s) => envelope(simple, s.current, (c) => c.simplePrefix),
       },
-      openapi: meteredPath(
+      openapi: polled(
         config,
         'Current prices, compact',
         'The set in effect now, for both regions.',
@@ -49,8 +55,13 @@ export function currentPricesRoutes(config: Config): RouteDef[] {
     },
     {
       path: '/fuel-api/api/current.php',
-      route: { kind: 'metered', name: 'current', prepare: (_q, s) => envelope(full, s.current, (c) => c.fullPrefix) },
-      openapi: meteredPath(
+      route: {
+        kind: 'metered',
+        name: 'current',
+        conditional: true,
+        prepare: (_q, s) => envelope(full, s.current, (c) => c.fullPrefix),
+      },
+      openapi: polled(
         config,
         'Current prices, with source and update time',
         'The same prices as simple-current.php in the full envelope.',

@@ -3,8 +3,9 @@
  * The HTML is rendered once per price set (like the envelopes) and holds no JSON of prices; its
  * script and style are files of the same origin, so the CSP allows nothing inline.
  */
-import type { HeaderList } from '../../http/headers.js';
+
 import type { OpenApiDocument } from '../../http/openapi.js';
+import { fixedHeaders, Whole } from '../../http/whole.js';
 import { PRODUCTS, REGIONS } from '../../prices/schema.js';
 import type { Snapshot } from '../../prices/snapshot.js';
 import { chartSvg } from './chart.js';
@@ -19,11 +20,6 @@ const PRODUCT_NAMES: Record<(typeof PRODUCTS)[number], string> = {
   diesel_50ppm: 'Diesel 50ppm (wholesale)',
   diesel_500ppm: 'Diesel 500ppm (wholesale)',
 };
-
-export interface RenderedPage {
-  headers: HeaderList;
-  body: string;
-}
 
 function pricesTable(snap: Snapshot): string {
   const set = snap.current?.set ?? null;
@@ -48,7 +44,7 @@ const USAGE_BOX =
   '<p class="note">Not counted. The key is sent in the <code>X-API-Key</code> header to usage.php and is never put in a URL, stored or kept in a cookie.</p>';
 
 export class PublicPage {
-  private readonly pages = new WeakMap<Snapshot, RenderedPage>();
+  private readonly pages = new WeakMap<Snapshot, Whole>();
   private docsHtml: string | null = null;
 
   /**
@@ -57,27 +53,12 @@ export class PublicPage {
    */
   constructor(private readonly document: () => OpenApiDocument) {}
 
-  render(snap: Snapshot): RenderedPage {
+  /** The page of a snapshot, rendered once; `etag`: the snapshot's (the same for both, so kept with it). */
+  render(snap: Snapshot, etag: string): Whole {
     let page = this.pages.get(snap);
     if (!page) {
-      const body = this.html(snap);
-      page = {
-        body,
-        headers: [
-          'Content-Type',
-          'text/html; charset=utf-8',
-          'Content-Length',
-          Buffer.byteLength(body),
-          'Content-Security-Policy',
-          PAGE_CSP,
-          'Cache-Control',
-          'no-cache',
-          'X-Content-Type-Options',
-          'nosniff',
-          'Referrer-Policy',
-          'no-referrer',
-        ],
-      };
+      const headers = fixedHeaders('no-cache', 'Content-Security-Policy', PAGE_CSP, 'Referrer-Policy', 'no-referrer');
+      page = new Whole('text/html; charset=utf-8', this.html(snap), headers, etag);
       this.pages.set(snap, page);
     }
     return page;
