@@ -7,6 +7,12 @@ export const ALLOWED_METHODS = 'GET, HEAD';
 
 export type HeaderList = Array<string | number>;
 
+/**
+ * The challenge of every 401 (RFC 9110 §11.6.1, §15.5.2): how the key is sent. A scheme of our
+ * own, `ApiKey`, since no registered one carries a key in a named header or query parameter.
+ */
+export const API_KEY_CHALLENGE = 'ApiKey realm="fuel-api", header="X-API-Key", query="api_key"';
+
 const BASE: HeaderList = ['Cache-Control', 'no-store', 'X-Content-Type-Options', 'nosniff'];
 const JSON_TYPE = 'application/json';
 
@@ -89,10 +95,13 @@ export class Answers {
     this.errors = buildErrorAnswers(messages);
     for (const [kind, e] of Object.entries(this.errors) as Array<[ErrorKind, ErrorAnswer]>) {
       const fixed: HeaderList = ['Content-Type', JSON_TYPE, 'Content-Length', e.length];
-      this.plain.set(
-        kind,
-        kind === 'method_not_allowed' ? [...BASE, ...fixed, 'Allow', ALLOWED_METHODS] : [...BASE, ...fixed],
-      );
+      const extra: HeaderList =
+        kind === 'method_not_allowed'
+          ? ['Allow', ALLOWED_METHODS]
+          : e.status === 401
+            ? ['WWW-Authenticate', API_KEY_CHALLENGE]
+            : [];
+      this.plain.set(kind, [...BASE, ...fixed, ...extra]);
       this.retryAfter.set(kind, new HeaderBlock(fixed, ['Retry-After']));
       this.limited.set(kind, new HeaderBlock(fixed, ['Retry-After', ...RATE.slice(1)]));
     }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { changeJson } from './changes.js';
+import { changeCsv, changeJson } from './changes.js';
 import { PRODUCTS, type PriceSet, type REGIONS, type RegionPrices } from './schema.js';
 
 /**
@@ -41,8 +41,10 @@ export interface HistoryEntry {
   readonly json: Readonly<Record<RegionChoice, string>>;
   /** Its CSV rows, each ending in CRLF, per region choice. */
   readonly csv: Readonly<Record<RegionChoice, string>>;
-  /** The `results` entry of changes.php: against the set before it in the whole history. */
-  readonly change: string;
+  /** The `results` entry of changes.php, per region choice: against the set before it in the whole history. */
+  readonly change: Readonly<Record<RegionChoice, string>>;
+  /** Its changes.php CSV rows, each ending in CRLF, per region choice. */
+  readonly changeCsv: Readonly<Record<RegionChoice, string>>;
 }
 
 const str = JSON.stringify;
@@ -71,6 +73,12 @@ function csvRows(s: PriceSet): [string, string] {
   return [row('coastal'), row('inland')];
 }
 
+const perRegion = (f: (regions: readonly (typeof REGIONS)[number][]) => string): Record<RegionChoice, string> => ({
+  both: f(['coastal', 'inland']),
+  coastal: f(['coastal']),
+  inland: f(['inland']),
+});
+
 function historyEntries(inEffect: readonly PriceSet[]): HistoryEntry[] {
   return inEffect.map((set, i) => {
     const date = `"effective_date":${str(set.effective_date)}`;
@@ -84,7 +92,8 @@ function historyEntries(inEffect: readonly PriceSet[]): HistoryEntry[] {
         inland: `{${date},"inland":${regionJson(set.inland)}}`,
       },
       csv: { both: `${coastal}\r\n${inland}\r\n`, coastal: `${coastal}\r\n`, inland: `${inland}\r\n` },
-      change: changeJson(inEffect[i - 1], set),
+      change: perRegion((regions) => changeJson(inEffect[i - 1], set, regions)),
+      changeCsv: perRegion((regions) => changeCsv(inEffect[i - 1], set, regions)),
     };
   });
 }
