@@ -272,7 +272,7 @@ function publicRoutes(
   proxy: OriginProxy | null,
 ): { routes: RouteDef[]; deploymentTag: () => string } {
   const routes: RouteDef[] = [];
-  const openapi = openApi(routes);
+  const openapi = openApi(routes, config);
   routes.push(
     ...currentPricesRoutes(config),
     ...historyRoutes(config),

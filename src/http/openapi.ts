@@ -11,6 +11,10 @@ export type Json = Record<string, unknown>;
 
 /** The parts of an operation the page's API docs read. */
 export interface Operation {
+  /** Required, as `tags`: a route added without them fails the typecheck. */
+  operationId: string;
+  /** Its group in the document (document.ts lists them). */
+  tags: string[];
   summary: string;
   description?: string;
   parameters?: Array<{
@@ -31,7 +35,18 @@ export interface Response {
 }
 export interface PathItem {
   get: Operation;
+  /** Written by the document for every served route (HEAD answers like GET without a body). */
+  head?: Operation;
 }
+
+/** What names an operation in the document. */
+export interface OperationName {
+  operationId: string;
+  tags: string[];
+}
+
+/** `security` of an operation anyone may call without a key. */
+export const PUBLIC: Array<Record<string, string[]>> = [];
 export interface OpenApiDocument {
   info: { title: string; description: string; [key: string]: unknown };
   paths: Record<string, PathItem>;
@@ -122,6 +137,7 @@ export function jsonOk(description: string, schema: string, rated = true): Respo
 /** A route of the metered pipeline: the key, the allowance, and the errors of its own (`extra`). */
 export function meteredPath(
   config: Config,
+  name: OperationName,
   summary: string,
   description: string,
   ok: Response,
@@ -130,6 +146,7 @@ export function meteredPath(
 ): PathItem {
   return {
     get: {
+      ...name,
       summary,
       description: `${description} Counted against the allowance (HEAD: the same headers, not counted).`,
       security: [{ ApiKeyQuery: [] }, { ApiKeyHeader: [] }],

@@ -46,6 +46,7 @@ export function currentPricesRoutes(config: Config): RouteDef[] {
       },
       openapi: polled(
         config,
+        { operationId: 'getSimpleCurrentPrices', tags: ['Prices'] },
         'Current prices, compact',
         'The set in effect now, for both regions.',
         jsonOk('The current prices.', 'SimpleCurrent'),
@@ -63,6 +64,7 @@ export function currentPricesRoutes(config: Config): RouteDef[] {
       },
       openapi: polled(
         config,
+        { operationId: 'getCurrentPrices', tags: ['Prices'] },
         'Current prices, with source and update time',
         'The same prices as simple-current.php in the full envelope.',
         jsonOk('The current prices.', 'Current'),

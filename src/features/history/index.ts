@@ -25,6 +25,7 @@ export function historyRoutes(config: Config): RouteDef[] {
       route: { kind: 'metered', name: 'historical', prepare: enabled ? historical : () => 'historical_disabled' },
       openapi: meteredPath(
         config,
+        { operationId: 'getHistoricalPrices', tags: ['History'] },
         'Historical prices by month or range',
         'Every set already in effect in one month (month and year) or a range of months (from and to, not both forms).',
         {
@@ -67,6 +68,7 @@ export function historyRoutes(config: Config): RouteDef[] {
       route: { kind: 'metered', name: 'changes', prepare: enabled ? changes : () => 'historical_disabled' },
       openapi: meteredPath(
         config,
+        { operationId: 'getPriceChanges', tags: ['History'] },
         'Price changes in cents',
         'One entry per set effective in the range, oldest first, each with the change against the set before it.',
         {

@@ -2,7 +2,9 @@
  * The OpenAPI document at /fuel-api/openapi.json, describing every route handed to the listener
  * (document.ts). It knows no other feature: it reads the descriptions the routes carry.
  */
-import { conditional, type OpenApiDocument } from '../../http/openapi.js';
+
+import type { Config } from '../../config/schema.js';
+import { COMMON, conditional, errorResponses, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
 import { fixedHeaders, sendWhole, Whole } from '../../http/whole.js';
 import type { Snapshot } from '../../prices/snapshot.js';
@@ -19,7 +21,7 @@ export interface OpenApi {
  * composition root fills it. Read when the document is first asked for, as @fastify/swagger reads
  * the routes registered by then.
  */
-export function openApi(routes: readonly RouteDef[]): OpenApi {
+export function openApi(routes: readonly RouteDef[], config: Config): OpenApi {
   let built: { doc: OpenApiDocument; json: Whole } | null = null;
   const build = (): { doc: OpenApiDocument; json: Whole } => {
     if (built === null) {
@@ -48,8 +50,14 @@ export function openApi(routes: readonly RouteDef[]): OpenApi {
     openapi: conditional(
       {
         get: {
+          operationId: 'getOpenApiDocument',
+          tags: ['Documentation'],
           summary: 'This document',
-          responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': {} } } },
+          security: PUBLIC,
+          responses: {
+            200: { description: 'OpenAPI 3.1', content: { 'application/json': {} } },
+            ...errorResponses(config, COMMON),
+          },
         },
       },
       false,

@@ -3,7 +3,7 @@
  * `page.enabled` off, `/` is still described in the API document (as a 404) but not served.
  */
 import type { Config } from '../../config/schema.js';
-import { conditional, errorResponses, type OpenApiDocument } from '../../http/openapi.js';
+import { COMMON, conditional, errorResponses, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
 import { sendWhole, wholeRoute } from '../../http/whole.js';
 import { pageAssets } from './assets.js';
@@ -14,11 +14,14 @@ export function pageRoutes(config: Config, document: () => OpenApiDocument): Rou
   const openapi = conditional(
     {
       get: {
+        operationId: 'getPage',
+        tags: ['Documentation'],
+        security: PUBLIC,
         summary: 'The public page: current prices, a chart of the history, a usage check and these docs',
         description: 'Not metered; off when page.enabled is false (then 404).',
         responses: {
           200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } },
-          ...errorResponses(config, ['not_found']),
+          ...errorResponses(config, ['not_found', ...COMMON]),
         },
       },
     },

@@ -11,6 +11,8 @@ export function usageRoutes(config: Config): RouteDef[] {
       route: { kind: 'handler', name: 'usage', handle: (x, target) => usageCheck(x, target.search) },
       openapi: {
         get: {
+          operationId: 'getUsage',
+          tags: ['Usage'],
           summary: 'Usage check, not counted',
           description:
             "The account's usage in its current period, without spending a request. Send the key in X-API-Key. Invalid keys count towards the invalid-key throttle.",
