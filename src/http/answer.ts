@@ -10,7 +10,7 @@ import type { Exchange } from './types.js';
  * Sends an answer and accounts for it: metrics, then the access log line (account id and
  * client address, never the key; the URL with `api_key` redacted).
  */
-export function send(x: Exchange, status: number, headers: HeaderList, body: string): void {
+export function send(x: Exchange, status: number, headers: HeaderList, body: string | Buffer): void {
   const { g, req, res } = x;
   // Draining for shutdown: this answer closes its connection, so the client sends nothing more on it.
   if (g.draining) res.setHeader('Connection', 'close');

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Messages } from '../config/schema.js';
+import type { Coding } from './encoding.js';
 import { buildErrorAnswers, type ErrorAnswer, type ErrorKind } from './errors.js';
 
 /** The methods every public route answers. */
@@ -88,6 +89,7 @@ export class Answers {
   private readonly counted = new Map<string, HeaderBlock>();
   private readonly unratedBlocks = new Map<string, HeaderBlock>();
   private readonly tagged = new Map<string, HeaderBlock>();
+  private readonly coded = new Map<string, HeaderBlock>();
   private readonly notModifiedBlock = new HeaderBlock([], ['ETag', ...RATE.slice(1)]);
   private readonly notModifiedUnratedBlock = new HeaderBlock([], ['ETag']);
 
@@ -121,13 +123,26 @@ export class Answers {
     return (this.limited.get(kind) as HeaderBlock).fill(retryAfter, r.limit, r.remaining, r.reset, r.policy, r.rate);
   }
 
-  /** A counted 200 (or a usage check): its length, the rate headers and, on a conditional route, the ETag. */
-  counted200(contentType: string, length: number, r: RateFields, etag: string | null = null): HeaderList {
-    const blocks = etag === null ? this.counted : this.tagged;
-    let block = blocks.get(contentType);
+  /**
+   * A counted 200 (or a usage check): its length, the rate headers and, on a conditional route,
+   * the ETag. `coding`: for an answer offered compressed, the coding sent (with `Vary`).
+   */
+  counted200(
+    contentType: string,
+    length: number,
+    r: RateFields,
+    etag: string | null = null,
+    coding: Coding | null = null,
+  ): HeaderList {
+    const blocks = coding === null ? (etag === null ? this.counted : this.tagged) : this.coded;
+    const key = coding === null ? contentType : `${contentType}|${coding}|${etag !== null}`;
+    let block = blocks.get(key);
     if (!block) {
-      block = new HeaderBlock(['Content-Type', contentType], etag === null ? RATE : [...RATE, 'ETag']);
-      blocks.set(contentType, block);
+      const fixed: HeaderList = ['Content-Type', contentType];
+      if (coding !== null) fixed.push('Vary', 'Accept-Encoding');
+      if (coding !== null && coding !== 'identity') fixed.push('Content-Encoding', coding);
+      block = new HeaderBlock(fixed, etag === null ? RATE : [...RATE, 'ETag']);
+      blocks.set(key, block);
     }
     return block.fill(length, r.limit, r.remaining, r.reset, r.policy, r.rate, etag ?? 0);
   }
@@ -154,7 +169,13 @@ export class Answers {
 }
 
 /** Writes an answer; a HEAD gets the headers alone. */
-export function write(res: ServerResponse, head: boolean, status: number, headers: HeaderList, body: string): void {
+export function write(
+  res: ServerResponse,
+  head: boolean,
+  status: number,
+  headers: HeaderList,
+  body: string | Buffer,
+): void {
   res.writeHead(status, headers);
   res.end(head ? undefined : body);
 }

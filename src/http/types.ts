@@ -16,6 +16,7 @@ import type { PriceBook } from '../prices/book.js';
 import type { Snapshot } from '../prices/snapshot.js';
 import type { AccountEntry, Meter } from '../quota/meter.js';
 import type { TrustedProxies } from './client.js';
+import type { Compressed } from './encoding.js';
 import type { ErrorKind } from './errors.js';
 import type { EntityTags } from './etag.js';
 import type { Answers } from './headers.js';
@@ -31,6 +32,8 @@ export interface Prepared {
   withUsage: boolean;
   /** UTF-8 length of head and tail (the usage object is ASCII: its length is its byte count). */
   bytes: number;
+  /** Its compressed forms, for an answer of at least 1 KiB (encoding.ts `compressible`); null: sent as it is. */
+  compressed: Compressed | null;
 }
 
 /** A route the core's metered pipeline (metered.ts) answers: key, throttle, prices, meter, answer. */

@@ -23,7 +23,16 @@ function envelope(
   let p = cache.get(current);
   if (!p) {
     const h = head(current);
-    p = { contentType: JSON_TYPE, head: h, tail: '}', withUsage: true, bytes: Buffer.byteLength(h) + 1 };
+    // Not compressed: under 1 KiB, and what gzip saves (about 290 bytes) costs more CPU than the
+    // request itself (docs/performance.md).
+    p = {
+      contentType: JSON_TYPE,
+      head: h,
+      tail: '}',
+      withUsage: true,
+      bytes: Buffer.byteLength(h) + 1,
+      compressed: null,
+    };
     cache.set(current, p);
   }
   return p;

@@ -4,6 +4,7 @@
  * query allocates nothing and a new price set starts afresh.
  */
 import { LRUCache } from 'lru-cache';
+import { compressible } from '../../http/encoding.js';
 import type { ErrorKind } from '../../http/errors.js';
 import type { Prepared } from '../../http/types.js';
 import { CHANGES_CSV_HEADER } from '../../prices/changes.js';
@@ -67,6 +68,7 @@ const whole = (contentType: string, body: string): Prepared => ({
   tail: '',
   withUsage: false,
   bytes: Buffer.byteLength(body),
+  compressed: compressible(body, false),
 });
 
 /** `format` json|csv (default json) and `region` coastal|inland (default both), each at most once. */
@@ -128,6 +130,13 @@ export function changes(search: string, snap: Snapshot): Prepared | ErrorKind {
       return whole(CSV_TYPE, `${CHANGES_CSV_HEADER}\r\n${entries.map((e) => e.changeCsv[choice]).join('')}`);
     const results = entries.map((e) => e.change[choice]);
     const head = `{"success":true,"from":"${r.from}","to":"${r.to}","results":[${results.join(',')}],"usage":`;
-    return { contentType: JSON_TYPE, head, tail: '}', withUsage: true, bytes: Buffer.byteLength(head) + 1 };
+    return {
+      contentType: JSON_TYPE,
+      head,
+      tail: '}',
+      withUsage: true,
+      bytes: Buffer.byteLength(head) + 1,
+      compressed: compressible(head, true),
+    };
   });
 }
