@@ -1,10 +1,14 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { auditLog } from './admin/audit.js';
 import { Operations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
 import { WebhookOperations } from './admin/webhooks.js';
 import { type Clock, systemClock } from './clock.js';
+import { PROJECT_ROOT } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { GatewayError } from './errors.js';
 import { currentPricesRoutes } from './features/current/index.js';
@@ -251,7 +255,7 @@ async function assemble(
     clock,
     log,
     storeDataLost: () => store.dataLost(),
-    routes: publicRoutes(config, storeReady, upstream, proxy),
+    ...publicRoutes(config, storeReady, upstream, proxy),
   });
   listeners.public.serve(handler);
   cleanups.push((drainMs) => {
@@ -298,9 +302,9 @@ function publicRoutes(
   storeReady: () => Promise<boolean>,
   upstream: UpstreamPoller | null,
   proxy: PassThrough | null,
-): RouteDef[] {
+): { routes: RouteDef[]; deploymentTag: () => string } {
   const routes: RouteDef[] = [];
-  const openapi = openApi(routes);
+  const openapi = openApi(routes, config);
   routes.push(
     ...currentPricesRoutes(config),
     ...historyRoutes(config),
@@ -311,6 +315,11 @@ function publicRoutes(
     ...passThroughRoutes(config, proxy),
   );
   // Built now that every route is known: a description that cannot be built fails the start.
-  openapi.document();
-  return routes;
+  const document = JSON.stringify(openapi.document());
+  // What a restart may change in the answers beside the prices: the document (from the config)
+  // and the release (the page's markup). Part of the ETag, so a new release or config is not 304'd.
+  const deploymentTag = (): string => createHash('sha256').update(RELEASE).update(document).digest('base64url');
+  return { routes, deploymentTag };
 }
+
+const RELEASE = readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8');

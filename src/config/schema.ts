@@ -146,6 +146,13 @@ export const configSchema = z
         "Daily usage and period records are kept this long after their period ends (the customer's history reaches this far back)",
       ),
     }),
+    metering: z.strictObject({
+      count_not_modified: z
+        .boolean()
+        .describe(
+          'Count a 304 Not Modified (If-None-Match on the current endpoints) against the allowance; false: conditional polling is free',
+        ),
+    }),
     plans: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, 'expected a lower-case plan name'), plan),
     prices: z.strictObject({
       file: z.string().min(1).describe('Price history loaded at start without overwriting published sets'),

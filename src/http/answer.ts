@@ -2,15 +2,15 @@ import { performance } from 'node:perf_hooks';
 import { accessUrl } from '../log.js';
 import { connectionClient } from './client.js';
 import { ERROR_STATUS, type ErrorKind } from './errors.js';
-import { type HeaderList, type StaticAnswer, write } from './headers.js';
+import { type HeaderList, write } from './headers.js';
 import { redactUrl } from './request.js';
-import type { Exchange, HandlerRoute } from './types.js';
+import type { Exchange } from './types.js';
 
 /**
  * Sends an answer and accounts for it: metrics, then the access log line (account id and
  * client address, never the key; the URL with `api_key` redacted).
  */
-export function send(x: Exchange, status: number, headers: HeaderList, body: string): void {
+export function send(x: Exchange, status: number, headers: HeaderList, body: string | Buffer): void {
   const { g, req, res } = x;
   // Draining for shutdown: this answer closes its connection, so the client sends nothing more on it.
   if (g.draining) res.setHeader('Connection', 'close');
@@ -53,10 +53,3 @@ export function clientOf(x: Exchange): string {
   x.address ??= connectionClient(x.req, x.g.trustedProxies);
   return x.address;
 }
-
-/** A route that answers with a fixed answer built at start (the OpenAPI document, the page's assets). */
-export const staticRoute = (name: string, answer: StaticAnswer): HandlerRoute => ({
-  kind: 'handler',
-  name,
-  handle: (x) => send(x, 200, answer.headers, answer.body),
-});

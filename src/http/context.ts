@@ -4,6 +4,7 @@ import { KeyHashes } from '../keys/key-hashes.js';
 import { AccessLog } from '../log.js';
 import { trustedProxies } from './client.js';
 import { corsOrigins } from './cors.js';
+import { EntityTags } from './etag.js';
 import { Answers } from './headers.js';
 import { routeTable } from './routes.js';
 import type { Gateway, InvalidKeyReason, RouteDef } from './types.js';
@@ -18,6 +19,8 @@ export type PublicDeps = Pick<
 > & {
   config: Config;
   routes: readonly RouteDef[];
+  /** A digest of the deployment's fixed content (the API document and release), for the ETag (etag.ts). */
+  deploymentTag: () => string;
 };
 
 /** A store call of a request succeeded: /readyz may say ready again. */
@@ -32,7 +35,7 @@ export function storeError(g: Gateway): void {
 }
 
 export function buildGateway(deps: PublicDeps): Gateway {
-  const { config, routes: defs, ...rest } = deps;
+  const { config, routes: defs, deploymentTag, ...rest } = deps;
   const { metrics } = deps;
   const { routes, patterns } = routeTable(defs, metrics);
   const reasons: InvalidKeyReason[] = ['missing', 'malformed', 'unknown', 'throttled'];
@@ -52,5 +55,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     draining: false,
     storeFailedAt: Number.NEGATIVE_INFINITY,
     corsOrigins: corsOrigins(config),
+    etags: new EntityTags(deploymentTag),
+    countNotModified: config.metering.count_not_modified,
   };
 }

@@ -9,7 +9,8 @@ import { ALLOWED_METHODS } from './headers.js';
 import type { Exchange } from './types.js';
 
 /** Headers a page may read from an answer besides the simple ones. */
-const EXPOSED = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After';
+const EXPOSED =
+  'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit-Policy, RateLimit, Retry-After, ETag';
 const PREFLIGHT_MAX_AGE_S = 600;
 
 export const corsOrigins = (config: Config): ReadonlySet<string> | null =>

@@ -19,6 +19,10 @@ import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import { storeError, storeWorked } from './context.js';
+import { type Compressed, negotiate, type SplicedGzip, splicedGzip } from './encoding.js';
+import { noneMatchHits } from './etag.js';
+import type { RateFields } from './headers.js';
+import { rateFields } from './rate.js';
 import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
 import type { Exchange, Gateway, InvalidKeyReason, MeteredRoute, Prepared, RouteEntry } from './types.js';
 
@@ -38,6 +42,8 @@ export class RequestExchange implements Exchange, ConsumeReceiver {
   entry: AccountEntry | null = null;
   prepared: Prepared | null = null;
   storeStart = 0;
+  etag: string | null = null;
+  notModified = false;
 
   constructor(
     readonly g: Gateway,
@@ -113,16 +119,26 @@ export function metered(x: RequestExchange, route: MeteredRoute, search: string)
   const { g } = x;
   const keyHash = keyOf(x, search);
   if (keyHash === null) return;
-  const prepared = route.prepare(search, g.book.snapshot());
+  const snap = g.book.snapshot();
+  const prepared = route.prepare(search, snap);
   if (typeof prepared === 'string') return void refuse(x, prepared).catch((err: unknown) => crashed(x, err));
   x.prepared = prepared;
-  const entry = x.req.method === 'HEAD' ? undefined : g.meter.warm(x.key as KnownKey<AccountEntry>);
-  if (entry === undefined)
-    return meterSlowly(x, x.req.method === 'HEAD' ? g.meter.peek(keyHash) : g.meter.consume(keyHash));
+  if (route.conditional) conditional(x, g.etags.of(snap));
+  // HEAD and an uncounted 304 read the usage without counting it: one store call, as a consume.
+  const peek = x.req.method === 'HEAD' || (x.notModified && !g.countNotModified);
+  const entry = peek ? undefined : g.meter.warm(x.key as KnownKey<AccountEntry>);
+  if (entry === undefined) return meterSlowly(x, peek ? g.meter.peek(keyHash) : g.meter.consume(keyHash));
   x.entry = entry;
   if (entry.account.status !== 'active') return fail(x, 'inactive_key');
   x.storeStart = performance.now();
   g.meter.consumeInto(entry, x);
+}
+
+/** Notes the route's ETag and whether the request's If-None-Match matches it (RFC 9110 §13.1.2). */
+function conditional(x: Exchange, etag: string): void {
+  x.etag = etag;
+  const inm = headerValue(x.req, 'if-none-match');
+  if (inm !== undefined && noneMatchHits(inm, etag)) x.notModified = true;
 }
 
 /**
@@ -192,29 +208,42 @@ function meterSlowly(x: Exchange, pending: Promise<MeterResult>): void {
 export function answer(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntry, used: number): void {
   const { answers, metrics, clock } = x.g;
   const { limit, period, plan } = entry.allowance;
-  const remaining = Math.max(0, limit - used);
-  const reset = Math.ceil(period.endMs / 1000);
+  const now = clock.now();
+  const rate = rateFields(entry, used, now);
+  // Not counted, a 304 is answered while the allowance is used up: it serves no data.
+  if (x.notModified && (kind === 'ok' || !x.g.countNotModified))
+    return send(x, 304, answers.notModified(x.etag as string, rate), '');
   if (kind === 'exhausted') {
     metrics.quotaRejections.labels(plan).inc();
     const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
-    const retryAfter = Math.max(1, Math.ceil((period.endMs - clock.now()) / 1000));
-    return send(
-      x,
-      429,
-      answers.errorLimited(errorKind, retryAfter, limit, remaining, reset),
-      answers.errors[errorKind].body,
-    );
+    const retryAfter = Math.max(1, Math.ceil((period.endMs - now) / 1000));
+    return send(x, 429, answers.errorLimited(errorKind, retryAfter, rate), answers.errors[errorKind].body);
   }
   const p = x.prepared as Prepared;
-  if (!p.withUsage)
-    return send(x, 200, answers.counted200(p.contentType, p.bytes, limit, remaining, reset), p.head + p.tail);
-  const usage = usageJson(entry.usage, used, limit);
-  send(
-    x,
-    200,
-    answers.counted200(p.contentType, p.bytes + usage.length, limit, remaining, reset),
-    p.head + usage + p.tail,
-  );
+  const usage = p.withUsage ? usageJson(entry.usage, used, limit) : '';
+  if (p.compressed !== null) return compressed(x, p, p.compressed, rate, usage);
+  if (!p.withUsage) return send(x, 200, answers.counted200(p.contentType, p.bytes, rate, x.etag), p.head + p.tail);
+  send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate, x.etag), p.head + usage + p.tail);
+}
+
+/** An answer of 1 KiB or more, in the coding the request prefers (encoding.ts). */
+function compressed(x: Exchange, p: Prepared, c: Compressed, rate: RateFields, usage: string): void {
+  const accept = headerValue(x.req, 'accept-encoding');
+  const { answers } = x.g;
+  if (c.whole !== null) {
+    const enc = accept === undefined ? null : c.whole();
+    const coding = negotiate(accept, enc?.br != null, enc?.gzip != null);
+    const bytes = coding === 'identity' ? null : (enc?.[coding] as Buffer);
+    if (bytes === null)
+      return send(x, 200, answers.counted200(p.contentType, p.bytes, rate, x.etag, coding), p.head + p.tail);
+    return send(x, 200, answers.counted200(p.contentType, bytes.length, rate, x.etag, coding), bytes);
+  }
+  const coding = negotiate(accept, false, c.spliced !== null);
+  const tail = usage + p.tail;
+  if (coding === 'identity')
+    return send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate, x.etag, coding), p.head + tail);
+  const body = splicedGzip(c.spliced as SplicedGzip, tail);
+  send(x, 200, answers.counted200(p.contentType, body.length, rate, x.etag, coding), body);
 }
 
 /**
@@ -230,6 +259,7 @@ function storeFailed(x: Exchange, err: unknown): void {
   if (g.failOpen && g.meter.knowsActive(x.keyHash)) {
     g.metrics.unmetered.inc();
     g.log.warn({ err: err.message }, 'store unavailable: serving unmetered (store.on_error: allow)');
+    if (x.notModified) return send(x, 304, g.answers.notModifiedUnrated(x.etag as string), '');
     const p = x.prepared as Prepared;
     const body = p.withUsage ? `${p.head}null${p.tail}` : p.head + p.tail;
     return send(x, 200, g.answers.unrated(p.contentType, p.bytes + (p.withUsage ? 4 : 0)), body);

@@ -11,6 +11,10 @@ export type Json = Record<string, unknown>;
 
 /** The parts of an operation the page's API docs read. */
 export interface Operation {
+  /** Required, as `tags`: a route added without them fails the typecheck. */
+  operationId: string;
+  /** Its group in the document (document.ts lists them). */
+  tags: string[];
   summary: string;
   description?: string;
   parameters?: Array<{
@@ -31,7 +35,18 @@ export interface Response {
 }
 export interface PathItem {
   get: Operation;
+  /** Written by the document for every served route (HEAD answers like GET without a body). */
+  head?: Operation;
 }
+
+/** What names an operation in the document. */
+export interface OperationName {
+  operationId: string;
+  tags: string[];
+}
+
+/** `security` of an operation anyone may call without a key. */
+export const PUBLIC: Array<Record<string, string[]>> = [];
 export interface OpenApiDocument {
   info: { title: string; description: string; [key: string]: unknown };
   paths: Record<string, PathItem>;
@@ -46,6 +61,18 @@ export const RATE_HEADERS: Json = {
   'X-RateLimit-Limit': header("The account's allowance for the period."),
   'X-RateLimit-Remaining': header('Requests left in the period.'),
   'X-RateLimit-Reset': header('Unix time (seconds) when the period ends.'),
+  'RateLimit-Policy': {
+    description:
+      'IETF draft-ietf-httpapi-ratelimit-headers-11: the allowance as one policy named "period", q = requests per period, w = the period\'s length in seconds (a Structured Fields List).',
+    schema: { type: 'string' },
+    example: '"period";q=2000;w=2592000',
+  },
+  RateLimit: {
+    description:
+      'IETF draft-ietf-httpapi-ratelimit-headers-11: r = requests left in the period, t = seconds until it ends (a Structured Fields List).',
+    schema: { type: 'string' },
+    example: '"period";r=1999;t=2591940',
+  },
 };
 const RETRY_AFTER: Json = { 'Retry-After': header('Seconds to wait before trying again.') };
 
@@ -110,6 +137,7 @@ export function jsonOk(description: string, schema: string, rated = true): Respo
 /** A route of the metered pipeline: the key, the allowance, and the errors of its own (`extra`). */
 export function meteredPath(
   config: Config,
+  name: OperationName,
   summary: string,
   description: string,
   ok: Response,
@@ -118,11 +146,54 @@ export function meteredPath(
 ): PathItem {
   return {
     get: {
+      ...name,
       summary,
       description: `${description} Counted against the allowance (HEAD: the same headers, not counted).`,
       security: [{ ApiKeyQuery: [] }, { ApiKeyHeader: [] }],
       parameters: params,
       responses: { 200: ok, ...errorResponses(config, [...extra, ...METERED]) },
+    },
+  };
+}
+
+const ETAG: Json = {
+  ETag: {
+    description:
+      'Weak ETag naming the served price set (and the release): the same on every gateway, changed whenever the prices are. Send it back in If-None-Match.',
+    schema: { type: 'string' },
+    example: 'W/"q4bVYr0cM0p1yLhq9lU3Hq0qXWk7tZ2"',
+  },
+};
+
+/**
+ * A route whose answers carry the gateway's ETag (etag.ts): an optional If-None-Match, the ETag
+ * on its 200, and the 304 it answers to a match (`rated`: with the rate headers, not counted).
+ */
+export function conditional(item: PathItem, rated: boolean, note: string): PathItem {
+  const op = item.get;
+  const ok = op.responses['200'] as Response;
+  return {
+    ...item,
+    get: {
+      ...op,
+      parameters: [
+        ...(op.parameters ?? []),
+        {
+          name: 'If-None-Match',
+          in: 'header',
+          description: `An ETag of an earlier answer (a list, or *, compared weakly). When it matches: 304 Not Modified without a body. ${note}`,
+          schema: { type: 'string' },
+          example: 'W/"q4bVYr0cM0p1yLhq9lU3Hq0qXWk7tZ2"',
+        },
+      ],
+      responses: {
+        ...op.responses,
+        200: { ...ok, headers: { ...((ok.headers as Json | undefined) ?? {}), ...ETAG } },
+        304: {
+          description: `Not Modified: the prices are those of the ETag sent. ${note}`,
+          headers: rated ? { ...ETAG, ...RATE_HEADERS } : ETAG,
+        },
+      },
     },
   };
 }

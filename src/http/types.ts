@@ -16,7 +16,9 @@ import type { PriceBook } from '../prices/book.js';
 import type { Snapshot } from '../prices/snapshot.js';
 import type { AccountEntry, Meter } from '../quota/meter.js';
 import type { TrustedProxies } from './client.js';
+import type { Compressed } from './encoding.js';
 import type { ErrorKind } from './errors.js';
+import type { EntityTags } from './etag.js';
 import type { Answers } from './headers.js';
 import type { PathItem } from './openapi.js';
 import type { Target } from './request.js';
@@ -30,6 +32,8 @@ export interface Prepared {
   withUsage: boolean;
   /** UTF-8 length of head and tail (the usage object is ASCII: its length is its byte count). */
   bytes: number;
+  /** Its compressed forms, for an answer of at least 1 KiB (encoding.ts `compressible`); null: sent as it is. */
+  compressed: Compressed | null;
 }
 
 /** A route the core's metered pipeline (metered.ts) answers: key, throttle, prices, meter, answer. */
@@ -42,6 +46,11 @@ export interface MeteredRoute {
    * the answer; an error kind refuses the request before it is counted.
    */
   prepare(search: string, snapshot: Snapshot): Prepared | ErrorKind;
+  /**
+   * Whether its answers carry the served price set's ETag and a matching If-None-Match gets a
+   * 304 (etag.ts): the current endpoints.
+   */
+  conditional?: boolean;
 }
 
 /** A route its feature answers itself, with the core's passes (answer.ts, metered.ts) as it needs them. */
@@ -120,6 +129,10 @@ export interface Gateway {
   storeFailedAt: number;
   /** `server.cors_origins`, or null when CORS is off. */
   corsOrigins: ReadonlySet<string> | null;
+  /** The ETag of what a snapshot serves. */
+  etags: EntityTags;
+  /** `metering.count_not_modified`: a 304 on the current endpoints is counted like a 200. */
+  countNotModified: boolean;
 }
 
 /**
@@ -141,4 +154,8 @@ export interface Exchange {
   entry: AccountEntry | null;
   prepared: Prepared | null;
   storeStart: number;
+  /** The ETag a conditional route's answer carries, once known. */
+  etag: string | null;
+  /** Set when If-None-Match matched: the answer is a 304 without a body. */
+  notModified: boolean;
 }

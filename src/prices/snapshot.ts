@@ -1,4 +1,5 @@
-import { changeJson } from './changes.js';
+import { createHash } from 'node:crypto';
+import { changeCsv, changeJson } from './changes.js';
 import { PRODUCTS, type PriceSet, type REGIONS, type RegionPrices } from './schema.js';
 
 /**
@@ -11,6 +12,12 @@ export interface Snapshot {
   readonly current: CurrentPrices | null;
   /** The sets already in effect, oldest first. */
   readonly history: readonly HistoryEntry[];
+  /**
+   * A digest of everything served from this snapshot (the current set with its source, and the
+   * history), from the content alone: equal on every gateway serving the same prices, whatever
+   * the process. The ETag of the current endpoints is made from it (http/etag.ts).
+   */
+  readonly tag: string;
 }
 
 export interface CurrentPrices {
@@ -34,8 +41,10 @@ export interface HistoryEntry {
   readonly json: Readonly<Record<RegionChoice, string>>;
   /** Its CSV rows, each ending in CRLF, per region choice. */
   readonly csv: Readonly<Record<RegionChoice, string>>;
-  /** The `results` entry of changes.php: against the set before it in the whole history. */
-  readonly change: string;
+  /** The `results` entry of changes.php, per region choice: against the set before it in the whole history. */
+  readonly change: Readonly<Record<RegionChoice, string>>;
+  /** Its changes.php CSV rows, each ending in CRLF, per region choice. */
+  readonly changeCsv: Readonly<Record<RegionChoice, string>>;
 }
 
 const str = JSON.stringify;
@@ -64,6 +73,12 @@ function csvRows(s: PriceSet): [string, string] {
   return [row('coastal'), row('inland')];
 }
 
+const perRegion = (f: (regions: readonly (typeof REGIONS)[number][]) => string): Record<RegionChoice, string> => ({
+  both: f(['coastal', 'inland']),
+  coastal: f(['coastal']),
+  inland: f(['inland']),
+});
+
 function historyEntries(inEffect: readonly PriceSet[]): HistoryEntry[] {
   return inEffect.map((set, i) => {
     const date = `"effective_date":${str(set.effective_date)}`;
@@ -77,12 +92,17 @@ function historyEntries(inEffect: readonly PriceSet[]): HistoryEntry[] {
         inland: `{${date},"inland":${regionJson(set.inland)}}`,
       },
       csv: { both: `${coastal}\r\n${inland}\r\n`, coastal: `${coastal}\r\n`, inland: `${inland}\r\n` },
-      change: changeJson(inEffect[i - 1], set),
+      change: perRegion((regions) => changeJson(inEffect[i - 1], set, regions)),
+      changeCsv: perRegion((regions) => changeCsv(inEffect[i - 1], set, regions)),
     };
   });
 }
 
-export const EMPTY_SNAPSHOT: Snapshot = { current: null, history: [] };
+export const EMPTY_SNAPSHOT: Snapshot = { current: null, history: [], tag: digest('') };
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}
 
 /** `inEffect` is the history already in effect, oldest first; `current` the set served as current, if any. */
 export function buildSnapshot(
@@ -90,10 +110,10 @@ export function buildSnapshot(
   current: { set: PriceSet; effectiveMs: number } | null,
   defaultSource: string,
 ): Snapshot {
-  return {
-    current: current && currentPrices(current.set, current.effectiveMs, defaultSource),
-    history: historyEntries(inEffect),
-  };
+  const served = current && currentPrices(current.set, current.effectiveMs, defaultSource);
+  const history = historyEntries(inEffect);
+  const content = `${served?.fullPrefix ?? ''}\n${history.map((e) => e.json.both).join('\n')}`;
+  return { current: served, history, tag: digest(content) };
 }
 
 function currentPrices(set: PriceSet, effectiveMs: number, defaultSource: string): CurrentPrices {

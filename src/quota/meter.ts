@@ -5,13 +5,15 @@ import type { KnownKey } from '../keys/key-hashes.js';
 import type { ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/types.js';
 import { DayClock } from '../time/days.js';
 import { type Allowance, allowanceFor } from './allowance.js';
-import { type UsageFragments, usageFragments } from './usage.js';
+import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
 
 /** A cached account with everything a request needs that stays fixed until its period ends. */
 export interface AccountEntry {
   account: StoredAccount;
   allowance: Allowance;
   usage: UsageFragments;
+  /** The `RateLimit-Policy` header value of the allowance. */
+  ratePolicy: string;
   /** What a consume for this account asks the store, built once with the entry. */
   spec: ConsumeSpec;
   /** The account id JSON-encoded, as the access log writes it. */
@@ -246,6 +248,7 @@ export class Meter {
       account,
       allowance,
       usage: usageFragments(allowance),
+      ratePolicy: ratePolicy(allowance),
       spec,
       idJson: JSON.stringify(account.id),
       live: true,

@@ -49,3 +49,12 @@ export function usageFragments(a: Allowance): UsageFragments {
 export function usageJson(f: UsageFragments, used: number, limit: number): string {
   return f.head + used + f.mid + Math.max(0, limit - used) + f.tail;
 }
+
+/**
+ * The IETF draft's `RateLimit-Policy` value for the allowance (draft-ietf-httpapi-ratelimit-headers-11):
+ * one policy named "period", its quota and window in seconds. Fixed per account and period, so
+ * built once with the cached account.
+ */
+export function ratePolicy(a: Allowance): string {
+  return `"period";q=${a.limit};w=${Math.round((a.period.endMs - a.period.startMs) / 1000)}`;
+}

@@ -182,3 +182,87 @@ t.test('repeated range parameters are refused, percent-encoded ones read', async
   t.equal((await gw.get(`${hist}?api_key=${key}&month=1&year=2025&format=csv&format=json`)).status, 400);
   t.equal((await gw.get(`${hist}?api_key=${key}&month=1&year=2025&region=inland&region=inland`)).status, 400);
 });
+
+t.test('changes.php takes region and format=csv like historical.php: same rows, cents, no usage in CSV', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const expected = expectedChanges('2025-01', '2025-12') as Array<Record<string, unknown>>;
+  for (const region of REGIONS) {
+    const r = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12&region=${region}`);
+    t.equal(r.status, 200);
+    const body = (await r.json()) as { results: unknown[]; usage: unknown };
+    t.same(
+      body.results,
+      expected.map((e) => ({
+        effective_date: e.effective_date,
+        previous_effective_date: e.previous_effective_date,
+        [region]: e[region],
+      })),
+      `only ${region}`,
+    );
+    t.ok(body.usage);
+  }
+  const csv = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12&format=csv`);
+  t.equal(csv.status, 200);
+  t.equal(csv.headers.get('content-type'), 'text/csv; charset=utf-8');
+  t.equal(csv.headers.get('x-ratelimit-remaining'), '1997', 'counted');
+  const lines = (await csv.text()).split('\r\n');
+  t.equal(lines[0], 'effective_date,previous_effective_date,region,petrol_93,petrol_95,diesel_50ppm,diesel_500ppm');
+  t.equal(lines.length, 1 + 24 + 1, 'a row per set and region, each ending in CRLF');
+  t.equal(lines.at(-1), '');
+  const rows = lines.slice(1, -1).map((l) => l.split(','));
+  t.same(
+    rows.map((r) => [r[0], r[1], r[2], ...r.slice(3).map((v) => (v === '' ? null : Number(v)))]),
+    expected.flatMap((e) =>
+      REGIONS.map((reg) => [
+        e.effective_date,
+        e.previous_effective_date,
+        reg,
+        ...PRODUCTS.map((p) => (e[reg] as Record<string, number | null>)[p]),
+      ]),
+    ),
+    'the JSON numbers, empty where null',
+  );
+  const inland = await (
+    await gw.get(`${CHANGES}?api_key=${key}&from=2026-09&to=2026-09&region=inland&format=csv`)
+  ).text();
+  t.equal(inland.split('\r\n').length, 3);
+  t.match(inland, /\r\n2026-09-02,2026-08-\d\d,inland,/);
+  for (const [q, message] of <Array<[string, string]>>[
+    ['format=xml', 'Invalid format.'],
+    ['region=north', 'Invalid region.'],
+    ['region=inland&region=coastal', 'Invalid region.'],
+    ['format=csv&format=csv', 'Invalid format.'],
+  ]) {
+    const bad = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12&${q}`);
+    t.equal(bad.status, 400, q);
+    t.same(await bad.json(), { success: false, message });
+  }
+});
+
+t.test('historical.php refuses a repeated month or year and a year outside 2000-2100', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const hist = '/fuel-api/api/historical.php';
+  for (const [q, message] of <Array<[string, string]>>[
+    ['month=1&month=2&year=2025', 'Invalid month.'],
+    ['month=1&month=1&year=2025', 'Invalid month.'],
+    ['month=1&year=2025&year=2024', 'Invalid year.'],
+    ['month=1&year=0000', 'Invalid year.'],
+    ['month=1&year=1999', 'Invalid year.'],
+    ['month=1&year=2101', 'Invalid year.'],
+    ['month=1&year=9999', 'Invalid year.'],
+  ]) {
+    const r = await gw.get(`${hist}?api_key=${key}&${q}`);
+    t.equal(r.status, 400, q);
+    t.same(await r.json(), { success: false, message }, q);
+  }
+  for (const q of ['month=1&year=2000', 'month=12&year=2100'])
+    t.equal((await gw.get(`${hist}?api_key=${key}&${q}`)).status, 200, q);
+  t.equal(
+    ((await (await gw.get(`/fuel-api/api/usage.php?api_key=${key}`)).json()) as { usage: { requests_used: number } })
+      .usage.requests_used,
+    2,
+    'refusals count nothing',
+  );
+});

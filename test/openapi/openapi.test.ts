@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import t, { type Test } from 'tap';
-import { historicalCsv } from '../../src/features/history/examples.js';
+import { changesCsv, historicalCsv } from '../../src/features/history/examples.js';
 import * as examples from '../../src/features/openapi/examples.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
@@ -182,6 +182,7 @@ t.test("the document's examples are the real answers of a gateway on 20 May 2025
     ['/fuel-api/api/historical.php?from=2025-04&to=2025-05&region=inland', examples.historicalRange],
     ['/fuel-api/api/historical.php?month=5&year=2025&region=inland&format=csv', historicalCsv],
     ['/fuel-api/api/changes.php?from=2025-04&to=2025-05', examples.changes],
+    ['/fuel-api/api/changes.php?from=2025-05&to=2025-05&region=inland&format=csv', changesCsv],
     ['/fuel-api/api/usage.php', { success: true, usage: examples.usage }],
     ['/readyz', examples.ready],
   ];

@@ -41,6 +41,26 @@ t.test('a warm metered request costs Redis exactly one command: the consume scri
   );
 });
 
+t.test('a warm conditional request answered 304 costs Redis one read of the counter, and counts nothing', async (t) => {
+  const redis = await startRedis(t);
+  const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } });
+  const { api_key } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body;
+  const etag = (await gw.get(`${SIMPLE}?api_key=${api_key}`)).headers.get('etag') as string;
+  await redis.cli('CONFIG', 'RESETSTAT');
+  for (let i = 0; i < 25; i++) {
+    const r = await gw.get(`${SIMPLE}?api_key=${api_key}`, { headers: { 'If-None-Match': etag } });
+    t.equal(r.status, 304);
+    t.equal(r.headers.get('x-ratelimit-remaining'), '1999');
+  }
+  const counts = await commandCounts(redis.cli);
+  t.equal(
+    Object.values(counts).reduce((a, b) => a + b, 0),
+    25,
+    `one command per request: ${JSON.stringify(counts)}`,
+  );
+  t.notOk(counts.incr ?? counts.evalsha ?? counts.incrby, 'no counting');
+});
+
 t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each answered on its own', async (t) => {
   const redis = await startRedis(t);
   const store = new RedisStore(

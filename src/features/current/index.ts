@@ -4,7 +4,7 @@
  */
 import type { Config } from '../../config/schema.js';
 import type { ErrorKind } from '../../http/errors.js';
-import { jsonOk, meteredPath } from '../../http/openapi.js';
+import { conditional, jsonOk, meteredPath } from '../../http/openapi.js';
 import type { Prepared, RouteDef } from '../../http/types.js';
 import type { CurrentPrices } from '../../prices/snapshot.js';
 
@@ -23,11 +23,25 @@ function envelope(
   let p = cache.get(current);
   if (!p) {
     const h = head(current);
-    p = { contentType: JSON_TYPE, head: h, tail: '}', withUsage: true, bytes: Buffer.byteLength(h) + 1 };
+    // Not compressed: under 1 KiB, and what gzip saves (about 290 bytes) costs more CPU than the
+    // request itself (docs/performance.md).
+    p = {
+      contentType: JSON_TYPE,
+      head: h,
+      tail: '}',
+      withUsage: true,
+      bytes: Buffer.byteLength(h) + 1,
+      compressed: null,
+    };
     cache.set(current, p);
   }
   return p;
 }
+
+const POLLING =
+  'Not counted (unless metering.count_not_modified is set), answered even when the allowance is used up; the key is checked as on any request (401, 403, 429 for invalid-key throttling).';
+
+const polled = (...args: Parameters<typeof meteredPath>) => conditional(meteredPath(...args), true, POLLING);
 
 export function currentPricesRoutes(config: Config): RouteDef[] {
   return [
@@ -36,10 +50,12 @@ export function currentPricesRoutes(config: Config): RouteDef[] {
       route: {
         kind: 'metered',
         name: 'simple-current',
+        conditional: true,
         prepare: (_q, s) => envelope(simple, s.current, (c) => c.simplePrefix),
       },
-      openapi: meteredPath(
+      openapi: polled(
         config,
+        { operationId: 'getSimpleCurrentPrices', tags: ['Prices'] },
         'Current prices, compact',
         'The set in effect now, for both regions.',
         jsonOk('The current prices.', 'SimpleCurrent'),
@@ -49,9 +65,15 @@ export function currentPricesRoutes(config: Config): RouteDef[] {
     },
     {
       path: '/fuel-api/api/current.php',
-      route: { kind: 'metered', name: 'current', prepare: (_q, s) => envelope(full, s.current, (c) => c.fullPrefix) },
-      openapi: meteredPath(
+      route: {
+        kind: 'metered',
+        name: 'current',
+        conditional: true,
+        prepare: (_q, s) => envelope(full, s.current, (c) => c.fullPrefix),
+      },
+      openapi: polled(
         config,
+        { operationId: 'getCurrentPrices', tags: ['Prices'] },
         'Current prices, with source and update time',
         'The same prices as simple-current.php in the full envelope.',
         jsonOk('The current prices.', 'Current'),

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config/schema.js';
 import { crashed, send } from '../../http/answer.js';
-import { jsonOk } from '../../http/openapi.js';
+import { COMMON, errorResponses, jsonOk, PUBLIC } from '../../http/openapi.js';
 import type { Exchange, Gateway, RouteDef } from '../../http/types.js';
 import { priceAge } from '../../prices/staleness.js';
 import type { UpstreamPoller } from '../../upstream/poller.js';
@@ -34,7 +34,15 @@ export function healthRoutes(config: Config, deps: HealthDeps): RouteDef[] {
         name: 'healthz',
         handle: (x) => send(x, 200, x.g.answers.unrated(JSON_TYPE, HEALTHY.length), HEALTHY),
       },
-      openapi: { get: { summary: 'Liveness', responses: { 200: jsonOk('The process runs.', 'Health', false) } } },
+      openapi: {
+        get: {
+          operationId: 'getHealth',
+          tags: ['Health'],
+          security: PUBLIC,
+          summary: 'Liveness',
+          responses: { 200: jsonOk('The process runs.', 'Health', false), ...errorResponses(config, COMMON) },
+        },
+      },
     },
     {
       path: '/readyz',
@@ -45,10 +53,14 @@ export function healthRoutes(config: Config, deps: HealthDeps): RouteDef[] {
       },
       openapi: {
         get: {
+          operationId: 'getReadiness',
+          tags: ['Health'],
+          security: PUBLIC,
           summary: 'Readiness',
           responses: {
             200: jsonOk('The store answers and a price set is in effect.', 'Ready', false),
             503: jsonOk('Not ready: see the fields.', 'Ready', false),
+            ...errorResponses(config, COMMON),
           },
         },
       },

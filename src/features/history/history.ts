@@ -4,8 +4,10 @@
  * query allocates nothing and a new price set starts afresh.
  */
 import { LRUCache } from 'lru-cache';
+import { compressible } from '../../http/encoding.js';
 import type { ErrorKind } from '../../http/errors.js';
 import type { Prepared } from '../../http/types.js';
+import { CHANGES_CSV_HEADER } from '../../prices/changes.js';
 import { CSV_HEADER, type HistoryEntry, type RegionChoice, type Snapshot } from '../../prices/snapshot.js';
 
 const JSON_TYPE = 'application/json';
@@ -13,6 +15,9 @@ const CSV_TYPE = 'text/csv; charset=utf-8';
 const MONTH = /^(0?[1-9]|1[0-2])$/;
 const YEAR = /^\d{4}$/;
 const YEAR_MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+/** The years historical.php accepts (the data starts in 2023; the range leaves room both ways). */
+export const MIN_YEAR = 2000;
+export const MAX_YEAR = 2100;
 /** The longest range one request may ask for, in months (ten years). */
 export const MAX_RANGE_MONTHS = 120;
 // Distinct queries remembered per snapshot; beyond that the least recent is assembled again.
@@ -63,7 +68,17 @@ const whole = (contentType: string, body: string): Prepared => ({
   tail: '',
   withUsage: false,
   bytes: Buffer.byteLength(body),
+  compressed: compressible(body, false),
 });
+
+/** `format` json|csv (default json) and `region` coastal|inland (default both), each at most once. */
+function formatAndRegion(query: URLSearchParams): { format: 'json' | 'csv'; choice: RegionChoice } | ErrorKind {
+  const format = single(query, 'format') ?? 'json';
+  if (format !== 'json' && format !== 'csv') return 'invalid_format';
+  const region = single(query, 'region');
+  if (region !== undefined && region !== 'coastal' && region !== 'inland') return 'invalid_region';
+  return { format, choice: region ?? 'both' };
+}
 
 /**
  * `month`+`year`, or `from`+`to` (not both); `region` coastal|inland (default both);
@@ -71,11 +86,9 @@ const whole = (contentType: string, body: string): Prepared => ({
  */
 export function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
   const query = new URLSearchParams(search);
-  const format = single(query, 'format') ?? 'json';
-  if (format !== 'json' && format !== 'csv') return 'invalid_format';
-  const region = single(query, 'region');
-  if (region !== undefined && region !== 'coastal' && region !== 'inland') return 'invalid_region';
-  const choice: RegionChoice = region ?? 'both';
+  const options = formatAndRegion(query);
+  if (typeof options === 'string') return options;
+  const { format, choice } = options;
   let from: string;
   let to: string;
   let echo: string;
@@ -86,10 +99,10 @@ export function historical(search: string, snap: Snapshot): Prepared | ErrorKind
     ({ from, to } = r);
     echo = `"from":"${from}","to":"${to}"`;
   } else {
-    const month = query.get('month') ?? '';
-    const year = query.get('year') ?? '';
+    const month = single(query, 'month') ?? '';
+    const year = single(query, 'year') ?? '';
     if (!MONTH.test(month)) return 'invalid_month';
-    if (!YEAR.test(year)) return 'invalid_year';
+    if (!YEAR.test(year) || Number(year) < MIN_YEAR || Number(year) > MAX_YEAR) return 'invalid_year';
     from = to = `${year}-${month.padStart(2, '0')}`;
     echo = `"month":${Number(month)},"year":${Number(year)}`;
   }
@@ -100,13 +113,30 @@ export function historical(search: string, snap: Snapshot): Prepared | ErrorKind
   });
 }
 
-/** `from`+`to`: one entry per set effective in the range, with `usage` spliced in per request. */
+/**
+ * `from`+`to`: one entry per set effective in the range; `region` and `format` as historical.php.
+ * JSON carries `usage`, spliced in per request; CSV, like historical.php's, does not.
+ */
 export function changes(search: string, snap: Snapshot): Prepared | ErrorKind {
-  const r = range(new URLSearchParams(search));
+  const query = new URLSearchParams(search);
+  const options = formatAndRegion(query);
+  if (typeof options === 'string') return options;
+  const { format, choice } = options;
+  const r = range(query);
   if (r === 'invalid_range') return r;
-  return cached(snap, `c|${r.from}|${r.to}`, () => {
-    const results = inRange(snap.history, r.from, r.to).map((e) => e.change);
+  return cached(snap, `c|${format}|${choice}|${r.from}|${r.to}`, () => {
+    const entries = inRange(snap.history, r.from, r.to);
+    if (format === 'csv')
+      return whole(CSV_TYPE, `${CHANGES_CSV_HEADER}\r\n${entries.map((e) => e.changeCsv[choice]).join('')}`);
+    const results = entries.map((e) => e.change[choice]);
     const head = `{"success":true,"from":"${r.from}","to":"${r.to}","results":[${results.join(',')}],"usage":`;
-    return { contentType: JSON_TYPE, head, tail: '}', withUsage: true, bytes: Buffer.byteLength(head) + 1 };
+    return {
+      contentType: JSON_TYPE,
+      head,
+      tail: '}',
+      withUsage: true,
+      bytes: Buffer.byteLength(head) + 1,
+      compressed: compressible(head, true),
+    };
   });
 }

@@ -4,14 +4,17 @@
  */
 import type { Config } from '../../config/schema.js';
 import type { ErrorKind } from '../../http/errors.js';
-import { jsonOk, meteredPath, query, RATE_HEADERS, ref } from '../../http/openapi.js';
+import { meteredPath, query, RATE_HEADERS, ref } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
-import { historicalCsv } from './examples.js';
-import { changes, historical, MAX_RANGE_MONTHS } from './history.js';
+import { changesCsv, historicalCsv } from './examples.js';
+import { changes, historical, MAX_RANGE_MONTHS, MAX_YEAR, MIN_YEAR } from './history.js';
 
 const RANGE_TEXT = `, inclusive; at most ${MAX_RANGE_MONTHS} months from from. Otherwise 400 Invalid date range.`;
 const FROM = query('from', `First month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth'), '2025-01');
 const TO = query('to', `Last month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth'), '2025-12');
+
+const REGION = query('region', 'Only this region in the results (default both).', { enum: ['coastal', 'inland'] });
+const FORMAT = query('format', 'json (default) or csv.', { enum: ['json', 'csv'] });
 
 export function historyRoutes(config: Config): RouteDef[] {
   const enabled = config.prices.historical_enabled;
@@ -22,6 +25,7 @@ export function historyRoutes(config: Config): RouteDef[] {
       route: { kind: 'metered', name: 'historical', prepare: enabled ? historical : () => 'historical_disabled' },
       openapi: meteredPath(
         config,
+        { operationId: 'getHistoricalPrices', tags: ['History'] },
         'Historical prices by month or range',
         'Every set already in effect in one month (month and year) or a range of months (from and to, not both forms).',
         {
@@ -41,15 +45,20 @@ export function historyRoutes(config: Config): RouteDef[] {
         [
           query(
             'month',
-            'Month, 1-12 (one or two digits); with year.',
+            'Month, 1-12 (one or two digits); with year. A repeated month or year is refused (400).',
             { type: 'string', pattern: '^(0?[1-9]|1[0-2])$' },
             '9',
           ),
-          query('year', 'Year, four digits; with month.', { type: 'string', pattern: '^\\d{4}$' }, '2026'),
+          query(
+            'year',
+            `Year, four digits, ${MIN_YEAR}-${MAX_YEAR}; with month. Otherwise 400 Invalid year.`,
+            { type: 'string', pattern: '^\\d{4}$' },
+            '2026',
+          ),
           FROM,
           TO,
-          query('region', 'Only this region in the results (default both).', { enum: ['coastal', 'inland'] }),
-          query('format', 'json (default) or csv.', { enum: ['json', 'csv'] }),
+          REGION,
+          FORMAT,
         ],
         ['invalid_month', 'invalid_year', 'invalid_range', 'invalid_region', 'invalid_format', ...off],
       ),
@@ -59,14 +68,26 @@ export function historyRoutes(config: Config): RouteDef[] {
       route: { kind: 'metered', name: 'changes', prepare: enabled ? changes : () => 'historical_disabled' },
       openapi: meteredPath(
         config,
+        { operationId: 'getPriceChanges', tags: ['History'] },
         'Price changes in cents',
         'One entry per set effective in the range, oldest first, each with the change against the set before it.',
-        jsonOk('The changes.', 'Changes'),
-        [
-          { ...FROM, required: true },
-          { ...TO, required: true },
-        ],
-        ['invalid_range', ...off],
+        {
+          description: 'The changes, oldest first (an empty list when there are none).',
+          headers: RATE_HEADERS,
+          content: {
+            'application/json': { schema: ref('Changes') },
+            'text/csv': {
+              schema: {
+                type: 'string',
+                description:
+                  'format=csv: a header line, then one CRLF-terminated row per set and region; cents, an empty field for null; no usage.',
+              },
+              example: changesCsv,
+            },
+          },
+        },
+        [{ ...FROM, required: true }, { ...TO, required: true }, REGION, FORMAT],
+        ['invalid_range', 'invalid_region', 'invalid_format', ...off],
       ),
     },
   ];

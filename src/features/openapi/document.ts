@@ -5,21 +5,26 @@
  * configured ones. Schemas are JSON Schema 2020-12; the tests validate real answers of every
  * endpoint against them, so the document cannot drift.
  */
-import type { OpenApiDocument } from '../../http/openapi.js';
+import type { OpenApiDocument, Operation, Response } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
 import { PRICE_MEANING, schemas } from './schemas.js';
 
 export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const { path, openapi } of routes) if (openapi) paths[path] = openapi;
+  for (const { path, openapi, route } of routes) {
+    if (openapi) paths[path] = route === null ? openapi : { ...openapi, head: headOf(openapi.get) };
+  }
   return {
     openapi: '3.1.0',
     info: {
       title: 'Fuel Price Gateway',
       version: '1.0.0',
       description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
+      license: { name: 'MIT', identifier: 'MIT' },
+      contact: { name: 'Fuel Price Gateway operators' },
     },
     servers: [{ url: '/' }],
+    tags: TAGS,
     paths,
     components: {
       schemas,
@@ -28,5 +33,26 @@ export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
         ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       },
     },
+  };
+}
+
+const TAGS = [
+  { name: 'Prices', description: 'The current prices: metered, and free to poll with If-None-Match.' },
+  { name: 'History', description: 'Prices and changes of the sets already in effect: metered.' },
+  { name: 'Usage', description: "The account's position in its period: not counted." },
+  { name: 'Documentation', description: 'This document and the page: public, no key.' },
+  { name: 'Health', description: 'Liveness and readiness for balancers and orchestrators: public, no key.' },
+];
+
+/** HEAD answers like GET without a body: the same operation, its answers without content. */
+function headOf(get: Operation): Operation {
+  const responses = Object.fromEntries(
+    Object.entries(get.responses).map(([status, { content: _content, ...rest }]) => [status, rest as Response]),
+  );
+  return {
+    ...get,
+    operationId: get.operationId.replace(/^get/, 'head'),
+    summary: `${get.summary} (headers only)`,
+    responses,
   };
 }

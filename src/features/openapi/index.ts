@@ -2,10 +2,12 @@
  * The OpenAPI document at /fuel-api/openapi.json, describing every route handed to the listener
  * (document.ts). It knows no other feature: it reads the descriptions the routes carry.
  */
-import { send } from '../../http/answer.js';
-import { type StaticAnswer, staticAnswer } from '../../http/headers.js';
-import type { OpenApiDocument } from '../../http/openapi.js';
+
+import type { Config } from '../../config/schema.js';
+import { COMMON, conditional, errorResponses, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
+import { fixedHeaders, sendWhole, Whole } from '../../http/whole.js';
+import type { Snapshot } from '../../prices/snapshot.js';
 import { openApiDocument } from './document.js';
 
 export interface OpenApi {
@@ -19,31 +21,48 @@ export interface OpenApi {
  * composition root fills it. Read when the document is first asked for, as @fastify/swagger reads
  * the routes registered by then.
  */
-export function openApi(routes: readonly RouteDef[]): OpenApi {
-  let built: { doc: OpenApiDocument; json: StaticAnswer } | null = null;
-  const build = (): { doc: OpenApiDocument; json: StaticAnswer } => {
+export function openApi(routes: readonly RouteDef[], config: Config): OpenApi {
+  let built: { doc: OpenApiDocument; json: Whole } | null = null;
+  const build = (): { doc: OpenApiDocument; json: Whole } => {
     if (built === null) {
       const doc = openApiDocument(routes);
-      built = { doc, json: staticAnswer('application/json', JSON.stringify(doc), 'public, max-age=300') };
+      built = { doc, json: new Whole('application/json', JSON.stringify(doc), fixedHeaders('public, max-age=300')) };
     }
     return built;
   };
+  // The gateway's one ETag names the price set too, so the same bytes get a header list per set.
+  const tagged = new WeakMap<Snapshot, Whole>();
   const own: RouteDef = {
     path: '/fuel-api/openapi.json',
     route: {
       kind: 'handler',
       name: 'openapi',
       handle: (x) => {
-        const { json } = build();
-        send(x, 200, json.headers, json.body);
+        const snap = x.g.book.snapshot();
+        let answer = tagged.get(snap);
+        if (!answer) {
+          answer = build().json.tagged(x.g.etags.of(snap));
+          tagged.set(snap, answer);
+        }
+        sendWhole(x, answer);
       },
     },
-    openapi: {
-      get: {
-        summary: 'This document',
-        responses: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': {} } } },
+    openapi: conditional(
+      {
+        get: {
+          operationId: 'getOpenApiDocument',
+          tags: ['Documentation'],
+          summary: 'This document',
+          security: PUBLIC,
+          responses: {
+            200: { description: 'OpenAPI 3.1', content: { 'application/json': {} } },
+            ...errorResponses(config, COMMON),
+          },
+        },
       },
-    },
+      false,
+      'It changes only with the price set or a restart.',
+    ),
   };
   return { routes: [own], document: () => build().doc };
 }

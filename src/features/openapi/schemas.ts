@@ -146,7 +146,9 @@ export const schemas: Json = {
   },
   Change: {
     type: 'object',
-    required: ['effective_date', 'previous_effective_date', 'coastal', 'inland'],
+    description: 'One set with its change against the set before it; only the asked region when region is given.',
+    required: ['effective_date', 'previous_effective_date'],
+    minProperties: 3,
     additionalProperties: false,
     properties: {
       effective_date: ref('EffectiveDate'),

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../config/load.js';
-import { type StaticAnswer, staticAnswer } from '../../http/headers.js';
+import { fixedHeaders, Whole } from '../../http/whole.js';
 
 const TYPES: Record<string, string> = {
   'page.js': 'text/javascript; charset=utf-8',
@@ -14,11 +14,11 @@ const TYPES: Record<string, string> = {
 };
 
 /** `/assets/NAME` → its answer. */
-export function pageAssets(): Map<string, StaticAnswer> {
+export function pageAssets(): Map<string, Whole> {
   return new Map(
     Object.entries(TYPES).map(([name, type]) => [
       `/assets/${name}`,
-      staticAnswer(type, readFileSync(join(PROJECT_ROOT, 'public', name), 'utf8'), 'public, max-age=3600'),
+      new Whole(type, readFileSync(join(PROJECT_ROOT, 'public', name), 'utf8'), fixedHeaders('public, max-age=3600')),
     ]),
   );
 }

@@ -11,13 +11,13 @@ function curl(path: string, op: Operation): string {
   const required = withExample.filter((p) => p.required);
   const shown = required.length > 0 ? required : withExample.slice(0, 2);
   const q = shown.length > 0 ? `?${shown.map((p) => `${p.name}=${p.example}`).join('&')}` : '';
-  const key = op.security ? `-H 'X-API-Key: YOUR_KEY' ` : '';
+  const key = op.security?.length ? `-H 'X-API-Key: YOUR_KEY' ` : '';
   return `curl -s ${key}'<span class="origin">http://localhost:8080</span>${esc(path)}${esc(q)}'`;
 }
 
 function parameters(op: Operation): string {
   const rows = [
-    ...(op.security ? [['X-API-Key', 'header', 'Your API key (or the api_key query parameter).']] : []),
+    ...(op.security?.length ? [['X-API-Key', 'header', 'Your API key (or the api_key query parameter).']] : []),
     ...(op.parameters ?? []).map((p) => [p.name, p.in, p.description]),
   ];
   if (rows.length === 0) return '';

@@ -3,8 +3,9 @@
  * The HTML is rendered once per price set (like the envelopes) and holds no JSON of prices; its
  * script and style are files of the same origin, so the CSP allows nothing inline.
  */
-import type { HeaderList } from '../../http/headers.js';
+
 import type { OpenApiDocument } from '../../http/openapi.js';
+import { fixedHeaders, Whole } from '../../http/whole.js';
 import { PRODUCTS, REGIONS } from '../../prices/schema.js';
 import type { Snapshot } from '../../prices/snapshot.js';
 import { chartSvg } from './chart.js';
@@ -19,11 +20,6 @@ const PRODUCT_NAMES: Record<(typeof PRODUCTS)[number], string> = {
   diesel_50ppm: 'Diesel 50ppm (wholesale)',
   diesel_500ppm: 'Diesel 500ppm (wholesale)',
 };
-
-export interface RenderedPage {
-  headers: HeaderList;
-  body: string;
-}
 
 function pricesTable(snap: Snapshot): string {
   const set = snap.current?.set ?? null;
@@ -58,7 +54,7 @@ const USAGE_BOX =
 
 export class PublicPage {
   /** Per price set, the page as it is while the set is fresh and once it is stale. */
-  private readonly pages = new WeakMap<Snapshot, { fresh?: RenderedPage; stale?: RenderedPage }>();
+  private readonly pages = new WeakMap<Snapshot, { fresh?: Whole; stale?: Whole }>();
   private docsHtml: string | null = null;
 
   /**
@@ -72,7 +68,11 @@ export class PublicPage {
     private readonly maxAgeDays: number,
   ) {}
 
-  render(snap: Snapshot, stale: boolean): RenderedPage {
+  /**
+   * The page of a snapshot, rendered once while the set is fresh and once when it is stale.
+   * `etag`: the snapshot's; the stale page, whose text differs, gets one of its own from it.
+   */
+  render(snap: Snapshot, stale: boolean, etag: string): Whole {
     let pages = this.pages.get(snap);
     if (!pages) {
       pages = {};
@@ -80,24 +80,13 @@ export class PublicPage {
     }
     let page = stale ? pages.stale : pages.fresh;
     if (!page) {
-      const body = this.html(snap, stale);
-      page = {
-        body,
-        headers: [
-          'Content-Type',
-          'text/html; charset=utf-8',
-          'Content-Length',
-          Buffer.byteLength(body),
-          'Content-Security-Policy',
-          PAGE_CSP,
-          'Cache-Control',
-          'no-cache',
-          'X-Content-Type-Options',
-          'nosniff',
-          'Referrer-Policy',
-          'no-referrer',
-        ],
-      };
+      const headers = fixedHeaders('no-cache', 'Content-Security-Policy', PAGE_CSP, 'Referrer-Policy', 'no-referrer');
+      page = new Whole(
+        'text/html; charset=utf-8',
+        this.html(snap, stale),
+        headers,
+        stale ? `${etag.slice(0, -1)}-stale"` : etag,
+      );
       if (stale) pages.stale = page;
       else pages.fresh = page;
     }

@@ -10,6 +10,7 @@ import { isGatewayError } from '../../errors.js';
 import { crashed, fail, failRetry, record } from '../../http/answer.js';
 import { storeError } from '../../http/context.js';
 import { answer, invalidKey, keyOf, refuse } from '../../http/metered.js';
+import { rateFields, rateHeaders } from '../../http/rate.js';
 import type { Target } from '../../http/request.js';
 import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
@@ -73,16 +74,7 @@ async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: 
   const { g } = x;
   const limit = counted?.entry.allowance.limit ?? 0;
   const rate = (used: number): Array<string | number> =>
-    counted
-      ? [
-          'X-RateLimit-Limit',
-          limit,
-          'X-RateLimit-Remaining',
-          Math.max(0, limit - used),
-          'X-RateLimit-Reset',
-          Math.ceil(counted.entry.allowance.period.endMs / 1000),
-        ]
-      : [];
+    counted ? rateHeaders(rateFields(counted.entry, used, g.clock.now())) : [];
   const status = await route.proxy.forward(x.req, x.res, {
     route: route.name,
     path: target.path,

@@ -8,6 +8,7 @@ import { isGatewayError } from '../../errors.js';
 import { crashed, fail, failRetry, send } from '../../http/answer.js';
 import { storeError } from '../../http/context.js';
 import { invalidKey, keyOf } from '../../http/metered.js';
+import { rateFields } from '../../http/rate.js';
 import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
@@ -37,14 +38,6 @@ function answer(x: Exchange, result: MeterResult): void {
   if (result.kind === 'inactive') return fail(x, 'inactive_key');
   const { entry, used } = result;
   x.entry = entry;
-  const { limit, period } = entry.allowance;
-  const body = `${HEAD}${usageJson(entry.usage, used, limit)}}`;
-  const headers = x.g.answers.counted200(
-    JSON_TYPE,
-    body.length,
-    limit,
-    Math.max(0, limit - used),
-    Math.ceil(period.endMs / 1000),
-  );
-  send(x, 200, headers, body);
+  const body = `${HEAD}${usageJson(entry.usage, used, entry.allowance.limit)}}`;
+  send(x, 200, x.g.answers.counted200(JSON_TYPE, body.length, rateFields(entry, used, x.g.clock.now())), body);
 }

@@ -8,6 +8,7 @@ import { isGatewayError } from '../../errors.js';
 import { crashed, fail, failRetry, send } from '../../http/answer.js';
 import { storeError } from '../../http/context.js';
 import { invalidKey, keyOf } from '../../http/metered.js';
+import { rateFields } from '../../http/rate.js';
 import type { Exchange } from '../../http/types.js';
 import { dayTotals } from '../../quota/ledger.js';
 import type { AccountEntry, MeterResult } from '../../quota/meter.js';
@@ -69,14 +70,7 @@ async function answer(x: Exchange, result: MeterResult, search: string, o: Histo
     days,
     periods: periods(entry, used, records, range, o.zone),
   });
-  const { limit, period } = entry.allowance;
-  const headers = x.g.answers.counted200(
-    JSON_TYPE,
-    Buffer.byteLength(body),
-    limit,
-    Math.max(0, limit - used),
-    Math.ceil(period.endMs / 1000),
-  );
+  const headers = x.g.answers.counted200(JSON_TYPE, Buffer.byteLength(body), rateFields(entry, used, x.g.clock.now()));
   send(x, 200, headers, body);
 }
 

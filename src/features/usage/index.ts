@@ -19,6 +19,8 @@ export function usageRoutes(config: Config): RouteDef[] {
       route: { kind: 'handler', name: 'usage', handle: (x, target) => usageCheck(x, target.search) },
       openapi: {
         get: {
+          operationId: 'getUsage',
+          tags: ['Usage'],
           summary: 'Usage check, not counted',
           description:
             "The account's usage in its current period, without spending a request. Send the key in X-API-Key. Invalid keys count towards the invalid-key throttle.",
@@ -35,6 +37,8 @@ export function usageRoutes(config: Config): RouteDef[] {
       route: { kind: 'handler', name: 'usage-history', handle: (x, target) => usageHistory(x, target.search, history) },
       openapi: {
         get: {
+          operationId: 'getUsageHistory',
+          tags: ['Usage'],
           summary: 'Usage history by day and period, not counted',
           description: `Requests counted each day (in the ${config.time_zone} zone, every day of the range, zeros included) and each period overlapping the range, with its usage. Days and periods are kept ${config.usage.retention_days} days after their period ends. Send the key in X-API-Key. Invalid keys count towards the invalid-key throttle.`,
           security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],

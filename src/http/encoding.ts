@@ -1,0 +1,124 @@
+/**
+ * Content codings (RFC 9110 §8.4, §12.5.3): which one a request accepts, and the compressed bytes
+ * of answers built once. Compression never runs per request for an answer built once: its bytes
+ * are made with it (the page per price set, the API document and the assets at start) or, for a
+ * historical answer kept per price set and query, at the first request that asks for the coding.
+ * An answer whose per-request `usage` sits at its end (changes.php) is gzipped as a compressed
+ * head, built once, followed by the usage in a stored deflate block (`SplicedGzip`).
+ */
+import { brotliCompressSync, constants, crc32, deflateRawSync, gzipSync } from 'node:zlib';
+
+export type Coding = 'br' | 'gzip' | 'identity';
+
+/** Below this an answer is sent as it is: the saving is smaller than a packet's headers. */
+export const MIN_COMPRESS_BYTES = 1024;
+
+export interface Encoded {
+  gzip: Buffer | null;
+  /** Only where it pays: smaller than the gzip bytes. */
+  br: Buffer | null;
+}
+
+/** Compression effort: the most for answers built once per price set or at start, less for per-query ones. */
+export type Effort = 'max' | 'fast';
+
+export function encode(body: Buffer, effort: Effort): Encoded {
+  if (body.length < MIN_COMPRESS_BYTES) return { gzip: null, br: null };
+  const gz = gzipSync(body, { level: effort === 'max' ? 9 : 6 });
+  const br = brotliCompressSync(body, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: effort === 'max' ? 11 : 5,
+      [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+    },
+  });
+  return { gzip: gz.length < body.length ? gz : null, br: br.length < Math.min(gz.length, body.length) ? br : null };
+}
+
+/**
+ * The coding to send, from Accept-Encoding (`value`, repeated fields joined) and the codings on
+ * offer: the highest q-value wins, ties go br, gzip, identity. No field: identity. `*` stands
+ * for every coding not named; `identity` is acceptable unless `identity;q=0`, or `*;q=0`
+ * without it, says otherwise. When nothing on offer is acceptable the answer goes unencoded
+ * (RFC 9110 §12.5.3 allows a 406; an unencoded answer serves more clients).
+ */
+export function negotiate(value: string | undefined, br: boolean, gzip: boolean): Coding {
+  if (value === undefined || (!br && !gzip)) return 'identity';
+  let qBr = -1;
+  let qGzip = -1;
+  let qIdentity = -1;
+  let qStar = -1;
+  for (const part of value.split(',')) {
+    const [rawName, ...params] = part.split(';');
+    const name = (rawName as string).trim().toLowerCase();
+    if (name === '') continue;
+    let q = 1;
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(p);
+      if (m) q = Math.min(1, Number(m[1]));
+      else if (/^\s*q\s*=/i.test(p)) q = 0; // an unreadable weight: not a clear yes
+    }
+    if (name === 'br') qBr = Math.max(qBr, q);
+    else if (name === 'gzip' || name === 'x-gzip') qGzip = Math.max(qGzip, q);
+    else if (name === 'identity') qIdentity = Math.max(qIdentity, q);
+    else if (name === '*') qStar = Math.max(qStar, q);
+  }
+  const of = (q: number): number => (q >= 0 ? q : qStar);
+  const b = br ? of(qBr) : -1;
+  const g = gzip ? of(qGzip) : -1;
+  // identity is acceptable unless excluded: named with q=0, or not named and *;q=0.
+  const i = qIdentity >= 0 ? qIdentity : qStar === 0 ? 0 : 0.001;
+  const best = Math.max(b, g, i);
+  if (best <= 0) return 'identity';
+  return b === best ? 'br' : g === best ? 'gzip' : 'identity';
+}
+
+/** A gzip member whose deflate stream is a compressed head, flushed to a byte boundary, then the tail given per request. */
+export interface SplicedGzip {
+  /** Gzip header and the head's deflate blocks (not final). */
+  start: Buffer;
+  headCrc: number;
+  headBytes: number;
+}
+
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+
+export function spliceableGzip(head: string): SplicedGzip {
+  const bytes = Buffer.from(head);
+  const deflated = deflateRawSync(bytes, { level: 9, finishFlush: constants.Z_SYNC_FLUSH });
+  return { start: Buffer.concat([GZIP_HEADER, deflated]), headCrc: crc32(bytes), headBytes: bytes.length };
+}
+
+/** The whole gzip answer: the prebuilt start, the tail as a final stored block (≤ 65535 bytes), the trailer. */
+export function splicedGzip(s: SplicedGzip, tail: string): Buffer {
+  const t = Buffer.from(tail);
+  const out = Buffer.allocUnsafe(s.start.length + 5 + t.length + 8);
+  s.start.copy(out, 0);
+  let o = s.start.length;
+  out[o] = 1; // BFINAL, stored
+  out.writeUInt16LE(t.length, o + 1);
+  out.writeUInt16LE(~t.length & 0xffff, o + 3);
+  o += 5;
+  t.copy(out, o);
+  o += t.length;
+  out.writeUInt32LE(crc32(t, s.headCrc) >>> 0, o);
+  out.writeUInt32LE((s.headBytes + t.length) >>> 0, o + 4);
+  return out;
+}
+
+/**
+ * The compressed forms of a metered answer (types.ts `Prepared`), kept with it: a whole one is
+ * encoded at the first request that accepts a coding; one with `usage` spliced in gets its head
+ * gzipped once and the usage added per request as a stored block.
+ */
+export interface Compressed {
+  whole: (() => Encoded) | null;
+  spliced: SplicedGzip | null;
+}
+
+/** For a prepared answer of `head` (and, `withUsage`, a usage and `tail` after it); null below MIN_COMPRESS_BYTES. */
+export function compressible(head: string, withUsage: boolean): Compressed | null {
+  if (Buffer.byteLength(head) < MIN_COMPRESS_BYTES) return null;
+  if (withUsage) return { whole: null, spliced: spliceableGzip(head) };
+  let encoded: Encoded | null = null;
+  return { whole: () => (encoded ??= encode(Buffer.from(head), 'fast')), spliced: null };
+}

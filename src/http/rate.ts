@@ -1,0 +1,35 @@
+/**
+ * The rate headers of an answer for an account: the X-RateLimit-* trio and the IETF draft's
+ * `RateLimit-Policy` / `RateLimit` fields (draft-ietf-httpapi-ratelimit-headers-11, Structured
+ * Fields Lists of one String item, "period"). The policy is built once per account and period
+ * (AccountEntry.ratePolicy); a request only writes its two numbers into `RateLimit`.
+ */
+import type { AccountEntry } from '../quota/meter.js';
+import type { RateFields } from './headers.js';
+
+export function rateFields(entry: AccountEntry, used: number, nowMs: number): RateFields {
+  const { limit, period } = entry.allowance;
+  const remaining = Math.max(0, limit - used);
+  const left = Math.max(0, Math.ceil((period.endMs - nowMs) / 1000));
+  return {
+    limit,
+    remaining,
+    reset: Math.ceil(period.endMs / 1000),
+    policy: entry.ratePolicy,
+    rate: `"period";r=${remaining};t=${left}`,
+  };
+}
+
+/** The rate headers as a header list, for an answer written elsewhere (the pass-through's). */
+export const rateHeaders = (r: RateFields): Array<string | number> => [
+  'X-RateLimit-Limit',
+  r.limit,
+  'X-RateLimit-Remaining',
+  r.remaining,
+  'X-RateLimit-Reset',
+  r.reset,
+  'RateLimit-Policy',
+  r.policy,
+  'RateLimit',
+  r.rate,
+];
