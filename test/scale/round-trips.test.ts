@@ -32,11 +32,11 @@ t.test('a warm metered request costs Redis exactly one command: the consume scri
   for (let i = 0; i < 25; i++)
     t.equal((await gw.get(`/fuel-api/api/${i % 2 ? 'current' : 'simple-current'}.php?api_key=${api_key}`)).status, 200);
   // Redis also counts the calls the script makes inside itself (TIME for its deadline, HMGET
-  // account, INCR the counter); any extra command sent by the gateway would raise one of these
-  // above 25 or add one.
+  // account, INCR the counter, HINCRBY its day in the ledger); any extra command sent by the
+  // gateway would raise one of these above 25 or add one.
   t.same(
     await commandCounts(redis.cli),
-    { evalsha: 25, time: 25, hmget: 25, incr: 25 },
+    { evalsha: 25, time: 25, hmget: 25, incr: 25, hincrby: 25 },
     'one EVALSHA per request and nothing else',
   );
 });
@@ -94,8 +94,23 @@ t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each 
   t.equal(store.consumeCalls() - callsBefore, 1, 'one script call');
   t.same(
     await commandCounts(redis.cli),
-    // 21 counted, of which one over the limit and taken back (DECR); 19 new counters get an expiry.
-    { evalsha: 1, time: 1, hmget: 23, incr: 21, decr: 1, pexpireat: 19 },
+    // 21 counted, of which one over the limit and taken back (DECR); 19 new counters get an
+    // expiry; 20 counted in their day (HINCRBY), the 19 first of a period also write its record
+    // (PTTL finds no record, HSET it, expire it, index it: ZREMRANGEBYSCORE, ZADD, ZRANGE, expiry).
+    {
+      evalsha: 1,
+      time: 1,
+      hmget: 23,
+      incr: 21,
+      decr: 1,
+      pexpireat: 19 * 3,
+      hincrby: 20,
+      pttl: 19,
+      hset: 19,
+      zremrangebyscore: 19,
+      zadd: 19,
+      zrange: 19,
+    },
     'one EVALSHA carrying 23 requests',
   );
   t.same(
@@ -139,10 +154,10 @@ t.test('concurrent metered requests cost at most one EVALSHA per batch', async (
   t.equal(counts['evalsha'], calls, `one EVALSHA per batch (${calls} batches)`);
   t.ok(calls < 320, `requests shared script calls (${calls} calls for 320 requests)`);
   t.same(
-    { hmget: counts['hmget'], incr: counts['incr'] },
-    { hmget: 320, incr: 320 },
-    'each request checked and counted once',
+    { hmget: counts['hmget'], incr: counts['incr'], hincrby: counts['hincrby'] },
+    { hmget: 320, incr: 320, hincrby: 320 },
+    'each request checked and counted once, in its counter and its day',
   );
   t.equal(counts['time'], calls, 'one TIME (the deadline) inside each script call');
-  t.same(Object.keys(counts).sort(), ['evalsha', 'hmget', 'incr', 'time'], 'and nothing else');
+  t.same(Object.keys(counts).sort(), ['evalsha', 'hincrby', 'hmget', 'incr', 'time'], 'and nothing else');
 });
