@@ -68,3 +68,33 @@ t.test('config check validates the upstream keys and masks the service key', asy
   t.equal(bad.code, 1);
   t.match(bad.stderr, /upstream\.api_key: required/);
 });
+
+t.test(
+  'upstream.cache: defaults for a fuel-price origin; a per-path default_ttl_s names a proxy_paths entry',
+  async (t) => {
+    const c = loadConfig({ env: {} }).upstream.cache;
+    t.same(c, {
+      default_ttl_s: 300,
+      paths: {},
+      stale_while_revalidate_s: 60,
+      stale_if_error_s: 86400,
+      max_bytes: 64 << 20,
+      max_entry_bytes: 1 << 20,
+      purge_on_prices: true,
+    });
+    const base = { url: 'http://origin.test', api_key: 'k', proxy_paths: ['/v2/*'] };
+    t.equal(refusal({ ...base, cache: { paths: { '/v2/*': { default_ttl_s: 3600 } } } }), '');
+    t.match(
+      refusal({ ...base, cache: { paths: { '/v3/*': { default_ttl_s: 3600 } } } }),
+      /upstream\.cache\.paths\.\/v3\/\*: expected an entry of proxy_paths/,
+    );
+    t.match(refusal({ ...base, cache: { paths: { '/v2/*': { ttl: 1 } } } }), /upstream\.cache\.paths/);
+    t.match(
+      refusal({ ...base, cache: { max_bytes: 1000, max_entry_bytes: 2000 } }),
+      /max_entry_bytes: expected at most max_bytes/,
+    );
+    t.equal(refusal({ ...base, cache: { max_bytes: 0 } }), '', 'max_bytes 0: no cache');
+    t.match(refusal({ ...base, cache: { default_ttl_s: -1 } }), /upstream\.cache\.default_ttl_s/);
+    t.match(refusal({ ...base, cache: { purge_on_price: true } }), /purge_on_price/);
+  },
+);
