@@ -18,10 +18,9 @@ import type { AccountEntry, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
+import { sendCoded } from './coded.js';
 import { storeError, storeWorked } from './context.js';
-import { type Compressed, negotiate, type SplicedGzip, splicedGzip } from './encoding.js';
 import { noneMatchHits } from './etag.js';
-import type { RateFields } from './headers.js';
 import { rateFields } from './rate.js';
 import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
 import type { Exchange, Gateway, InvalidKeyReason, MeteredRoute, Prepared, RouteEntry } from './types.js';
@@ -221,29 +220,9 @@ export function answer(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntr
   }
   const p = x.prepared as Prepared;
   const usage = p.withUsage ? usageJson(entry.usage, used, limit) : '';
-  if (p.compressed !== null) return compressed(x, p, p.compressed, rate, usage);
+  if (p.compressed !== null) return sendCoded(x, p, p.compressed, rate, usage);
   if (!p.withUsage) return send(x, 200, answers.counted200(p.contentType, p.bytes, rate, x.etag), p.head + p.tail);
   send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate, x.etag), p.head + usage + p.tail);
-}
-
-/** An answer of 1 KiB or more, in the coding the request prefers (encoding.ts). */
-function compressed(x: Exchange, p: Prepared, c: Compressed, rate: RateFields, usage: string): void {
-  const accept = headerValue(x.req, 'accept-encoding');
-  const { answers } = x.g;
-  if (c.whole !== null) {
-    const enc = accept === undefined ? null : c.whole();
-    const coding = negotiate(accept, enc?.br != null, enc?.gzip != null);
-    const bytes = coding === 'identity' ? null : (enc?.[coding] as Buffer);
-    if (bytes === null)
-      return send(x, 200, answers.counted200(p.contentType, p.bytes, rate, x.etag, coding), p.head + p.tail);
-    return send(x, 200, answers.counted200(p.contentType, bytes.length, rate, x.etag, coding), bytes);
-  }
-  const coding = negotiate(accept, false, c.spliced !== null);
-  const tail = usage + p.tail;
-  if (coding === 'identity')
-    return send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate, x.etag, coding), p.head + tail);
-  const body = splicedGzip(c.spliced as SplicedGzip, tail);
-  send(x, 200, answers.counted200(p.contentType, body.length, rate, x.etag, coding), body);
 }
 
 /**

@@ -15,7 +15,7 @@ for (const policy of ['reject', 'allow'] as const) {
     const { api_key } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body;
     // A real key, but one this gateway has never served: during the outage it cannot be checked.
     const unseen = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string;
-    t.equal((await gw.get(`${SIMPLE}?api_key=${api_key}`)).status, 200);
+    const etag = (await gw.get(`${SIMPLE}?api_key=${api_key}`)).headers.get('etag') as string;
     // The announcement of each account's creation may reach the gateway after its first request
     // (a loaded machine) and rightly drop the cached account; a request answered from the cache
     // shows the announcements are in and the key is held as active.
@@ -24,6 +24,10 @@ for (const policy of ['reject', 'allow'] as const) {
       return /^fuel_gateway_account_cache_hit_ratio 0\.\d*[1-9]/m.test((await adminCall(gw, 'GET', '/metrics')).body);
     });
     await redis.stop();
+    const conditional = await gw.get(`${SIMPLE}?api_key=${api_key}`, { headers: { 'If-None-Match': etag } });
+    t.equal(conditional.status, policy === 'reject' ? 503 : 304, 'a conditional request while Redis is down');
+    t.equal(conditional.headers.get('x-ratelimit-remaining'), null, 'no usage to tell');
+    if (policy === 'allow') t.equal(conditional.headers.get('etag'), etag);
     const started = Date.now();
     const r = await gw.get(`${SIMPLE}?api_key=${api_key}`);
     t.ok(Date.now() - started < 1000, 'answered within a second');
@@ -37,7 +41,7 @@ for (const policy of ['reject', 'allow'] as const) {
       t.equal((JSON.parse(body) as { usage: unknown }).usage, null, 'usage is null: nothing was counted');
       t.equal(r.headers.get('x-ratelimit-remaining'), null);
       const metrics = (await adminCall(gw, 'GET', '/metrics')).body as string;
-      t.match(metrics, /^fuel_gateway_unmetered_requests_total 1$/m);
+      t.match(metrics, /^fuel_gateway_unmetered_requests_total 2$/m);
       t.match(gw.logs(), /serving unmetered/);
       const stranger = await gw.get(`${SIMPLE}?api_key=${unseen}`);
       t.equal(stranger.status, 503, 'a key this process has not seen active is not let in unmetered');
@@ -46,7 +50,7 @@ for (const policy of ['reject', 'allow'] as const) {
     }
     t.match(
       (await adminCall(gw, 'GET', '/metrics')).body,
-      new RegExp(`^fuel_gateway_store_errors_total ${policy === 'allow' ? 2 : 1}$`, 'm'),
+      new RegExp(`^fuel_gateway_store_errors_total ${policy === 'allow' ? 3 : 2}$`, 'm'),
     );
     t.equal((await gw.get('/readyz')).status, 503);
   });

@@ -95,6 +95,8 @@ t.test(
     t.equal(await text.text(), 'plain text from the origin');
     t.equal(text.headers.get('content-type'), 'text/plain');
     t.equal(text.headers.get('x-ratelimit-remaining'), '1998');
+    t.match(text.headers.get('ratelimit'), /^"period";r=1998;t=\d+$/, 'the draft fields pass through too');
+    t.match(text.headers.get('ratelimit-policy'), /^"period";q=2000;w=\d+$/);
     t.equal(text.headers.get('set-cookie'), null, "the origin's session cookie (for the gateway's key) is dropped");
   },
 );
