@@ -6,6 +6,7 @@ import { isPublicAddress } from '../../src/events/addresses.js';
 import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { startGateway } from '../helpers/gateway.js';
+import { startOrigin } from '../helpers/origin.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -60,6 +61,30 @@ t.test('publish, schedule, cancel and take effect (manual clock): one event each
   clock.advance(60_000);
   await new Promise((r) => setTimeout(r, 500));
   t.equal(receiver.got.filter((g) => g.event.type === 'prices.effective').length, 1, 'prices.effective once');
+});
+
+t.test("the origin poller's new set raises prices.published, once", async (t) => {
+  const origin = await startOrigin(t);
+  const gw = await startGateway(t, {
+    webhooks: FAST,
+    upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: 200, timeout_ms: 400 },
+  });
+  const receiver = await startReceiver(t);
+  const { body: ep } = await adminCall(gw, 'POST', '/admin/webhooks', {
+    url: receiver.url,
+    events: ['prices.published'],
+  });
+  await waitFor('a first poll', () => origin.polls() >= 1);
+  origin.setPrice('31.23');
+  await waitFor('the event', () =>
+    receiver.got.some((g) => (g.event.data['inland'] as { petrol_95?: string })?.petrol_95 === '31.23'),
+  );
+  await waitFor('more polls of the unchanged set', () => origin.polls() >= 6);
+  const changed = receiver
+    .verified(ep.secret)
+    .filter((g) => (g.event.data['inland'] as { petrol_95?: string })?.petrol_95 === '31.23');
+  t.equal(changed.length, 1, 'one prices.published for the new set, none for the polls that found it unchanged');
+  t.equal(changed[0]?.event.type, 'prices.published');
 });
 
 t.test('the outbox of the memory store survives a restart: a delivery pending is sent by the next run', async (t) => {

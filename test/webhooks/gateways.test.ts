@@ -159,3 +159,29 @@ t.test('a gateway killed with -9 while events are pending: another gateway deliv
   );
   t.pass('every delivery is recorded delivered');
 });
+
+t.test('Redis killed and restarted from its append-only file: the pending events are still delivered', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'fpg-aof-'));
+  const redis = await startRedis(t, ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir]);
+  const receiver = await startReceiver(t);
+  const file = configFile(redis.url);
+  const gw = await gatewayProcess(t, file);
+  const ep = await admin(gw, 'POST', '/admin/webhooks', { url: receiver.url, events: ['usage.threshold'] });
+  await receiver.stop();
+  const { account, api_key } = await admin(gw, 'POST', '/admin/accounts', { plan: 'developer' });
+  await drive([gw], api_key, 100);
+  await waitFor('two deliveries pending', async () => {
+    const { deliveries } = await admin(gw, 'GET', `/admin/webhooks/${ep.id}/deliveries`);
+    return deliveries.length === 2 && deliveries.every((d: { attempts: number }) => d.attempts >= 1);
+  });
+  await redis.stop();
+  await redis.start();
+  await receiver.start();
+  const took = await waitFor(
+    'both delivered after the restart',
+    () => thresholds(receiver, ep.secret, account.id).length === 2,
+    15_000,
+  );
+  t.comment(`delivered ${took} ms after Redis and the receiver were back`);
+  t.equal(new Set(thresholds(receiver, ep.secret, account.id).map((g) => g.event.data['threshold_percent'])).size, 2);
+});
