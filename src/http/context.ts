@@ -55,7 +55,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     draining: false,
     storeFailedAt: Number.NEGATIVE_INFINITY,
     corsOrigins: corsOrigins(config),
-    etags: new EntityTags(deploymentTag),
+    etags: new EntityTags(deploymentTag, config.prices.max_age_days),
     countNotModified: config.metering.count_not_modified,
   };
 }

@@ -10,23 +10,47 @@
 import { createHash } from 'node:crypto';
 import type { Snapshot } from '../prices/snapshot.js';
 
+const DAY_MS = 86_400_000;
+
+/** A snapshot's two tags: before and after its prices turn stale (the page then says so). */
+interface Tags {
+  fresh: string;
+  stale: string;
+  staleAtMs: number;
+}
+
 export class EntityTags {
-  private readonly tags = new WeakMap<Snapshot, string>();
+  private readonly tags = new WeakMap<Snapshot, Tags>();
   private fixed: string | null = null;
 
-  /** `deployment`: a digest of what a restart may change; read at the first use, once every route is known. */
-  constructor(private readonly deployment: () => string) {}
+  /**
+   * `deployment`: a digest of what a restart may change; read at the first use, once every route
+   * is known. `maxAgeDays`: prices.max_age_days; past it the page shows a notice, so the tag
+   * changes then too (stale as prices/staleness.ts reckons it: more than that many whole days).
+   */
+  constructor(
+    private readonly deployment: () => string,
+    private readonly maxAgeDays: number,
+  ) {}
 
-  /** The weak ETag of a snapshot, worked out once per snapshot. */
-  of(snap: Snapshot): string {
-    let tag = this.tags.get(snap);
-    if (tag === undefined) {
+  /** The weak ETag of a snapshot at `now`, worked out once per snapshot. */
+  of(snap: Snapshot, now: number): string {
+    let tags = this.tags.get(snap);
+    if (tags === undefined) {
       this.fixed ??= this.deployment();
       const hash = createHash('sha256').update(snap.tag).update('\n').update(this.fixed).digest('base64url');
-      tag = `W/"${hash.slice(0, 27)}"`;
-      this.tags.set(snap, tag);
+      const fresh = `W/"${hash.slice(0, 27)}"`;
+      const effective = snap.current?.effectiveMs;
+      const staleAtMs = effective === undefined ? Number.POSITIVE_INFINITY : effective + (this.maxAgeDays + 1) * DAY_MS;
+      tags = { fresh, stale: `W/"${hash.slice(0, 27)}-stale"`, staleAtMs };
+      this.tags.set(snap, tags);
     }
-    return tag;
+    return now < tags.staleAtMs ? tags.fresh : tags.stale;
+  }
+
+  /** Whether a tag is one given to stale prices. */
+  static stale(tag: string): boolean {
+    return tag.endsWith('-stale"');
   }
 }
 

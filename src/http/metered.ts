@@ -122,7 +122,7 @@ export function metered(x: RequestExchange, route: MeteredRoute, search: string)
   const prepared = route.prepare(search, snap);
   if (typeof prepared === 'string') return void refuse(x, prepared).catch((err: unknown) => crashed(x, err));
   x.prepared = prepared;
-  if (route.conditional) conditional(x, g.etags.of(snap));
+  if (route.conditional) conditional(x, g.etags.of(snap, g.clock.now()));
   // HEAD and an uncounted 304 read the usage without counting it: one store call, as a consume.
   const peek = x.req.method === 'HEAD' || (x.notModified && !g.countNotModified);
   const entry = peek ? undefined : g.meter.warm(x.key as KnownKey<AccountEntry>);

@@ -8,7 +8,7 @@ import { rawRequest } from '../helpers/raw.js';
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const CURRENT = '/fuel-api/api/current.php';
 const USAGE = '/fuel-api/api/usage.php';
-const WEAK = /^W\/"[A-Za-z0-9_-]{27}"$/;
+const WEAK = /^W\/"[A-Za-z0-9_-]{27}(-stale)?"$/;
 
 const used = async (gw: TestGateway, key: string): Promise<number> =>
   ((await (await gw.get(USAGE, { headers: { 'X-API-Key': key } })).json()) as { usage: { requests_used: number } })
@@ -64,6 +64,34 @@ t.test('the current endpoints, the page and the document carry one weak ETag, th
   const doc = await b.get('/fuel-api/openapi.json', { headers: { 'If-None-Match': `"x", ${etag}` } });
   t.equal(doc.status, 304);
   t.equal(doc.headers.get('etag'), etag);
+});
+
+t.test('prices turning stale change the one ETag, so the page that then says so is not answered 304', async (t) => {
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(t, { prices: { max_age_days: 10 } }, { clock });
+  const { api_key: key } = await newAccount(gw, { plan: 'starter' });
+  const answer = await gw.get(`${SIMPLE}?api_key=${key}`);
+  const effective = Date.parse(
+    `${((await answer.json()) as { effective_date: string }).effective_date}T00:01:00+02:00`,
+  );
+  // Fresh for 10 whole days after the set took effect, stale from the 11th (prices/staleness.ts).
+  clock.advanceTo(effective + 11 * 86_400_000 - 60_000);
+  const fresh = (await gw.get(`${SIMPLE}?api_key=${key}`)).headers.get('etag') as string;
+  t.match(fresh, /^W\/"[A-Za-z0-9_-]{27}"$/);
+  t.notMatch(await (await gw.get('/')).text(), 'class="stale"', 'the page has no notice yet');
+  clock.advanceTo(effective + 11 * 86_400_000);
+  const stale = (await gw.get(`${SIMPLE}?api_key=${key}`)).headers.get('etag') as string;
+  t.not(stale, fresh, 'a new tag once the prices are stale');
+  t.equal((await gw.get('/fuel-api/openapi.json')).headers.get('etag'), stale, 'the document carries it too');
+  const page = await gw.get('/', { headers: { 'If-None-Match': fresh } });
+  t.equal(page.status, 200, 'the page cached while fresh is sent again');
+  t.equal(page.headers.get('etag'), stale);
+  t.match(await page.text(), 'class="stale"', 'now with the notice');
+  const before = await used(gw, key);
+  const polled = await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { 'If-None-Match': fresh } });
+  t.equal(polled.status, 200, 'a poller holding the fresh tag gets the prices once more');
+  t.equal(await used(gw, key), before + 1, 'and that one is counted');
+  t.equal((await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { 'If-None-Match': stale } })).status, 304);
 });
 
 t.test(

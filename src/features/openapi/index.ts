@@ -7,7 +7,6 @@ import type { Config } from '../../config/schema.js';
 import { COMMON, conditional, errorResponses, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
 import { fixedHeaders, sendWhole, Whole } from '../../http/whole.js';
-import type { Snapshot } from '../../prices/snapshot.js';
 import { openApiDocument } from './document.js';
 
 export interface OpenApi {
@@ -30,21 +29,18 @@ export function openApi(routes: readonly RouteDef[], config: Config): OpenApi {
     }
     return built;
   };
-  // The gateway's one ETag names the price set too, so the same bytes get a header list per set.
-  const tagged = new WeakMap<Snapshot, Whole>();
+  // The gateway's one ETag names the price set too (and whether it is stale), so the same bytes
+  // get a header list per tag: the latest one is kept.
+  let tagged: Whole | null = null;
   const own: RouteDef = {
     path: '/fuel-api/openapi.json',
     route: {
       kind: 'handler',
       name: 'openapi',
       handle: (x) => {
-        const snap = x.g.book.snapshot();
-        let answer = tagged.get(snap);
-        if (!answer) {
-          answer = build().json.tagged(x.g.etags.of(snap));
-          tagged.set(snap, answer);
-        }
-        sendWhole(x, answer);
+        const etag = x.g.etags.of(x.g.book.snapshot(), x.g.clock.now());
+        if (tagged?.etag !== etag) tagged = build().json.tagged(etag);
+        sendWhole(x, tagged);
       },
     },
     openapi: conditional(

@@ -6,7 +6,6 @@ import type { Config } from '../../config/schema.js';
 import { COMMON, conditional, errorResponses, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
 import { sendWhole, wholeRoute } from '../../http/whole.js';
-import { priceAge } from '../../prices/staleness.js';
 import { pageAssets } from './assets.js';
 import { PublicPage } from './page.js';
 
@@ -40,8 +39,7 @@ export function pageRoutes(config: Config, document: () => OpenApiDocument): Rou
         name: 'page',
         handle: (x) => {
           const snap = x.g.book.snapshot();
-          const stale = priceAge(x.g.book, config.prices.max_age_days, x.g.clock.now())?.stale ?? false;
-          sendWhole(x, page.render(snap, stale, x.g.etags.of(snap)));
+          sendWhole(x, page.render(snap, x.g.etags.of(snap, x.g.clock.now())));
         },
       },
       openapi,

@@ -4,6 +4,7 @@
  * script and style are files of the same origin, so the CSP allows nothing inline.
  */
 
+import { EntityTags } from '../../http/etag.js';
 import type { OpenApiDocument } from '../../http/openapi.js';
 import { fixedHeaders, Whole } from '../../http/whole.js';
 import { PRODUCTS, REGIONS } from '../../prices/schema.js';
@@ -70,9 +71,10 @@ export class PublicPage {
 
   /**
    * The page of a snapshot, rendered once while the set is fresh and once when it is stale.
-   * `etag`: the snapshot's; the stale page, whose text differs, gets one of its own from it.
+   * `etag`: the snapshot's at this moment, which tells which (http/etag.ts).
    */
-  render(snap: Snapshot, stale: boolean, etag: string): Whole {
+  render(snap: Snapshot, etag: string): Whole {
+    const stale = EntityTags.stale(etag);
     let pages = this.pages.get(snap);
     if (!pages) {
       pages = {};
@@ -81,12 +83,7 @@ export class PublicPage {
     let page = stale ? pages.stale : pages.fresh;
     if (!page) {
       const headers = fixedHeaders('no-cache', 'Content-Security-Policy', PAGE_CSP, 'Referrer-Policy', 'no-referrer');
-      page = new Whole(
-        'text/html; charset=utf-8',
-        this.html(snap, stale),
-        headers,
-        stale ? `${etag.slice(0, -1)}-stale"` : etag,
-      );
+      page = new Whole('text/html; charset=utf-8', this.html(snap, stale), headers, etag);
       if (stale) pages.stale = page;
       else pages.fresh = page;
     }
