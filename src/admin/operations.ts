@@ -154,6 +154,15 @@ export class Operations {
       limit: after.limit,
       endMs: samePeriod ? after.period.endMs : now,
     });
+    // Periods are named by their start: a plan whose period starts at the anchor (a month) can
+    // land on the record of an earlier one that did too (the first trial day). Its counter goes
+    // on under the new plan, so its record must say so, and end where the new period ends.
+    if (!samePeriod)
+      await this.store.recordPlanChange(account.id, after.period.id, now, {
+        plan: after.plan,
+        limit: after.limit,
+        endMs: after.period.endMs,
+      });
   }
 
   /**

@@ -110,9 +110,10 @@ export interface CountingStore {
   periodRecords(accountIds: string[], fromMs: number, toMs: number): Promise<PeriodRecord[][]>;
   /**
    * Notes on a period's record that the account's plan or limit changed at `atMs` (its record
-   * keeps the plan it had until then, with the count at that moment) and what applies now; a
-   * period the change ended (`endMs` earlier than the record's) ends there. Nothing when the
-   * period has no record yet (no request was counted in it).
+   * keeps the plan it had until then, with the count at that moment) and what applies now; the
+   * period then ends at `endMs` (earlier: the change ended it; later: an earlier period of the
+   * same id goes on under the new plan). Nothing when the period has no record yet (no request
+   * was counted in it).
    */
   recordPlanChange(
     accountId: string,

@@ -155,7 +155,8 @@ return out
 /**
  * Notes a change of plan or limit on a period's record: the plan and limit it had until then,
  * with the count at that moment, go to its `changes` (lines of `AT LIMIT USED PLAN`), and the
- * record takes the new ones; an earlier end (the change started another period) replaces its end.
+ * record takes the new ones and the end given: earlier when the change started another period,
+ * later when an earlier period of the same id goes on under the new plan (operations.ts).
  * Nothing when the period has no record (no request counted in it).
  *
  * KEYS[1] the period's days hash, KEYS[2] its counter. ARGV: at (unix ms), plan, limit, end.
@@ -166,6 +167,6 @@ local old = redis.call('HMGET', KEYS[1], 'plan', 'limit', 'end', 'changes')
 local used = redis.call('GET', KEYS[2]) or '0'
 local changes = (old[4] or '') .. ARGV[1] .. ' ' .. old[2] .. ' ' .. used .. ' ' .. old[1] .. '\\n'
 redis.call('HSET', KEYS[1], 'plan', ARGV[2], 'limit', ARGV[3], 'changes', changes)
-if tonumber(ARGV[4]) < tonumber(old[3]) then redis.call('HSET', KEYS[1], 'end', ARGV[4]) end
+redis.call('HSET', KEYS[1], 'end', ARGV[4])
 return 1
 `;

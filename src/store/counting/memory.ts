@@ -77,7 +77,7 @@ export class MemoryCounting implements CountingStore {
     r.changes.push({ atMs, plan: r.plan, limit: r.limit, used: counter.used });
     r.plan = now.plan;
     r.limit = now.limit;
-    r.endMs = Math.min(r.endMs, now.endMs);
+    r.endMs = now.endMs;
     this.data.countersDirty = true;
   }
 
