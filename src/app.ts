@@ -1,28 +1,16 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { auditLog } from './admin/audit.js';
 import { Operations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
 import { WebhookOperations } from './admin/webhooks.js';
 import { type Clock, systemClock } from './clock.js';
-import { PROJECT_ROOT } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { GatewayError } from './errors.js';
-import { currentPricesRoutes } from './features/current/index.js';
-import { healthRoutes } from './features/health/index.js';
-import { historyRoutes } from './features/history/index.js';
-import { openApi } from './features/openapi/index.js';
-import { pageRoutes } from './features/page/index.js';
-import { passThroughRoutes } from './features/pass-through/index.js';
-import { usageRoutes } from './features/usage/index.js';
 import { trustedProxies } from './http/client.js';
 import { buildErrorAnswers } from './http/errors.js';
 import { publicHandler } from './http/public.js';
 import { type BoundListener, bind, close } from './http/server.js';
-import type { RouteDef } from './http/types.js';
 import { ensureDemoAccounts } from './keys/demo.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
 import { createLogging, type Logging } from './log.js';
@@ -30,6 +18,7 @@ import { Metrics } from './metrics/metrics.js';
 import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
 import { warnWhenStale } from './prices/staleness.js';
+import { publicRoutes } from './public-routes.js';
 import { Meter } from './quota/meter.js';
 import { retentionMs } from './quota/retention.js';
 import { createStore } from './store/create.js';
@@ -291,35 +280,3 @@ async function assemble(
     earlierDemoId: demo.earlierDeveloperId,
   };
 }
-
-/**
- * Every public route, from every feature, in the order the API document lists them. The
- * features know nothing of one another: what one needs of another (the page shows the document)
- * is handed over here.
- */
-function publicRoutes(
-  config: Config,
-  storeReady: () => Promise<boolean>,
-  upstream: UpstreamPoller | null,
-  proxy: PassThrough | null,
-): { routes: RouteDef[]; deploymentTag: () => string } {
-  const routes: RouteDef[] = [];
-  const openapi = openApi(routes, config);
-  routes.push(
-    ...currentPricesRoutes(config),
-    ...historyRoutes(config),
-    ...usageRoutes(config),
-    ...openapi.routes,
-    ...pageRoutes(config, openapi.document),
-    ...healthRoutes(config, { storeReady, upstream }),
-    ...passThroughRoutes(config, proxy),
-  );
-  // Built now that every route is known: a description that cannot be built fails the start.
-  const document = JSON.stringify(openapi.document());
-  // What a restart may change in the answers beside the prices: the document (from the config)
-  // and the release (the page's markup). Part of the ETag, so a new release or config is not 304'd.
-  const deploymentTag = (): string => createHash('sha256').update(RELEASE).update(document).digest('base64url');
-  return { routes, deploymentTag };
-}
-
-const RELEASE = readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8');

@@ -1,0 +1,51 @@
+/**
+ * The public routes of every feature, gathered for the composition root (app.ts): the one place
+ * that knows them all, so the features need not know one another.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from './config/load.js';
+import type { Config } from './config/schema.js';
+import { currentPricesRoutes } from './features/current/index.js';
+import { healthRoutes } from './features/health/index.js';
+import { historyRoutes } from './features/history/index.js';
+import { openApi } from './features/openapi/index.js';
+import { pageRoutes } from './features/page/index.js';
+import { passThroughRoutes } from './features/pass-through/index.js';
+import { usageRoutes } from './features/usage/index.js';
+import type { RouteDef } from './http/types.js';
+import type { PassThrough } from './upstream/cache/cache.js';
+import type { UpstreamPoller } from './upstream/poller.js';
+
+/**
+ * Every public route, from every feature, in the order the API document lists them. The
+ * features know nothing of one another: what one needs of another (the page shows the document)
+ * is handed over here.
+ */
+export function publicRoutes(
+  config: Config,
+  storeReady: () => Promise<boolean>,
+  upstream: UpstreamPoller | null,
+  proxy: PassThrough | null,
+): { routes: RouteDef[]; deploymentTag: () => string } {
+  const routes: RouteDef[] = [];
+  const openapi = openApi(routes, config);
+  routes.push(
+    ...currentPricesRoutes(config),
+    ...historyRoutes(config),
+    ...usageRoutes(config),
+    ...openapi.routes,
+    ...pageRoutes(config, openapi.document),
+    ...healthRoutes(config, { storeReady, upstream }),
+    ...passThroughRoutes(config, proxy),
+  );
+  // Built now that every route is known: a description that cannot be built fails the start.
+  const document = JSON.stringify(openapi.document());
+  // What a restart may change in the answers beside the prices: the document (from the config)
+  // and the release (the page's markup). Part of the ETag, so a new release or config is not 304'd.
+  const deploymentTag = (): string => createHash('sha256').update(RELEASE).update(document).digest('base64url');
+  return { routes, deploymentTag };
+}
+
+const RELEASE = readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8');
