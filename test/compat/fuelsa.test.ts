@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
@@ -118,12 +120,53 @@ t.test('current answers what FuelSA clients parse and agrees with current.php to
   const body = await r.text();
   const set = await ourCurrent(gw, key);
   t.equal(set.effective_date, '2026-09-02');
-  t.equal(set.coastal.petrol_93, null, 'the shipped set has a null price, left out');
   const a = await checkAgainst(t, body, [set], 'current');
-  t.equal(a.petrol.length, 3);
-  t.equal(a.diesel.length, 4);
   for (const d of a.diesel) t.type(d.sulfates, 'string');
-  t.equal(new Set([...a.petrol, ...a.diesel].map((i) => i._id)).size, 7, 'ids are unique');
+  const ids = [...a.petrol, ...a.diesel].map((i) => i._id);
+  t.equal(new Set(ids).size, ids.length, 'ids are unique');
+});
+
+t.test('a null price has no item, never a 0; cents are exact for any two-decimal price', async (t) => {
+  const file = join(t.testdir(), 'prices.json');
+  const region = (p93: string | null, d50: string | null) => ({
+    petrol_93: p93,
+    petrol_95: '999.99',
+    diesel_50ppm: d50,
+    diesel_500ppm: '0.01',
+  });
+  const sets = [
+    { effective_date: '2026-10-07', coastal: region(null, null), inland: region('21.10', '19.05') },
+    { effective_date: '2026-11-04', coastal: region(null, '0.29'), inland: region('1.15', null) },
+  ];
+  writeFileSync(file, JSON.stringify(sets));
+  const gw = await startGateway(t, { prices: { file } }, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['business'] as string;
+  const current = await checkAgainst(
+    t,
+    await (await gw.get(CURRENT, { headers: { key } })).text(),
+    [await ourCurrent(gw, key)],
+    'current',
+  );
+  t.equal(current.petrol.length, 3, 'coastal 93 left out');
+  t.equal(current.diesel.length, 3, 'inland 50 ppm left out');
+  const year = await checkAgainst(
+    t,
+    await (await gw.get(`${BYYEAR}2026`, { headers: { key } })).text(),
+    await ourYear(gw, key, 2026),
+    'byyear',
+  );
+  t.same(
+    year.petrol.map((i) => i.value),
+    [99999, 2110, 99999, 99999, 115, 99999],
+  );
+  t.same(
+    year.diesel.map((i) => i.value),
+    [1, 1905, 1, 29, 1, 1],
+  );
+  t.notOk(
+    [...year.petrol, ...year.diesel].some((i) => i.value === 0),
+    'no 0 stands for a missing price',
+  );
 });
 
 t.test('byyear returns every item of every set of that year, oldest first; other years are empty', async (t) => {
