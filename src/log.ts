@@ -207,6 +207,9 @@ export function createLogger(level: string, destination: pino.DestinationStream)
           '*.api_key',
           'headers["x-api-key"]',
           '*.headers["x-api-key"]',
+          // FuelSA's clients send the key in `key` (features/compat-fuelsa).
+          'headers.key',
+          '*.headers.key',
           'headers.authorization',
           '*.headers.authorization',
           // Webhook secrets: never logged, wherever an endpoint might end up in a line.

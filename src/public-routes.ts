@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from './config/load.js';
 import type { Config } from './config/schema.js';
+import { compatFuelsaRoutes } from './features/compat-fuelsa/index.js';
 import { currentPricesRoutes } from './features/current/index.js';
 import { healthRoutes } from './features/health/index.js';
 import { historyRoutes } from './features/history/index.js';
@@ -35,6 +36,7 @@ export function publicRoutes(
     ...currentPricesRoutes(config),
     ...historyRoutes(config),
     ...usageRoutes(config),
+    ...compatFuelsaRoutes(config),
     ...openapi.routes,
     ...pageRoutes(config, openapi.document),
     ...healthRoutes(config, { storeReady, upstream }),

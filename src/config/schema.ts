@@ -177,6 +177,15 @@ export const configSchema = z
       }),
     }),
     upstream: upstream,
+    compat: z.strictObject({
+      fuelsa: z.strictObject({
+        enabled: z
+          .boolean()
+          .describe(
+            "Serve /exapi/fuel/current and /exapi/fuel/byyear/{year} in FuelSA's shape for its clients (metered as current.php)",
+          ),
+      }),
+    }),
     webhooks,
     demo_accounts: z
       .boolean()

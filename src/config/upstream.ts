@@ -2,8 +2,15 @@
 import { z } from 'zod';
 import { nonNegInt, posInt } from './fields.js';
 
-// The gateway's own paths: a pass-through entry must never take them from it.
-export const RESERVED_PATHS = ['/fuel-api/api/simple-current.php', '/fuel-api/api/current.php', '/healthz', '/readyz'];
+// The gateway's own paths (exact, or a prefix ending in `*`): a pass-through entry must never take them from it.
+export const RESERVED_PATHS = [
+  '/fuel-api/api/simple-current.php',
+  '/fuel-api/api/current.php',
+  '/healthz',
+  '/readyz',
+  '/exapi/fuel/current',
+  '/exapi/fuel/byyear/*',
+];
 
 /** A `proxy_paths` entry: an exact path, or a prefix ending in `*`. */
 export const proxyPathMatches = (entry: string, path: string): boolean =>
@@ -19,7 +26,7 @@ const proxyPath = z
     (p) => !p.split('/').some((seg) => seg === '.' || seg === '..'),
     'expected a path without "." or ".." segments',
   )
-  .refine((p) => !RESERVED_PATHS.some((r) => proxyPathMatches(p, r)), {
+  .refine((p) => !RESERVED_PATHS.some((r) => proxyPathMatches(p, r) || proxyPathMatches(r, p)), {
     message: `would shadow one of the gateway's own paths (${RESERVED_PATHS.join(', ')})`,
   });
 

@@ -1,7 +1,8 @@
 /**
  * CORS for browser integrations, off unless `server.cors_origins` lists origins. Only those
  * origins get `Access-Control-Allow-Origin` (echoed, never `*`), and their preflights are
- * answered; the key travels in `X-API-Key`, the one request header a preflight allows.
+ * answered; the key travels in `X-API-Key` (or FuelSA's `key` on its routes), the one request
+ * header a preflight allows.
  */
 import type { Config } from '../config/schema.js';
 import { send } from './answer.js';
@@ -27,6 +28,10 @@ const PREFLIGHT = [
   'no-store',
 ];
 
+/** The preflight of a route that also takes the key in another header (FuelSA's `key`). */
+const withKeyHeader = (name: string): typeof PREFLIGHT =>
+  PREFLIGHT.map((v) => (v === 'X-API-Key' ? `X-API-Key, ${name}` : v));
+
 /**
  * Marks the answer for an allowed origin, and answers its preflight (true: answered). Requests
  * without `Origin` (servers, curl) are untouched.
@@ -38,7 +43,9 @@ export function cors(x: Exchange, origins: ReadonlySet<string>): boolean {
   if (!origins.has(origin)) return false;
   x.res.setHeader('Access-Control-Allow-Origin', origin);
   if (x.req.method === 'OPTIONS' && x.req.headers['access-control-request-method'] !== undefined) {
-    send(x, 204, PREFLIGHT, '');
+    const route = x.route?.route;
+    const keyHeader = route?.kind === 'metered' ? route.keyHeader : undefined;
+    send(x, 204, keyHeader === undefined ? PREFLIGHT : withKeyHeader(keyHeader), '');
     return true;
   }
   x.res.setHeader('Access-Control-Expose-Headers', EXPOSED);

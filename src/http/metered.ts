@@ -22,7 +22,7 @@ import { sendCoded } from './coded.js';
 import { storeError, storeWorked } from './context.js';
 import { noneMatchHits } from './etag.js';
 import { rateFields } from './rate.js';
-import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
+import { headerValue, PLAIN_KEY_PARAM, readKey, type Target } from './request.js';
 import type { Exchange, Gateway, InvalidKeyReason, MeteredRoute, Prepared, RouteEntry } from './types.js';
 
 /**
@@ -75,7 +75,7 @@ export class RequestExchange implements Exchange, ConsumeReceiver {
  */
 export function keyOf(x: Exchange, search: string): string | null {
   const { g } = x;
-  const header = headerValue(x.req, 'x-api-key');
+  const header = keyHeader(x);
   const plain = knownPlainKey(g, search, header);
   if (plain !== undefined && x.req.url?.startsWith('/')) x.loggedUrl = x.route?.plainKeyUrl ?? null;
   const key = plain ?? readAndHash(g, search, header);
@@ -92,6 +92,20 @@ export function keyOf(x: Exchange, search: string): string | null {
   x.key = key;
   x.keyHash = key.hash;
   return key.hash;
+}
+
+/**
+ * The key the request's headers carry: `X-API-Key`, and on a route that names another header
+ * (FuelSA's `key`) that one too. Two that differ are joined as a repeated header is (", "), which
+ * no key can contain: refused as malformed, never one picked over the other.
+ */
+function keyHeader(x: Exchange): string | undefined {
+  const standard = headerValue(x.req, 'x-api-key');
+  const route = x.route?.route;
+  if (route?.kind !== 'metered' || route.keyHeader === undefined) return standard;
+  const other = headerValue(x.req, route.keyHeader);
+  if (other === undefined || other === '') return standard;
+  return standard === undefined || standard === '' || standard === other ? other : `${standard}, ${other}`;
 }
 
 /**
@@ -114,12 +128,12 @@ function readAndHash(
   return g.keyHashes.of(input.key) ?? 'malformed';
 }
 
-export function metered(x: RequestExchange, route: MeteredRoute, search: string): void {
+export function metered(x: RequestExchange, route: MeteredRoute, { search, path }: Target): void {
   const { g } = x;
   const keyHash = keyOf(x, search);
   if (keyHash === null) return;
   const snap = g.book.snapshot();
-  const prepared = route.prepare(search, snap);
+  const prepared = route.prepare(search, snap, path);
   if (typeof prepared === 'string') return void refuse(x, prepared).catch((err: unknown) => crashed(x, err));
   x.prepared = prepared;
   if (route.conditional) conditional(x, g.etags.of(snap, g.clock.now()));

@@ -36,7 +36,7 @@ export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): v
     if (g.corsOrigins !== null && cors(x, g.corsOrigins)) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') return fail(x, 'method_not_allowed');
     const { route } = entry;
-    if (route.kind === 'metered') return metered(x, route, target.search);
+    if (route.kind === 'metered') return metered(x, route, target);
     route.handle(x, target);
   } catch (err) {
     crashed(x, err);

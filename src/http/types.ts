@@ -42,10 +42,16 @@ export interface MeteredRoute {
   /** Label for metrics and logs. */
   name: string;
   /**
-   * Validates the query (the raw text after `?`, parsed only by routes that read it) and picks
-   * the answer; an error kind refuses the request before it is counted.
+   * Validates the query (the raw text after `?`, parsed only by routes that read it) and, for a
+   * pattern route, the path, and picks the answer; an error kind refuses the request before it
+   * is counted.
    */
-  prepare(search: string, snapshot: Snapshot): Prepared | ErrorKind;
+  prepare(search: string, snapshot: Snapshot, path: string): Prepared | ErrorKind;
+  /**
+   * A request header (lower case) that carries the key too, beside `X-API-Key` and `api_key`:
+   * FuelSA's clients send theirs in `key`.
+   */
+  keyHeader?: string;
   /**
    * Whether its answers carry the served price set's ETag and a matching If-None-Match gets a
    * 304 (etag.ts): the current endpoints.
@@ -76,6 +82,8 @@ export interface RouteDef {
    * `upstream.proxy_paths`).
    */
   pattern?: boolean;
+  /** The path the API document lists it under, when not `path` (a pattern with a path parameter). */
+  openapiPath?: string;
   /** How it is answered; null: described in the API document but not served here (404). */
   route: Route | null;
   /** Its entry in the OpenAPI document; none: not described (the page's assets, pass-through). */

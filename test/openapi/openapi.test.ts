@@ -23,8 +23,9 @@ function checker(t: Test, doc: Doc) {
   const seen = new Set<string>();
   return {
     seen,
+    /** `query`: the rest of the request target (a query, or a path parameter's value); `path` is the document's. */
     async check(gw: TestGateway, path: string, init: RequestInit = {}, query = ''): Promise<number> {
-      const r = await gw.get(path + query, init);
+      const r = await gw.get(path.replace(/\/\{\w+\}$/, '/') + query, init);
       const status = String(r.status);
       const type = (r.headers.get('content-type') ?? '').split(';')[0] as string;
       const body = await r.text();
@@ -89,6 +90,18 @@ t.test('real answers of every public endpoint, success and error, match the Open
   t.equal(await check(gw, C, auth, '?from=2025-01'), 400);
   t.equal(await check(gw, C, { headers: { 'X-API-Key': inactive } }, '?from=2025-01&to=2025-12'), 403);
 
+  const FC = '/exapi/fuel/current';
+  t.equal(await check(gw, FC, { headers: { key } }), 200);
+  t.equal(await check(gw, FC, auth, `?api_key=${key}`), 200);
+  t.equal(await check(gw, FC), 401);
+  t.equal(await check(gw, FC, { headers: { key: inactive } }), 403);
+  t.equal(await check(gw, FC, { method: 'DELETE' }), 405);
+  const FY = '/exapi/fuel/byyear/{year}';
+  for (const year of ['2025', '1999']) t.equal(await check(gw, FY, { headers: { key } }, year), 200, year);
+  t.equal(await check(gw, FY, { headers: { key } }, '25'), 400);
+  t.equal(await check(gw, FY, { headers: { key } }, '2025/01'), 404);
+  t.equal(await check(gw, FY, { headers: { key: small } }, '2025'), 429);
+
   const U = '/fuel-api/api/usage.php';
   t.equal(await check(gw, U, auth), 200);
   t.equal(await check(gw, U, { headers: { 'X-API-Key': inactive } }), 403);
@@ -116,6 +129,7 @@ t.test('real answers of every public endpoint, success and error, match the Open
   const offCheck = checker(t, offDoc);
   t.equal(await offCheck.check(off, H, offKey, '?month=1&year=2025'), 501);
   t.equal(await offCheck.check(off, C, offKey, '?from=2025-01&to=2025-02'), 501);
+  t.equal(await offCheck.check(off, '/exapi/fuel/byyear/{year}', offKey, '2025'), 501);
   t.equal(await offCheck.check(off, '/'), 404);
 
   // No price set in effect yet: the current endpoints and /readyz answer 503.
@@ -127,6 +141,7 @@ t.test('real answers of every public endpoint, success and error, match the Open
   const emptyKey = { headers: { 'X-API-Key': empty.app.demoKeys['starter'] as string } };
   const emptyCheck = checker(t, (await (await empty.get('/fuel-api/openapi.json')).json()) as Doc);
   t.equal(await emptyCheck.check(empty, '/fuel-api/api/simple-current.php', emptyKey), 503);
+  t.equal(await emptyCheck.check(empty, '/exapi/fuel/current', emptyKey), 503);
   t.equal(await emptyCheck.check(empty, '/readyz'), 503);
 
   for (const s of [...offCheck.seen, ...emptyCheck.seen]) seen.add(s);
@@ -184,6 +199,7 @@ t.test("the document's examples are the real answers of a gateway on 20 May 2025
     ['/fuel-api/api/changes.php?from=2025-04&to=2025-05', examples.changes],
     ['/fuel-api/api/changes.php?from=2025-05&to=2025-05&region=inland&format=csv', changesCsv],
     ['/fuel-api/api/usage.php', { success: true, usage: examples.usage }],
+    ['/exapi/fuel/current', examples.fuelsaCurrent],
     ['/readyz', examples.ready],
   ];
   for (const [path, example] of cases) {

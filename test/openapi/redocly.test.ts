@@ -43,7 +43,7 @@ t.test(
         t.type(op.operationId, 'string', `${method} ${path}`);
         t.ok(op.tags?.length, `${method} ${path} tags`);
         ids.add(op.operationId as string);
-        const keyed = path.startsWith('/fuel-api/api/');
+        const keyed = path.startsWith('/fuel-api/api/') || path.startsWith('/exapi/');
         if (keyed) t.ok(op.security?.length, `${method} ${path} needs a key`);
         else t.same(op.security, [], `${method} ${path} is public`);
         const answer = await gw.get(path, { method: method.toUpperCase() });

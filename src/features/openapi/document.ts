@@ -11,26 +11,29 @@ import { PRICE_MEANING, schemas } from './schemas.js';
 
 export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const { path, openapi, route } of routes) {
-    if (openapi) paths[path] = route === null ? openapi : { ...openapi, head: headOf(openapi.get) };
+  for (const { path, openapiPath, openapi, route } of routes) {
+    if (openapi) paths[openapiPath ?? path] = route === null ? openapi : { ...openapi, head: headOf(openapi.get) };
   }
   return {
     openapi: '3.1.0',
     info: {
       title: 'Fuel Price Gateway',
       version: '1.0.0',
-      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
+      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request (and /exapi/, the FuelSA-compatible routes, which also take the key in a header named key) needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
       license: { name: 'MIT', identifier: 'MIT' },
       contact: { name: 'Fuel Price Gateway operators' },
     },
     servers: [{ url: '/' }],
-    tags: TAGS,
+    // Only groups with an operation: the compat routes may be switched off.
+    tags: TAGS.filter((tag) => Object.values(paths).some((item) => item.get.tags.includes(tag.name))),
     paths,
     components: {
       schemas,
       securitySchemes: {
         ApiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
         ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        // FuelSA's clients send their key in `key` (the compat routes).
+        FuelsaKey: { type: 'apiKey', in: 'header', name: 'key' },
       },
     },
   };
@@ -42,6 +45,11 @@ const TAGS = [
   { name: 'Usage', description: "The account's position in its period: not counted." },
   { name: 'Documentation', description: 'This document and the page: public, no key.' },
   { name: 'Health', description: 'Liveness and readiness for balancers and orchestrators: public, no key.' },
+  {
+    name: 'compat',
+    description:
+      "Drop-in routes for FuelSA's clients: its paths and answer shape, the key in its `key` header (or X-API-Key, api_key); metered, conditional and webhooked like current.php.",
+  },
 ];
 
 /** HEAD answers like GET without a body: the same operation, its answers without content. */

@@ -98,3 +98,32 @@ export const ready = {
   age_days: 13,
   stale: false,
 };
+
+// The FuelSA-compatible current answer (features/compat-fuelsa): the same set in whole cents.
+const at = { date: '2025-05-07T00:00:00.000Z' };
+const petrol = (location: string, octane: string, value: number) => ({
+  _id: `2025-05-07-${location.toLowerCase()}-petrol-${octane}`,
+  ...at,
+  location,
+  octane,
+  type: 'Unleaded',
+  value,
+});
+const diesel = (location: string, ppm: string, value: number) => ({
+  _id: `2025-05-07-${location.toLowerCase()}-diesel-${ppm}`,
+  ...at,
+  location,
+  ppm,
+  percentage: ppm === '50' ? '0.005' : '0.05',
+  sulfates: ppm === '50' ? '0.005%' : '0.05%',
+  value,
+});
+export const fuelsaCurrent = {
+  petrol: [petrol('Coast', '95', 2057), petrol('Reef', '93', 2129), petrol('Reef', '95', 2140)],
+  diesel: [
+    diesel('Coast', '50', 1818),
+    diesel('Coast', '500', 1807),
+    diesel('Reef', '50', 1894),
+    diesel('Reef', '500', 1890),
+  ],
+};

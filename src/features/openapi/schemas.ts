@@ -3,6 +3,7 @@
  * descriptions say what the numbers mean, for integrators reading the document or the page.
  */
 import { PRODUCTS } from '../../prices/schema.js';
+import { compatSchemas } from './compat-schemas.js';
 import * as ex from './examples.js';
 
 type Json = Record<string, unknown>;
@@ -243,4 +244,5 @@ export const schemas: Json = {
     },
     examples: [ex.ready],
   },
+  ...compatSchemas,
 };

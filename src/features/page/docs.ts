@@ -12,7 +12,11 @@ function curl(path: string, op: Operation): string {
   const shown = required.length > 0 ? required : withExample.slice(0, 2);
   const q = shown.length > 0 ? `?${shown.map((p) => `${p.name}=${p.example}`).join('&')}` : '';
   const key = op.security?.length ? `-H 'X-API-Key: YOUR_KEY' ` : '';
-  return `curl -s ${key}'<span class="origin">http://localhost:8080</span>${esc(path)}${esc(q)}'`;
+  // A path parameter shows its example (byyear/{year} → byyear/2025).
+  const example = (name: string): string =>
+    (op.parameters ?? []).find((p) => p.in === 'path' && p.name === name)?.example ?? `{${name}}`;
+  const target = path.replace(/\{(\w+)\}/g, (_, name: string) => example(name));
+  return `curl -s ${key}'<span class="origin">http://localhost:8080</span>${esc(target)}${esc(q)}'`;
 }
 
 function parameters(op: Operation): string {
