@@ -155,8 +155,9 @@ export class BillingExporter {
       return;
     }
     for (const e of batch) {
+      // The receiver's Retry-After when it gives one; else a backoff doubling per attempt.
       const backoff = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** e.attempts) * (0.8 + Math.random() * 0.4);
-      await billing.billingDefer(e, this.now() + Math.max(outcome.afterMs ?? 0, backoff), outcome.error);
+      await billing.billingDefer(e, this.now() + (outcome.afterMs ?? backoff), outcome.error);
     }
     this.log.info(
       { exporter: sender.name, events: batch.length, error: outcome.error },
