@@ -52,9 +52,13 @@ function decodeStripeForm(body: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of new URLSearchParams(body)) {
     const m = /^(\w+)\[(\w*)\]$/.exec(k);
-    if (m === null) out[k] = k === 'timestamp' && /^\d+$/.test(v) ? Number(v) : v;
-    else if (m[2] === '') ((out[m[1] as string] ??= []) as string[]).push(v);
-    else ((out[m[1] as string] ??= {}) as Record<string, string>)[m[2] as string] = v;
+    if (m === null) {
+      out[k] = k === 'timestamp' && /^\d+$/.test(v) ? Number(v) : v;
+      continue;
+    }
+    const [, name = '', field = ''] = m;
+    if (field === '') out[name] = [...((out[name] as string[] | undefined) ?? []), v];
+    else out[name] = { ...((out[name] as Record<string, string> | undefined) ?? {}), [field]: v };
   }
   return out;
 }
