@@ -13,7 +13,8 @@
  *   3 domain       keys/, quota/, prices/ (the meter, the price book, key handling)
  *   4 http core    http/ (listener, request parsing, answers, error table, metered pipeline)
  *   5 upstream     upstream/ (the origin client: poller and pass-through engine), webhooks/
- *                  (the other outbound client: delivery of the outbox, and the price events)
+ *                  (the other outbound client: delivery of the outbox, and the price events),
+ *                  billing/ (the usage exporters to billing systems)
  *   6 features     features/<name>/ (each hands its routes to the core), admin/ (the admin
  *                  listener and its operations)
  *   7 composition  app.ts, public-routes.ts, main.ts, cli/, cluster/, topology/ (the runner of `npm run topology`:
@@ -27,7 +28,7 @@ const LAYERS = [
   { name: 'store', path: '^src/store/' },
   { name: 'domain', path: '^src/(keys|quota)/|^src/prices/(?!schema\\.ts$)' },
   { name: 'http', path: '^src/http/' },
-  { name: 'upstream', path: '^src/(upstream|webhooks)/' },
+  { name: 'upstream', path: '^src/(upstream|webhooks|billing)/' },
   { name: 'features', path: '^src/(features|admin)/' },
   { name: 'composition', path: '^src/((app|main|public-routes)\\.ts$|(cli|cluster|topology)/)' },
 ];

@@ -1,9 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { auditLog } from './admin/audit.js';
+import { BillingOperations } from './admin/billing.js';
 import { Operations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
 import { WebhookOperations } from './admin/webhooks.js';
+import { startBilling } from './billing/start.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { GatewayError } from './errors.js';
@@ -234,6 +236,8 @@ async function assemble(
   // Cleanups run last first: this one after the listeners have drained (SIGTERM answers at
   // once with `Connection: close`), before the store closes, so attempts under way are recorded.
   cleanups.push(() => delivery.stop());
+  const billing = startBilling(store, config, metrics, log, clock.now);
+  cleanups.push(() => billing.stop());
 
   const handler = publicHandler({
     config,
@@ -258,7 +262,8 @@ async function assemble(
   const ops = new Operations(store, config, book, clock, audit, priceEvents);
   const webhookOps = new WebhookOperations(store, config, clock, audit, kick);
   const { token } = config.listen.admin;
-  listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers, webhookOps));
+  const billingOps = new BillingOperations(store.billing, billing.names, audit);
+  listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers, webhookOps, billingOps));
   cleanups.push(() => close(listeners.admin.server, 0, config.server.request_timeout_ms));
   const adminAddress = listeners.admin.address;
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');

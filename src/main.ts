@@ -39,6 +39,7 @@ async function main(argv: string[]): Promise<number> {
     case 'usage':
     case 'cache':
     case 'webhooks':
+    case 'billing':
       // CLI logs (store connection trouble) go to stderr; stdout is the JSON answer.
       await runOperate(loadConfig({ file: configFile }), args, pino({ level: 'warn' }, pino.destination(2)));
       return 0;

@@ -11,7 +11,8 @@ export type AuditAction =
   | 'webhook.create'
   | 'webhook.delete'
   | 'webhook.rotate_secret'
-  | 'webhook.test';
+  | 'webhook.test'
+  | 'billing.retry';
 
 /**
  * One admin change: what, to which account or price date, from where (the admin request's

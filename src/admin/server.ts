@@ -5,6 +5,7 @@ import { FAILURE_STATUS, GatewayError, isGatewayError } from '../errors.js';
 import { canonicalIp } from '../http/client.js';
 import { headProblem } from '../http/server.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { BillingOperations } from './billing.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
 import type { UsageExport } from './usage-export.js';
@@ -70,6 +71,7 @@ export function adminHandler(
   log: Logger,
   maxHeaders: number,
   webhooks: WebhookOperations,
+  billing: BillingOperations,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const expected = token ? digest(token) : null;
   const id = (c: Call): string => c.params[0] as string;
@@ -153,6 +155,16 @@ export function adminHandler(
       method: 'GET',
       pattern: /^\/admin\/webhooks\/([\w-]+)\/deliveries$/,
       handler: async (c) => [200, await webhooks.deliveries(id(c), queryRecord(c.query))],
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/billing\/failures$/,
+      handler: async (c) => [200, await billing.failures(queryRecord(c.query))],
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/billing\/retry$/,
+      handler: async (c) => [200, await billing.retry(await c.body(), c.from)],
     },
   ];
 

@@ -2,10 +2,12 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import { auditLog } from '../admin/audit.js';
+import { BillingOperations } from '../admin/billing.js';
 import { Operations } from '../admin/operations.js';
 import type { UsageExport } from '../admin/usage-export.js';
 import { WebhookOperations } from '../admin/webhooks.js';
 import { systemClock } from '../clock.js';
+import { exporterNameOf } from '../config/billing.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import { bookOptions, PriceBook } from '../prices/book.js';
@@ -15,9 +17,12 @@ import { PriceEvents } from '../webhooks/price-events.js';
 import type { Args } from './args.js';
 
 export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--label L] [--limit N] [--anchor ISO] [--status S]
+                                             [--stripe-customer cus_…] [--billing-subject S]
        fuel-gateway accounts list [--status S] [--plan P] [--label L] [--limit N] [--cursor C]
        fuel-gateway accounts show|disable|enable|rotate-key|delete ID
        fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
+       fuel-gateway accounts set-external-ids ID [--stripe-customer cus_…] [--billing-subject S]
+                                             (replaces them; with neither, removes them)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
        fuel-gateway prices cancel DATE       (a set still scheduled)
        fuel-gateway prices show|history
@@ -27,7 +32,9 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway webhooks add URL --events E[,E…] [--account ID] [--description D]
        fuel-gateway webhooks list
        fuel-gateway webhooks remove|rotate-secret|test ID
-       fuel-gateway webhooks deliveries ID [--limit N]`;
+       fuel-gateway webhooks deliveries ID [--limit N]
+       fuel-gateway billing failures [--exporter NAME]   (usage events a billing system refused)
+       fuel-gateway billing retry [--exporter NAME] [--id EVENT_ID]   (send them again, unchanged)`;
 
 const MEMORY_STORE_HELP =
   'The configured store is the embedded memory store: accounts and prices live inside the running ' +
@@ -59,9 +66,18 @@ function listOptions(options: Map<string, string>): Record<string, string> {
   return Object.fromEntries([...options].filter(([k]) => k !== 'config'));
 }
 
+/** `--stripe-customer` and `--billing-subject` as the account's external ids. */
+function externalIds(options: Map<string, string>): Record<string, string> {
+  const ids: Record<string, string> = {};
+  if (options.has('stripe-customer')) ids['stripe_customer'] = options.get('stripe-customer') as string;
+  if (options.has('billing-subject')) ids['billing_subject'] = options.get('billing-subject') as string;
+  return ids;
+}
+
 async function dispatch(
   ops: Operations,
   webhooks: WebhookOperations,
+  billing: BillingOperations,
   { positionals: [group, verb, a, b], options }: Args,
 ): Promise<unknown> {
   const command = `${group} ${verb ?? ''}`;
@@ -89,6 +105,8 @@ async function dispatch(
       const body: Record<string, unknown> = { plan: options.get('plan') };
       for (const k of ['label', 'anchor', 'status']) if (options.has(k)) body[k] = options.get(k);
       if (options.has('limit')) body['limit'] = numberOrText(options.get('limit'));
+      const ids = externalIds(options);
+      if (Object.keys(ids).length > 0) body['external_ids'] = ids;
       return ops.createAccount(body, FROM);
     }
     case 'accounts list':
@@ -109,6 +127,14 @@ async function dispatch(
       if (options.has('limit')) body['limit'] = numberOrText(options.get('limit'));
       return ops.patchAccount(need(a, 'account id'), body, FROM);
     }
+    case 'accounts set-external-ids': {
+      const ids = externalIds(options);
+      return ops.patchAccount(need(a, 'account id'), { external_ids: Object.keys(ids).length > 0 ? ids : null }, FROM);
+    }
+    case 'billing failures':
+      return billing.failures(listOptions(options));
+    case 'billing retry':
+      return billing.retry(listOptions(options), FROM);
     case 'prices publish':
       return ops.publishPrices(readJsonFile(need(a, 'price-set file')), FROM);
     case 'prices cancel':
@@ -166,7 +192,8 @@ export async function runOperate(config: Config, args: Args, log: Logger): Promi
     // Audit lines go to stderr with the CLI's other logs (stdout is the JSON answer).
     const audit = auditLog(log);
     const ops = new Operations(store, config, book, systemClock, audit, priceEvents);
-    const result = await dispatch(ops, new WebhookOperations(store, config, systemClock, audit), args);
+    const billing = new BillingOperations(store.billing, config.billing.exporters.map(exporterNameOf), audit);
+    const result = await dispatch(ops, new WebhookOperations(store, config, systemClock, audit), billing, args);
     if (isExport(result)) await writeExport(result, args.options.get('out'));
     else process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isValidTimeZone } from '../time/zone.js';
+import { billing } from './billing.js';
 import { isAddressOrRange, isLoopback, isOrigin, listener, message, nonNegInt, posInt, redisNode } from './fields.js';
 import { upstream } from './upstream.js';
 
@@ -187,6 +188,7 @@ export const configSchema = z
       }),
     }),
     webhooks,
+    billing,
     demo_accounts: z
       .boolean()
       .describe(

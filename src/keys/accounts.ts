@@ -34,12 +34,27 @@ const isoInstant = z
     { message: 'expected a time from 2000-01-01 to 2099-12-31' },
   );
 
+/** Ids in billing systems; an empty object or null (in a patch) removes them. */
+const externalIdsInput = z.strictObject({
+  stripe_customer: z
+    .string()
+    .regex(/^cus_[A-Za-z0-9]{1,250}$/, 'expected a Stripe customer id such as cus_NffrFeUfNV2Hib')
+    .optional(),
+  billing_subject: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[\x21-\x7e]+$/, 'expected printable ASCII without spaces')
+    .optional(),
+});
+
 export const createAccountInput = z.strictObject({
   plan: z.string().min(1),
   label: z.string().max(200).default(''),
   status: z.enum(['active', 'inactive']).default('active'),
   limit: z.number().int().positive().nullable().default(null),
   anchor: isoInstant.optional(),
+  external_ids: externalIdsInput.optional(),
 });
 
 export const patchAccountInput = z
@@ -49,8 +64,11 @@ export const patchAccountInput = z
     limit: z.number().int().positive().nullable().optional(),
     anchor: isoInstant.optional(),
     label: z.string().max(200).optional(),
+    external_ids: externalIdsInput.nullable().optional(),
   })
-  .refine((p) => Object.keys(p).length > 0, { message: 'expected at least one of status, plan, limit, anchor, label' });
+  .refine((p) => Object.keys(p).length > 0, {
+    message: 'expected at least one of status, plan, limit, anchor, label, external_ids',
+  });
 
 export type CreateAccountInput = z.infer<typeof createAccountInput>;
 export type PatchAccountInput = z.infer<typeof patchAccountInput>;
@@ -88,6 +106,8 @@ export async function createAccount(
     revision: 1,
     key_hash: hashKey(apiKey),
   };
+  if (data.external_ids !== undefined && Object.keys(data.external_ids).length > 0)
+    account.external_ids = data.external_ids;
   await store.createAccount(account);
   return { account: publicAccount(account), api_key: apiKey };
 }

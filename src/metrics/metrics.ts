@@ -42,6 +42,18 @@ export class Metrics {
     labelNames: ['result'],
     registers: [this.registry],
   });
+  private readonly billingEvents = new Counter({
+    name: 'fuel_gateway_billing_events_total',
+    help: 'Usage events of the billing exporters by exporter and result: sent (taken by the receiver), failed (refused for good)',
+    labelNames: ['exporter', 'result'],
+    registers: [this.registry],
+  });
+  private readonly billingLagSeconds = new Gauge({
+    name: 'fuel_gateway_billing_lag_seconds',
+    help: 'Age of the oldest usage event an exporter has not yet had taken (0 when none), on the gateway that exports',
+    labelNames: ['exporter'],
+    registers: [this.registry],
+  });
   readonly webhookDeliveries = new Counter({
     name: 'fuel_gateway_webhook_deliveries_total',
     help: 'Webhook delivery attempts by result: delivered, retrying (failed, tried again later), failed (for good)',
@@ -195,6 +207,18 @@ export class Metrics {
   }
 
   /** The pass-through cache's size, read at each scrape. */
+  billingSent(exporter: string, events: number): void {
+    this.billingEvents.inc({ exporter, result: 'sent' }, events);
+  }
+
+  billingFailed(exporter: string, events: number): void {
+    this.billingEvents.inc({ exporter, result: 'failed' }, events);
+  }
+
+  billingLag(exporter: string, seconds: number): void {
+    this.billingLagSeconds.set({ exporter }, seconds);
+  }
+
   cacheHeld(source: () => { bytes: number; entries: number }): void {
     this.cacheSource = source;
   }

@@ -1,6 +1,7 @@
 import type { OutboxEvent, ThresholdContext } from '../events/event.js';
 import type { PriceSet } from '../prices/schema.js';
 import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './accounts/interface.js';
+import type { BillingStore } from './billing/interface.js';
 import type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './counting/interface.js';
 import type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
@@ -14,6 +15,7 @@ import type { Store } from './types.js';
  */
 export abstract class CompositeStore implements Store {
   abstract readonly kind: 'memory' | 'redis';
+  abstract readonly billing: BillingStore;
 
   constructor(
     protected readonly accounts: AccountStore,

@@ -13,5 +13,6 @@ export function createStore(config: Config, log: Logger, now?: () => number): St
           'memory store: writing its file failed; counts since the last write are not on disk yet (tried again in a second)',
         ),
       )
-    : new RedisStore(config.store.redis, log);
+    : // The cursor outlives the ledger it reads by a day: gone sooner, a period still kept would be billed again.
+      new RedisStore(config.store.redis, log, (config.usage.retention_days + 1) * 86_400_000);
 }

@@ -1,4 +1,5 @@
 import { MemoryAccounts } from './accounts/memory.js';
+import { MemoryBilling } from './billing/memory.js';
 import { CompositeStore } from './composite.js';
 import { MemoryCoordination } from './coordination/memory.js';
 import { MemoryCounting } from './counting/memory.js';
@@ -12,6 +13,7 @@ import { MemoryPrices } from './prices/memory.js';
  */
 export class MemoryStore extends CompositeStore {
   readonly kind = 'memory';
+  readonly billing: MemoryBilling;
   private readonly data: MemoryData;
 
   /** `onWriteError`: a counter flush failed (it is tried again a second later). */
@@ -31,6 +33,7 @@ export class MemoryStore extends CompositeStore {
       new MemoryEvents(data),
     );
     this.data = data;
+    this.billing = new MemoryBilling(data);
   }
 
   async ping(): Promise<void> {}

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { RedisAccounts } from './accounts/redis.js';
+import { RedisBilling } from './billing/redis.js';
 import { CompositeStore } from './composite.js';
 import { RedisCoordination } from './coordination/redis.js';
 import { RedisCounting } from './counting/redis.js';
@@ -16,11 +17,13 @@ export type { RedisStoreOptions };
  */
 export class RedisStore extends CompositeStore {
   readonly kind = 'redis';
+  readonly billing: RedisBilling;
   private readonly backend: RedisBackend;
   private readonly counters: RedisCounting;
   private readonly coordinator: RedisCoordination;
 
-  constructor(options: RedisStoreOptions, log: Logger) {
+  /** `billingTtlMs`: how long an exporter's cursor outlives its last pass (the ledger's retention). */
+  constructor(options: RedisStoreOptions, log: Logger, billingTtlMs = 401 * 86_400_000) {
     const backend = new RedisBackend(options, log);
     const events = new RedisEvents(backend);
     const counting = new RedisCounting(backend, events);
@@ -29,6 +32,7 @@ export class RedisStore extends CompositeStore {
     this.backend = backend;
     this.counters = counting;
     this.coordinator = coordination;
+    this.billing = new RedisBilling(backend, billingTtlMs);
     backend.start();
   }
 

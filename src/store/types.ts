@@ -1,4 +1,5 @@
 import type { AccountStore } from './accounts/interface.js';
+import type { BillingStore } from './billing/interface.js';
 import type { CoordinationStore } from './coordination/interface.js';
 import type { CountingStore } from './counting/interface.js';
 import type { EventStore } from './events/interface.js';
@@ -12,8 +13,10 @@ export type {
   AccountPatch,
   AccountStatus,
   AccountStore,
+  ExternalIds,
   StoredAccount,
 } from './accounts/interface.js';
+export type { BillingEvent, BillingStore } from './billing/interface.js';
 export type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 export type {
   Alerts,
@@ -35,6 +38,8 @@ export type { PriceStore } from './prices/interface.js';
  */
 export interface Store extends AccountStore, CountingStore, PriceStore, CoordinationStore, EventStore {
   readonly kind: 'memory' | 'redis';
+  /** The billing exporters' cursors and outbox: a concern of its own, named where it is used. */
+  readonly billing: BillingStore;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
   /** True once the store was found to have lost its data since this process started (Redis restarted empty). */

@@ -12,6 +12,14 @@ export interface Account {
   created_at: string;
   /** Bumped by every change, so a counter call made from a stale cached copy is refused. */
   revision: number;
+  /** Who the account is in billing systems (docs/billing.md); absent when none is set. */
+  external_ids?: ExternalIds;
+}
+
+/** The account's ids in billing systems: the Stripe customer it is billed as, the CloudEvents subject. */
+export interface ExternalIds {
+  stripe_customer?: string;
+  billing_subject?: string;
 }
 
 /** An account as the store keeps it: with the SHA-256 hash of its key, never the key. */
@@ -21,6 +29,8 @@ export interface StoredAccount extends Account {
 
 export type AccountPatch = Partial<Pick<Account, 'status' | 'plan' | 'limit' | 'anchor' | 'label'>> & {
   key_hash?: string;
+  /** Replaces them; null (or none) removes them. */
+  external_ids?: ExternalIds | null;
 };
 
 /** Which accounts a listing shows; an absent field matches every account. */

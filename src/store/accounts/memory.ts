@@ -31,7 +31,11 @@ export class MemoryAccounts implements AccountStore {
     const d = this.data;
     const current = d.accounts.get(id);
     if (!current) return null;
-    const next: StoredAccount = { ...current, ...patch, revision: current.revision + 1 };
+    const { external_ids, ...rest } = patch;
+    const next: StoredAccount = { ...current, ...rest, revision: current.revision + 1 };
+    if (external_ids === null || (external_ids !== undefined && Object.keys(external_ids).length === 0))
+      delete next.external_ids;
+    else if (external_ids !== undefined) next.external_ids = external_ids;
     d.epoch++;
     if (next.key_hash !== current.key_hash) {
       d.byKeyHash.delete(current.key_hash);

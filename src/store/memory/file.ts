@@ -42,6 +42,27 @@ const webhooksState = z.strictObject({
   seen: z.array(z.tuple([z.string(), z.number()])),
 });
 
+const billingEvent = z.strictObject({
+  id: z.string(),
+  exporter: z.string(),
+  account_id: z.string(),
+  subject: z.string(),
+  from: z.number().int().nonnegative(),
+  to: z.number().int().positive(),
+  value: z.number().int().positive(),
+  timestamp_ms: z.number(),
+  attempts: z.number().int().nonnegative(),
+  next_attempt_ms: z.number(),
+  last_error: z.string().nullable(),
+  failed_at_ms: z.number().nullable(),
+});
+const billingCursor = z.strictObject({
+  sent: z.number().int().nonnegative(),
+  seen: z.record(z.string(), z.number().int().nonnegative()),
+  outbox: z.array(billingEvent),
+  failed: z.array(billingEvent),
+});
+
 /** What the embedded store keeps on disk between runs. */
 const stateSchema = z.strictObject({
   version: z.literal(1),
@@ -56,6 +77,9 @@ const stateSchema = z.strictObject({
       created_at: z.string(),
       revision: z.number().int().positive(),
       key_hash: z.string().regex(/^[0-9a-f]{64}$/),
+      external_ids: z
+        .strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() })
+        .optional(),
     }),
   ),
   prices: z.array(priceSetDocument.extend({ updated_at: z.string(), origin: z.literal('upstream').optional() })),
@@ -81,6 +105,7 @@ const stateSchema = z.strictObject({
     }),
   ),
   webhooks: webhooksState.optional(),
+  billing: z.array(z.tuple([z.string(), billingCursor])).optional(),
 });
 
 export type MemoryState = z.infer<typeof stateSchema>;

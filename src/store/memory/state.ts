@@ -1,5 +1,6 @@
 import type { PriceSet } from '../../prices/schema.js';
 import type { StoredAccount } from '../accounts/interface.js';
+import type { Cursor } from '../billing/cursor.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
@@ -83,6 +84,8 @@ export class MemoryData {
   readonly endpoints = new Map<string, Endpoint>();
   readonly deliveries = new Map<string, MemoryDelivery>();
   readonly seenEvents = new Map<string, number>();
+  /** The billing exporters' cursors, by exporter and account (NUL between). */
+  readonly billing = new Map<string, Cursor>();
   /** Bumped by every change of an existing account: slots from before it are looked up again. */
   epoch = 0;
   countersDirty = false;
@@ -166,7 +169,7 @@ export class MemoryData {
       const accounts = [...this.accountJson.values()].join(',');
       this.fixed = Buffer.from(`{"version":1,"accounts":[${accounts}],"prices":${this.pricesJson},"counters":[`);
     }
-    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}}`];
+    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}}`];
   }
 
   /** The outbox with the counters: it changes as often (an event per crossing, an attempt per delivery). */
@@ -176,6 +179,12 @@ export class MemoryData {
     for (const [id, until] of this.seenEvents) if (until > now) seen.push([id, until]);
     const webhooks = { endpoints: [...this.endpoints.values()], deliveries: [...this.deliveries.values()], seen };
     return `,"webhooks":${JSON.stringify(webhooks)}`;
+  }
+
+  /** The billing cursors with the counters: an exporter moves them as the counters grow. */
+  private billingJson(): string {
+    if (this.billing.size === 0) return '';
+    return `,"billing":${JSON.stringify([...this.billing])}`;
   }
 
   private restore(state: MemoryState): void {
@@ -196,6 +205,7 @@ export class MemoryData {
       counter.record = c.record ?? null;
       periods.set(c.period, counter);
     }
+    for (const [key, cursor] of state.billing ?? []) this.billing.set(key, cursor);
     const w = state.webhooks;
     if (w === undefined) return;
     for (const e of w.endpoints) this.endpoints.set(e.id, e);

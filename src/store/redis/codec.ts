@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AccountPatch, StoredAccount } from '../accounts/interface.js';
+import type { AccountPatch, ExternalIds, StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
 
 /** How records look in Redis: accounts as hashes of strings, announcements as JSON. */
@@ -22,6 +22,8 @@ export function encodeAccount(a: StoredAccount): string[] {
   const fields = ['id', a.id, 'status', a.status, 'plan', a.plan, 'anchor', a.anchor, 'label', a.label];
   fields.push('created_at', a.created_at, 'revision', String(a.revision), 'key_hash', a.key_hash);
   if (a.limit !== null) fields.push('limit', String(a.limit));
+  const ids = externalIdsField(a.external_ids);
+  if (ids !== null) fields.push('external_ids', ids);
   return fields;
 }
 
@@ -32,12 +34,31 @@ export function encodePatch(patch: AccountPatch): Record<string, string | null> 
     const value = patch[field];
     if (value !== undefined) out[field] = value === null ? null : String(value);
   }
+  if (patch.external_ids !== undefined) out.external_ids = externalIdsField(patch.external_ids);
   return out;
+}
+
+/** External ids as their hash field (JSON), or null for none: an empty set is no field. */
+function externalIdsField(ids: ExternalIds | null | undefined): string | null {
+  return ids == null || Object.keys(ids).length === 0 ? null : JSON.stringify(ids);
+}
+
+const externalIds = z.strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() });
+
+function decodeExternalIds(text: string | undefined): ExternalIds | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const parsed = externalIds.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function decodeAccount(h: Record<string, string>): StoredAccount | null {
   if (h.id === undefined || h.revision === undefined) return null;
-  return {
+  const ids = decodeExternalIds(h.external_ids);
+  const account: StoredAccount = {
     id: h.id,
     // Anything but a clean 'active' refuses requests: fail closed on a damaged record.
     status: h.status === 'active' ? 'active' : 'inactive',
@@ -49,6 +70,8 @@ export function decodeAccount(h: Record<string, string>): StoredAccount | null {
     revision: Number(h.revision),
     key_hash: h.key_hash ?? '',
   };
+  if (ids !== undefined) account.external_ids = ids;
+  return account;
 }
 
 export const pairsToRecord = (flat: string[]): Record<string, string> =>

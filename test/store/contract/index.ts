@@ -1,6 +1,7 @@
 import type { Test } from 'tap';
 import type { Store } from '../../../src/store/types.js';
 import { accountsContract } from './accounts.js';
+import { billingContract } from './billing.js';
 import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
 import { eventsContract } from './events.js';
@@ -18,4 +19,5 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   pricesContract(t, make);
   coordinationContract(t, make);
   eventsContract(t, make);
+  billingContract(t, make);
 }

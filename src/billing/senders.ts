@@ -1,0 +1,93 @@
+import type { BillingExporterConfig } from '../config/billing.js';
+import { exporterNameOf } from '../config/billing.js';
+import { GatewayError } from '../errors.js';
+import type { BillingEvent, StoredAccount } from '../store/types.js';
+import { type Outcome, outcomeOf } from './outcome.js';
+import { post } from './post.js';
+
+/** One exporter: whom it bills for an account, and how it sends a batch of events. */
+export interface Sender {
+  readonly name: string;
+  /** Events per request. */
+  readonly batch: number;
+  /** Who the receiver bills for the account; null: the account is not sent to this receiver. */
+  subjectOf(account: StoredAccount): string | null;
+  /** One outcome for the whole batch: the receiver takes or refuses a request as a whole. */
+  send(events: BillingEvent[], timeoutMs: number, now: number, signal: AbortSignal): Promise<Outcome>;
+}
+
+/** The exporters of the config, with their secrets from the environment (never from a file). */
+export function sendersFor(exporters: BillingExporterConfig[], env: NodeJS.ProcessEnv): Sender[] {
+  return exporters.map((e, i) => {
+    if (e.type === 'stripe') {
+      const key = env.STRIPE_API_KEY ?? '';
+      if (key === '')
+        throw new GatewayError(
+          'CONFIG_INVALID',
+          `billing.exporters.${i} (stripe): set the STRIPE_API_KEY environment variable (a restricted key with write access to billing meter events)`,
+        );
+      return stripeSender(e, key);
+    }
+    return cloudEventsSender(e, env.CLOUDEVENTS_TOKEN ?? '');
+  });
+}
+
+type StripeConfig = Extract<BillingExporterConfig, { type: 'stripe' }>;
+type CloudEventsConfig = Extract<BillingExporterConfig, { type: 'cloudevents' }>;
+
+/**
+ * Stripe's Billing Meter Events API, one event a request. The identifier is the event's id, and
+ * the Idempotency-Key too: a resend within Stripe's window gets the first answer again, and one
+ * Stripe already has (`resource_already_exists`) counts as taken.
+ */
+function stripeSender(cfg: StripeConfig, key: string): Sender {
+  const url = `${cfg.api_base.replace(/\/+$/, '')}/v1/billing/meter_events`;
+  return {
+    name: exporterNameOf(cfg),
+    batch: 1,
+    subjectOf: (a) => a.external_ids?.stripe_customer ?? null,
+    async send(events, timeoutMs, now, signal) {
+      const e = events[0] as BillingEvent;
+      const form = new URLSearchParams({
+        event_name: cfg.event_name,
+        'payload[value]': String(e.value),
+        'payload[stripe_customer_id]': e.subject,
+        identifier: e.id,
+        timestamp: String(Math.floor(e.timestamp_ms / 1000)),
+      });
+      const headers = {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        'idempotency-key': e.id,
+      };
+      const answer = await post(url, headers, form.toString(), timeoutMs, signal);
+      if (answer.kind === 'answer' && answer.status === 400 && answer.body.includes('"resource_already_exists"'))
+        return { kind: 'taken' };
+      return outcomeOf(answer, now);
+    },
+  };
+}
+
+/** OpenMeter-style ingest: a batch of CloudEvents 1.0, deduplicated by the receiver on source and id. */
+function cloudEventsSender(cfg: CloudEventsConfig, token: string): Sender {
+  return {
+    name: exporterNameOf(cfg),
+    batch: 100,
+    subjectOf: (a) => a.external_ids?.billing_subject ?? a.id,
+    async send(events, timeoutMs, now, signal) {
+      const body = events.map((e) => ({
+        specversion: '1.0',
+        id: e.id,
+        source: cfg.source,
+        type: cfg.event_type,
+        subject: e.subject,
+        time: new Date(e.timestamp_ms).toISOString(),
+        datacontenttype: 'application/json',
+        data: { requests: e.value },
+      }));
+      const headers: Record<string, string> = { 'content-type': 'application/cloudevents-batch+json' };
+      if (token !== '') headers.authorization = `Bearer ${token}`;
+      return outcomeOf(await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal), now);
+    },
+  };
+}

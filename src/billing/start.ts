@@ -1,0 +1,26 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { AccountStore, BillingStore, CoordinationStore } from '../store/types.js';
+import { BillingExporter, type BillingMetrics } from './exporter.js';
+import { sendersFor } from './senders.js';
+
+/** The configured exporters, started (a no-op without any); `names` for the admin operations. */
+export function startBilling(
+  store: AccountStore & CoordinationStore & { billing: BillingStore },
+  config: Config,
+  metrics: BillingMetrics,
+  log: Logger,
+  now: () => number,
+): { names: string[]; stop(): Promise<void> } {
+  const senders = sendersFor(config.billing.exporters, process.env);
+  const exporter = new BillingExporter(
+    { accounts: store, billing: store.billing, coordination: store },
+    config.billing,
+    senders,
+    metrics,
+    log.child({ component: 'billing' }),
+    now,
+  );
+  exporter.start();
+  return { names: senders.map((s) => s.name), stop: () => exporter.stop() };
+}

@@ -1,0 +1,149 @@
+import t, { type Test } from 'tap';
+import { adminCall } from '../helpers/admin.js';
+import { type BillingReceiver, startCloudEventsReceiver, startStripeReceiver } from '../helpers/billing-receivers.js';
+import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+const SIMPLE = '/fuel-api/api/simple-current.php';
+const STRIPE_KEY = 'rk_test_billing_exporter_0123456789';
+const CE_TOKEN = 'ce-token-0123456789';
+process.env.STRIPE_API_KEY = STRIPE_KEY;
+process.env.CLOUDEVENTS_TOKEN = CE_TOKEN;
+// An interval's pass, plus a busy machine's margin.
+const PASS_MS = 30_000;
+
+interface Setup {
+  gw: TestGateway;
+  stripe: BillingReceiver;
+  ce: BillingReceiver;
+}
+
+async function setup(t: Test, store: Record<string, unknown>, timeoutMs = 10_000): Promise<Setup> {
+  const stripe = await startStripeReceiver(STRIPE_KEY);
+  const ce = await startCloudEventsReceiver(CE_TOKEN);
+  t.teardown(() => Promise.all([stripe.close(), ce.close()]));
+  const gw = await startGateway(t, {
+    store,
+    log: { access: false },
+    billing: {
+      interval_s: 5,
+      timeout_ms: timeoutMs,
+      exporters: [
+        { type: 'stripe', event_name: 'fuel_api_requests', api_base: stripe.url },
+        { type: 'cloudevents', url: `${ce.url}/api/v1/events`, source: 'fuel-gateway' },
+      ],
+    },
+  });
+  return { gw, stripe, ce };
+}
+
+async function account(gw: TestGateway, externalIds?: Record<string, string>): Promise<{ id: string; key: string }> {
+  const body: Record<string, unknown> = { plan: 'starter' };
+  if (externalIds) body.external_ids = externalIds;
+  const r = await adminCall(gw, 'POST', '/admin/accounts', body);
+  return { id: r.body.account.id as string, key: r.body.api_key as string };
+}
+
+async function requests(gw: TestGateway, key: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) if ((await gw.get(`${SIMPLE}?api_key=${key}`)).status !== 200) throw new Error('not 200');
+}
+
+const totalsEqual = (r: BillingReceiver, want: Record<string, number>) => (): boolean =>
+  JSON.stringify(Object.entries(r.totals()).sort()) === JSON.stringify(Object.entries(want).sort());
+
+for (const kind of ['memory', 'redis'] as const) {
+  t.test(
+    `${kind} store: each account's requests reach Stripe and the CloudEvents ingest exactly once, and match the ledger`,
+    async (t) => {
+      const store =
+        kind === 'redis' ? { type: 'redis', redis: { url: (await startRedis(t)).url } } : { type: 'memory' };
+      const { gw, stripe, ce } = await setup(t, store);
+      const a = await account(gw, { stripe_customer: 'cus_Aaaa1' });
+      const b = await account(gw, { stripe_customer: 'cus_Bbbb2', billing_subject: 'fleet-b' });
+      const c = await account(gw);
+      await requests(gw, a.key, 3);
+      await requests(gw, b.key, 5);
+      await requests(gw, c.key, 2);
+      await waitFor('the first pass', totalsEqual(stripe, { cus_Aaaa1: 3, cus_Bbbb2: 5 }), PASS_MS);
+      await waitFor('the first pass (CloudEvents)', totalsEqual(ce, { [a.id]: 3, 'fleet-b': 5, [c.id]: 2 }), PASS_MS);
+      t.pass('an account without a Stripe customer is not sent to Stripe; CloudEvents gets every account');
+      await requests(gw, a.key, 4);
+      await requests(gw, c.key, 1);
+      await waitFor('the next pass', totalsEqual(stripe, { cus_Aaaa1: 7, cus_Bbbb2: 5 }), PASS_MS);
+      await waitFor('the next pass (CloudEvents)', totalsEqual(ce, { [a.id]: 7, 'fleet-b': 5, [c.id]: 3 }), PASS_MS);
+      t.same(
+        [...stripe.requests, ...ce.requests].filter((r) => r.problems.length > 0),
+        [],
+        "every request passed the receivers' schemas",
+      );
+      const ledger: Record<string, number> = {};
+      for (const x of [a, b, c])
+        ledger[x.id] = (await adminCall(gw, 'GET', `/admin/accounts/${x.id}`)).body.usage.requests_used as number;
+      t.same(ledger, { [a.id]: 7, [b.id]: 5, [c.id]: 3 }, "the receivers' totals are the ledger's");
+      const metrics = await (await fetch(`http://127.0.0.1:${gw.app.adminAddress.port}/metrics`)).text();
+      t.match(metrics, /fuel_gateway_billing_events_total\{exporter="stripe",result="sent"\} 3/);
+      t.match(metrics, /fuel_gateway_billing_lag_seconds\{exporter="cloudevents"\} 0/);
+    },
+  );
+}
+
+t.test(
+  'a receiver answering 500 and then 200 gets the same events again, unchanged, and counts them once',
+  async (t) => {
+    const redis = await startRedis(t);
+    const { gw, stripe } = await setup(t, { type: 'redis', redis: { url: redis.url } });
+    stripe.modes.push({ status: 500, retryAfter: '1' }, { status: 500, retryAfter: '1' });
+    const a = await account(gw, { stripe_customer: 'cus_Retry1' });
+    await requests(gw, a.key, 6);
+    await waitFor('the retries to be taken', totalsEqual(stripe, { cus_Retry1: 6 }), PASS_MS);
+    const identifiers = stripe.requests.map((r) => new URLSearchParams(r.body).get('identifier'));
+    t.same(identifiers, [identifiers[0], identifiers[0], identifiers[0]], 'one event, sent three times');
+    t.same(
+      stripe.requests.map((r) => r.answered),
+      [500, 500, 200],
+    );
+  },
+);
+
+t.test('a receiver that takes an event and never answers: the resend after the timeout is dropped by it', async (t) => {
+  const redis = await startRedis(t);
+  const { gw, stripe } = await setup(t, { type: 'redis', redis: { url: redis.url } }, 1000);
+  stripe.modes.push({ status: 200, thenHang: true }, 'hang');
+  const a = await account(gw, { stripe_customer: 'cus_Hang1' });
+  await requests(gw, a.key, 4);
+  await waitFor('three sends', () => stripe.requests.length >= 3, PASS_MS * 2);
+  t.same(stripe.totals(), { cus_Hang1: 4 }, 'counted once, though sent three times');
+  t.equal(new Set(stripe.requests.map((r) => new URLSearchParams(r.body).get('identifier'))).size, 1);
+});
+
+t.test('a 400 is listed as a failure and not sent again, until `billing retry` sends it unchanged', async (t) => {
+  const { gw, stripe } = await setup(t, { type: 'memory' });
+  stripe.modes.push({ status: 400, body: '{"error":{"type":"invalid_request_error","message":"No such customer"}}' });
+  const a = await account(gw, { stripe_customer: 'cus_Missing1' });
+  await requests(gw, a.key, 2);
+  await waitFor('the refusal', () => stripe.requests.length === 1, PASS_MS);
+  const failures = await waitFor(
+    'the failure to be listed',
+    async () => (await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures.length === 1,
+    PASS_MS,
+  );
+  t.ok(failures >= 0);
+  const listed = (await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures;
+  t.match(listed, [{ exporter: 'stripe', account_id: a.id, subject: 'cus_Missing1', requests: 2, attempts: 1 }]);
+  t.match(listed[0].last_error, /status 400: .*No such customer/);
+  // Two more passes go by: a refused event is not sent again by itself.
+  await requests(gw, a.key, 1);
+  await waitFor('the next span to be taken', totalsEqual(stripe, { cus_Missing1: 1 }), PASS_MS);
+  t.equal(
+    stripe.requests.filter((r) => new URLSearchParams(r.body).get('identifier') === listed[0].id).length,
+    1,
+    'the refused event was sent once',
+  );
+  const retried = await adminCall(gw, 'POST', '/admin/billing/retry', { id: listed[0].id });
+  t.same(retried.body, { retried: 1 });
+  await waitFor('the retried event to be taken', totalsEqual(stripe, { cus_Missing1: 3 }), PASS_MS);
+  t.same((await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures, []);
+  t.match(gw.logs(), /"action":"billing.retry"/);
+  t.notMatch(gw.logs(), new RegExp(STRIPE_KEY), 'the Stripe key is in no log line');
+});
