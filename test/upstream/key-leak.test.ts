@@ -165,3 +165,8 @@ t.test(
       '/v2/location',
     ]),
 );
+
+t.test(
+  "the service key in an origin error body (PHP's \\/ escapes) or in a JSON array success never reaches any account",
+  (t) => neverServed(t, ['/v2/error-php', '/v2/error-lower', '/v2/array']),
+);
