@@ -328,6 +328,34 @@ t.test('the service key never reaches a client through headers or error bodies t
   t.match(text, /\[REDACTED\]/);
 });
 
+t.test(
+  'a raw # in the request target is a 400 before anything is counted or forwarded, on every public path',
+  async (t) => {
+    const { origin, gw, key, accountId } = await setup(t);
+    const before = origin.seen.length;
+    const bad = JSON.stringify({ success: false, message: gw.config.messages.bad_request });
+    for (const target of [
+      `/origin/frag#x?a=1&api_key=${key}`,
+      `/origin/echo?a=1#x&api_key=${key}`,
+      `/origin/echo#?api_key=${key}`,
+      `http://x/origin/echo#x?api_key=${key}`,
+      `/fuel-api/api/current.php#x?api_key=${key}`,
+      `/fuel-api/api/simple-current.php?api_key=${key}#x`,
+      '/healthz#x',
+    ]) {
+      const answer = await rawRequest(
+        gw.app.publicAddress.port,
+        `GET ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+      );
+      t.match(answer, /^HTTP\/1\.1 400 /, `${target}: 400`);
+      t.ok(answer.endsWith(`\r\n\r\n${bad}`), `${target}: the error table's bad_request body`);
+    }
+    t.equal(origin.seen.length, before, 'nothing reached the origin');
+    t.equal(await counted(gw, accountId), 0, 'nothing was counted');
+    t.notMatch(gw.logs(), /refused the service key/, 'no false alarm about the service key');
+  },
+);
+
 t.test('an absolute-form request target is forwarded by its checked path, never glued to the origin URL', async (t) => {
   const { origin, gw, key } = await setup(t);
   const answer = await rawRequest(
