@@ -5,7 +5,7 @@
  * `+` read as a space, HTML `&amp;`), in bodies of every content type, headers and Location.
  * Two accounts ask in turn, so a stored or shared answer would reach the second one.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, get as httpGet, type IncomingMessage, type ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import { allowanceFor } from '../../src/quota/allowance.js';
@@ -41,6 +41,9 @@ const SPELLINGS = [
 
 const leaks = (text: string): string[] => SPELLINGS.filter((s) => text.toLowerCase().includes(s));
 
+/** Larger than the gateway reads whole (4 MiB): streamed through. */
+const BIG = 'a'.repeat(5 << 20);
+
 type Reply = (res: ServerResponse, key: string) => void;
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra = {}): void {
@@ -50,7 +53,8 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
 
 /** How the origin echoes the service key it was sent, by path. */
 const REPLIES: Record<string, Reply> = {
-  '/v2/lower-json': (res, k) => send(res, 200, 'application/json', `{"success":true,"url":"/v2?api_key=${lowerPercent(k)}"}`),
+  '/v2/lower-json': (res, k) =>
+    send(res, 200, 'application/json', `{"success":true,"url":"/v2?api_key=${lowerPercent(k)}"}`),
   '/v2/slash-json': (res, k) => send(res, 200, 'application/json', `{"success":true,"key":"${jsonSlash(k)}"}`),
   '/v2/unicode-json': (res, k) => send(res, 200, 'application/json', `{"success":true,"key":"${unicode(k)}"}`),
   '/v2/space-json': (res, k) => send(res, 200, 'application/json', JSON.stringify({ key: plusAsSpace(k) })),
@@ -65,6 +69,9 @@ const REPLIES: Record<string, Reply> = {
     res.writeHead(302, { location: `/v2/other?api_key=${lowerPercent(k)}` });
     res.end();
   },
+  '/v2/big-clean': (res) => send(res, 200, 'text/plain', BIG),
+  '/v2/big-key': (res, k) => send(res, 200, 'text/plain', `${BIG}/v2?api_key=${lowerPercent(k)}${BIG}`),
+  '/v2/big-gzip': (res) => send(res, 200, 'text/plain', gzipSync(BIG), { 'content-encoding': 'gzip' }),
   '/v2/array': (res, k) => send(res, 200, 'application/json', JSON.stringify([{ key: k }])),
   '/v2/error-php': (res, k) =>
     send(res, 500, 'application/json', `{"success":false,"message":"Key ${jsonSlash(k)} is over its quota."}`),
@@ -85,7 +92,8 @@ async function startEchoOrigin(t: Test): Promise<Origin> {
     const url = new URL(req.url ?? '/', 'http://origin');
     const key = url.searchParams.get('api_key') ?? '';
     hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
-    if (key !== SERVICE_KEY) return send(res, 401, 'application/json', '{"success":false,"message":"Invalid API key."}');
+    if (key !== SERVICE_KEY)
+      return send(res, 401, 'application/json', '{"success":false,"message":"Invalid API key."}');
     const reply = REPLIES[url.pathname];
     if (!reply) return send(res, 404, 'application/json', '{"success":false,"message":"Endpoint not found."}');
     reply(res, key);
@@ -169,4 +177,45 @@ t.test(
 t.test(
   "the service key in an origin error body (PHP's \\/ escapes) or in a JSON array success never reaches any account",
   (t) => neverServed(t, ['/v2/error-php', '/v2/error-lower', '/v2/array']),
+);
+
+/** Every byte a client receives before the connection ends, however it ends. */
+function received(gw: TestGateway, path: string): Promise<{ status: number; body: Buffer; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    httpGet(`${gw.base}${path}`, (res) => {
+      const chunks: Buffer[] = [];
+      let complete = false;
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => (complete = true));
+      res.on('error', () => undefined);
+      res.on('close', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks), complete }));
+    }).on('error', reject);
+  });
+}
+
+t.test(
+  'an answer too large to read whole is checked as it streams: cut before any spelling of the key is out, not counted',
+  async (t) => {
+    const origin = await startEchoOrigin(t);
+    for (const cacheBytes of [16 << 20, 0]) {
+      const gw = await gateway(t, origin, cacheBytes);
+      const a = await newAccount(gw, { plan: 'enterprise', limit: 1_000_000 }, Date.now());
+      const clean = await received(gw, `/v2/big-clean?api_key=${a.api_key}`);
+      t.equal(clean.status, 200, 'a large clean answer is a 200');
+      t.ok(clean.complete && clean.body.equals(Buffer.from(BIG)), 'a large clean answer passes whole');
+
+      const cut = await received(gw, `/v2/big-key?api_key=${a.api_key}`);
+      t.notOk(cut.complete, 'the answer carrying the key is cut');
+      t.ok(cut.body.length < BIG.length + 10, `only what came before the key (${cut.body.length} bytes)`);
+      t.same(leaks(cut.body.toString('utf8')), [], 'no spelling of the key, not even its beginning');
+      t.notOk(cut.body.toString('utf8').includes('/v2?api_key='), 'nothing of the echo is out');
+
+      const gz = await received(gw, `/v2/big-gzip?api_key=${a.api_key}`);
+      t.equal(gz.status, 502, 'a compressed answer too large to check is refused');
+
+      await waitFor('refunds', async () => (await counted(gw, a.account.id)) === 1);
+      t.pass('only the clean answer is counted');
+      t.same(leaks(gw.logs()), [], 'no spelling of the key is logged');
+    }
+  },
 );

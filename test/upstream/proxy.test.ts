@@ -315,17 +315,20 @@ t.test(
   },
 );
 
-t.test('the service key never reaches a client through headers or error bodies the origin echoes', async (t) => {
-  const { origin, gw, key } = await setup(t);
+t.test('an origin answer echoing the service key in a header or an error body is a 502, not counted', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
   const redirect = await gw.get(`/origin/redirect?api_key=${key}`, { redirect: 'manual' });
-  t.equal(redirect.status, 301);
-  t.notMatch(`${redirect.headers.get('location')} ${redirect.headers.get('link')}`, origin.key);
-  t.match(redirect.headers.get('location'), /api_key=%5BREDACTED%5D|api_key=\[REDACTED\]/);
+  t.equal(redirect.status, 502, 'a redirect whose Location echoes the forwarded URL is refused');
+  t.equal(redirect.headers.get('location'), null);
+  t.notMatch(JSON.stringify([...redirect.headers]) + (await redirect.text()), origin.key);
   const denied = await gw.get(`/origin/leak-error?api_key=${key}`);
-  t.equal(denied.status, 403);
+  t.equal(denied.status, 502, 'so is an error body naming the key');
   const text = await denied.text();
   t.notMatch(text, origin.key);
-  t.match(text, /\[REDACTED\]/);
+  t.same(JSON.parse(text), { success: false, message: gw.config.messages.upstream_unavailable });
+  await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 2000);
+  t.pass('neither is counted');
+  t.notMatch(gw.logs(), origin.key, 'the key is not logged');
 });
 
 t.test(
