@@ -9,6 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import type { Logger } from 'pino';
 import { decode, specErrorBody } from './bodies.js';
 import { ANSWER_DROPPED } from './headers.js';
 
@@ -69,6 +70,33 @@ export const REFUSED_LOG: Record<Exclude<Checked, 'clean'>, string> = {
   unreadable:
     'the origin answer could not be read to check it for the service key (Content-Encoding): not passed on; answered 502',
 };
+
+/** How often a route's refusals are logged at most, after the first. */
+const LOG_EVERY_MS = 60_000;
+
+/**
+ * The error line of refused answers: at once for a route's first, then at most one a minute with
+ * how many were refused since. A client may repeat the request that makes the origin echo the key
+ * (it is not counted): it must not flood the log.
+ */
+export class RefusalLog {
+  private readonly last = new Map<string, { at: number; since: number }>();
+
+  constructor(
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  note(route: string, status: number, why: Exclude<Checked, 'clean'>): void {
+    // Bounded: one entry per proxy_paths entry and reason.
+    const key = `${why} ${route}`;
+    const seen = this.last.get(key);
+    const now = this.now();
+    if (seen && now - seen.at < LOG_EVERY_MS) return void seen.since++;
+    this.log.error({ route, status, refused_since_last_line: seen?.since ?? 0 }, REFUSED_LOG[why]);
+    this.last.set(key, { at: now, since: 0 });
+  }
+}
 
 /** Thrown into a watched stream when the key shows up in it. */
 export class KeyEchoed extends Error {

@@ -7,7 +7,7 @@ import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/errors.
 import type { Metrics } from '../metrics/metrics.js';
 import { injectUsage, MAX_ERROR_BYTES, MAX_JSON_BYTES, read, specErrorBody } from './bodies.js';
 import { ANSWER_DROPPED, BASE, HOP_BY_HOP, headerObject, JSON_TYPE, passedHeaders } from './headers.js';
-import { type Checked, KeyEchoed, KeyGuard, REFUSED_LOG } from './key-guard.js';
+import { type Checked, KeyEchoed, KeyGuard, RefusalLog } from './key-guard.js';
 import { originBase, type UpstreamConfig } from './origin.js';
 
 /** What the metered front door hands over once a pass-through request is admitted (and counted). */
@@ -53,6 +53,7 @@ export class OriginProxy {
   private readonly pending = new WeakMap<IncomingMessage, Exchange>();
   private readonly base: string;
   private readonly guard: KeyGuard;
+  private readonly refusals: RefusalLog;
 
   constructor(
     private readonly cfg: UpstreamConfig,
@@ -64,6 +65,7 @@ export class OriginProxy {
   ) {
     this.base = originBase(cfg);
     this.guard = new KeyGuard(cfg.api_key);
+    this.refusals = new RefusalLog(log);
     // No proxyTimeout: it surfaces as a bare ECONNRESET, indistinguishable from a refused
     // connection; our own timer tells 504 from 502.
     this.proxy = createProxyServer({
@@ -236,7 +238,7 @@ export class OriginProxy {
     res.writeHead(status, passedHeaders(proxyRes.headers, [], success ? x.added : x.refunded));
     const checked = this.guard.watch(already);
     checked.on('error', (err) => {
-      if (err instanceof KeyEchoed) this.log.error({ route: x.spec.route, status }, REFUSED_LOG.key);
+      if (err instanceof KeyEchoed) this.refusals.note(x.spec.route, status, 'key');
       x.outcome = 'key_echoed';
       x.proxyReq?.destroy();
       res.destroy();
@@ -250,7 +252,7 @@ export class OriginProxy {
 
   /** The origin's answer carries the service key, or cannot be read to tell: never passed on (502, not counted). */
   private refuse(x: Exchange, res: ServerResponse, why: Exclude<Checked, 'clean'>): void {
-    this.log.error({ route: x.spec.route, status: Number(x.outcome) }, REFUSED_LOG[why]);
+    this.refusals.note(x.spec.route, Number(x.outcome), why);
     this.fail(x, res, 'upstream_unavailable', why === 'key' ? 'key_echoed' : 'unreadable');
   }
 

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { ErrorAnswer, ErrorKind } from '../../http/errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { MAX_JSON_BYTES, usagePrefix, withoutUsage } from '../bodies.js';
-import { KeyGuard, REFUSED_LOG } from '../key-guard.js';
+import { KeyGuard, RefusalLog } from '../key-guard.js';
 import { getFromOrigin, type OriginAnswer, OriginFailure, type UpstreamConfig } from '../origin.js';
 import type { ForwardSpec, OriginProxy } from '../proxy.js';
 import { CacheEntries, type CacheEntry, entrySize, ownBuffer } from './entries.js';
@@ -39,6 +39,7 @@ export class PassThroughCache implements PassThrough {
   private readonly entries: CacheEntries;
   private readonly flights = new Map<string, Promise<Outcome>>();
   private readonly guard: KeyGuard;
+  private readonly refusals: RefusalLog;
   private readonly parts: ReplyParts;
   private readonly c: UpstreamConfig['cache'];
   /** Moved on by every purge: a flight that began before one does not store its answer. */
@@ -56,6 +57,7 @@ export class PassThroughCache implements PassThrough {
     this.c = cfg.cache;
     this.entries = new CacheEntries(Math.max(1, this.c.max_bytes), this.c.max_entry_bytes);
     this.guard = new KeyGuard(cfg.api_key);
+    this.refusals = new RefusalLog(log, now);
     this.parts = { errors, log };
     metrics.cacheHeld(() => ({ bytes: this.entries.bytes, entries: this.entries.size }));
   }
@@ -185,7 +187,7 @@ export class PassThroughCache implements PassThrough {
     // the service key is stored or passed on.
     const checked = this.guard.inAnswer(a.status, a.headers, a.body);
     if (checked !== 'clean') {
-      this.log.error({ route, status: a.status }, REFUSED_LOG[checked]);
+      this.refusals.note(route, a.status, checked);
       return { kind: 'failed', reason: checked };
     }
     const received = this.now();
