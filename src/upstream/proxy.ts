@@ -190,9 +190,10 @@ export class OriginProxy {
     if (found !== false) return this.refuse(x, res, found === null ? 'unreadable' : 'key');
     const json = success && req.method === 'GET' && JSON_TYPE.test(proxyRes.headers['content-type'] ?? '');
     const injected = json ? injectUsage(raw, encoding, x.spec.usage) : null;
-    // Not a JSON object (an array, text, CSV, a HEAD …): passed on as it came; a HEAD keeps the origin's length.
-    const drop =
-      injected !== null ? ['content-encoding', 'content-length'] : req.method === 'HEAD' ? [] : ['content-length'];
+    // Not a JSON object (an array, text, CSV …): passed on as it came. An answer without a body
+    // (HEAD, 204, 304) keeps the origin's Content-Length: it tells the length of the body not sent.
+    const bodiless = req.method === 'HEAD' || status === 204 || status === 304;
+    const drop = injected !== null ? ['content-encoding', 'content-length'] : bodiless ? [] : ['content-length'];
     const headers = passedHeaders(proxyRes.headers, drop, success ? x.added : x.refunded);
     const body = injected ?? raw;
     if (drop.length > 0) headers['content-length'] = Buffer.byteLength(body);

@@ -220,3 +220,20 @@ t.test(
     }
   },
 );
+
+t.test('a HEAD whose answer echoes the service key in a header or Location is a 502 too, not counted', async (t) => {
+  const origin = await startEchoOrigin(t);
+  for (const cacheBytes of [16 << 20, 0]) {
+    const gw = await gateway(t, origin, cacheBytes);
+    const a = await newAccount(gw, { plan: 'enterprise', limit: 1_000_000 }, Date.now());
+    for (const path of ['/v2/location', '/v2/header']) {
+      const r = await gw.get(`${path}?api_key=${a.api_key}`, { method: 'HEAD', redirect: 'manual' });
+      t.equal(r.status, 502, `HEAD ${path}`);
+      t.same(leaks(JSON.stringify([...r.headers])), [], `HEAD ${path}: no spelling of the key in its headers`);
+    }
+    const clean = await gw.get(`/v2/big-clean?api_key=${a.api_key}`, { method: 'HEAD' });
+    t.equal(clean.status, 200, 'a HEAD whose answer carries no key is passed on');
+    await waitFor('refunds', async () => (await counted(gw, a.account.id)) === 1);
+    t.pass('only the clean HEAD is counted');
+  }
+});
