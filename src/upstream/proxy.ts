@@ -236,6 +236,8 @@ export class OriginProxy {
   ): void {
     if ((proxyRes.headers['content-encoding'] ?? 'identity').trim().toLowerCase() !== 'identity')
       return this.refuse(x, res, 'unreadable');
+    // The key within what was read already is still a clean 502; past it, only a cut connection.
+    if (this.guard.carries(Buffer.concat(already).toString('utf8'))) return this.refuse(x, res, 'key');
     res.writeHead(status, passedHeaders(proxyRes.headers, [], success ? x.added : x.refunded));
     const checked = this.guard.watch(already);
     checked.on('error', (err) => {

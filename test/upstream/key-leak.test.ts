@@ -71,6 +71,7 @@ const REPLIES: Record<string, Reply> = {
   },
   '/v2/big-clean': (res) => send(res, 200, 'text/plain', BIG),
   '/v2/big-key': (res, k) => send(res, 200, 'text/plain', `${BIG}/v2?api_key=${lowerPercent(k)}${BIG}`),
+  '/v2/big-key-early': (res, k) => send(res, 200, 'text/plain', `/v2?api_key=${lowerPercent(k)}${BIG}`),
   '/v2/big-gzip': (res) => send(res, 200, 'text/plain', gzipSync(BIG), { 'content-encoding': 'gzip' }),
   '/v2/array': (res, k) => send(res, 200, 'application/json', JSON.stringify([{ key: k }])),
   '/v2/error-php': (res, k) =>
@@ -210,6 +211,10 @@ t.test(
       t.ok(cut.body.length < BIG.length + 10, `only what came before the key (${cut.body.length} bytes)`);
       t.same(leaks(cut.body.toString('utf8')), [], 'no spelling of the key, not even its beginning');
       t.notOk(cut.body.toString('utf8').includes('/v2?api_key='), 'nothing of the echo is out');
+
+      const early = await received(gw, `/v2/big-key-early?api_key=${a.api_key}`);
+      t.equal(early.status, 502, 'the key within the first 4 MiB: still a clean 502');
+      t.same(leaks(early.body.toString('utf8')), []);
 
       const gz = await received(gw, `/v2/big-gzip?api_key=${a.api_key}`);
       t.equal(gz.status, 502, 'a compressed answer too large to check is refused');
