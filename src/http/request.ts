@@ -6,8 +6,14 @@ export interface Target {
   search: string;
 }
 
-/** Splits the request target without `new URL` (absolute-form targets are rare, so they pay for it). */
+/**
+ * Splits the request target without `new URL` (absolute-form targets are rare, so they pay for it).
+ * A target with a `#` is refused (null): a fragment is never part of a request target (RFC 9112
+ * 3.2), and the URL parsers downstream cut the target there, so the origin would be sent the path
+ * without its query and without the service key.
+ */
 export function parseTarget(url: string): Target | null {
+  if (url.includes('#')) return null;
   if (url.startsWith('/')) {
     const q = url.indexOf('?');
     return q === -1 ? { path: url, search: '' } : { path: url.slice(0, q), search: url.slice(q + 1) };

@@ -41,7 +41,8 @@ export function read(
   stream.once('error', () => finish('cut'));
 }
 
-function decode(body: Buffer, encoding: string | undefined): Buffer | null {
+/** A body through its Content-Encoding; null for an encoding not known (a corrupt body throws). */
+export function decode(body: Buffer, encoding: string | undefined): Buffer | null {
   const limit = { maxOutputLength: MAX_JSON_BYTES };
   switch ((encoding ?? 'identity').trim().toLowerCase()) {
     case 'identity':

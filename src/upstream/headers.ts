@@ -1,6 +1,6 @@
 /**
  * What every pass-through answer shares, streamed (proxy.ts) or from the cache (cache/): the
- * headers dropped and added, and the scrubbing of the service key from what the origin sends back.
+ * headers dropped and added.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 
@@ -15,46 +15,24 @@ export const HOP_BY_HOP = [
   'transfer-encoding',
   'upgrade',
 ];
-const ANSWER_DROPPED = [...HOP_BY_HOP, 'set-cookie'];
+export const ANSWER_DROPPED = [...HOP_BY_HOP, 'set-cookie'];
 /** Metered answers carry the caller's usage: never stored by anyone downstream. */
 export const BASE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 export const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
 
-/** The service key as it may appear in what the origin sends back: raw, percent- or form-encoded. */
-export class Scrubber {
-  private readonly secrets: string[];
-
-  constructor(serviceKey: string) {
-    this.secrets = [
-      ...new Set([
-        serviceKey,
-        encodeURIComponent(serviceKey),
-        new URLSearchParams({ k: serviceKey }).toString().slice(2),
-      ]),
-    ].filter((s) => s !== '');
-  }
-
-  scrub(text: string): string {
-    let out = text;
-    for (const s of this.secrets) out = out.split(s).join('[REDACTED]');
-    return out;
-  }
-}
-
 /**
- * The origin's headers as passed on: without hop-by-hop ones, Set-Cookie and `drop`, scrubbed (a
- * redirect or link echoing the forwarded URL would hand the client the service key), then ours.
+ * The origin's headers as passed on: without hop-by-hop ones, Set-Cookie and `drop`, then ours.
+ * They were checked for the service key (key-guard.ts) before.
  */
 export function passedHeaders(
   origin: IncomingHttpHeaders,
-  scrubber: Scrubber,
   drop: string[],
   added: OutgoingHttpHeaders,
 ): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(origin)) {
     if (value === undefined || ANSWER_DROPPED.includes(name) || drop.includes(name)) continue;
-    out[name] = Array.isArray(value) ? value.map((v) => scrubber.scrub(v)) : scrubber.scrub(value);
+    out[name] = value;
   }
   return { ...out, ...BASE, ...added };
 }

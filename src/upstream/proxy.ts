@@ -6,7 +6,8 @@ import { canonicalIp, type TrustedProxies } from '../http/client.js';
 import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { injectUsage, MAX_ERROR_BYTES, MAX_JSON_BYTES, read, specErrorBody } from './bodies.js';
-import { BASE, HOP_BY_HOP, headerObject, JSON_TYPE, passedHeaders, Scrubber } from './headers.js';
+import { ANSWER_DROPPED, BASE, HOP_BY_HOP, headerObject, JSON_TYPE, passedHeaders } from './headers.js';
+import { type Checked, KeyEchoed, KeyGuard, RefusalLog } from './key-guard.js';
 import { originBase, type UpstreamConfig } from './origin.js';
 
 /** What the metered front door hands over once a pass-through request is admitted (and counted). */
@@ -42,15 +43,17 @@ interface Exchange {
 
 /**
  * Pass-through to the origin with http-proxy-3. The client's key is replaced by the service
- * key; the answer is read here (selfHandleResponse) so that a JSON success gets the gateway's
- * `usage`, and every failure (origin error, unreachable, too slow) is reported through
+ * key; the answer is read here (selfHandleResponse) so that it is checked for the service key
+ * before any of it is passed on (key-guard.ts), a JSON success gets the gateway's `usage`, and
+ * every failure (origin error, unreachable, too slow, the key echoed) is reported through
  * `onFailure` so the request is not counted.
  */
 export class OriginProxy {
   private readonly proxy: ProxyServer;
   private readonly pending = new WeakMap<IncomingMessage, Exchange>();
   private readonly base: string;
-  private readonly scrubber: Scrubber;
+  private readonly guard: KeyGuard;
+  private readonly refusals: RefusalLog;
 
   constructor(
     private readonly cfg: UpstreamConfig,
@@ -61,7 +64,8 @@ export class OriginProxy {
     private readonly log: Logger,
   ) {
     this.base = originBase(cfg);
-    this.scrubber = new Scrubber(cfg.api_key);
+    this.guard = new KeyGuard(cfg.api_key);
+    this.refusals = new RefusalLog(log);
     // No proxyTimeout: it surfaces as a bare ECONNRESET, indistinguishable from a refused
     // connection; our own timer tells 504 from 502.
     this.proxy = createProxyServer({
@@ -153,11 +157,6 @@ export class OriginProxy {
     if (!x || x.settled) return void proxyRes.resume();
     const status = proxyRes.statusCode ?? 502;
     x.outcome = String(status);
-    if (status >= 200 && status < 300) {
-      if (req.method === 'GET' && JSON_TYPE.test(proxyRes.headers['content-type'] ?? ''))
-        return this.withUsage(x, proxyRes, res, status);
-      return this.stream(x, proxyRes, res, status, [], true);
-    }
     if (status === 401) {
       // The origin refused the gateway's own key: the client's request was fine, the gateway is misconfigured.
       proxyRes.resume();
@@ -165,26 +164,41 @@ export class OriginProxy {
       return this.fail(x, res, 'upstream_unavailable', '401');
     }
     if (status >= 400) return this.originError(x, proxyRes, res, status);
-    this.stream(x, proxyRes, res, status, [], false);
-  }
-
-  /** A JSON success: the origin's object with our `usage` as its last key. */
-  private withUsage(x: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number): void {
+    if (this.guard.inHeaders(proxyRes.headers, ANSWER_DROPPED)) return this.refuse(x, res, 'key');
+    const success = status >= 200 && status < 300;
+    // Read whole up to a bound, so that an answer carrying the key is refused before any of it is out.
     read(proxyRes, MAX_JSON_BYTES, (chunks, state) => {
       if (x.settled) return;
       if (state === 'cut') return this.fail(x, res, 'upstream_unavailable', 'cut');
-      const injected =
-        state === 'complete'
-          ? injectUsage(Buffer.concat(chunks), proxyRes.headers['content-encoding'], x.spec.usage)
-          : null;
-      const body = injected === null ? null : this.scrub(injected);
-      // Too large, compressed in a way we cannot read, or not a JSON object: passed on untouched.
-      if (body === null) return this.stream(x, proxyRes, res, status, chunks, true);
-      const headers = passedHeaders(proxyRes.headers, this.scrubber, ['content-encoding', 'content-length'], x.added);
-      headers['content-length'] = Buffer.byteLength(body);
-      res.writeHead(status, headers);
-      res.end(body, () => this.settle(x, status, true));
+      if (state === 'too_large') return this.stream(x, proxyRes, res, status, chunks, success);
+      this.whole(x, req, proxyRes, res, Buffer.concat(chunks), success);
     });
+  }
+
+  /** An answer read whole and checked: a JSON success with our `usage` as its last key, anything else as it came. */
+  private whole(
+    x: Exchange,
+    req: IncomingMessage,
+    proxyRes: IncomingMessage,
+    res: ServerResponse,
+    raw: Buffer,
+    success: boolean,
+  ): void {
+    const status = proxyRes.statusCode ?? 502;
+    const encoding = proxyRes.headers['content-encoding'];
+    const found = this.guard.inBody(raw, encoding);
+    if (found !== false) return this.refuse(x, res, found === null ? 'unreadable' : 'key');
+    const json = success && req.method === 'GET' && JSON_TYPE.test(proxyRes.headers['content-type'] ?? '');
+    const injected = json ? injectUsage(raw, encoding, x.spec.usage) : null;
+    // Not a JSON object (an array, text, CSV …): passed on as it came. An answer without a body
+    // (HEAD, 204, 304) keeps the origin's Content-Length: it tells the length of the body not sent.
+    const bodiless = req.method === 'HEAD' || status === 204 || status === 304;
+    const drop = injected !== null ? ['content-encoding', 'content-length'] : bodiless ? [] : ['content-length'];
+    const headers = passedHeaders(proxyRes.headers, drop, success ? x.added : x.refunded);
+    const body = injected ?? raw;
+    if (drop.length > 0) headers['content-length'] = Buffer.byteLength(body);
+    res.writeHead(status, headers);
+    res.end(body, () => this.settle(x, status, success));
   }
 
   /** An error status from the origin: its body when it is the spec's error body, else ours. Not counted. */
@@ -195,7 +209,8 @@ export class OriginProxy {
       if (state === 'complete') proxyRes.resume();
       else x.proxyReq?.destroy();
       const own = state === 'complete' ? specErrorBody(Buffer.concat(chunks)) : null;
-      const body = own === null ? this.errors[kindForStatus(status)].body : this.scrub(own);
+      if (own !== null && this.guard.carries(own)) return this.refuse(x, res, 'key');
+      const body = own ?? this.errors[kindForStatus(status)].body;
       res.writeHead(status, {
         ...BASE,
         ...x.refunded,
@@ -206,7 +221,11 @@ export class OriginProxy {
     });
   }
 
-  /** Anything else passes through untouched, with our headers added; `already` is what was read of it. */
+  /**
+   * An answer too large to read whole passes through as it comes, with our headers added, checked
+   * on the way (KeyGuard.watch): on the key the connection is cut, and the request given back.
+   * One whose Content-Encoding would have to be undone to check it is refused.
+   */
   private stream(
     x: Exchange,
     proxyRes: IncomingMessage,
@@ -215,12 +234,29 @@ export class OriginProxy {
     already: Buffer[],
     success: boolean,
   ): void {
-    res.writeHead(status, passedHeaders(proxyRes.headers, this.scrubber, [], success ? x.added : x.refunded));
-    for (const chunk of already) res.write(chunk);
+    if ((proxyRes.headers['content-encoding'] ?? 'identity').trim().toLowerCase() !== 'identity')
+      return this.refuse(x, res, 'unreadable');
+    // The key within what was read already is still a clean 502; past it, only a cut connection.
+    if (this.guard.carries(Buffer.concat(already).toString('utf8'))) return this.refuse(x, res, 'key');
+    res.writeHead(status, passedHeaders(proxyRes.headers, [], success ? x.added : x.refunded));
+    const checked = this.guard.watch(already);
+    checked.on('error', (err) => {
+      if (err instanceof KeyEchoed) this.refusals.note(x.spec.route, status, 'key');
+      x.outcome = 'key_echoed';
+      x.proxyReq?.destroy();
+      res.destroy();
+      this.settle(x, 0, false);
+    });
     proxyRes.on('error', () => res.destroy());
     proxyRes.on('aborted', () => res.destroy());
     res.once('finish', () => this.settle(x, status, success));
-    proxyRes.pipe(res);
+    proxyRes.pipe(checked).pipe(res);
+  }
+
+  /** The origin's answer carries the service key, or cannot be read to tell: never passed on (502, not counted). */
+  private refuse(x: Exchange, res: ServerResponse, why: Exclude<Checked, 'clean'>): void {
+    this.refusals.note(x.spec.route, Number(x.outcome), why);
+    this.fail(x, res, 'upstream_unavailable', why === 'key' ? 'key_echoed' : 'unreadable');
   }
 
   /** No usable answer from the origin: our error body, or a cut connection once headers are out. */
@@ -245,10 +281,6 @@ export class OriginProxy {
     if (!success) x.spec.onFailure();
     this.metrics.observeUpstream(x.spec.route, x.outcome, (performance.now() - x.started) / 1000);
     x.resolve(status);
-  }
-
-  private scrub(text: string): string {
-    return this.scrubber.scrub(text);
   }
 
   close(): void {

@@ -214,6 +214,10 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
           link: `<${url.pathname}?${url.searchParams}>; rel="self"`,
         });
         return void res.end();
+      case '/origin/moved':
+        // A redirect that names nothing of the request: passed on.
+        res.writeHead(301, { location: `${origin.url}/origin/echo/` });
+        return void res.end();
       case '/origin/leak-error':
         return json(res, 403, { success: false, message: `Key ${url.searchParams.get('api_key')} may not read this.` });
       case '/origin/slow':

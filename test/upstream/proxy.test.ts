@@ -315,18 +315,49 @@ t.test(
   },
 );
 
-t.test('the service key never reaches a client through headers or error bodies the origin echoes', async (t) => {
-  const { origin, gw, key } = await setup(t);
+t.test('an origin answer echoing the service key in a header or an error body is a 502, not counted', async (t) => {
+  const { origin, gw, key, accountId } = await setup(t);
   const redirect = await gw.get(`/origin/redirect?api_key=${key}`, { redirect: 'manual' });
-  t.equal(redirect.status, 301);
-  t.notMatch(`${redirect.headers.get('location')} ${redirect.headers.get('link')}`, origin.key);
-  t.match(redirect.headers.get('location'), /api_key=%5BREDACTED%5D|api_key=\[REDACTED\]/);
+  t.equal(redirect.status, 502, 'a redirect whose Location echoes the forwarded URL is refused');
+  t.equal(redirect.headers.get('location'), null);
+  t.notMatch(JSON.stringify([...redirect.headers]) + (await redirect.text()), origin.key);
   const denied = await gw.get(`/origin/leak-error?api_key=${key}`);
-  t.equal(denied.status, 403);
+  t.equal(denied.status, 502, 'so is an error body naming the key');
   const text = await denied.text();
   t.notMatch(text, origin.key);
-  t.match(text, /\[REDACTED\]/);
+  t.same(JSON.parse(text), { success: false, message: gw.config.messages.upstream_unavailable });
+  await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 2000);
+  t.pass('neither is counted');
+  t.notMatch(gw.logs(), origin.key, 'the key is not logged');
 });
+
+t.test(
+  'a raw # in the request target is a 400 before anything is counted or forwarded, on every public path',
+  async (t) => {
+    const { origin, gw, key, accountId } = await setup(t);
+    const before = origin.seen.length;
+    const bad = JSON.stringify({ success: false, message: gw.config.messages.bad_request });
+    for (const target of [
+      `/origin/frag#x?a=1&api_key=${key}`,
+      `/origin/echo?a=1#x&api_key=${key}`,
+      `/origin/echo#?api_key=${key}`,
+      `http://x/origin/echo#x?api_key=${key}`,
+      `/fuel-api/api/current.php#x?api_key=${key}`,
+      `/fuel-api/api/simple-current.php?api_key=${key}#x`,
+      '/healthz#x',
+    ]) {
+      const answer = await rawRequest(
+        gw.app.publicAddress.port,
+        `GET ${target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+      );
+      t.match(answer, /^HTTP\/1\.1 400 /, `${target}: 400`);
+      t.ok(answer.endsWith(`\r\n\r\n${bad}`), `${target}: the error table's bad_request body`);
+    }
+    t.equal(origin.seen.length, before, 'nothing reached the origin');
+    t.equal(await counted(gw, accountId), 0, 'nothing was counted');
+    t.notMatch(gw.logs(), /refused the service key/, 'no false alarm about the service key');
+  },
+);
 
 t.test('an absolute-form request target is forwarded by its checked path, never glued to the origin URL', async (t) => {
   const { origin, gw, key } = await setup(t);

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { ErrorAnswer, ErrorKind } from '../../http/errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { MAX_JSON_BYTES, usagePrefix, withoutUsage } from '../bodies.js';
-import { Scrubber } from '../headers.js';
+import { KeyGuard, RefusalLog } from '../key-guard.js';
 import { getFromOrigin, type OriginAnswer, OriginFailure, type UpstreamConfig } from '../origin.js';
 import type { ForwardSpec, OriginProxy } from '../proxy.js';
 import { CacheEntries, type CacheEntry, entrySize, ownBuffer } from './entries.js';
@@ -30,14 +30,16 @@ type Outcome =
   | { kind: 'entry'; entry: CacheEntry; xCache: XCache }
   /** Read whole but not stored; `shared` when every waiter may have it (an error, a public answer too large to keep). */
   | { kind: 'answer'; answer: OriginAnswer; shared: boolean }
-  | { kind: 'failed'; reason: 'timeout' | 'unreachable' | 'too_large' };
+  /** No answer, one too large to read whole, or one refused: it carried the service key or could not be read to tell. */
+  | { kind: 'failed'; reason: 'timeout' | 'unreachable' | 'too_large' | 'key' | 'unreadable' };
 
 const CACHED_METHODS = new Set(['GET', 'HEAD']);
 
 export class PassThroughCache implements PassThrough {
   private readonly entries: CacheEntries;
   private readonly flights = new Map<string, Promise<Outcome>>();
-  private readonly scrubber: Scrubber;
+  private readonly guard: KeyGuard;
+  private readonly refusals: RefusalLog;
   private readonly parts: ReplyParts;
   private readonly c: UpstreamConfig['cache'];
   /** Moved on by every purge: a flight that began before one does not store its answer. */
@@ -54,8 +56,9 @@ export class PassThroughCache implements PassThrough {
   ) {
     this.c = cfg.cache;
     this.entries = new CacheEntries(Math.max(1, this.c.max_bytes), this.c.max_entry_bytes);
-    this.scrubber = new Scrubber(cfg.api_key);
-    this.parts = { scrubber: this.scrubber, errors, log };
+    this.guard = new KeyGuard(cfg.api_key);
+    this.refusals = new RefusalLog(log, now);
+    this.parts = { errors, log };
     metrics.cacheHeld(() => ({ bytes: this.entries.bytes, entries: this.entries.size }));
   }
 
@@ -180,6 +183,13 @@ export class PassThroughCache implements PassThrough {
       return { kind: 'failed', reason };
     }
     this.metrics.observeUpstream(route, String(a.status), (performance.now() - started) / 1000);
+    // Checked once, here, for every waiter and every later hit: nothing of an answer that carries
+    // the service key is stored or passed on.
+    const checked = this.guard.inAnswer(a.status, a.headers, a.body);
+    if (checked !== 'clean') {
+      this.refusals.note(route, a.status, checked);
+      return { kind: 'failed', reason: checked };
+    }
     const received = this.now();
     if (a.status === 304 && entry) {
       const fresh =
@@ -200,12 +210,12 @@ export class PassThroughCache implements PassThrough {
     const headers: Record<string, string> = {};
     for (const name of REPLAYED) {
       const v = a.headers[name];
-      if (typeof v === 'string') headers[name] = this.scrubber.scrub(v);
+      if (typeof v === 'string') headers[name] = v;
     }
     const e: CacheEntry = {
       path: key.slice(0, key.indexOf('?')),
       kind,
-      body: ownBuffer(this.scrubber.scrub(kind === 'json' ? usagePrefix(body) : body)),
+      body: ownBuffer(kind === 'json' ? usagePrefix(body) : body),
       headers,
       storedAt: received - fresh.ageMs,
       freshMs: fresh.freshMs,

@@ -4,14 +4,14 @@
  */
 import { LRUCache } from 'lru-cache';
 
-/** One stored origin answer: a 200 of JSON or CSV, scrubbed of the service key. */
+/** One stored origin answer: a 200 of JSON or CSV, checked to carry nothing of the service key (key-guard.ts). */
 export interface CacheEntry {
   /** The request path in normal form (purge by path). */
   path: string;
   kind: 'json' | 'csv';
   /** JSON: the text before the caller's usage (the answer is this, the usage, `}`); CSV: the body. */
   body: Buffer;
-  /** The origin's headers replayed (policy REPLAYED), scrubbed. */
+  /** The origin's headers replayed (policy REPLAYED). */
   headers: Record<string, string>;
   /** When the origin last gave or confirmed it (ms), less the Age it came with: `Age` counts from here. */
   storedAt: number;

@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../../http/errors.js';
 import { injectUsage, specErrorBody } from '../bodies.js';
-import { BASE, headerObject, JSON_TYPE, passedHeaders, type Scrubber } from '../headers.js';
+import { BASE, headerObject, JSON_TYPE, passedHeaders } from '../headers.js';
 import type { OriginAnswer } from '../origin.js';
 import type { ForwardSpec } from '../proxy.js';
 import type { CacheEntry } from './entries.js';
@@ -17,7 +17,6 @@ const CLOSE = Buffer.from('}');
 
 /** What every reply needs besides the answer. */
 export interface ReplyParts {
-  scrubber: Scrubber;
   errors: Record<ErrorKind, ErrorAnswer>;
   log: Logger;
 }
@@ -55,7 +54,6 @@ export function replyAnswer(
   xCache: XCache,
   parts: ReplyParts,
 ): boolean {
-  const { scrubber } = parts;
   const added = { ...headerObject(spec.headers), 'x-cache': xCache };
   const refunded = { ...headerObject(spec.refunded), 'x-cache': xCache };
   if (a.status >= 200 && a.status < 300) {
@@ -63,13 +61,12 @@ export function replyAnswer(
       ? injectUsage(a.body, a.headers['content-encoding'], spec.usage)
       : null;
     if (injected !== null) {
-      const body = scrubber.scrub(injected);
-      const headers = passedHeaders(a.headers, scrubber, ['content-encoding', 'content-length'], added);
-      res.writeHead(a.status, { ...headers, 'content-length': Buffer.byteLength(body) });
-      res.end(body);
+      const headers = passedHeaders(a.headers, ['content-encoding', 'content-length'], added);
+      res.writeHead(a.status, { ...headers, 'content-length': Buffer.byteLength(injected) });
+      res.end(injected);
     } else {
       res.writeHead(a.status, {
-        ...passedHeaders(a.headers, scrubber, ['content-length'], added),
+        ...passedHeaders(a.headers, ['content-length'], added),
         'content-length': a.body.length,
       });
       res.end(a.body);
@@ -83,7 +80,7 @@ export function replyAnswer(
   }
   if (a.status >= 400) {
     const own = specErrorBody(a.body);
-    const body = own === null ? parts.errors[kindForStatus(a.status)].body : scrubber.scrub(own);
+    const body = own ?? parts.errors[kindForStatus(a.status)].body;
     res.writeHead(a.status, {
       ...BASE,
       ...refunded,
@@ -94,7 +91,7 @@ export function replyAnswer(
     return false;
   }
   res.writeHead(a.status, {
-    ...passedHeaders(a.headers, scrubber, ['content-length'], refunded),
+    ...passedHeaders(a.headers, ['content-length'], refunded),
     'content-length': a.body.length,
   });
   res.end(a.body);
