@@ -137,6 +137,8 @@ export class OriginProxy {
       'expect',
       'content-length',
       'x-api-key',
+      // FuelSA's clients send their key in `key`: it is theirs, never the origin's to see.
+      'key',
       'forwarded',
       'x-forwarded-for',
       'x-forwarded-proto',

@@ -77,6 +77,10 @@ t.test('a JSON success gets the gateway usage as its last key; the client key ne
   t.equal(viaHeader.status, 200);
   const last = origin.seen[origin.seen.length - 1];
   t.equal(last?.headers['x-api-key'], origin.key, 'a client X-API-Key is replaced by the service key');
+  // FuelSA's clients send their key in a header named `key`: the origin never sees it.
+  const viaKey = await gw.get(`/origin/echo?api_key=${key}`, { headers: { key } });
+  t.equal(viaKey.status, 200);
+  t.equal(origin.seen[origin.seen.length - 1]?.headers.key, undefined, "a client's `key` header is not passed on");
   t.notMatch(gw.logs(), origin.key, 'the service key is never logged');
 });
 
