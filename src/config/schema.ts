@@ -1,7 +1,16 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isValidTimeZone } from '../time/zone.js';
-import { isAddressOrRange, isLoopback, isOrigin, listener, message, nonNegInt, posInt, redisNode } from './fields.js';
+import {
+  adminListenerProblem,
+  isAddressOrRange,
+  isOrigin,
+  listener,
+  message,
+  nonNegInt,
+  posInt,
+  redisNode,
+} from './fields.js';
 import { upstream } from './upstream.js';
 
 const plan = z.strictObject({
@@ -229,13 +238,8 @@ export const configSchema = z
       });
     }
     // Checked here, not at start, so that `config check` refuses what `serve` would refuse.
-    if (!cfg.listen.admin.token && !isLoopback(cfg.listen.admin.host)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['listen', 'admin', 'host'],
-        message: `${cfg.listen.admin.host} is not loopback: set listen.admin.token (ADMIN_TOKEN) to bind there`,
-      });
-    }
+    const admin = adminListenerProblem(cfg.listen.admin);
+    if (admin) ctx.addIssue({ code: 'custom', ...admin });
     if (!existsSync(cfg.prices.file)) {
       ctx.addIssue({ code: 'custom', path: ['prices', 'file'], message: `no such file: ${cfg.prices.file}` });
     }
