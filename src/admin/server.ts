@@ -34,6 +34,26 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
 const JSON_TYPE = /^application\/json\b/i;
 
+/**
+ * Without a token nothing but the request's shape tells a script from a web page the operator
+ * has open: browsers send `Origin` on every cross-origin write (and `Sec-Fetch-Site`), and a
+ * page can send a body without a CORS preflight only as text/plain, form or multipart. So such
+ * requests are refused whatever the route reads; curl and scripts send neither.
+ */
+function browserProblem(req: IncomingMessage): GatewayError | null {
+  const site = req.headers['sec-fetch-site'];
+  if (req.headers.origin !== undefined || (site !== undefined && site !== 'none' && site !== 'same-origin'))
+    return new GatewayError(
+      'FORBIDDEN',
+      'without an admin token, requests from a web page (Origin, Sec-Fetch-Site) are refused',
+    );
+  const type = req.headers['content-type'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if ((type !== undefined || hasBody) && !JSON_TYPE.test(type ?? ''))
+    return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'expected Content-Type: application/json, or no body');
+  return null;
+}
+
 function readJson(req: IncomingMessage): Promise<unknown> {
   const type = req.headers['content-type'] ?? '';
   if (!JSON_TYPE.test(type))
@@ -188,6 +208,8 @@ export function adminHandler(
         new GatewayError('UNAUTHORIZED', 'without an admin token, only requests to localhost are served'),
       );
     }
+    const fromBrowser = expected ? null : browserProblem(req);
+    if (fromBrowser) return failure(res, fromBrowser);
     if (expected) {
       // The scheme name is case-insensitive (RFC 9110 11.1).
       const given = digest(BEARER.exec(req.headers.authorization ?? '')?.[1] ?? '');
