@@ -32,7 +32,8 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 // Without a token, only requests addressed to a loopback name are served: a web page the
 // operator visits cannot reach the admin API by rebinding its own domain to 127.0.0.1.
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
-const JSON_TYPE = /^application\/json\b/i;
+// The whole value: Fetch reads `application/json, text/plain` as text/plain (no preflight).
+const JSON_TYPE = /^application\/json\s*(;[^,]*)?$/i;
 
 /**
  * Without a token nothing but the request's shape tells a script from a web page the operator
