@@ -16,8 +16,11 @@ export const purgeInput = z
       .optional(),
     all: z.literal('true', 'expected all=true (to purge every entry)').optional(),
   })
-  .refine((q) => (q.path === undefined) !== (q.all === undefined), {
-    message: 'expected either path=P (one path, or a prefix P*) or all=true (every entry), not both',
+  .superRefine((q, ctx) => {
+    if (q.path === undefined && q.all === undefined)
+      ctx.addIssue({ code: 'custom', path: ['all'], message: 'expected all=true (every entry) or path=P (one path)' });
+    if (q.path !== undefined && q.all !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['path'], message: 'expected path=P or all=true, not both' });
   });
 
 /** Validates external input at the edge: a bad body is a 400 naming each field. */
