@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { serve } from '../helpers/cli.js';
 
@@ -5,11 +7,16 @@ import { serve } from '../helpers/cli.js';
 const STRONG = 'q3Vx9LmN2pR7sT0uW4yZ8aB1cD5eF6gH-iJ_kK3lM';
 
 /** Starts the real gateway process and answers its exit code and output, or 'running' once it listens. */
+let started = 0;
 async function start(
-  t: { teardown(fn: () => unknown): void },
+  t: { teardown(fn: () => unknown): void; testdir(): string },
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null | 'running'; out: string }> {
-  const gw = serve(t, [], { ADMIN_PORT: '0', ...env });
+  // A config of its own in a directory of the test (removed with it), memory store file included.
+  const dir = t.testdir();
+  const config = join(dir, `gateway-${++started}.yaml`);
+  writeFileSync(config, JSON.stringify({ store: { memory: { file: join(dir, `store-${started}.json`) } } }));
+  const gw = serve(t, ['--config', config], { ADMIN_PORT: '0', ...env });
   const code = await Promise.race([
     new Promise<number | null>((r) => gw.child.on('exit', r)),
     gw.waitFor(/"msg":"admin listener ready"/, 60_000).then(() => 'running' as const),
