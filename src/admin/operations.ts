@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
@@ -12,37 +11,18 @@ import {
 } from '../keys/accounts.js';
 import type { PriceBook } from '../prices/book.js';
 import { parsePriceHistory } from '../prices/file.js';
-import { describeIssues, effectiveDate, type PriceSet, priceSetDocument } from '../prices/schema.js';
+import { type PriceSet, priceSetDocument } from '../prices/schema.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
 import type { Account, Store } from '../store/types.js';
 import { formatInZone } from '../time/zone.js';
 import type { Audit } from './audit.js';
+import { accountInput, cancelInput, parse, purgeInput } from './input.js';
 import { encodeCursor, listAccountsQuery, queryRecord } from './list-query.js';
 import { type UsageExport, usageExport } from './usage-export.js';
 import { exportQuery } from './usage-query.js';
 
 type PriceStatus = 'current' | 'scheduled' | 'past';
-const cancelInput = z.strictObject({ date: effectiveDate });
-const purgeInput = z.strictObject({
-  path: z
-    .string()
-    .regex(/^\/[^\s?#]*$/, 'expected a path starting with "/" (a prefix when it ends in "*"), without a query')
-    .max(2048)
-    .nullable(),
-});
-
-/** Validates external input at the edge: a bad body is a 400 naming each field. */
-function parse<T extends z.ZodType>(
-  schema: T,
-  body: unknown,
-  code: 'BAD_REQUEST' | 'PRICE_SET_INVALID' = 'BAD_REQUEST',
-): z.infer<T> {
-  const r = schema.safeParse(body);
-  if (r.success) return r.data;
-  const lines = describeIssues(r.error);
-  throw new GatewayError(code, lines.join('; '), lines);
-}
 
 export interface AccountView {
   account: Account;
@@ -69,7 +49,7 @@ export class Operations {
     const created = await createAccount(
       this.store,
       this.config.plans,
-      parse(createAccountInput, body),
+      accountInput(createAccountInput, body, this.config.plans),
       this.clock.now(),
     );
     this.audit({
@@ -116,7 +96,7 @@ export class Operations {
   }
 
   async patchAccount(id: string, body: unknown, from: string): Promise<{ account: Account }> {
-    const patch = parse(patchAccountInput, body);
+    const patch = accountInput(patchAccountInput, body, this.config.plans);
     const stored = await this.store.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     // A converted trial is a computed state; the first change writes it down, so the change
@@ -266,11 +246,13 @@ export class Operations {
   }
 
   /**
-   * Empties the pass-through cache of every gateway, or one path's entries (a prefix when it ends
-   * in `*`): announced through the store, so it reaches them all, this one included, within a second.
+   * Empties the pass-through cache of every gateway (`all=true`), or one path's entries (a prefix
+   * when it ends in `*`): announced through the store, so it reaches them all, this one included,
+   * within a second.
    */
-  async purgeCache(path: unknown, from: string): Promise<{ purged: 'all' | string }> {
-    const { path: p } = parse(purgeInput, { path: path ?? null });
+  async purgeCache(query: unknown, from: string): Promise<{ purged: 'all' | string }> {
+    const { path } = parse(purgeInput, query);
+    const p = path ?? null;
     await this.store.purgeCache(p);
     this.audit({ action: 'cache.purge', from, ...(p === null ? {} : { path: p }) });
     return { purged: p ?? 'all' };

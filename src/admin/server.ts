@@ -33,10 +33,32 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 // Without a token, only requests addressed to a loopback name are served: a web page the
 // operator visits cannot reach the admin API by rebinding its own domain to 127.0.0.1.
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
+// The whole value: Fetch reads `application/json, text/plain` as text/plain (no preflight).
+const JSON_TYPE = /^application\/json\s*(;[^,]*)?$/i;
+
+/**
+ * Without a token nothing but the request's shape tells a script from a web page the operator
+ * has open: browsers send `Origin` on every cross-origin write (and `Sec-Fetch-Site`), and a
+ * page can send a body without a CORS preflight only as text/plain, form or multipart. So such
+ * requests are refused whatever the route reads; curl and scripts send neither.
+ */
+function browserProblem(req: IncomingMessage): GatewayError | null {
+  const site = req.headers['sec-fetch-site'];
+  if (req.headers.origin !== undefined || (site !== undefined && site !== 'none' && site !== 'same-origin'))
+    return new GatewayError(
+      'FORBIDDEN',
+      'without an admin token, requests from a web page (Origin, Sec-Fetch-Site) are refused',
+    );
+  const type = req.headers['content-type'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  if ((type !== undefined || hasBody) && !JSON_TYPE.test(type ?? ''))
+    return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'expected Content-Type: application/json, or no body');
+  return null;
+}
 
 function readJson(req: IncomingMessage): Promise<unknown> {
   const type = req.headers['content-type'] ?? '';
-  if (!/^application\/json\b/i.test(type))
+  if (!JSON_TYPE.test(type))
     return Promise.reject(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'expected Content-Type: application/json'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -54,7 +76,7 @@ function readJson(req: IncomingMessage): Promise<unknown> {
       try {
         resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
       } catch {
-        reject(new GatewayError('BAD_REQUEST', 'body is not valid JSON'));
+        reject(new GatewayError('BAD_REQUEST', '(body): not valid JSON'));
       }
     });
   });
@@ -124,11 +146,7 @@ export function adminHandler(
     {
       method: 'DELETE',
       pattern: /^\/admin\/cache$/,
-      handler: async (c) => {
-        const paths = c.query.getAll('path');
-        if (paths.length > 1) throw new GatewayError('BAD_REQUEST', 'path: expected at most one');
-        return [200, await ops.purgeCache(paths[0], c.from)];
-      },
+      handler: async (c) => [200, await ops.purgeCache(queryRecord(c.query), c.from)],
     },
     {
       method: 'POST',
@@ -186,7 +204,8 @@ export function adminHandler(
         success: false,
         code: err.code,
         message: err.message,
-        ...(err.details.length > 1 ? { problems: err.details } : {}),
+        // Every 400 says what is wrong with which field, even when there is one thing.
+        ...(FAILURE_STATUS[err.code] === 400 && { problems: err.details.length > 0 ? err.details : [err.message] }),
       }),
     );
   };
@@ -195,13 +214,15 @@ export function adminHandler(
     const problem = headProblem(req, maxHeaders);
     if (problem === 'headers_too_large')
       return failure(res, new GatewayError('HEADERS_TOO_LARGE', `more than ${maxHeaders} header fields`));
-    if (problem) return failure(res, new GatewayError('BAD_REQUEST', 'expected exactly one Host header'));
+    if (problem) return failure(res, new GatewayError('BAD_REQUEST', 'Host: expected exactly one Host header'));
     if (!expected && !LOOPBACK_HOST.test(req.headers.host ?? '')) {
       return failure(
         res,
         new GatewayError('UNAUTHORIZED', 'without an admin token, only requests to localhost are served'),
       );
     }
+    const fromBrowser = expected ? null : browserProblem(req);
+    if (fromBrowser) return failure(res, fromBrowser);
     if (expected) {
       // The scheme name is case-insensitive (RFC 9110 11.1).
       const given = digest(BEARER.exec(req.headers.authorization ?? '')?.[1] ?? '');

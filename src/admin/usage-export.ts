@@ -145,8 +145,14 @@ function currentPeriod(a: StoredAccount, config: Config, now: number): PeriodRec
 }
 
 const CSV_SPECIAL = /[",\r\n]/;
-const csvField = (v: string | number): string =>
-  typeof v === 'number' || !CSV_SPECIAL.test(v) ? String(v) : `"${v.replaceAll('"', '""')}"`;
+// A cell a spreadsheet would read as a formula (OWASP "CSV injection": an account label such as
+// =HYPERLINK(...)) is made text: a leading ' and quotes. Only CSV: JSON keeps the label exactly.
+const FORMULA_START = /^[=+\-@\t\r\n]/;
+function csvField(v: string | number): string {
+  if (typeof v === 'number') return String(v);
+  const text = FORMULA_START.test(v) ? `'${v}` : v;
+  return text === v && !CSV_SPECIAL.test(v) ? v : `"${text.replaceAll('"', '""')}"`;
+}
 
 function csvLine(columns: readonly string[], row: object): string {
   const r = row as Record<string, string | number>;

@@ -4,6 +4,9 @@ export interface Args {
   options: Map<string, string>;
 }
 
+// Flags that take no value: `--all` reads as all=true.
+const FLAGS = new Set(['all']);
+
 export function parseArgs(argv: string[]): Args {
   const positionals: string[] = [];
   const options = new Map<string, string>();
@@ -11,6 +14,10 @@ export function parseArgs(argv: string[]): Args {
     const arg = argv[i] as string;
     if (!arg.startsWith('--')) {
       positionals.push(arg);
+      continue;
+    }
+    if (FLAGS.has(arg.slice(2))) {
+      options.set(arg.slice(2), 'true');
       continue;
     }
     const eq = arg.indexOf('=');

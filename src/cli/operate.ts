@@ -28,7 +28,7 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway prices show|history
        fuel-gateway usage export|periods --from DATE --to DATE [--account ID] [--format csv|json] [--out FILE]
                                              (daily or period rows; csv by default; to stdout without --out)
-       fuel-gateway cache purge [--path P]    (every gateway's pass-through cache, or one path; P* a prefix)
+       fuel-gateway cache purge --all|--path P (every gateway's pass-through cache, or one path; P* a prefix)
        fuel-gateway webhooks add URL --events E[,E…] [--account ID] [--description D]
        fuel-gateway webhooks list
        fuel-gateway webhooks remove|rotate-secret|test ID
@@ -150,7 +150,7 @@ async function dispatch(
       return ops.usageExport(verb === 'export' ? 'days' : 'periods', query);
     }
     case 'cache purge':
-      return ops.purgeCache(options.get('path'), FROM);
+      return ops.purgeCache(listOptions(options), FROM);
   }
   throw new GatewayError('BAD_REQUEST', `unknown command: ${command.trim()}`);
 }

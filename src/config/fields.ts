@@ -24,6 +24,34 @@ export function isOrigin(entry: string): boolean {
 export const isLoopback = (host: string): boolean =>
   host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
 
+/** Rules of an admin token on a listener other machines can reach: long, and not a repeated pattern. */
+export const ADMIN_TOKEN_MIN_LENGTH = 32;
+export const ADMIN_TOKEN_MIN_DISTINCT = 16;
+
+/**
+ * Why the admin listener may not bind as configured: beyond loopback, other machines can try
+ * tokens, so it needs one, and one that is long and not a repeated pattern. Null when it may.
+ */
+export function adminListenerProblem(admin: { host: string; token: string }): {
+  path: string[];
+  message: string;
+} | null {
+  if (isLoopback(admin.host)) return null;
+  if (!admin.token)
+    return {
+      path: ['listen', 'admin', 'host'],
+      message: `${admin.host} is not loopback: set listen.admin.token (ADMIN_TOKEN) to bind there`,
+    };
+  const hint = `on a non-loopback admin listener (${admin.host}) a token needs`;
+  const example = '(for example: openssl rand -base64 32)';
+  const path = ['listen', 'admin', 'token'];
+  if (admin.token.length < ADMIN_TOKEN_MIN_LENGTH)
+    return { path, message: `${hint} at least ${ADMIN_TOKEN_MIN_LENGTH} characters ${example}` };
+  if (new Set(admin.token).size < ADMIN_TOKEN_MIN_DISTINCT)
+    return { path, message: `${hint} at least ${ADMIN_TOKEN_MIN_DISTINCT} distinct characters ${example}` };
+  return null;
+}
+
 export const port = z.number({ error: 'expected a port number' }).int().min(0).max(65535);
 export const posInt = z
   .number({ error: 'expected a positive integer' })

@@ -2,8 +2,18 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isValidTimeZone } from '../time/zone.js';
 import { billing } from './billing.js';
-import { isAddressOrRange, isLoopback, isOrigin, listener, message, nonNegInt, posInt, redisNode } from './fields.js';
+import {
+  adminListenerProblem,
+  isAddressOrRange,
+  isOrigin,
+  listener,
+  message,
+  nonNegInt,
+  posInt,
+  redisNode,
+} from './fields.js';
 import { upstream } from './upstream.js';
+import { webhooks } from './webhooks.js';
 
 const plan = z.strictObject({
   limit: posInt.optional().describe('Requests per period; without it each account of the plan carries its own limit'),
@@ -24,19 +34,6 @@ const plan = z.strictObject({
     ),
 });
 
-const webhooks = z.strictObject({
-  timeout_ms: posInt.describe('A delivery succeeds on a 2xx answer within this; else it is retried'),
-  allow_private_addresses: z
-    .boolean()
-    .describe('Let webhooks reach loopback, private, link-local and metadata addresses (tests, internal receivers)'),
-  allow_http: z.boolean().describe('Accept http:// endpoints; else https:// is required'),
-  retry_delays_ms: z
-    .array(posInt)
-    .min(1, 'expected at least one delay')
-    .describe('Wait before each retry of a failed delivery (±20% jitter); after the last, the delivery is failed'),
-  poll_interval_ms: posInt.describe('How often each gateway looks for deliveries due'),
-});
-
 export const configSchema = z
   .strictObject({
     time_zone: z
@@ -49,7 +46,7 @@ export const configSchema = z
         token: z
           .string()
           .describe(
-            'Bearer token of the admin API (env ADMIN_TOKEN); without one the admin listener only binds to loopback',
+            'Bearer token of the admin API (env ADMIN_TOKEN); without one the admin listener only binds to loopback; beyond loopback it needs at least 32 characters, 16 of them distinct',
           ),
       }),
     }),
@@ -240,13 +237,8 @@ export const configSchema = z
       });
     }
     // Checked here, not at start, so that `config check` refuses what `serve` would refuse.
-    if (!cfg.listen.admin.token && !isLoopback(cfg.listen.admin.host)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['listen', 'admin', 'host'],
-        message: `${cfg.listen.admin.host} is not loopback: set listen.admin.token (ADMIN_TOKEN) to bind there`,
-      });
-    }
+    const admin = adminListenerProblem(cfg.listen.admin);
+    if (admin) ctx.addIssue({ code: 'custom', ...admin });
     if (!existsSync(cfg.prices.file)) {
       ctx.addIssue({ code: 'custom', path: ['prices', 'file'], message: `no such file: ${cfg.prices.file}` });
     }

@@ -98,7 +98,7 @@ t.test('admin errors: token, body, unknown account, unknown plan, route and meth
     'BAD_REQUEST',
   );
   const notJson = await adminCall(gw, 'POST', '/admin/accounts', undefined, TOKEN, '{plan:');
-  t.match(notJson, { status: 400, body: { message: 'body is not valid JSON' } });
+  t.match(notJson, { status: 400, body: { message: '(body): not valid JSON', problems: ['(body): not valid JSON'] } });
   const big = await adminCall(
     gw,
     'POST',

@@ -162,7 +162,10 @@ t.test('config check refuses what serve would refuse', async (t) => {
     () => loadConfig({ file: missing, env: {} }),
     /missing-prices\.yaml: prices\.file: no such file: .*nowhere\.json/,
   );
-  t.doesNotThrow(() => loadConfig({ file: open, env: { ADMIN_TOKEN: 'x' } }), 'with a token it is fine');
+  t.doesNotThrow(
+    () => loadConfig({ file: open, env: { ADMIN_TOKEN: 'Kq7_vX2mZ9pR4sT8wN1yB6cD3fG5hJ0L' } }),
+    'with a strong token it is fine',
+  );
 });
 
 t.test('an unknown key is reported in the file that has it, not in a later layer', async (t) => {

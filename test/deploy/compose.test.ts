@@ -135,7 +135,7 @@ t.test(
   async (t) => {
     const config = loadConfig({
       file: join(ROOT, 'deploy/gateway.yaml'),
-      env: { ADMIN_TOKEN: 'x', REDIS_URL: 'redis://redis:6379' },
+      env: { ADMIN_TOKEN: 'Kq7_vX2mZ9pR4sT8wN1yB6cD3fG5hJ0L', REDIS_URL: 'redis://redis:6379' },
     });
     const trusted = new TrustedProxies(config.server.trusted_proxies);
     t.ok(trusted.has('172.30.0.10'), "the balancer's address on the compose network");
@@ -144,7 +144,7 @@ t.test(
     t.equal(config.listen.admin.host, '0.0.0.0');
     const local = loadConfig({
       file: join(ROOT, 'deploy/gateway.yaml'),
-      env: { TRUSTED_PROXIES: '127.0.0.1', ADMIN_TOKEN: 'x' },
+      env: { TRUSTED_PROXIES: '127.0.0.1', ADMIN_TOKEN: 'Kq7_vX2mZ9pR4sT8wN1yB6cD3fG5hJ0L' },
     });
     t.same(local.server.trusted_proxies, ['127.0.0.1'], 'npm run topology trusts its local balancer instead');
   },

