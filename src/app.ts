@@ -13,7 +13,7 @@ import { publicHandler } from './http/public.js';
 import { type BoundListener, bind, close } from './http/server.js';
 import { ensureDemoAccounts } from './keys/demo.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
-import { createLogging, type Logging } from './log.js';
+import { createLogging, type Logging } from './log/logging.js';
 import { Metrics } from './metrics/metrics.js';
 import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';

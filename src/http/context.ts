@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { KeyHashes } from '../keys/key-hashes.js';
-import { AccessLog } from '../log.js';
+import { AccessLog } from '../log/access.js';
 import { trustedProxies } from './client.js';
 import { corsOrigins } from './cors.js';
 import { EntityTags } from './etag.js';

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { KeyHashes, KnownKey } from '../keys/key-hashes.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
-import type { AccessLog } from '../log.js';
+import type { AccessLog } from '../log/access.js';
 import type { Metrics, RouteMetrics } from '../metrics/metrics.js';
 import type { PriceBook } from '../prices/book.js';
 import type { Snapshot } from '../prices/snapshot.js';
