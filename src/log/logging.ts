@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createLogger } from './logger.js';
+import { BASE, createLogger } from './logger.js';
 import { Output } from './output.js';
 
 // Lines collect up to this many bytes before one write; a quiet process still writes within FLUSH_MS.
@@ -32,17 +32,34 @@ export interface Logging {
  *
  * While stdout takes nothing (a stalled log shipper, a pipe nobody reads), output waits in memory
  * up to `maxBufferBytes`; beyond that it is dropped, since holding it all grew a loaded gateway by
- * 6 MiB a second until it ran out of memory. Once output flows again, one warning says how many
- * lines were lost. Once stdout's reader is gone, every line is dropped and counted.
+ * 6 MiB a second until it ran out of memory. Once a write gets through after drops, a warning
+ * says how many lines were lost; those lines count as reported only once the warning itself is
+ * written, so a warning dropped in its turn is folded into the next one, and the warnings add up to
+ * the metric. Once stdout's reader is gone, every line is dropped and counted.
  */
 export function createLogging(settings: { level: string; max_buffer_bytes: number }): Logging {
   let pending = '';
   let dropped = 0;
   let reported = 0;
-  let droppedSinceTick = false;
-  const output = new Output(STDOUT, settings.max_buffer_bytes, (data) => {
-    dropped += countLines(data);
-    droppedSinceTick = true;
+  let warning = false;
+  const warnIfDropped = (): void => {
+    if (warning || dropped === reported || output.gone) return;
+    const lost = dropped - reported;
+    if (!log.isLevelEnabled('warn')) {
+      reported = dropped;
+      return;
+    }
+    warning = true;
+    output.write(Buffer.from(dropWarning(lost)), (ok) => {
+      warning = false;
+      if (ok) reported += lost;
+    });
+  };
+  const output = new Output(STDOUT, settings.max_buffer_bytes, {
+    drop: (data) => {
+      dropped += countLines(data);
+    },
+    flowed: warnIfDropped,
   });
   const push = (): void => {
     if (pending === '') return;
@@ -55,15 +72,7 @@ export function createLogging(settings: { level: string; max_buffer_bytes: numbe
       if (pending.length >= BUFFER_BYTES) push();
     },
   });
-  setInterval(() => {
-    // A second without drops: output flows again, so the warning can get through (never once the reader is gone).
-    if (dropped > reported && !droppedSinceTick && !output.gone) {
-      log.warn({ dropped_lines: dropped - reported }, 'log output could not keep up: lines were dropped');
-      reported = dropped;
-    }
-    droppedSinceTick = false;
-    push();
-  }, FLUSH_MS).unref();
+  setInterval(push, FLUSH_MS).unref();
   return {
     log,
     flush: push,
@@ -74,6 +83,13 @@ export function createLogging(settings: { level: string; max_buffer_bytes: numbe
     droppedLines: () => dropped,
   };
 }
+
+const WARNING_HEAD = `{"level":40,"time":`;
+const WARNING_BASE = `,${JSON.stringify(BASE).slice(1, -1)},"dropped_lines":`;
+
+/** The warning as pino would write it; made here, so that the writer hears when this line got out. */
+const dropWarning = (lost: number): string =>
+  `${WARNING_HEAD}${Date.now()}${WARNING_BASE}${lost},"msg":"log output could not keep up: lines were dropped"}\n`;
 
 function countLines(data: Buffer): number {
   let n = 0;

@@ -7,6 +7,21 @@ const RETRY_MS = 100;
 // How long flushSync waits on a full pipe before it drops the rest: an exit must not wait on a reader.
 const FLUSH_SYNC_MS = 1000;
 
+/** Told whether a buffer given to `Output.write` was written (true) or dropped (false). */
+export type Written = (ok: boolean) => void;
+
+interface Entry {
+  data: Buffer;
+  written?: Written;
+}
+
+/** What Output tells its owner: data it drops, and each write that got through. */
+export interface OutputEvents {
+  drop(data: Buffer): void;
+  /** A write succeeded: the reader takes output again (called before the next write starts). */
+  flowed(): void;
+}
+
 /**
  * Asynchronous writes to a file descriptor, one at a time, holding at most `maxBytes` waiting
  * (beyond it data goes to `drop`). A write error other than EAGAIN means the reader is gone
@@ -17,7 +32,7 @@ const FLUSH_SYNC_MS = 1000;
 export class Output {
   /** Nothing can be written any more. */
   gone = false;
-  private queue: Buffer[] = [];
+  private queue: Entry[] = [];
   /** Bytes queued or being written. */
   private held = 0;
   private writing = false;
@@ -25,12 +40,13 @@ export class Output {
   constructor(
     private readonly fd: number,
     private readonly maxBytes: number,
-    private readonly drop: (data: Buffer) => void,
+    private readonly events: OutputEvents,
   ) {}
 
-  write(data: Buffer): void {
-    if (this.gone || this.held + data.length > this.maxBytes) return this.drop(data);
-    this.queue.push(data);
+  /** Queues `data`; `written` hears whether it got out (a warning counts as given only once it has). */
+  write(data: Buffer, written?: Written): void {
+    if (this.gone || this.held + data.length > this.maxBytes) return this.lose(data, [{ data, written }]);
+    this.queue.push({ data, written });
     this.held += data.length;
     if (!this.writing) this.next();
   }
@@ -41,53 +57,72 @@ export class Output {
    */
   flushSync(): void {
     const end = Date.now() + FLUSH_SYNC_MS;
-    for (let chunk = this.take(); chunk !== null; chunk = this.take()) {
+    for (let taken = this.take(); taken !== null; taken = this.take()) {
+      let chunk = taken.chunk;
       while (chunk.length > 0) {
         try {
           const n = writeSync(this.fd, chunk);
           this.held -= n;
           chunk = chunk.subarray(n);
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= end) return this.die(chunk);
+          if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() >= end)
+            return this.die(chunk, taken.entries);
           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
         }
       }
+      for (const e of taken.entries) e.written?.(true);
     }
   }
 
   private next(): void {
-    const chunk = this.take();
-    this.writing = chunk !== null;
-    if (chunk) this.send(chunk);
+    const taken = this.take();
+    this.writing = taken !== null;
+    if (taken) this.send(taken.chunk, taken.entries);
   }
 
   /** What is queued, joined up to MAX_WRITE (one buffer at least); null when nothing is. */
-  private take(): Buffer | null {
+  private take(): { chunk: Buffer; entries: Entry[] } | null {
     let n = 0;
     let bytes = 0;
-    for (const b of this.queue) {
-      if (n > 0 && bytes + b.length > MAX_WRITE) break;
-      bytes += b.length;
+    for (const e of this.queue) {
+      if (n > 0 && bytes + e.data.length > MAX_WRITE) break;
+      bytes += e.data.length;
       n++;
     }
     if (n === 0) return null;
-    const parts = this.queue.splice(0, n);
-    return n === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, bytes);
+    const entries = this.queue.splice(0, n);
+    const chunk =
+      n === 1
+        ? (entries[0] as Entry).data
+        : Buffer.concat(
+            entries.map((e) => e.data),
+            bytes,
+          );
+    return { chunk, entries };
   }
 
-  private send(chunk: Buffer): void {
+  private send(chunk: Buffer, entries: Entry[]): void {
     write(this.fd, chunk, (err, n) => {
-      if (this.gone) return this.drop(chunk.subarray(err ? 0 : n));
-      if (err?.code === 'EAGAIN') return void setTimeout(() => this.send(chunk), RETRY_MS).unref();
-      if (err) return this.die(chunk);
+      if (this.gone) return this.lose(chunk.subarray(err ? 0 : n), entries);
+      if (err?.code === 'EAGAIN') return void setTimeout(() => this.send(chunk, entries), RETRY_MS).unref();
+      if (err) return this.die(chunk, entries);
       this.held -= n;
-      if (n < chunk.length) this.send(chunk.subarray(n));
-      else this.next();
+      if (n < chunk.length) return this.send(chunk.subarray(n), entries);
+      for (const e of entries) e.written?.(true);
+      this.events.flowed();
+      this.next();
     });
   }
 
-  private die(unwritten: Buffer): void {
+  private die(unwritten: Buffer, entries: Entry[]): void {
     this.gone = true;
-    for (const b of [unwritten, ...this.queue.splice(0)]) this.drop(b);
+    this.lose(unwritten, entries);
+    for (const e of this.queue.splice(0)) this.lose(e.data, [e]);
+  }
+
+  /** `data` is dropped: counted, and whoever waits on one of `entries` hears it did not get out. */
+  private lose(data: Buffer, entries: Entry[]): void {
+    this.events.drop(data);
+    for (const e of entries) e.written?.(false);
   }
 }
