@@ -249,6 +249,7 @@ async function assemble(
   listeners.public.serve(handler);
   cleanups.push((drainMs) => {
     handler.gateway.draining = true;
+    handler.gateway.storeOutage.close();
     return close(listeners.public.server, drainMs, config.server.request_timeout_ms);
   });
   const publicAddress = listeners.public.address;
