@@ -6,7 +6,8 @@ import { KEY_PREFIX, KEY_TAIL_LENGTH, tailValidates } from '../key-format.js';
  *    x-api-key, key; any case, `_` maybe percent-encoded), then `=`, `:` or `%3D`, maybe quoted.
  * 2. The key prefix `fpg_` (in any case, maybe percent-encoded) and what follows it.
  * 3. A string whose key checksum validates: 38 characters (a key without its prefix) inside one
- *    word, inside a word once percent-decoded (twice encoded too), or made of consecutive whole
+ *    word, inside a word once percent-decoded (twice encoded too; what the escapes stood for
+ *    dropped, so `%20` between pieces hides nothing), or made of consecutive whole
  *    words (a key split over parameters, `?a=<19>&b=<19>`; names before `=` are skipped).
  * A length is no rule: file names, event ids and hashes are logged as they are.
  */
@@ -19,6 +20,8 @@ const PREFIX_HINT = /fpg|%/i;
 // A word with percent escapes in it; its decoded form may hold a key.
 const ENCODED = /[A-Za-z0-9_-]*(?:%[0-9A-Fa-f]{2}[A-Za-z0-9_-]*)+/g;
 const ESCAPE = /%([0-9A-Fa-f]{2})/g;
+// What an escape may have put between the pieces of a key (`%20`, `%2F`).
+const NON_WORD = /[^A-Za-z0-9_-]+/g;
 const PREFIX_LENGTH = KEY_PREFIX.length;
 const REDACTED = '[REDACTED]';
 const EQUALS = 61;
@@ -109,7 +112,9 @@ function decoded(word: string): string {
 function positioned(line: string): string {
   let out = line;
   if (out.includes('%'))
-    out = out.replace(ENCODED, (w) => (w.length >= KEY_TAIL_LENGTH && holdsKey(decoded(w)) ? REDACTED : w));
+    out = out.replace(ENCODED, (w) =>
+      w.length >= KEY_TAIL_LENGTH && holdsKey(decoded(w).replace(NON_WORD, '')) ? REDACTED : w,
+    );
   if (POSITION_HINT.test(out)) out = out.replace(POSITION, (_, name: string, sep: string) => name + sep + REDACTED);
   return PREFIX_HINT.test(out) ? out.replace(PREFIXED, `${KEY_PREFIX}${REDACTED}`) : out;
 }

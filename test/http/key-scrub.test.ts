@@ -108,6 +108,8 @@ t.test('a key split over query parameters, with or without its prefix, is not lo
     `${SIMPLE}?a=${body.slice(0, 19)}&b=${body.slice(19)}`,
     `${SIMPLE}?a=${key.slice(0, 21)}&b=${key.slice(21)}`,
     `${SIMPLE}?x=1&first=${body.slice(0, 12)}&second=${body.slice(12, 25)}&third=${body.slice(25)}`,
+    // One value, the pieces apart by an escape whose hex digits run into the second piece.
+    `${SIMPLE}?c=${body.slice(0, 19)}%20${body.slice(19)}`,
   ];
   for (const target of targets) await (await fetch(gw.base + target)).arrayBuffer();
   await waitFor('the access log lines', () => (gw.output().match(/"msg":"request"/g) ?? []).length >= targets.length);
