@@ -96,9 +96,12 @@ t.test(
       refused,
       `the summaries and the end line count every 503 the clients got (${refused})`,
     );
+    // Besides these, the webhook worker logs its failed rounds (about one a second) and Redis its
+    // connection: tens of lines, where a line per answer made thousands.
+    const bound = 20 + Math.ceil(outageMs / 1000);
     t.ok(
-      lines.length < 40,
-      `${lines.length} log lines in all for ${refused} refused answers: ${[...new Set(lines.map((l) => l.msg))].join(' | ')}`,
+      lines.length < bound,
+      `${lines.length} log lines in all (bound ${bound}) for ${refused} refused answers: ${[...new Set(lines.map((l) => l.msg))].join(' | ')}`,
     );
   },
 );
