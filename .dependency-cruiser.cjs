@@ -5,7 +5,7 @@
  *
  * Layers, lowest first. A module may import its own layer and the layers below it, never above:
  *
- *   1 foundation   errors, clock, log, config/, time/, metrics/, events/ (event shapes, ids,
+ *   1 foundation   errors, clock, key-format, log/, config/, time/, metrics/, events/ (event shapes, ids,
  *                  signing, the address policy of webhooks), and prices/schema.ts (the shape
  *                  of a price set: a definition the store keeps and the domain reads; it imports
  *                  nothing of src/)
@@ -24,7 +24,7 @@
  * surely as a value does.
  */
 const LAYERS = [
-  { name: 'foundation', path: '^src/((errors|clock|log)\\.ts$|(config|time|metrics|events)/|prices/schema\\.ts$)' },
+  { name: 'foundation', path: '^src/((errors|clock|key-format)\\.ts$|(config|time|metrics|events|log)/|prices/schema\\.ts$)' },
   { name: 'store', path: '^src/store/' },
   { name: 'domain', path: '^src/(keys|quota)/|^src/prices/(?!schema\\.ts$)' },
   { name: 'http', path: '^src/http/' },

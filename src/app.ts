@@ -15,7 +15,7 @@ import { publicHandler } from './http/public.js';
 import { type BoundListener, bind, close } from './http/server.js';
 import { ensureDemoAccounts } from './keys/demo.js';
 import { InvalidKeyThrottle } from './keys/throttle.js';
-import { createLogging, type Logging } from './log.js';
+import { createLogging, type Logging } from './log/logging.js';
 import { Metrics } from './metrics/metrics.js';
 import { bookOptions, PriceBook } from './prices/book.js';
 import { loadPriceFile, watchPriceFile } from './prices/file.js';
@@ -253,6 +253,7 @@ async function assemble(
   listeners.public.serve(handler);
   cleanups.push((drainMs) => {
     handler.gateway.draining = true;
+    handler.gateway.storeOutage.close();
     return close(listeners.public.server, drainMs, config.server.request_timeout_ms);
   });
   const publicAddress = listeners.public.address;

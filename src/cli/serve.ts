@@ -5,7 +5,8 @@ import { type App, startApp } from '../app.js';
 import { clusterMetricsText } from '../cluster/metrics.js';
 import { READY, runPrimary } from '../cluster/primary.js';
 import type { Config } from '../config/schema.js';
-import { createLogging, exitOnFatal } from '../log.js';
+import { exitOnFatal } from '../log/fatal.js';
+import { createLogging } from '../log/logging.js';
 
 /** A listener's address as a URL host: a wildcard bind is reached on localhost. */
 function urlHost({ address, family }: AddressInfo): string {

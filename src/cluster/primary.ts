@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config/schema.js';
-import type { Logging } from '../log.js';
+import type { Logging } from '../log/logging.js';
 import { serveClusterMetrics } from './metrics.js';
 
 export const READY = 'fpg:ready';

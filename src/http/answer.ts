@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { accessUrl } from '../log.js';
+import { accessUrl } from '../log/scrub.js';
 import { connectionClient } from './client.js';
 import { ERROR_STATUS, type ErrorKind } from './errors.js';
 import { type HeaderList, write } from './headers.js';

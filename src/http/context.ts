@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config/schema.js';
 import { KeyHashes } from '../keys/key-hashes.js';
-import { AccessLog } from '../log.js';
+import { AccessLog } from '../log/access.js';
+import { type OutageCost, StoreOutageLog } from '../log/outage.js';
 import { trustedProxies } from './client.js';
 import { corsOrigins } from './cors.js';
 import { EntityTags } from './etag.js';
@@ -23,15 +24,21 @@ export type PublicDeps = Pick<
   deploymentTag: () => string;
 };
 
-/** A store call of a request succeeded: /readyz may say ready again. */
+/** A store call of a request succeeded: /readyz may say ready again, and an outage is over. */
 export function storeWorked(g: Gateway): void {
-  if (g.storeFailedAt !== Number.NEGATIVE_INFINITY) g.storeFailedAt = Number.NEGATIVE_INFINITY;
+  if (g.storeFailedAt === Number.NEGATIVE_INFINITY) return;
+  g.storeFailedAt = Number.NEGATIVE_INFINITY;
+  g.storeOutage.ended();
 }
 
-/** A request failed because the store did: counted, and /readyz says not ready until one succeeds (or for a while). */
-export function storeError(g: Gateway): void {
+/**
+ * A request's store call failed: counted, /readyz says not ready until one succeeds (or for a
+ * while), and the outage log hears what it cost the request (logged once, then in summaries).
+ */
+export function storeError(g: Gateway, err: Error, cost: OutageCost): void {
   g.metrics.storeErrors.inc();
   g.storeFailedAt = performance.now();
+  g.storeOutage.failed(err.message, cost);
 }
 
 export function buildGateway(deps: PublicDeps): Gateway {
@@ -54,6 +61,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     invalidKeys: Object.fromEntries(reasons.map((r) => [r, metrics.invalidKeys.labels(r)])) as Gateway['invalidKeys'],
     draining: false,
     storeFailedAt: Number.NEGATIVE_INFINITY,
+    storeOutage: new StoreOutageLog(deps.log, config.store.on_error === 'allow'),
     corsOrigins: corsOrigins(config),
     etags: new EntityTags(deploymentTag, config.prices.max_age_days),
     countNotModified: config.metering.count_not_modified,

@@ -248,16 +248,15 @@ function storeFailed(x: Exchange, err: unknown): void {
   const { g } = x;
   g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
   if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
-  storeError(g);
-  if (g.failOpen && g.meter.knowsActive(x.keyHash)) {
+  const unmetered = g.failOpen && g.meter.knowsActive(x.keyHash);
+  storeError(g, err, unmetered ? 'unmetered' : 'refused');
+  if (unmetered) {
     g.metrics.unmetered.inc();
-    g.log.warn({ err: err.message }, 'store unavailable: serving unmetered (store.on_error: allow)');
     if (x.notModified) return send(x, 304, g.answers.notModifiedUnrated(x.etag as string), '');
     const p = x.prepared as Prepared;
     const body = p.withUsage ? `${p.head}null${p.tail}` : p.head + p.tail;
     return send(x, 200, g.answers.unrated(p.contentType, p.bytes + (p.withUsage ? 4 : 0)), body);
   }
-  g.log.warn({ err: err.message }, 'store unavailable');
   failRetry(x, 'unavailable', 1);
 }
 
@@ -269,12 +268,10 @@ export async function refuse(x: Exchange, kind: Exclude<ReturnType<MeteredRoute[
     who = await meter.identify(x.keyHash);
   } catch (err) {
     if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-    storeError(x.g);
     // A key known here as active may still hear what is wrong with its query.
-    if (!meter.knowsActive(x.keyHash)) {
-      x.g.log.warn({ err: err.message }, 'store unavailable');
-      return failRetry(x, 'unavailable', 1);
-    }
+    const known = meter.knowsActive(x.keyHash);
+    storeError(x.g, err, known ? null : 'refused');
+    if (!known) return failRetry(x, 'unavailable', 1);
     who = 'active';
   }
   if (who === 'unknown') return invalidKey(x, 'unknown');

@@ -1,5 +1,5 @@
 import { proxyPathMatches } from '../config/upstream.js';
-import { accessUrl } from '../log.js';
+import { accessUrl } from '../log/scrub.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { PLAIN_KEY_PARAM, redactUrl } from './request.js';
 import type { Gateway, Route, RouteDef, RouteEntry } from './types.js';

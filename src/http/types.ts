@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { KeyHashes, KnownKey } from '../keys/key-hashes.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
-import type { AccessLog } from '../log.js';
+import type { AccessLog } from '../log/access.js';
+import type { StoreOutageLog } from '../log/outage.js';
 import type { Metrics, RouteMetrics } from '../metrics/metrics.js';
 import type { PriceBook } from '../prices/book.js';
 import type { Snapshot } from '../prices/snapshot.js';
@@ -135,6 +136,8 @@ export interface Gateway {
   draining: boolean;
   /** When (performance.now) a request last failed for the store, unless one has succeeded since; for /readyz. */
   storeFailedAt: number;
+  /** The log of a store outage: once when it begins, summaries, once when it ends. */
+  storeOutage: StoreOutageLog;
   /** `server.cors_origins`, or null when CORS is off. */
   corsOrigins: ReadonlySet<string> | null;
   /** The ETag of what a snapshot serves. */

@@ -1,4 +1,5 @@
-import { hashKey, isWellFormedKey } from './keys.js';
+import { isWellFormedKey } from '../key-format.js';
+import { hashKey } from './keys.js';
 
 /** What the process remembers of a key it has seen: its hash, and what a request last found for it. */
 export interface KnownKey<T> {

@@ -1,5 +1,5 @@
 import { Agent, get } from 'node:http';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type GatewayProcess, gatewayProcess, privateConfig } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -10,7 +10,19 @@ const droppedMetric = async (admin: string): Promise<number> => {
   return Number(/^fuel_gateway_log_lines_dropped_total (\d+)$/m.exec(text)?.[1]);
 };
 
-t.test('a stdout that takes nothing costs log lines, not memory: counted, then reported once it flows', async (t) => {
+interface Warning {
+  time: number;
+  dropped_lines: number;
+}
+
+const warnings = (gw: GatewayProcess): Warning[] =>
+  (gw.output().match(/^\{.*"msg":"log output could not keep up.*$/gm) ?? []).map((l) => JSON.parse(l) as Warning);
+
+/**
+ * Loads a gateway whose stdout stops being read: from the start (`stallAt` 0) or mid-load, and
+ * read again once the load is over or, mid-load, while it goes on.
+ */
+async function stalledStdout(t: Test, stallAt: number, resumeAt: number, atLeast: number): Promise<void> {
   const gw = await gatewayProcess(t, privateConfig({ demo_accounts: false, log: { max_buffer_bytes: 65536 } }));
   const created = await fetch(`${gw.admin}/admin/accounts`, {
     method: 'POST',
@@ -19,13 +31,12 @@ t.test('a stdout that takes nothing costs log lines, not memory: counted, then r
   });
   const key = ((await created.json()) as { api_key: string }).api_key;
   t.equal(await droppedMetric(gw.admin), 0, 'nothing dropped while stdout is read');
-  // From here the pipe fills (64 KiB) and stays full: a stalled log shipper.
-  gw.child.stdout?.pause();
   const port = Number(new URL(gw.base).port);
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
   t.teardown(() => agent.destroy());
   const statuses = new Map<number, number>();
   let sent = 0;
+  let resumedAt = Number.POSITIVE_INFINITY;
   const one = (): Promise<void> =>
     new Promise((resolve, reject) => {
       get({ agent, host: '127.0.0.1', port, path: `${SIMPLE}?api_key=${key}` }, (res) => {
@@ -33,43 +44,77 @@ t.test('a stdout that takes nothing costs log lines, not memory: counted, then r
         res.resume().on('end', resolve);
       }).on('error', reject);
     });
+  // From the stall on, the pipe fills and stays full: a stalled log shipper.
+  const step = (n: number): void => {
+    if (n === stallAt) gw.child.stdout?.pause();
+    if (n === resumeAt) {
+      resumedAt = Date.now();
+      gw.child.stdout?.resume();
+    }
+  };
+  step(0);
   // About 1 MB of access log lines, many times the pipe and the buffer.
   await Promise.all(
     Array.from({ length: 8 }, async () => {
-      while (sent++ < 4000) await one();
+      for (let n = sent++; n < 4000; n = sent++) {
+        step(n);
+        await one();
+      }
     }),
   );
   t.same([...statuses], [[200, 4000]], 'every request is answered while the log is stuck');
-  // The last lines wait in the writer up to a flush (1 s) before they meet the full pipe and are
-  // dropped: the count is read once it holds still for longer than that.
-  let dropped = await droppedMetric(gw.admin);
+  if (resumeAt >= 4000) {
+    // The lines still in the writer meet the full pipe within a flush (1 s): the count holds still
+    // once they have. Seconds without a drop pass while stdout is still stuck: no warning may be
+    // written for them, since it would wait behind the stuck lines or be dropped with them.
+    let before = await droppedMetric(gw.admin);
+    await waitFor(
+      'the dropped count to hold still',
+      async () => {
+        await new Promise((r) => setTimeout(r, 1500));
+        const now = await droppedMetric(gw.admin);
+        const still = now === before;
+        before = now;
+        return still;
+      },
+      15_000,
+    );
+    step(resumeAt);
+  }
+  const dropped = await droppedMetric(gw.admin);
+  // Of about 900 KB of lines (450 KB mid-load), the pipe, the socket buffers and the 64 KiB
+  // buffer hold about 300 KB.
+  t.ok(dropped > atLeast, `${dropped} lines dropped and counted (more than ${atLeast})`);
+  const sum = (): number => warnings(gw).reduce((n, w) => n + w.dropped_lines, 0);
+  let metric = dropped;
   await waitFor(
-    'the dropped count to hold still',
+    'the warnings to add up to the dropped-lines metric',
     async () => {
-      await new Promise((r) => setTimeout(r, 1500));
-      const now = await droppedMetric(gw.admin);
-      const still = now === dropped;
-      dropped = now;
-      return still;
+      metric = await droppedMetric(gw.admin);
+      return sum() === metric;
     },
     15_000,
-  );
-  // Of about 900 KB of lines, the pipe, the socket buffers and the 64 KiB buffer hold about 300 KB.
-  t.ok(dropped > 1000, `${dropped} lines dropped and counted`);
-  gw.child.stdout?.resume();
-  const [line] = await gw.waitFor(/^\{.*"msg":"log output could not keep up.*$/m, 10_000);
-  t.equal(
-    (JSON.parse(line) as { dropped_lines: number }).dropped_lines,
-    dropped,
-    'once stdout flows, one warning says how many lines were lost',
+  ).catch(() => undefined);
+  t.equal(sum(), metric, `the warnings (${warnings(gw).length}) say how many lines were lost: as many as counted`);
+  t.ok(
+    warnings(gw).every((w) => w.time >= resumedAt),
+    'each warning was written once stdout flowed again, not while it was stuck',
   );
   const requestLines = (): number => (gw.output().match(/"msg":"request"/g) ?? []).length;
-  const before = requestLines();
+  const linesBefore = requestLines();
   await one();
-  await waitFor('the access line of a request made now', () => requestLines() > before, 5000);
+  await waitFor('the access line of a request made now', () => requestLines() > linesBefore, 5000);
   t.pass('access lines are written again');
   t.equal(await gw.stop('SIGTERM'), 0, 'and SIGTERM still stops it cleanly');
-});
+}
+
+t.test('a stdout that takes nothing costs log lines, not memory: counted, then reported once it flows', (t) =>
+  stalledStdout(t, 0, 4000, 1000),
+);
+
+t.test('a stdout stalled mid-load and read again while the load goes on: the warnings add up to the count', (t) =>
+  stalledStdout(t, 1000, 3000, 100),
+);
 
 /** SIGTERM, then the exit code and how long it took; null code if still running after `ms` (then killed on teardown). */
 async function stopWithin(gw: GatewayProcess, ms: number): Promise<{ code: number | null; ms: number }> {

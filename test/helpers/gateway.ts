@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { type App, type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig, merge } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
+import { createLogger } from '../../src/log/logger.js';
 
 interface TestContext {
   teardown(fn: () => unknown): void;
@@ -35,13 +34,8 @@ export async function startGateway(
     ),
   });
   const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  const log = opts.log ?? pino({ level: 'info' }, sink);
+  // The production logger (its redaction and key scrubbing), writing to memory instead of stdout.
+  const log = opts.log ?? createLogger('info', { write: (line: string) => void lines.push(line) });
   const app = await startApp(config, { ...opts, log });
   t.teardown(() => app.close());
   const base = `http://127.0.0.1:${app.publicAddress.port}`;

@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { isGatewayError } from '../../errors.js';
 import { crashed, fail, failRetry, record } from '../../http/answer.js';
-import { storeError } from '../../http/context.js';
+import { storeError, storeWorked } from '../../http/context.js';
 import { answer, invalidKey, keyOf, refuse } from '../../http/metered.js';
 import { rateFields, rateHeaders } from '../../http/rate.js';
 import type { Target } from '../../http/request.js';
@@ -44,14 +44,15 @@ async function admit(x: Exchange, route: ProxyRoute, target: Target): Promise<vo
   } catch (err) {
     g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
     if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-    storeError(g);
-    g.log.warn({ err: err.message }, 'store unavailable');
     // store.on_error: allow serves keys known here as active unmetered, as on the own routes.
-    if (!(g.failOpen && g.meter.knowsActive(x.keyHash))) return failRetry(x, 'unavailable', 1);
+    const unmetered = g.failOpen && g.meter.knowsActive(x.keyHash);
+    storeError(g, err, unmetered ? 'unmetered' : 'refused');
+    if (!unmetered) return failRetry(x, 'unavailable', 1);
     g.metrics.unmetered.inc();
     return forward(x, route, target, null);
   }
   g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+  storeWorked(g);
   switch (result.kind) {
     case 'unknown':
       return invalidKey(x, 'unknown');

@@ -6,7 +6,7 @@
 
 import { isGatewayError } from '../../errors.js';
 import { crashed, fail, failRetry, send } from '../../http/answer.js';
-import { storeError } from '../../http/context.js';
+import { storeError, storeWorked } from '../../http/context.js';
 import { invalidKey, keyOf } from '../../http/metered.js';
 import { rateFields } from '../../http/rate.js';
 import type { Exchange } from '../../http/types.js';
@@ -23,10 +23,13 @@ export function usageCheck(x: Exchange, search: string): void {
   g.meter
     .peek(keyHash)
     .then(
-      (result) => answer(x, result),
+      (result) => {
+        storeWorked(g);
+        answer(x, result);
+      },
       (err: unknown) => {
         if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
-        storeError(g);
+        storeError(g, err, 'refused');
         failRetry(x, 'unavailable', 1);
       },
     )

@@ -6,7 +6,7 @@
 
 import { isGatewayError } from '../../errors.js';
 import { crashed, fail, failRetry, send } from '../../http/answer.js';
-import { storeError } from '../../http/context.js';
+import { storeError, storeWorked } from '../../http/context.js';
 import { invalidKey, keyOf } from '../../http/metered.js';
 import { rateFields } from '../../http/rate.js';
 import type { Exchange } from '../../http/types.js';
@@ -42,10 +42,13 @@ export function usageHistory(x: Exchange, search: string, o: HistoryOptions): vo
   if (keyHash === null) return;
   g.meter
     .peek(keyHash)
-    .then((result) => answer(x, result, search, o))
+    .then((result) => {
+      storeWorked(g);
+      return answer(x, result, search, o);
+    })
     .catch((err: unknown) => {
       if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
-      storeError(g);
+      storeError(g, err, 'refused');
       failRetry(x, 'unavailable', 1);
     })
     .catch((err: unknown) => crashed(x, err));

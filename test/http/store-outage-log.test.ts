@@ -1,0 +1,107 @@
+import { Agent, get } from 'node:http';
+import t from 'tap';
+import { gatewayProcess, privateConfig } from '../helpers/cli.js';
+import { startRedis } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
+
+const SIMPLE = '/fuel-api/api/simple-current.php';
+// The summary period (src/log/outage.ts).
+const SUMMARY_MS = 10_000;
+
+interface Line {
+  level: number;
+  time: number;
+  msg: string;
+  refused?: number;
+  unmetered?: number;
+}
+
+t.test(
+  'a Redis outage under load is logged once when it begins, then at most every 10 s with the answers it cost, and once when it ends',
+  async (t) => {
+    const redis = await startRedis(t);
+    const gw = await gatewayProcess(
+      t,
+      privateConfig({
+        demo_accounts: false,
+        // Access lines off: what is left is the application log, which the outage must not flood.
+        log: { access: false },
+        store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 200 } },
+      }),
+    );
+    const created = await fetch(`${gw.admin}/admin/accounts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ plan: 'enterprise', limit: 10_000_000 }),
+    });
+    const key = ((await created.json()) as { api_key: string }).api_key;
+    const port = Number(new URL(gw.base).port);
+    const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+    t.teardown(() => agent.destroy());
+    const statuses = new Map<number, number>();
+    const count = (s: number): number => statuses.get(s) ?? 0;
+    let loading = true;
+    const one = (): Promise<void> =>
+      new Promise((resolve) => {
+        get({ agent, host: '127.0.0.1', port, path: `${SIMPLE}?api_key=${key}` }, (res) => {
+          statuses.set(res.statusCode as number, count(res.statusCode as number) + 1);
+          res.resume().on('end', resolve);
+        }).on('error', () => resolve());
+      });
+    const workers = Array.from({ length: 8 }, async () => {
+      while (loading) await one();
+    });
+    t.teardown(() => {
+      loading = false;
+    });
+    await waitFor('answers under load', () => count(200) > 200, 30_000);
+    const linesBefore = gw.output().length;
+
+    await redis.stop();
+    const stoppedAt = Date.now();
+    await waitFor('503s while Redis is down', () => count(503) > 500, 30_000);
+    // Long enough for one summary: the bound leaves a loaded machine room.
+    await waitFor('a summary of the outage', () => /"msg":"store outage goes on"/.test(gw.output()), SUMMARY_MS * 3);
+    await redis.start();
+    // The restarted Redis is empty: the key is unknown now (401), and that answer is the store working.
+    await waitFor('the end of the outage', () => /"msg":"store outage ended"/.test(gw.output()), 30_000);
+    const outageMs = Date.now() - stoppedAt;
+    await waitFor('answers from the store again', () => count(401) > 50, 30_000);
+    loading = false;
+    await Promise.all(workers);
+    // Every line is written within a second (the log's flush); the stop flushes the rest.
+    t.equal(await gw.stop('SIGTERM'), 0, 'SIGTERM stops it cleanly');
+
+    const lines = gw
+      .output()
+      .slice(linesBefore)
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Line);
+    const outage = lines.filter((l) => l.msg.startsWith('store outage'));
+    const began = outage.filter((l) => l.msg.startsWith('store outage began'));
+    const summaries = outage.filter((l) => l.msg === 'store outage goes on');
+    const ended = outage.filter((l) => l.msg === 'store outage ended');
+    t.equal(began.length, 1, 'one line when the outage begins');
+    t.equal(ended.length, 1, 'one line when it ends');
+    t.ok(
+      summaries.length >= 1 && summaries.length <= Math.ceil(outageMs / SUMMARY_MS),
+      `${summaries.length} summaries for ${outageMs} ms of outage (at most one per 10 s)`,
+    );
+    for (let i = 1; i < summaries.length; i++)
+      t.ok((summaries[i] as Line).time - (summaries[i - 1] as Line).time >= SUMMARY_MS - 50, 'summaries 10 s apart');
+    const refused = count(503);
+    t.equal(
+      summaries.reduce((n, l) => n + (l.refused ?? 0), 0) + ((ended[0] as Line).refused ?? 0),
+      refused,
+      `the summaries and the end line count every 503 the clients got (${refused})`,
+    );
+    // Besides these, the webhook worker logs its failed rounds (about one a second) and Redis its
+    // connection: tens of lines, where a line per answer made thousands.
+    const bound = 20 + Math.ceil(outageMs / 1000);
+    t.ok(
+      lines.length < bound,
+      `${lines.length} log lines in all (bound ${bound}) for ${refused} refused answers: ${[...new Set(lines.map((l) => l.msg))].join(' | ')}`,
+    );
+  },
+);
