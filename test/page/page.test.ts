@@ -225,7 +225,7 @@ t.test(
     const looks = await page.$$eval('.chart-range[data-range="all"] svg.wide [data-series]', (els) =>
       els.map((e) => {
         const name = e.getAttribute('data-series') as string;
-        const marker = e.ownerSVGElement?.querySelector(`[data-marker="${name}"]`);
+        const marker = e.closest('svg')?.querySelector(`[data-marker="${name}"]`);
         return [name, e.getAttribute('stroke'), marker?.getAttribute('data-shape'), marker?.getAttribute('fill')].join(
           ' ',
         );

@@ -44,6 +44,17 @@ function findings(sets: readonly PriceSet[]): Finding[] {
       if (low !== null && high !== null && Math.abs(low - high) > 50)
         out.push({ check: 'diesel_grades_apart', date: s.effective_date, field: r, detail: `${low} vs ${high}` });
     }
+    // The zone differential is one per month for every product (SOURCES.md): where both diesel
+    // grades are known in both regions, their inland-coastal gaps agree within a cent of rounding.
+    const gap = (p: 'diesel_50ppm' | 'diesel_500ppm'): number | null => {
+      const a = cents(s.inland[p]);
+      const b = cents(s.coastal[p]);
+      return a === null || b === null ? null : a - b;
+    };
+    const g50 = gap('diesel_50ppm');
+    const g500 = gap('diesel_500ppm');
+    if (g50 !== null && g500 !== null && Math.abs(g50 - g500) > 1)
+      out.push({ check: 'diesel_zone_gaps_differ', date: s.effective_date, field: '-', detail: `${g50} vs ${g500}` });
     const prev = sets[i - 1];
     if (!prev) return;
     for (const r of REGIONS)
@@ -133,6 +144,7 @@ t.test('the checks find what they look for (a bad history, made up here)', async
       'not_wednesday 2030-02-07 -',
       'inland_95_not_above_coastal 2030-02-07 -',
       'diesel_grades_apart 2030-02-07 coastal',
+      'diesel_zone_gaps_differ 2030-02-07 -',
       'change_over_25_percent 2030-02-07 coastal.petrol_95',
     ],
   );
