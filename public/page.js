@@ -1,9 +1,51 @@
-// The public page's only script: the usage check (with the last 30 days as a bar chart), and the
-// curl lines' host.
+// The public page's only script: the history chart's range buttons and readout (hover and keyboard),
+// the usage check (with the last 30 days as a bar chart), and the curl lines' host.
 // The key stays in this page's memory: it goes out in the X-API-Key header only, never in a URL,
 // storage or a cookie. Loaded as a module (deferred, strict).
 
 for (const el of document.querySelectorAll('.origin')) el.textContent = location.origin;
+
+// The history chart. Each month's hit area carries its eight prices (data-v, in the readout's
+// order, "-" for none); hovering it, or focusing a chart and using the arrow keys, shows them.
+const readout = document.getElementById('readout');
+if (readout) {
+  const cells = new Map([...readout.querySelectorAll('[data-readout]')].map((e) => [e.dataset.readout, e]));
+  const order = ['coastal', 'inland'].flatMap((r) =>
+    ['petrol_93', 'petrol_95', 'diesel_50ppm', 'diesel_500ppm'].map((p) => `${r}.${p}`),
+  );
+  for (const chart of document.querySelectorAll('svg.chart')) {
+    const hits = [...chart.querySelectorAll('.hit')];
+    const cursor = chart.querySelector('.cursor');
+    let at = hits.length - 1;
+    const select = (i) => {
+      at = Math.max(0, Math.min(hits.length - 1, i));
+      const hit = hits[at];
+      cells.get('date').textContent = hit.dataset.date;
+      hit.dataset.v.split(' ').forEach((v, k) => {
+        cells.get(order[k]).textContent = v === '-' ? '–' : v;
+      });
+      cursor.setAttribute('x1', hit.dataset.x);
+      cursor.setAttribute('x2', hit.dataset.x);
+      cursor.setAttribute('visibility', 'visible');
+    };
+    for (const [i, hit] of hits.entries()) hit.addEventListener('pointerenter', () => select(i));
+    chart.addEventListener('focus', () => select(at));
+    chart.addEventListener('blur', () => cursor.setAttribute('visibility', 'hidden'));
+    chart.addEventListener('keydown', (e) => {
+      const to = { ArrowLeft: at - 1, ArrowRight: at + 1, Home: 0, End: hits.length - 1 }[e.key];
+      if (to === undefined) return;
+      e.preventDefault();
+      select(to);
+    });
+  }
+  const buttons = [...document.querySelectorAll('button[data-range]')];
+  for (const button of buttons)
+    button.addEventListener('click', () => {
+      for (const b of buttons) b.setAttribute('aria-pressed', String(b === button));
+      for (const range of document.querySelectorAll('.chart-range'))
+        range.hidden = range.dataset.range !== button.dataset.range;
+    });
+}
 
 const keyInput = document.getElementById('usage-key');
 const button = document.getElementById('usage-check');

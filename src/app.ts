@@ -7,7 +7,7 @@ import { adminHandler } from './admin/server.js';
 import { WebhookOperations } from './admin/webhooks.js';
 import { startBilling } from './billing/start.js';
 import { type Clock, systemClock } from './clock.js';
-import type { Config } from './config/schema.js';
+import { type Config, priceFiles } from './config/schema.js';
 import { GatewayError } from './errors.js';
 import { trustedProxies } from './http/client.js';
 import { buildErrorAnswers } from './http/errors.js';
@@ -18,7 +18,7 @@ import { InvalidKeyThrottle } from './keys/throttle.js';
 import { createLogging, type Logging } from './log/logging.js';
 import { Metrics } from './metrics/metrics.js';
 import { bookOptions, PriceBook } from './prices/book.js';
-import { loadPriceFile, watchPriceFile } from './prices/file.js';
+import { loadPriceFiles, watchPriceFile } from './prices/file.js';
 import { warnWhenStale } from './prices/staleness.js';
 import { publicRoutes } from './public-routes.js';
 import { Meter } from './quota/meter.js';
@@ -130,8 +130,8 @@ async function assemble(
   cleanups: Cleanups,
 ): Promise<Omit<App, 'close'>> {
   const seed = async (): Promise<void> => {
-    const added = await loadPriceFile(store, config.prices.file, false);
-    log.info({ file: config.prices.file, added }, 'price file loaded into the store');
+    const added = await loadPriceFiles(store, priceFiles(config), false);
+    log.info({ files: priceFiles(config), added }, 'price files loaded into the store');
   };
   await seed();
   // The delivery worker starts once the listeners serve; events enqueued here wake it.
@@ -145,7 +145,7 @@ async function assemble(
   const upstreamCfg = config.upstream.url === '' ? null : config.upstream;
   // In front of an origin the file only fills the history: edits must not replace the origin's sets.
   if (config.prices.watch_file && store.kind === 'memory' && !upstreamCfg)
-    cleanups.push(watchPriceFile(store, config.prices.file, log));
+    for (const file of priceFiles(config)) cleanups.push(watchPriceFile(store, file, log));
 
   const meter = new Meter({
     store,

@@ -54,8 +54,12 @@ function readLayer(file: string, baseDir = dirname(file)): Layer {
   let values: Tree = parsed;
   // A relative file is relative to the config file that names it (the defaults: the project).
   const prices = values['prices'];
-  if (isTree(prices) && typeof prices['file'] === 'string' && !isAbsolute(prices['file'])) {
-    values = merge(values, { prices: { file: resolve(baseDir, prices['file']) } });
+  const priceFile = isTree(prices) ? prices['file'] : undefined;
+  if (typeof priceFile === 'string' || Array.isArray(priceFile)) {
+    const absolute = (f: unknown): unknown => (typeof f === 'string' && !isAbsolute(f) ? resolve(baseDir, f) : f);
+    values = merge(values, {
+      prices: { file: Array.isArray(priceFile) ? priceFile.map(absolute) : absolute(priceFile) },
+    });
   }
   const store = values['store'];
   const memory = isTree(store) ? store['memory'] : undefined;

@@ -153,7 +153,11 @@ export const configSchema = z
     }),
     plans: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/, 'expected a lower-case plan name'), plan),
     prices: z.strictObject({
-      file: z.string().min(1).describe('Price history loaded at start without overwriting published sets'),
+      file: z
+        .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+        .describe(
+          'Price history file, or files (one per source range), loaded at start without overwriting published sets',
+        ),
       watch_file: z
         .boolean()
         .describe('Memory store: re-read the file when it changes (its sets replace those of the same dates)'),
@@ -239,8 +243,9 @@ export const configSchema = z
     // Checked here, not at start, so that `config check` refuses what `serve` would refuse.
     const admin = adminListenerProblem(cfg.listen.admin);
     if (admin) ctx.addIssue({ code: 'custom', ...admin });
-    if (!existsSync(cfg.prices.file)) {
-      ctx.addIssue({ code: 'custom', path: ['prices', 'file'], message: `no such file: ${cfg.prices.file}` });
+    for (const file of priceFiles(cfg)) {
+      if (!existsSync(file))
+        ctx.addIssue({ code: 'custom', path: ['prices', 'file'], message: `no such file: ${file}` });
     }
     if ((cfg.server.workers === 'auto' || cfg.server.workers > 1) && cfg.store.type === 'memory') {
       ctx.addIssue({
@@ -288,3 +293,8 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>;
 export type PlanConfig = Config['plans'][string];
 export type Messages = Config['messages'];
+
+/** The price history files, in the order given: `prices.file` is one file or a list of them. */
+export function priceFiles(cfg: { prices: { file: string | string[] } }): string[] {
+  return typeof cfg.prices.file === 'string' ? [cfg.prices.file] : cfg.prices.file;
+}

@@ -11,7 +11,8 @@ const delta = (before: string | null, after: string | null): number | null =>
 
 type Region = (typeof REGIONS)[number];
 
-const regionDeltas = (previous: PriceSet | undefined, set: PriceSet, r: Region): Array<number | null> =>
+/** Per product, the change of `set` against `previous` in cents; null where either side has no price. */
+export const regionDeltas = (previous: PriceSet | undefined, set: PriceSet, r: Region): Array<number | null> =>
   PRODUCTS.map((p) => delta(previous?.[r][p] ?? null, set[r][p]));
 
 /**

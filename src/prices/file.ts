@@ -37,11 +37,29 @@ export function parsePriceHistory(raw: unknown, prefix = ''): PriceSet[] {
   return parsed.data.map((s) => ({ ...s, updated_at: s.updated_at ?? `${s.effective_date} 00:01:00` }));
 }
 
-/** Loads the file's sets into the store. With `replace` false a set already published for a date is kept. */
-export async function loadPriceFile(store: Store, file: string, replace: boolean): Promise<number> {
-  // One announcement for the whole file: instances reload once, not once per set. Async, so a
-  // bad file is a rejection (the watcher catches it), never a throw.
-  return store.putPriceSets(readPriceFile(file), replace);
+/**
+ * Reads several price-history files (one per source range) as one history: a date in two files
+ * is refused, since which file's set would win is nobody's decision.
+ */
+export function readPriceFiles(files: readonly string[]): PriceSet[] {
+  const from = new Map<string, string>();
+  const sets: PriceSet[] = [];
+  for (const file of files)
+    for (const s of readPriceFile(file)) {
+      const other = from.get(s.effective_date);
+      if (other !== undefined)
+        throw new GatewayError('PRICE_SET_INVALID', `${file}: effective_date ${s.effective_date} is also in ${other}`);
+      from.set(s.effective_date, file);
+      sets.push(s);
+    }
+  return sets;
+}
+
+/** Loads the files' sets into the store. With `replace` false a set already published for a date is kept. */
+export async function loadPriceFiles(store: Store, files: readonly string[], replace: boolean): Promise<number> {
+  // One announcement for the whole history: instances reload once, not once per set. Async, so
+  // a bad file is a rejection (the watcher catches it), never a throw.
+  return store.putPriceSets(readPriceFiles(files), replace);
 }
 
 /**
@@ -52,7 +70,7 @@ export function watchPriceFile(store: Store, file: string, log: Logger): () => v
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | undefined;
   const reload = (): void => {
-    loadPriceFile(store, file, true)
+    loadPriceFiles(store, [file], true)
       .then((n) => log.info({ file, sets: n }, 'price file reloaded'))
       .catch((err: unknown) => log.error({ err, file }, 'price file rejected; prices unchanged'));
   };

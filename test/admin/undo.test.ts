@@ -154,7 +154,7 @@ t.test(
       effective_date: string;
       updated_at: string;
     }>;
-    t.equal(history.length, 46);
+    t.equal(history.length, 178, 'the shipped 177 (2012-2026) plus the published one');
     t.equal(
       history.find((s) => s.effective_date === '2026-10-07')?.updated_at,
       '2026-10-07 00:01:00',

@@ -89,7 +89,7 @@ t.test('accounts and prices commands run the admin operations against the shared
     show.json.scheduled.map((s: { effective_date: string }) => s.effective_date),
     ['2031-01-01'],
   );
-  t.equal(history.json.history.length, 46, 'the shipped 45 plus the published one');
+  t.equal(history.json.history.length, 178, 'the shipped 177 (2012-2026) plus the published one');
   await waitFor(
     async () =>
       (

@@ -20,9 +20,9 @@ const toCents = (p: string): number => {
   const [rands, c] = p.split('.');
   return Number(rands) * 100 + Number(c);
 };
-const shipped = (JSON.parse(readFileSync('data/prices/sa-fuel-prices-2023-2026.json', 'utf8')) as ShippedSet[]).sort(
-  (a, b) => a.effective_date.localeCompare(b.effective_date),
-);
+const shipped = ['data/prices/sa-fuel-prices-2012-2022.json', 'data/prices/sa-fuel-prices-2023-2026.json']
+  .flatMap((f) => JSON.parse(readFileSync(f, 'utf8')) as ShippedSet[])
+  .sort((a, b) => a.effective_date.localeCompare(b.effective_date));
 
 function expectedChanges(from: string, to: string): unknown[] {
   const out: unknown[] = [];
@@ -79,21 +79,28 @@ t.test('changes over 2025 match the differences computed from the shipped histor
 t.test('the first set of the history has no previous set: every change is null', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
   const key = gw.app.demoKeys['starter'] as string;
-  const body = (await (await gw.get(`${CHANGES}?api_key=${key}&from=2020-01&to=2023-02`)).json()) as {
+  const body = (await (await gw.get(`${CHANGES}?api_key=${key}&from=2011-01&to=2012-02`)).json()) as {
     results: unknown[];
   };
-  t.same(body.results, expectedChanges('2020-01', '2023-02'));
+  t.same(body.results, expectedChanges('2011-01', '2012-02'));
   t.same(body.results[0], {
-    effective_date: '2023-01-04',
+    effective_date: '2012-01-04',
     previous_effective_date: null,
     coastal: { petrol_93: null, petrol_95: null, diesel_50ppm: null, diesel_500ppm: null },
     inland: { petrol_93: null, petrol_95: null, diesel_50ppm: null, diesel_500ppm: null },
   });
-  const all = (await (await gw.get(`${CHANGES}?api_key=${key}&from=2017-01&to=2026-12`)).json()) as {
+  const all = (await (await gw.get(`${CHANGES}?api_key=${key}&from=2012-01&to=2026-12`)).json()) as {
     results: unknown[];
   };
-  t.equal(all.results.length, 45, 'a 120-month span is allowed and holds the whole history');
-  t.same(all.results, expectedChanges('2017-01', '2026-12'));
+  t.equal(
+    all.results.length,
+    177,
+    "a range from the first set to December of the last set's year holds the whole history",
+  );
+  t.same(all.results, expectedChanges('2012-01', '2026-12'));
+  // January 2023 is measured against December 2022, across the two shipped files.
+  t.same(expectedChanges('2023-01', '2023-01'), [all.results[132]]);
+  t.equal((all.results[132] as { previous_effective_date: string }).previous_effective_date, '2022-12-07');
 });
 
 t.test('a bad date range is 400 Invalid date range. and is not counted', async (t) => {
@@ -110,7 +117,7 @@ t.test('a bad date range is 400 Invalid date range. and is not counted', async (
     'from=25-01&to=25-12',
     'from=2025-01-01&to=2025-12-31',
     'from=&to=2025-12',
-    'from=2016-12&to=2026-12',
+    'from=2011-12&to=2026-12',
   ];
   for (const q of bad) {
     const r = await gw.get(`${CHANGES}?api_key=${key}&${q}`);

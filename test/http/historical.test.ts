@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
@@ -28,8 +29,8 @@ t.test(
       one.results.map((x) => x.effective_date),
       ['2025-01-01'],
     );
-    const none = (await (await gw.get(`${HIST}?api_key=${key}&month=12&year=2019`)).json()) as { results: unknown[] };
-    t.same(none.results, [], 'a month without sets is an empty list');
+    const none = (await (await gw.get(`${HIST}?api_key=${key}&month=12&year=2005`)).json()) as { results: unknown[] };
+    t.same(none.results, [], 'a month without sets (before the history) is an empty list');
   },
 );
 
@@ -42,7 +43,7 @@ t.test('historical as CSV carries the same rows', async (t) => {
   t.equal(lines[0], 'effective_date,region,zone,price_basis,petrol_93,petrol_95,diesel_50ppm,diesel_500ppm');
   t.equal(lines.length, 3);
   t.match(lines[1], /^2025-03-05,coastal,,official_regional_reference,/);
-  const empty = await gw.get(`${HIST}?api_key=${key}&month=3&year=2019&format=csv`);
+  const empty = await gw.get(`${HIST}?api_key=${key}&month=3&year=2005&format=csv`);
   t.equal((await empty.text()).trimEnd(), lines[0]);
 });
 
@@ -122,7 +123,7 @@ t.test('historical refuses an unknown format or region and a bad range with 400,
     ['month=3&year=2025&region=both', 'Invalid region.'],
     ['from=2025-03&to=2025-01', 'Invalid date range.'],
     ['from=2025-03', 'Invalid date range.'],
-    ['from=2015-01&to=2025-01', 'Invalid date range.'],
+    ['from=2011-12&to=2026-12', 'Invalid date range.'],
     ['from=2025-01&to=2025-03&month=3&year=2025', 'Invalid date range.'],
     ['from=2025-01&to=2025-03&format=csv&region=x', 'Invalid region.'],
     ['month=13&year=2025&region=inland', 'Invalid month.'],
@@ -134,4 +135,56 @@ t.test('historical refuses an unknown format or region and a bad range with 400,
   }
   const ok = await gw.get(`${HIST}?api_key=${key}&month=3&year=2025`);
   t.equal(ok.headers.get('x-ratelimit-remaining'), '1999', 'none of the refused requests was counted');
+});
+
+t.test('historical.php?month=3&year=2012 answers the shipped March 2012 set, nulls kept null', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['developer'] as string;
+  const file = JSON.parse(readFileSync('data/prices/sa-fuel-prices-2012-2022.json', 'utf8')) as Array<{
+    effective_date: string;
+    coastal: Record<string, string | null>;
+    inland: Record<string, string | null>;
+  }>;
+  const march = file.find((s) => s.effective_date.startsWith('2012-03'));
+  const r = await gw.get(`${HIST}?api_key=${key}&month=3&year=2012`);
+  t.equal(r.status, 200);
+  const body = (await r.json()) as { results: Array<Record<string, unknown>> };
+  const region = (prices: Record<string, string | null> | undefined) => ({
+    zone: null,
+    price_basis: 'official_regional_reference',
+    ...prices,
+  });
+  t.same(body.results, [
+    { effective_date: '2012-03-07', coastal: region(march?.coastal), inland: region(march?.inland) },
+  ]);
+  const [entry] = body.results as Array<{ coastal: Record<string, unknown>; inland: Record<string, unknown> }>;
+  t.equal(entry?.coastal['petrol_93'], null, 'coastal 93 unsourced: null');
+  t.equal(entry?.inland['petrol_95'], '11.23', 'checked by hand: R11.23');
+});
+
+t.test('July 2024 is dated Thursday 4 July, the day its prices took effect', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['developer'] as string;
+  const body = (await (await gw.get(`${HIST}?api_key=${key}&month=7&year=2024`)).json()) as {
+    results: Array<{ effective_date: string }>;
+  };
+  t.same(
+    body.results.map((x) => x.effective_date),
+    ['2024-07-04'],
+  );
+});
+
+t.test("a range may run from the first set of the history to December of the last set's year", async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const key = gw.app.demoKeys['starter'] as string;
+  const all = (await (await gw.get(`${HIST}?api_key=${key}&from=2012-01&to=2026-12`)).json()) as {
+    results: Array<{ effective_date: string }>;
+  };
+  t.equal(all.results.length, 177, 'the whole shipped history in one answer (180 months)');
+  t.equal(all.results[0]?.effective_date, '2012-01-04');
+  t.equal(all.results.at(-1)?.effective_date, '2026-09-02');
+  const before = await gw.get(`${HIST}?api_key=${key}&from=2011-12&to=2026-12`);
+  t.equal(before.status, 400, 'a month more than the data spans is refused');
+  const ten = await gw.get(`${HIST}?api_key=${key}&from=2000-01&to=2009-12`);
+  t.equal(ten.status, 200, 'any 120 months stay allowed, even before the data');
 });

@@ -14,9 +14,10 @@ const REGIONS = ['coastal', 'inland'] as const;
 type Prices = Record<(typeof PRODUCTS)[number], string | null>;
 type Usage = Record<string, string | number>;
 
-const shipped = JSON.parse(readFileSync('data/prices/sa-fuel-prices-2023-2026.json', 'utf8')) as Array<
-  Record<(typeof REGIONS)[number], Prices>
->;
+type Shipped = Record<(typeof REGIONS)[number], Prices> & { effective_date: string };
+const shipped = ['data/prices/sa-fuel-prices-2012-2022.json', 'data/prices/sa-fuel-prices-2023-2026.json']
+  .flatMap((f) => JSON.parse(readFileSync(f, 'utf8')) as Shipped[])
+  .sort((a, b) => a.effective_date.localeCompare(b.effective_date));
 
 t.test('the page in headless Chromium: prices, chart, usage check, same origin only, no console error', async (t) => {
   // A second origin for the CORS check: the same little server as http://127.0.0.1:P (allowed) and http://localhost:P (not).
@@ -57,7 +58,7 @@ t.test('the page in headless Chromium: prices, chart, usage check, same origin o
     }
   }
 
-  const series = await page.$$eval('svg [data-series]', (els) =>
+  const series = await page.$$eval('.chart-range[data-range="all"] svg.wide [data-series]', (els) =>
     els.map((e) => [e.getAttribute('data-series'), Number(e.getAttribute('data-points'))]),
   );
   t.equal(series.length, 8, 'one series per region and product');
@@ -67,7 +68,7 @@ t.test('the page in headless Chromium: prices, chart, usage check, same origin o
   t.same(
     [...series].sort(),
     [...expected].sort(),
-    'each series has one point per set with a price (sets all in effect at NOW)',
+    'each series of the whole-history chart has one point per set with a price (sets all in effect at NOW)',
   );
 
   await page.fill('#usage-key', key);

@@ -28,13 +28,40 @@ const set = (date: string, p95: string): PriceSet => ({
 
 const effectiveDate = async (r: Response) => ((await r.json()) as { effective_date: string }).effective_date;
 
-t.test('the shipped history has 45 valid sets from 2023-01-04 to 2026-09-02', async (t) => {
-  const sets = readPriceFile(join(ROOT, 'data/prices/sa-fuel-prices-2023-2026.json'));
-  t.equal(sets.length, 45);
-  t.equal(sets[0]?.effective_date, '2023-01-04');
-  t.equal(sets[44]?.effective_date, '2026-09-02');
-  t.equal(sets[44]?.coastal.petrol_93, null, 'no coastal 93 published since April 2025');
+t.test('the shipped history has 177 valid sets from 2012-01-04 to 2026-09-02, in two files', async (t) => {
+  const early = readPriceFile(join(ROOT, 'data/prices/sa-fuel-prices-2012-2022.json'));
+  const late = readPriceFile(join(ROOT, 'data/prices/sa-fuel-prices-2023-2026.json'));
+  t.equal(early.length, 132);
+  t.equal(late.length, 45);
+  t.equal(early[0]?.effective_date, '2012-01-04');
+  t.equal(early[131]?.effective_date, '2022-12-07');
+  t.equal(late[0]?.effective_date, '2023-01-04');
+  t.equal(late[44]?.effective_date, '2026-09-02');
+  t.equal(late[44]?.coastal.petrol_93, null, 'no coastal 93 published since April 2025');
 });
+
+t.test(
+  'a fresh store gets the whole shipped history at start, and a restart overwrites no published set',
+  async (t) => {
+    const file = join(t.testdir(), 'store.json');
+    const clock = new ManualClock(NOW);
+    const first = await startGateway(t, { store: { memory: { file } } }, { clock });
+    const sets = await first.app.store.listPriceSets();
+    t.equal(sets.length, 177, 'both shipped files, every set');
+    t.equal(sets[0]?.effective_date, '2012-01-04');
+    const mine = { ...set('2015-03-04', '99.99'), source: 'operator' };
+    await first.app.book.publish(mine);
+    await first.app.close();
+    const second = await startGateway(t, { store: { memory: { file } } }, { clock });
+    const again = await second.app.store.listPriceSets();
+    t.equal(again.length, 177, 'loading again adds nothing');
+    t.equal(
+      again.find((s) => s.effective_date === '2015-03-04')?.coastal.petrol_95,
+      '99.99',
+      'the published set is kept',
+    );
+  },
+);
 
 t.test('a set published for a later date becomes current by itself at 00:01 local on that date', async (t) => {
   const clock = new ManualClock(Date.parse('2026-10-06T12:00:00+02:00'));

@@ -15,10 +15,14 @@ const CSV_TYPE = 'text/csv; charset=utf-8';
 const MONTH = /^(0?[1-9]|1[0-2])$/;
 const YEAR = /^\d{4}$/;
 const YEAR_MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
-/** The years historical.php accepts (the data starts in 2023; the range leaves room both ways). */
+/** The years historical.php accepts (wider than the data, which starts in 2012, both ways). */
 export const MIN_YEAR = 2000;
 export const MAX_YEAR = 2100;
-/** The longest range one request may ask for, in months (ten years). */
+/**
+ * The longest range one request may ask for, in months (ten years), unless the history is
+ * longer: then a range may reach from its first set's month to December of its last set's year,
+ * so that one request can hold the whole history (see `longestRange`).
+ */
 export const MAX_RANGE_MONTHS = 120;
 // Distinct queries remembered per snapshot; beyond that the least recent is assembled again.
 const CACHED_QUERIES = 512;
@@ -50,13 +54,25 @@ function single(query: URLSearchParams, name: string): string | undefined {
 
 const monthNumber = (ym: string): number => Number(ym.slice(0, 4)) * 12 + Number(ym.slice(5, 7));
 
-/** `from` and `to` as `YYYY-MM`, in order and at most MAX_RANGE_MONTHS apart (inclusive). */
-function range(query: URLSearchParams): { from: string; to: string } | 'invalid_range' {
+/**
+ * The longest range allowed, in months: MAX_RANGE_MONTHS, or the months from the first set of
+ * the history to December of its last set's year if that is more. The floor follows the data.
+ */
+export function longestRange(history: readonly HistoryEntry[]): number {
+  const first = history[0];
+  const last = history[history.length - 1];
+  if (!first || !last) return MAX_RANGE_MONTHS;
+  const span = Number(last.month.slice(0, 4)) * 12 + 12 - monthNumber(first.month) + 1;
+  return Math.max(MAX_RANGE_MONTHS, span);
+}
+
+/** `from` and `to` as `YYYY-MM`, in order and at most `longestRange` apart (inclusive). */
+function range(query: URLSearchParams, snap: Snapshot): { from: string; to: string } | 'invalid_range' {
   const from = single(query, 'from') ?? '';
   const to = single(query, 'to') ?? '';
   if (!YEAR_MONTH.test(from) || !YEAR_MONTH.test(to)) return 'invalid_range';
   const span = monthNumber(to) - monthNumber(from) + 1;
-  return span < 1 || span > MAX_RANGE_MONTHS ? 'invalid_range' : { from, to };
+  return span < 1 || span > longestRange(snap.history) ? 'invalid_range' : { from, to };
 }
 
 const inRange = (history: readonly HistoryEntry[], from: string, to: string): HistoryEntry[] =>
@@ -94,7 +110,7 @@ export function historical(search: string, snap: Snapshot): Prepared | ErrorKind
   let echo: string;
   if (query.has('from') || query.has('to')) {
     if (query.has('month') || query.has('year')) return 'invalid_range';
-    const r = range(query);
+    const r = range(query, snap);
     if (r === 'invalid_range') return r;
     ({ from, to } = r);
     echo = `"from":"${from}","to":"${to}"`;
@@ -122,7 +138,7 @@ export function changes(search: string, snap: Snapshot): Prepared | ErrorKind {
   const options = formatAndRegion(query);
   if (typeof options === 'string') return options;
   const { format, choice } = options;
-  const r = range(query);
+  const r = range(query, snap);
   if (r === 'invalid_range') return r;
   return cached(snap, `c|${format}|${choice}|${r.from}|${r.to}`, () => {
     const entries = inRange(snap.history, r.from, r.to);

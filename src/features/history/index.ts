@@ -9,7 +9,9 @@ import type { RouteDef } from '../../http/types.js';
 import { changesCsv, historicalCsv } from './examples.js';
 import { changes, historical, MAX_RANGE_MONTHS, MAX_YEAR, MIN_YEAR } from './history.js';
 
-const RANGE_TEXT = `, inclusive; at most ${MAX_RANGE_MONTHS} months from from. Otherwise 400 Invalid date range.`;
+const RANGE_TEXT =
+  `, inclusive; at most ${MAX_RANGE_MONTHS} months from from, or more to reach from the first set of the history ` +
+  `to December of its last set's year. Otherwise 400 Invalid date range.`;
 const FROM = query('from', `First month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth'), '2025-01');
 const TO = query('to', `Last month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth'), '2025-12');
 

@@ -9,7 +9,7 @@ const coastal = {
   price_basis: 'official_regional_reference',
   petrol_93: null,
   petrol_95: '20.57',
-  diesel_50ppm: '18.18',
+  diesel_50ppm: null,
   diesel_500ppm: '18.07',
 };
 const inland = {
@@ -77,13 +77,13 @@ export const changes = {
     {
       effective_date: '2025-04-02',
       previous_effective_date: '2025-03-05',
-      coastal: { petrol_93: null, petrol_95: -76, diesel_50ppm: -86, diesel_500ppm: -88 },
+      coastal: { petrol_93: null, petrol_95: -76, diesel_50ppm: null, diesel_500ppm: -88 },
       inland: { petrol_93: -58, petrol_95: -72, diesel_50ppm: -86, diesel_500ppm: -84 },
     },
     {
       effective_date: '2025-05-07',
       previous_effective_date: '2025-04-02',
-      coastal: { petrol_93: null, petrol_95: -22, diesel_50ppm: -41, diesel_500ppm: -42 },
+      coastal: { petrol_93: null, petrol_95: -22, diesel_50ppm: null, diesel_500ppm: -42 },
       inland: { petrol_93: -22, petrol_95: -22, diesel_50ppm: -41, diesel_500ppm: -42 },
     },
   ],

@@ -7,35 +7,67 @@
 import { EntityTags } from '../../http/etag.js';
 import type { OpenApiDocument } from '../../http/openapi.js';
 import { fixedHeaders, Whole } from '../../http/whole.js';
-import { PRODUCTS, REGIONS } from '../../prices/schema.js';
+import { regionDeltas } from '../../prices/changes.js';
+import { PRODUCTS, type PriceSet, REGIONS } from '../../prices/schema.js';
 import type { Snapshot } from '../../prices/snapshot.js';
-import { chartSvg } from './chart.js';
+import { historyHtml } from './chart.js';
 import { apiDocsHtml } from './docs.js';
 import { esc } from './html.js';
 
 export const PAGE_CSP = "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const PRODUCT_NAMES: Record<(typeof PRODUCTS)[number], string> = {
-  petrol_93: 'Petrol 93 (pump)',
-  petrol_95: 'Petrol 95 (pump)',
-  diesel_50ppm: 'Diesel 50ppm (wholesale)',
-  diesel_500ppm: 'Diesel 500ppm (wholesale)',
+  petrol_93: 'Petrol 93<span class="basis"> (pump)</span>',
+  petrol_95: 'Petrol 95<span class="basis"> (pump)</span>',
+  diesel_50ppm: 'Diesel 50ppm<span class="basis"> (wholesale)</span>',
+  diesel_500ppm: 'Diesel 500ppm<span class="basis"> (wholesale)</span>',
 };
+
+/** A change in cents as the page shows it: "+12 c", "−99 c", "0 c", or a dash without one. */
+const changeText = (c: number | null): string =>
+  c === null ? '–' : `${c > 0 ? '+' : c < 0 ? '\u2212' : ''}${Math.abs(c)} c`;
+
+/** The set before the current one in the history: what changes.php measures the change against. */
+function previousOf(snap: Snapshot, set: PriceSet): PriceSet | undefined {
+  const i = snap.history.findIndex((e) => e.set.effective_date === set.effective_date);
+  return i > 0 ? snap.history[i - 1]?.set : undefined;
+}
 
 function pricesTable(snap: Snapshot): string {
   const set = snap.current?.set ?? null;
-  const rows = PRODUCTS.map((p) => {
-    const cells = REGIONS.map((r) => `<td data-price="${r}.${p}">${esc(set?.[r][p] ?? '–')}</td>`).join('');
+  const previous = set ? previousOf(snap, set) : undefined;
+  const changes = Object.fromEntries(
+    REGIONS.map((r) => [r, set ? regionDeltas(previous, set, r) : PRODUCTS.map(() => null)]),
+  );
+  const rows = PRODUCTS.map((p, i) => {
+    const cells = REGIONS.map(
+      (r) =>
+        `<td data-price="${r}.${p}">${esc(set?.[r][p] ?? '–')}</td>` +
+        `<td data-change="${r}.${p}">${changeText(changes[r]?.[i] ?? null)}</td>`,
+    ).join('');
     return `<tr><th scope="row">${PRODUCT_NAMES[p]}</th>${cells}</tr>`;
   }).join('');
   const when = set
-    ? `<p>In effect from 00:01 on <time datetime="${esc(set.effective_date)}">${esc(set.effective_date)}</time>, South African time.</p>`
+    ? `<p>In effect from 00:01 on <time datetime="${esc(set.effective_date)}">${esc(set.effective_date)}</time>, South African time.` +
+      (previous
+        ? ` Change: cents per litre since ${esc(previous.effective_date)}, the set before, as <code>changes.php</code> gives it.</p>`
+        : '</p>')
     : '<p>No price set is in effect yet.</p>';
   return (
-    `${when}<table class="prices"><thead><tr><th scope="col">Rand per litre</th><th scope="col">Coastal</th>` +
-    `<th scope="col">Inland (Gauteng)</th></tr></thead><tbody>${rows}</tbody></table>`
+    `${when}<table class="prices"><thead><tr><th scope="col">Rand per litre</th><th scope="col">Coastal<span class="basis"> (zone 1A)</span></th>` +
+    `<th scope="col">Change</th><th scope="col">Inland<span class="basis"> (zone 9C)</span></th><th scope="col">Change</th></tr></thead><tbody>${rows}</tbody></table>${ZONES}`
   );
 }
+
+// Which towns the two regional prices are (data/prices/ZONES.md), so a reader elsewhere knows the figure is not theirs.
+const ZONES =
+  '<p class="note zones"><strong>Where these prices apply.</strong> Coastal is the regulated price of magisterial ' +
+  'zone 1A: Cape Town, Durban, Gqeberha (Port Elizabeth), East London and Mossel Bay. Inland is zone 9C: Gauteng ' +
+  'and beyond, such as Sasolburg, Rustenburg, Witbank (eMalahleni), Potchefstroom and Klerksdorp. Every other town ' +
+  'is in another of the 54 zones, whose prices differ by the cost of transport there: George (zone 3A), Paarl and ' +
+  'Stellenbosch (2A), Knysna (4A), Richards Bay (5A), Pietermaritzburg (3B), Bloemfontein (11C) and Polokwane (12C) ' +
+  'do not pay these figures. Gqeberha was priced off the coastal zone from 2 October 2024, after damage to its ' +
+  'tanker berth. Per-zone prices are not available here, so <code>zone</code> is null.</p>';
 
 /** Shown while the prices are older than `prices.max_age_days` (as /readyz reports them). */
 function staleNotice(snap: Snapshot, maxAgeDays: number): string {
@@ -99,8 +131,9 @@ export class PublicPage {
       '<header><h1>South African fuel prices</h1><p>Official regional reference prices in Rand per litre: ' +
       'pump prices for petrol, wholesale list prices for diesel. An API for fleet, logistics, ERP and analytics integrations.</p></header><main>' +
       `<section id="current"><h2>Current prices</h2>${stale ? staleNotice(snap, this.maxAgeDays) : ''}${pricesTable(snap)}</section>` +
-      `<section id="history"><h2>History</h2>${chartSvg(snap.history.map((e) => e.set))}` +
-      '<p class="note">Solid lines coastal, dashed lines inland. A gap: no official price for that product and region.</p></section>' +
+      `<section id="history"><h2>History</h2>${historyHtml(snap.history.map((e) => e.set))}` +
+      '<p class="note">Coastal: solid lines, filled markers. Inland: dashed lines, hollow markers. Hover over the chart, ' +
+      'or focus it and use the arrow keys, to read a month. A gap: no confirmed official price for that product and region.</p></section>' +
       `<section id="usage" data-zone="${esc(this.zone)}"><h2>Check your usage</h2>${USAGE_BOX}</section>` +
       `<section id="docs"><h2>API</h2>${this.docs()}</section>` +
       '</main></body></html>'
