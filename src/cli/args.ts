@@ -1,29 +1,10 @@
-/** Minimal argv parsing: positionals and `--name value` / `--name=value` options. */
+import { parseArgs as parseArgv } from 'node:util';
+
+/** A command line as parsed against its command: the command's words and arguments, and its options. */
 export interface Args {
+  /** The command's words (`accounts`, `create`), then its arguments. */
   positionals: string[];
   options: Map<string, string>;
-}
-
-export function parseArgs(argv: string[]): Args {
-  const positionals: string[] = [];
-  const options = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (!arg.startsWith('--')) {
-      positionals.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    if (eq !== -1) {
-      options.set(arg.slice(2, eq), arg.slice(eq + 1));
-      continue;
-    }
-    const value = argv[i + 1];
-    if (value === undefined || value.startsWith('--')) throw new Error(`${arg} needs a value`);
-    options.set(arg.slice(2), value);
-    i++;
-  }
-  return { positionals, options };
 }
 
 /** One command of the CLI: its words, the names of the arguments it takes, and its options. */
@@ -32,6 +13,9 @@ export interface Command {
   args: readonly string[];
   options: readonly string[];
 }
+
+/** A command line no command accepts: exit 2, with one line naming what is wrong. */
+export class UsageError extends Error {}
 
 const ID = ['ID'];
 const LIST = ['status', 'plan', 'label', 'limit', 'cursor'];
@@ -67,3 +51,69 @@ export const COMMANDS: readonly Command[] = [
   { words: ['webhooks', 'deliveries'], args: ID, options: ['limit'] },
 ];
 
+/** Every command takes these. */
+const GLOBAL_OPTIONS = ['config'];
+
+type Spec = Record<string, { type: 'string' }>;
+const spec = (names: readonly string[]): Spec => Object.fromEntries(names.map((n) => [n, { type: 'string' }]));
+const ALL_OPTIONS = spec([...GLOBAL_OPTIONS, ...COMMANDS.flatMap((c) => c.options)]);
+
+/** The command the words name: none is `serve`; an unknown one is a UsageError. */
+function commandOf(words: string[]): Command {
+  if (words.length === 0) return COMMANDS[0] as Command;
+  const found = COMMANDS.filter((c) => c.words.every((w, i) => words[i] === w)).sort(
+    (a, b) => b.words.length - a.words.length,
+  )[0];
+  if (found === undefined) throw new UsageError(`unknown command: ${words.slice(0, 2).join(' ')}`);
+  return found;
+}
+
+/**
+ * Parses argv against the command it names. Unknown options, options without their value and
+ * arguments beyond those the command takes are all named in one UsageError line.
+ */
+export function parseArgs(argv: string[]): Args {
+  // First pass, knowing every option of every command: which command is it?
+  const { tokens } = parseArgv({
+    args: argv,
+    options: ALL_OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const isUnknown = (name: string): boolean => !(name in ALL_OPTIONS);
+  // An unknown option may have a value (`--lable x`): that is not a stray argument.
+  const words = tokens.flatMap((t, i) => {
+    const before = tokens[i - 1];
+    const valueOfUnknown =
+      before?.kind === 'option' &&
+      before.inlineValue === undefined &&
+      isUnknown(before.name) &&
+      before.index === t.index - 1;
+    return t.kind === 'positional' && !valueOfUnknown ? [t.value] : [];
+  });
+  const command = commandOf(words);
+  const known = new Set([...GLOBAL_OPTIONS, ...command.options]);
+  const name = command.words.join(' ');
+  const problems: string[] = [];
+  const unknown = tokens.flatMap((t) => (t.kind === 'option' && !known.has(t.name) ? [t.rawName] : []));
+  if (unknown.length > 0) problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`);
+  const stray = words.slice(command.words.length + command.args.length);
+  if (stray.length > 0)
+    problems.push(`unexpected argument${stray.length > 1 ? 's' : ''} ${stray.map((s) => `"${s}"`).join(', ')}`);
+  if (problems.length > 0) throw new UsageError(`${name}: ${problems.join('; ')}`);
+  // The strict pass decides: a missing value, a repeated `--` and the like.
+  try {
+    const { values, positionals } = parseArgv({
+      args: argv,
+      options: spec([...known]),
+      strict: true,
+      allowPositionals: true,
+    });
+    const options = new Map<string, string>();
+    for (const [k, v] of Object.entries(values)) if (typeof v === 'string') options.set(k, v);
+    return { positionals, options };
+  } catch (err) {
+    throw new UsageError(`${name}: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
