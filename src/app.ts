@@ -41,10 +41,8 @@ export interface App {
   log: Logger;
   publicAddress: AddressInfo;
   adminAddress: AddressInfo;
-  /** Keys of the demo accounts created at start (memory store with no account yet), by plan. */
+  /** Working keys of demo accounts made at this start (memory store), by plan: see ensureDemoAccounts. */
   demoKeys: Record<string, string>;
-  /** The developer demo account of an earlier start, when this one found accounts and created none. */
-  earlierDemoId: string | null;
   /**
    * Stops: in-flight requests finish, idle public connections are dropped after `drainMs`
    * (requests arriving meanwhile are answered, with `Connection: close`), then the store closes.
@@ -272,7 +270,7 @@ async function assemble(
   const demo =
     config.demo_accounts && store.kind === 'memory'
       ? await ensureDemoAccounts(store, config.plans, clock.now())
-      : { keys: {}, earlierDeveloperId: null };
+      : { keys: {} };
   return {
     config,
     store,
@@ -283,6 +281,5 @@ async function assemble(
     publicAddress,
     adminAddress,
     demoKeys: demo.keys,
-    earlierDemoId: demo.earlierDeveloperId,
   };
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import pino from 'pino';
-import { parseArgs } from './cli/args.js';
+import { parseArgs, UsageError } from './cli/args.js';
 import { OPERATE_USAGE, runOperate } from './cli/operate.js';
 import { runServe } from './cli/serve.js';
 import { DEFAULT_CONFIG_FILE, loadConfig, maskSecrets } from './config/load.js';
@@ -47,8 +47,7 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${USAGE}\n`);
       return 0;
   }
-  process.stderr.write(`unknown command: ${args.positionals.join(' ')}\n${USAGE}\n`);
-  return 2;
+  throw new UsageError(`unknown command: ${args.positionals.join(' ')}`);
 }
 
 main(process.argv.slice(2)).then(
@@ -56,6 +55,12 @@ main(process.argv.slice(2)).then(
     if (code !== 0) process.exitCode = code;
   },
   (err: unknown) => {
+    if (err instanceof UsageError) {
+      // One line naming what is wrong, not the whole usage to look for it in.
+      process.stderr.write(`${err.message} (fuel-gateway --help for usage)\n`);
+      process.exitCode = 2;
+      return;
+    }
     const text =
       err instanceof GatewayError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
     process.stderr.write(`${text}\n`);

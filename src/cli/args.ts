@@ -1,34 +1,132 @@
-/** Minimal argv parsing: positionals and `--name value` / `--name=value` options. */
+import { parseArgs as parseArgv } from 'node:util';
+
+/** A command line as parsed against its command: the command's words and arguments, and its options. */
 export interface Args {
+  /** The command's words (`accounts`, `create`), then its arguments. */
   positionals: string[];
   options: Map<string, string>;
 }
 
-// Flags that take no value: `--all` reads as all=true.
+/** One command of the CLI: its words, the names of the arguments it takes, and its options. */
+export interface Command {
+  words: readonly string[];
+  args: readonly string[];
+  options: readonly string[];
+}
+
+/** A command line no command accepts: exit 2, with one line naming what is wrong. */
+export class UsageError extends Error {}
+
+const ID = ['ID'];
+const LIST = ['status', 'plan', 'label', 'limit', 'cursor'];
+const EXPORT = ['from', 'to', 'account', 'format', 'out'];
+
+/**
+ * Every command, with what it accepts. The parser refuses anything else, so a typo (`--lable`)
+ * cannot pass as a command that silently did less than was asked.
+ */
+export const COMMANDS: readonly Command[] = [
+  { words: ['serve'], args: [], options: [] },
+  { words: ['help'], args: [], options: [] },
+  { words: ['config', 'check'], args: [], options: [] },
+  { words: ['config', 'reference'], args: [], options: [] },
+  {
+    words: ['accounts', 'create'],
+    args: [],
+    options: ['plan', 'label', 'limit', 'anchor', 'status', 'stripe-customer', 'billing-subject'],
+  },
+  { words: ['accounts', 'list'], args: [], options: LIST },
+  ...['show', 'disable', 'enable', 'rotate-key', 'delete'].map((verb) => ({
+    words: ['accounts', verb],
+    args: ID,
+    options: [],
+  })),
+  { words: ['accounts', 'set-plan'], args: ['ID', 'PLAN'], options: ['limit'] },
+  { words: ['accounts', 'set-external-ids'], args: ID, options: ['stripe-customer', 'billing-subject'] },
+  { words: ['prices', 'publish'], args: ['FILE'], options: [] },
+  { words: ['prices', 'cancel'], args: ['DATE'], options: [] },
+  { words: ['prices', 'show'], args: [], options: [] },
+  { words: ['prices', 'history'], args: [], options: [] },
+  { words: ['usage', 'export'], args: [], options: EXPORT },
+  { words: ['usage', 'periods'], args: [], options: EXPORT },
+  { words: ['cache', 'purge'], args: [], options: ['path', 'all'] },
+  { words: ['webhooks', 'add'], args: ['URL'], options: ['events', 'account', 'description'] },
+  { words: ['webhooks', 'list'], args: [], options: [] },
+  ...['remove', 'rotate-secret', 'test'].map((verb) => ({ words: ['webhooks', verb], args: ID, options: [] })),
+  { words: ['webhooks', 'deliveries'], args: ID, options: ['limit'] },
+  { words: ['billing', 'failures'], args: [], options: ['exporter'] },
+  { words: ['billing', 'retry'], args: [], options: ['exporter', 'id'] },
+];
+
+/** Every command takes these. */
+const GLOBAL_OPTIONS = ['config'];
+
+// Options that take no value: `--all` reads as all=true.
 const FLAGS = new Set(['all']);
 
+type Spec = Record<string, { type: 'string' | 'boolean' }>;
+const spec = (names: readonly string[]): Spec =>
+  Object.fromEntries(names.map((n) => [n, { type: FLAGS.has(n) ? 'boolean' : 'string' }]));
+const ALL_OPTIONS = spec([...GLOBAL_OPTIONS, ...COMMANDS.flatMap((c) => c.options)]);
+
+/** The command the words name: none is `serve`; an unknown one is a UsageError. */
+function commandOf(words: string[]): Command {
+  if (words.length === 0) return COMMANDS[0] as Command;
+  const found = COMMANDS.filter((c) => c.words.every((w, i) => words[i] === w)).sort(
+    (a, b) => b.words.length - a.words.length,
+  )[0];
+  if (found === undefined) throw new UsageError(`unknown command: ${words.slice(0, 2).join(' ')}`);
+  return found;
+}
+
+/**
+ * Parses argv against the command it names. Unknown options, options without their value and
+ * arguments beyond those the command takes are all named in one UsageError line.
+ */
 export function parseArgs(argv: string[]): Args {
-  const positionals: string[] = [];
-  const options = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (!arg.startsWith('--')) {
-      positionals.push(arg);
-      continue;
-    }
-    if (FLAGS.has(arg.slice(2))) {
-      options.set(arg.slice(2), 'true');
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    if (eq !== -1) {
-      options.set(arg.slice(2, eq), arg.slice(eq + 1));
-      continue;
-    }
-    const value = argv[i + 1];
-    if (value === undefined || value.startsWith('--')) throw new Error(`${arg} needs a value`);
-    options.set(arg.slice(2), value);
-    i++;
+  // First pass, knowing every option of every command: which command is it?
+  const { tokens } = parseArgv({
+    args: argv,
+    options: ALL_OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const isUnknown = (name: string): boolean => !(name in ALL_OPTIONS);
+  // An unknown option may have a value (`--lable x`): that is not a stray argument.
+  const words = tokens.flatMap((t, i) => {
+    const before = tokens[i - 1];
+    const valueOfUnknown =
+      before?.kind === 'option' &&
+      before.inlineValue === undefined &&
+      isUnknown(before.name) &&
+      before.index === t.index - 1;
+    return t.kind === 'positional' && !valueOfUnknown ? [t.value] : [];
+  });
+  const command = commandOf(words);
+  const known = new Set([...GLOBAL_OPTIONS, ...command.options]);
+  const name = command.words.join(' ');
+  const problems: string[] = [];
+  const unknown = tokens.flatMap((t) => (t.kind === 'option' && !known.has(t.name) ? [t.rawName] : []));
+  if (unknown.length > 0) problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`);
+  const stray = words.slice(command.words.length + command.args.length);
+  if (stray.length > 0)
+    problems.push(`unexpected argument${stray.length > 1 ? 's' : ''} ${stray.map((s) => `"${s}"`).join(', ')}`);
+  if (problems.length > 0) throw new UsageError(`${name}: ${problems.join('; ')}`);
+  // The strict pass decides: a missing value, a repeated `--` and the like.
+  try {
+    const { values, positionals } = parseArgv({
+      args: argv,
+      options: spec([...known]),
+      strict: true,
+      allowPositionals: true,
+    });
+    const options = new Map<string, string>();
+    for (const [k, v] of Object.entries(values))
+      if (typeof v === 'string') options.set(k, v);
+      else if (v === true) options.set(k, 'true');
+    return { positionals, options };
+  } catch (err) {
+    throw new UsageError(`${name}: ${(err as Error).message.split('\n')[0]}`);
   }
-  return { positionals, options };
 }

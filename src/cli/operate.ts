@@ -1,5 +1,4 @@
-import { createWriteStream, readFileSync } from 'node:fs';
-import { finished } from 'node:stream/promises';
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { auditLog } from '../admin/audit.js';
 import { BillingOperations } from '../admin/billing.js';
@@ -15,6 +14,7 @@ import type { PriceSet } from '../prices/schema.js';
 import { createStore } from '../store/create.js';
 import { PriceEvents } from '../webhooks/price-events.js';
 import type { Args } from './args.js';
+import { writeExportFile } from './export-file.js';
 
 export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--label L] [--limit N] [--anchor ISO] [--status S]
                                              [--stripe-customer cus_…] [--billing-subject S]
@@ -157,22 +157,10 @@ async function dispatch(
 
 const isExport = (v: unknown): v is UsageExport => typeof v === 'object' && v !== null && 'writeTo' in v;
 
-/** An export to a file (written whole, then closed) or to stdout. */
+/** An export to stdout, or to a file (see writeExportFile). */
 async function writeExport(e: UsageExport, out: string | undefined): Promise<void> {
-  if (out === undefined) {
-    await e.writeTo(process.stdout);
-    return;
-  }
-  const file = createWriteStream(out);
-  // A file that cannot be written fails the command through `finished`.
-  file.on('error', () => undefined);
-  let failed: unknown = null;
-  await e.writeTo(file).catch((err: unknown) => {
-    failed = err;
-  });
-  file.end();
-  await finished(file);
-  if (failed !== null) throw failed;
+  if (out === undefined) await e.writeTo(process.stdout);
+  else await writeExportFile(e, out);
 }
 
 /**

@@ -15,27 +15,31 @@ function urlHost({ address, family }: AddressInfo): string {
 }
 
 /**
- * What the start says about demo accounts (memory store with `demo_accounts`): a curl line with
- * a fresh key on the first start; on a restart, which created none, the exact admin API call that
- * gives a key, since the earlier keys are stored hashed and cannot be shown again. (The CLI's
- * `accounts` commands cannot reach the memory store inside the running server.)
+ * What the start says about demo accounts (memory store with `demo_accounts`): a curl line with a
+ * working key at every start; the first creates the demo accounts, a later one rotates the
+ * developer demo account's key (keys are stored hashed, so the earlier one cannot be shown
+ * again). The CLI's `accounts` commands cannot reach the memory store inside the running server.
  */
 function demoBanner(app: App): string {
   if (!app.config.demo_accounts || app.store.kind !== 'memory') return '';
   const api = `http://${urlHost(app.publicAddress)}:${app.publicAddress.port}/fuel-api/api/simple-current.php`;
-  const trialKey = app.demoKeys['developer'];
-  if (trialKey !== undefined)
-    return `\nDemo accounts created (memory store). Try the developer-trial key:\n\n  curl '${api}?api_key=${trialKey}'\n\n`;
+  const entries = Object.entries(app.demoKeys);
+  const [plan, key] = entries.find(([p]) => p === 'developer') ?? entries[0] ?? [];
+  if (plan !== undefined && key !== undefined) {
+    const what =
+      entries.length > 1
+        ? `Demo accounts created (memory store). Try the ${plan} key:`
+        : `Demo account "demo ${plan}" (memory store): a new key for it at this start (the earlier one no longer works):`;
+    return `\n${what}\n\n  curl '${api}?api_key=${key}'\n\n`;
+  }
+  // No developer plan, and a store that already has accounts: no demo key to give.
   const admin = `http://${urlHost(app.adminAddress)}:${app.adminAddress.port}/admin/accounts`;
   const auth = app.config.listen.admin.token === '' ? '' : ` -H "Authorization: Bearer $ADMIN_TOKEN"`;
-  const getKey =
-    app.earlierDemoId === null
-      ? `No demo accounts created: the store already has accounts. Create a developer-trial key:\n\n` +
-        `  curl -X POST${auth} -H 'Content-Type: application/json' -d '{"plan":"developer"}' ${admin}\n\n`
-      : `Demo accounts exist from an earlier start (memory store); their keys are stored hashed and cannot be\n` +
-        `shown again. A new key for the developer demo account (its old key stops working):\n\n` +
-        `  curl -X POST${auth} ${admin}/${app.earlierDemoId}/rotate-key\n\n`;
-  return `\n${getKey}then, with the "api_key" of its answer:\n\n  curl '${api}?api_key=KEY'\n\n`;
+  return (
+    `\nNo demo account created: the store already has accounts. Create a key:\n\n` +
+    `  curl -X POST${auth} -H 'Content-Type: application/json' -d '{"plan":"PLAN"}' ${admin}\n\n` +
+    `then, with the "api_key" of its answer:\n\n  curl '${api}?api_key=KEY'\n\n`
+  );
 }
 
 /**
@@ -55,7 +59,7 @@ export async function runServe(config: Config): Promise<void> {
     process.send?.(READY);
   }
   const banner = demoBanner(app);
-  // The one place a key is printed: on the console at first run, not in a log line.
+  // The one place a key is printed: on the console at start, not in a log line.
   if (banner !== '') process.stdout.write(banner);
   // Idle keep-alive connections get this long to send a request already on its way.
   const drainMs = Math.min(1000, config.server.keep_alive_timeout_ms);

@@ -139,18 +139,47 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   return parsed.data;
 }
 
+// Query parameters whose value is a credential, by name (api_key, token, access_token, sig, …).
+const SECRET_PARAM = /key|token|secret|pass|sig|auth|credential/i;
+
+/**
+ * A URL for display: its user info (up to the last "@" of the authority, as URL parsers read it)
+ * and the values of credential-like query parameters become `***`; the rest stays as written.
+ */
+export function maskUrl(url: string): string {
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(url);
+  if (m === null) return url;
+  const [, scheme, authority = '', rest = ''] = m;
+  const at = authority.lastIndexOf('@');
+  const host = at === -1 ? authority : `***@${authority.slice(at + 1)}`;
+  const masked = rest.replace(/([?&])([^=&#]*)=([^&#]*)/g, (all, sep: string, name: string) =>
+    SECRET_PARAM.test(paramName(name)) ? `${sep}${name}=***` : all,
+  );
+  return `${scheme}${host}${masked}`;
+}
+
+/** A query parameter's name as decoded; a malformed escape is judged as written. */
+function paramName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+}
+
+const mask = (secret: string): string => (secret === '' ? '' : '***');
+
 /** The effective config for `config check`, with secrets masked. */
 export function maskSecrets(config: Config): Config {
   const { redis } = config.store;
-  const url = redis.url.replace(/\/\/([^@/]*)@/, '//***@');
   const sentinel = redis.sentinel && {
     ...redis.sentinel,
-    ...(redis.sentinel.password === undefined ? {} : { password: '***' }),
+    ...(redis.sentinel.password === undefined ? {} : { password: mask(redis.sentinel.password) }),
   };
   return {
     ...config,
-    listen: { ...config.listen, admin: { ...config.listen.admin, token: config.listen.admin.token ? '***' : '' } },
-    store: { ...config.store, redis: { ...redis, url, ...(sentinel ? { sentinel } : {}) } },
-    upstream: { ...config.upstream, api_key: config.upstream.api_key ? '***' : '' },
+    listen: { ...config.listen, admin: { ...config.listen.admin, token: mask(config.listen.admin.token) } },
+    store: { ...config.store, redis: { ...redis, url: maskUrl(redis.url), ...(sentinel ? { sentinel } : {}) } },
+    upstream: { ...config.upstream, url: maskUrl(config.upstream.url), api_key: mask(config.upstream.api_key) },
   };
 }

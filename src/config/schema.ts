@@ -193,7 +193,7 @@ export const configSchema = z
     demo_accounts: z
       .boolean()
       .describe(
-        'Memory store: at the first start (a store with no account) create one demo account per plan and print a curl line',
+        'Memory store: the first start (a store with no account) creates one demo account per plan; every start prints a curl line with a working developer demo key (rotated after the first)',
       ),
     log: z.strictObject({
       level: z

@@ -1,39 +1,41 @@
 import type { Config } from '../config/schema.js';
 import type { Store } from '../store/types.js';
-import { createAccount } from './accounts.js';
+import { createAccount, rotateKey } from './accounts.js';
 
 // Plans without a default limit (enterprise) need one to exist; a demo gets this.
 const DEMO_LIMIT = 100_000;
 
 /** What the start did about demo accounts. */
 export interface DemoAccounts {
-  /** Keys of the demo accounts created at this start, by plan: empty unless the store had no account. */
-  keys: Record<string, string>;
   /**
-   * When the store already had accounts (a restart on the same state file): the id of the
-   * developer demo account from an earlier start, or null when there is none.
+   * Working keys of demo accounts, by plan: every plan's at the first start (a store with no
+   * account); on a later start the developer demo account's, rotated at this start.
    */
-  earlierDeveloperId: string | null;
+  keys: Record<string, string>;
 }
 
 /**
  * One demo account per plan, created only in a store that has no account at all: a restart on
  * the same memory-store file must not add four more each time. Their keys are stored hashed, so
- * a restart cannot show them again; it finds the earlier developer demo account instead, whose
- * key the operator can rotate to get a working one.
+ * a restart cannot show them again: it rotates the developer demo account's key instead (it is a
+ * demo; its old key stops working), creating that one account if the store has none, so that
+ * every start prints a key that works.
  */
 export async function ensureDemoAccounts(store: Store, plans: Config['plans'], now: number): Promise<DemoAccounts> {
   const keys: Record<string, string> = {};
   if (!(await hasAnyAccount(store))) {
-    for (const [plan, p] of Object.entries(plans)) {
-      const limit = p.limit === undefined ? DEMO_LIMIT : null;
-      keys[plan] = (
-        await createAccount(store, plans, { plan, label: demoLabel(plan), status: 'active', limit }, now)
-      ).api_key;
-    }
-    return { keys, earlierDeveloperId: null };
+    for (const plan of Object.keys(plans)) keys[plan] = await createDemo(store, plans, plan, now);
+    return { keys };
   }
-  return { keys, earlierDeveloperId: await findDemo(store, 'developer') };
+  const earlier = await findDemo(store, 'developer');
+  if (earlier !== null) keys['developer'] = (await rotateKey(store, earlier)).api_key;
+  else if (plans['developer'] !== undefined) keys['developer'] = await createDemo(store, plans, 'developer', now);
+  return { keys };
+}
+
+async function createDemo(store: Store, plans: Config['plans'], plan: string, now: number): Promise<string> {
+  const limit = plans[plan]?.limit === undefined ? DEMO_LIMIT : null;
+  return (await createAccount(store, plans, { plan, label: demoLabel(plan), status: 'active', limit }, now)).api_key;
 }
 
 const demoLabel = (plan: string): string => `demo ${plan}`;

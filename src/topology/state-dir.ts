@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 interface Claim {
@@ -15,6 +15,35 @@ function startTime(pid: number): string | null {
   } catch {
     return null;
   }
+}
+
+/** The process's command line, split into its arguments (empty if it is gone). */
+function commandLine(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+  } catch {
+    return [];
+  }
+}
+
+/** Whether the command line is that of the child the runner starts under this name. */
+export type OwnChild = (name: string, argv: string[]) => boolean;
+
+/**
+ * The directory holds Redis's data and ACL file, the balancer's socket and the claim naming
+ * which processes to stop: anyone else who could write there could make the runner signal any
+ * process of this user. Refused unless this user owns it and no one else may write to it.
+ */
+function mustBePrivate(path: string): void {
+  const st = statSync(path);
+  if (!st.isDirectory()) throw new Error(`${path}: --state-dir is not a directory`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid)
+    throw new Error(`${path}: --state-dir is owned by uid ${st.uid}, not this user (uid ${uid}): choose another`);
+  if ((st.mode & 0o022) !== 0)
+    throw new Error(
+      `${path}: --state-dir is group- or world-writable (mode ${(st.mode & 0o777).toString(8)}): chmod go-w it or choose another`,
+    );
 }
 
 /** Running: a zombie (killed, not yet reaped by its parent) is not. */
@@ -38,13 +67,18 @@ export class StateDir {
   private claim: Claim = { runner: process.pid, children: [] };
   private taken = false;
 
-  constructor(readonly path: string) {
+  /** `ownChild`: what the command line of each child the runner starts looks like. */
+  constructor(
+    readonly path: string,
+    private readonly ownChild: OwnChild,
+  ) {
     this.file = join(path, 'runner.json');
   }
 
   /** Takes the directory; returns the names of the processes a dead runner had left running. */
   async take(): Promise<string[]> {
     mkdirSync(this.path, { recursive: true, mode: 0o700 });
+    mustBePrivate(this.path);
     let earlier: Claim | null = null;
     try {
       earlier = JSON.parse(readFileSync(this.file, 'utf8')) as Claim;
@@ -55,7 +89,11 @@ export class StateDir {
       throw new Error(
         `${this.path} is in use by the runner with pid ${earlier.runner}: stop it (kill -TERM ${earlier.runner}) or choose another --state-dir`,
       );
-    const left = (earlier?.children ?? []).filter((c) => startTime(c.pid) === c.started);
+    // The claim says which pid; only a process whose start time and command line are those of
+    // the runner's own child is signalled (a reused pid, or any other process, is not).
+    const left = (earlier?.children ?? []).filter(
+      (c) => startTime(c.pid) === c.started && this.ownChild(c.name, commandLine(c.pid)),
+    );
     for (const c of left) process.kill(c.pid, 'SIGTERM');
     const end = Date.now() + 10_000;
     while (left.some((c) => alive(c.pid)) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../config/load.js';
+import { GATEWAY_ARGS, ownChild } from './children.js';
 import { fillServers, haproxyBinary, serverName, serverStats, setServerState } from './haproxy.js';
 import { StateDir } from './state-dir.js';
 import { Supervised, waitFor } from './supervised.js';
@@ -92,7 +93,7 @@ export class Topology {
   constructor(private readonly o: TopologyOptions) {
     this.logDir = join(o.stateDir, 'logs');
     this.socket = join(o.stateDir, 'haproxy.sock');
-    this.state = new StateDir(o.stateDir);
+    this.state = new StateDir(o.stateDir, ownChild(o.stateDir));
   }
 
   private readonly spawned = (name: string, pid: number): void => this.state.started(name, pid);
@@ -224,7 +225,7 @@ export class Topology {
     };
     const cmd = {
       cmd: process.execPath,
-      args: ['--no-memory-reducer', join(PROJECT_ROOT, 'dist/main.js'), 'serve'],
+      args: GATEWAY_ARGS,
       env,
     };
     const name = `gateway-${i + 1}`;

@@ -1,10 +1,11 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { mkdir, open, rename } from 'node:fs/promises';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { GatewayError } from '../../errors.js';
 import { EVENT_TYPES } from '../../events/event.js';
 import { describeIssues, priceSetDocument } from '../../prices/schema.js';
+import { openTemp, openTempSync, removeStaleTemps, tempOf } from './temp-file.js';
 
 const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);
 const webhooksState = z.strictObject({
@@ -165,7 +166,9 @@ export class StateWriter {
   constructor(
     readonly file: string,
     private readonly parts: () => StateParts,
-  ) {}
+  ) {
+    removeStaleTemps(file);
+  }
 
   /** Resolves once a write that began after this call has reached the disk. */
   write(): Promise<void> {
@@ -220,17 +223,22 @@ function waiters(): Waiters {
  * over it, so a crash leaves either the old state or the new one, never half of either.
  */
 async function writeState(file: string, [start, rest]: StateParts): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
-  const handle = await open(temp, 'w', 0o600);
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  const temp = tempOf(file);
+  const handle = await openTemp(temp);
   try {
-    await handle.writeFile(start);
-    await handle.writeFile(rest);
-    await handle.sync();
-  } finally {
-    await handle.close();
+    try {
+      await handle.writeFile(start);
+      await handle.writeFile(rest);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
   }
-  await rename(temp, file);
   // The rename itself is durable once the directory is flushed.
   const dir = await open(dirname(file), 'r');
   try {
@@ -242,17 +250,22 @@ async function writeState(file: string, [start, rest]: StateParts): Promise<void
 
 /** writeState on the event loop, for shutdown. */
 function writeStateSync(file: string, [start, rest]: StateParts): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
-  const fd = openSync(temp, 'w', 0o600);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const temp = tempOf(file);
+  const fd = openTempSync(temp);
   try {
-    writeSync(fd, start);
-    writeSync(fd, rest);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, start);
+      writeSync(fd, rest);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
   }
-  renameSync(temp, file);
   const dir = openSync(dirname(file), 'r');
   try {
     fsyncSync(dir);

@@ -1,0 +1,113 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { COMMANDS } from '../../src/cli/args.js';
+import { type CliResult, ROOT, runCli } from '../helpers/cli.js';
+import { startRedis } from '../helpers/redis.js';
+
+// A refused command line exits at once; one that is wrongly accepted (`serve` starts a server)
+// is stopped after this and shows as a null exit code.
+const BOUND_MS = 30_000;
+
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['dist/main.js', ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), BOUND_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end();
+  });
+}
+
+/** Runs the jobs `width` at a time (the machine is shared). */
+async function pool<T>(jobs: Array<() => Promise<T>>, width: number): Promise<T[]> {
+  const results: T[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const i = next++;
+      results[i] = await (jobs[i] as () => Promise<T>)();
+    }
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  return results;
+}
+
+t.test(
+  'every command of the command table refuses an unknown flag and a stray argument: exit 2, one line naming it',
+  async (t) => {
+    const dir = t.testdir({
+      'gateway.yaml': JSON.stringify({ store: { memory: { file: '' } }, demo_accounts: false }),
+    });
+    // Were a command to run anyway, it runs on a private config and free ports.
+    const env = { FUEL_GATEWAY_CONFIG: join(dir, 'gateway.yaml'), REDIS_URL: '', PORT: '0', ADMIN_PORT: '0' };
+    t.same(
+      [...new Set(COMMANDS.map((c) => c.words[0]))].sort(),
+      ['accounts', 'cache', 'config', 'help', 'prices', 'serve', 'usage', 'webhooks'],
+      'the table has every group of commands',
+    );
+    const cases = COMMANDS.flatMap((c) => {
+      // Each argument the command takes gets a value, so only the extra one is wrong.
+      const valid = [...c.words, ...c.args.map((a) => `some-${a.toLowerCase()}`)];
+      return [
+        { name: c.words.join(' '), args: [...valid, '--bogus-flag=1'], named: '--bogus-flag' },
+        { name: c.words.join(' '), args: [...valid, 'stray-argument'], named: 'stray-argument' },
+        { name: c.words.join(' '), args: [...valid, '-q'], named: '-q' },
+      ];
+    });
+    const results = await pool(
+      cases.map((c) => () => run(c.args, env)),
+      4,
+    );
+    results.forEach((r, i) => {
+      const c = cases[i] as (typeof cases)[number];
+      const what = c.args.join(' ');
+      t.equal(r.code, 2, `${what}: exit 2 (stderr: ${r.stderr.slice(0, 200)})`);
+      t.equal(r.stdout, '', `${what}: nothing on stdout`);
+      t.match(r.stderr, /^[^\n]+\n$/, `${what}: one line`);
+      t.ok(r.stderr.includes(c.named) && r.stderr.startsWith(c.name), `${what}: names the command and ${c.named}`);
+    });
+  },
+);
+
+t.test('a misspelt option changes nothing in the store: --lable, --limt', async (t) => {
+  const redis = await startRedis(t);
+  const dir = t.testdir();
+  const config = join(dir, 'redis.yaml');
+  writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } } }));
+  const cli = (...args: string[]) => runCli([...args, '--config', config]);
+
+  const created = await cli('accounts', 'create', '--plan', 'starter', '--limit', '7');
+  t.equal(created.code, 0, created.stderr);
+  const id = (JSON.parse(created.stdout) as { account: { id: string } }).account.id;
+
+  const typo = await cli('accounts', 'create', '--plan', 'starter', '--lable', 'x');
+  t.equal(typo.code, 2, 'accounts create --lable: exit 2');
+  t.equal(typo.stderr, 'accounts create: unknown option --lable (fuel-gateway --help for usage)\n');
+  const limt = await cli('accounts', 'set-plan', id, 'business', '--limt', '5');
+  t.equal(limt.code, 2, 'accounts set-plan --limt: exit 2');
+  t.match(limt.stderr, /^accounts set-plan: unknown option --limt\b/);
+  const both = await cli('accounts', 'show', id, 'extra', '--verbose');
+  t.equal(both.code, 2);
+  t.match(both.stderr, /^accounts show: unknown option --verbose; unexpected argument "extra"/, 'both named');
+
+  const list = JSON.parse((await cli('accounts', 'list')).stdout) as {
+    accounts: Array<{ id: string; plan: string; limit: number | null }>;
+  };
+  t.same(
+    list.accounts.map((a) => [a.id, a.plan, a.limit]),
+    [[id, 'starter', 7]],
+    'no account was created, and the plan and limit were not changed',
+  );
+  const unknown = await cli('accounts', 'frobnicate');
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /^unknown command: accounts frobnicate/);
+});
