@@ -41,7 +41,7 @@ export function parsePriceHistory(raw: unknown, prefix = ''): PriceSet[] {
 export async function loadPriceFile(store: Store, file: string, replace: boolean): Promise<number> {
   // One announcement for the whole file: instances reload once, not once per set. Async, so a
   // bad file is a rejection (the watcher catches it), never a throw.
-  return store.putPriceSets(readPriceFile(file), replace);
+  return (await store.putPriceSets(readPriceFile(file), replace)).length;
 }
 
 /**
