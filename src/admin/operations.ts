@@ -42,7 +42,7 @@ export class Operations {
     private readonly clock: Clock,
     private readonly audit: Audit,
     /** Tells of a cancelled set (a prices.cancelled webhook event). */
-    private readonly priceEvents?: { cancelled(set: PriceSet): Promise<void> },
+    private readonly priceEvents?: { cancelled(set: PriceSet, seq: number): Promise<void> },
   ) {}
 
   async createAccount(body: unknown, from: string): Promise<{ account: Account; api_key: string }> {
@@ -238,8 +238,9 @@ export class Operations {
         'CONFLICT',
         `the price set of ${d} is already in effect; publish a corrected set for ${d} instead`,
       );
-    if (!(await this.store.deletePriceSet(d))) throw new GatewayError('NOT_FOUND', `no price set for ${d}`);
-    await this.priceEvents?.cancelled(set);
+    const change = await this.store.deletePriceSet(d);
+    if (!change) throw new GatewayError('NOT_FOUND', `no price set for ${d}`);
+    await this.priceEvents?.cancelled(set, change.seq);
     await this.book.load();
     this.audit({ action: 'prices.cancel', effective_date: d, from });
     return { price_set: set };

@@ -9,8 +9,7 @@ import { systemClock } from '../clock.js';
 import { exporterNameOf } from '../config/billing.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
-import { bookOptions, PriceBook } from '../prices/book.js';
-import type { PriceSet } from '../prices/schema.js';
+import { bookOptions, PriceBook, type Published } from '../prices/book.js';
 import { createStore } from '../store/create.js';
 import { PriceEvents } from '../webhooks/price-events.js';
 import type { Args } from './args.js';
@@ -173,7 +172,7 @@ export async function runOperate(config: Config, args: Args, log: Logger): Promi
   // The CLI enqueues price events; the gateways deliver them.
   const priceEvents = new PriceEvents(store, config.prices.source_name, systemClock.now, log);
   // Sets taking effect are told of by the gateways, on their clocks, not by a passing command.
-  const bookEvents = { published: (sets: PriceSet[]) => priceEvents.published(sets), effective: () => undefined };
+  const bookEvents = { published: (sets: Published[]) => priceEvents.published(sets), effective: () => undefined };
   const book = new PriceBook(store, bookOptions(config), systemClock, log, undefined, bookEvents);
   try {
     await book.load();

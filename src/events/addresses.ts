@@ -1,62 +1,59 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * Addresses a webhook may not reach (server-side request forgery): this machine, private
- * networks, link-local (with the cloud metadata service at 169.254.169.254), carrier-grade NAT,
- * unspecified, multicast, broadcast and documentation ranges, in IPv4 and IPv6; an IPv4-mapped
- * IPv6 address is judged as the IPv4 address it carries.
+ * Addresses a webhook may not reach (server-side request forgery): anything ipaddr.js does not
+ * class as global unicast (this machine, private networks, link-local with the cloud metadata
+ * service at 169.254.169.254, carrier-grade NAT, unspecified, multicast, broadcast, reserved and
+ * documentation ranges), in IPv4 and IPv6. An IPv6 address that carries an IPv4 address, by
+ * which a router or the kernel may reach that IPv4 address, is judged as every IPv4 address it
+ * may carry: the ranges are kept by the library, the embeddings are listed here.
  */
-const refused = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  refused.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const)
-  refused.addSubnet(net, bits, 'ipv6');
-
-const MAPPED = /^::ffff:(?:0:)?(\d+\.\d+\.\d+\.\d+)$/i;
-const MAPPED_HEX = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i;
-
-/** The IPv4 address an IPv4-mapped (or -translated) IPv6 address carries, or null. */
-function embeddedV4(address: string): string | null {
-  const dotted = MAPPED.exec(address);
-  if (dotted) return dotted[1] as string;
-  const hex = MAPPED_HEX.exec(address);
-  if (!hex) return null;
-  const hi = Number.parseInt(hex[1] as string, 16);
-  const lo = Number.parseInt(hex[2] as string, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+export function isPublicAddress(address: string): boolean {
+  if (isIP(address) === 0) return false;
+  const ip = ipaddr.parse(address);
+  if (ip.kind() === 'ipv4') return ip.range() === 'unicast';
+  const carried = embeddedV4(ip as ipaddr.IPv6);
+  if (carried !== null) return carried.every((v4) => v4.range() === 'unicast');
+  return ip.range() === 'unicast';
 }
 
-/** Whether a webhook may be sent to this IP address (false for anything not an IP address). */
-export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return false;
-  if (family === 4) return !refused.check(address, 'ipv4');
-  const v4 = embeddedV4(address);
-  if (v4 !== null) return isIP(v4) === 4 && !refused.check(v4, 'ipv4');
-  return !refused.check(address, 'ipv6');
+const v4 = (hi: number, lo: number): ipaddr.IPv4 => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+
+/**
+ * The IPv4 addresses an IPv6 address may lead to, or null when it carries none:
+ * - ::/96 (IPv4-compatible, deprecated; the URL parser writes `[::127.0.0.1]` as `[::7f00:1]`),
+ *   ::ffff:0:0/96 (IPv4-mapped) and ::ffff:0:0:0/96 (IPv4-translated): the last 32 bits;
+ * - 64:ff9b::/96 (NAT64): the last 32 bits; 64:ff9b:1::/48 (local NAT64): its operator picks
+ *   the prefix length, so every RFC 6052 layout from /48 to /96;
+ * - 2002::/16 (6to4): bits 16-47;
+ * - 2001::/32 (Teredo): the server (bits 32-63) and the client (the last 32 bits, inverted);
+ * - an ISATAP interface identifier (`0:5efe` or `200:5efe` in bits 64-95): the last 32 bits.
+ */
+function embeddedV4(ip: ipaddr.IPv6): ipaddr.IPv4[] | null {
+  const p = ip.parts;
+  const last = v4(p[6] as number, p[7] as number);
+  const range = ip.range();
+  if (range === 'ipv4Mapped' || range === 'rfc6145') return [last];
+  if (p.slice(0, 6).every((x) => x === 0)) return [last];
+  if (range === 'rfc6052') return p[2] === 1 ? localNat64(p) : [last];
+  if (range === '6to4') return [v4(p[1] as number, p[2] as number)];
+  if (range === 'teredo')
+    return [v4(p[2] as number, p[3] as number), v4(~(p[6] as number) & 0xffff, ~(p[7] as number) & 0xffff)];
+  if (p[5] === 0x5efe && ((p[4] as number) & 0xfdff) === 0) return [last];
+  return null;
+}
+
+/** 64:ff9b:1::/48 with the IPv4 address at each RFC 6052 prefix length of /48 and longer. */
+function localNat64(p: number[]): ipaddr.IPv4[] {
+  const byte = (i: number): number => (i % 2 === 0 ? (p[i >> 1] as number) >> 8 : (p[i >> 1] as number) & 255);
+  const at = (...bytes: number[]): ipaddr.IPv4 => new ipaddr.IPv4(bytes.map(byte));
+  return [
+    at(6, 7, 9, 10), // /48
+    at(7, 9, 10, 11), // /56
+    at(9, 10, 11, 12), // /64
+    at(10, 11, 12, 13), // /72
+    at(11, 12, 13, 14), // /80
+    at(12, 13, 14, 15), // /96
+  ];
 }

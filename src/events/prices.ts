@@ -16,13 +16,24 @@ function priceData(set: PriceSet, defaultSource: string): Record<string, unknown
 }
 
 /**
- * A price event, its id derived from the type, the date and (published, cancelled) the set's
- * content: every gateway (each has the clock that makes a set take effect) names it alike, so the
- * outbox keeps it once. Publishing the same content again raises nothing new; a date takes
- * effect once, whatever corrections follow.
+ * A price event with a deterministic id, so the outbox keeps it once whichever gateway offers it:
+ * - published and cancelled: the type, the date, the store's number for the change (`seq`, see
+ *   store/prices/interface.ts PriceChange) and the set's content. Each change is news, even one
+ *   that brings back a set seen before (published again after a cancel, or a revert); the
+ *   content keeps ids apart should a store that lost its data number changes anew.
+ * - effective (`seq` null): the type and the date. Every gateway sees a date take effect on its
+ *   own clock, and a date takes effect once, whatever corrections follow.
  */
-export function priceEvent(type: PriceEventType, set: PriceSet, defaultSource: string, nowMs: number): OutboxEvent {
-  const content =
-    type === 'prices.effective' ? '' : createHash('sha256').update(JSON.stringify(set)).digest('base64url');
-  return outboxEvent(eventId(type, set.effective_date, content), type, priceData(set, defaultSource), nowMs);
+export function priceEvent(
+  type: PriceEventType,
+  set: PriceSet,
+  seq: number | null,
+  defaultSource: string,
+  nowMs: number,
+): OutboxEvent {
+  const parts =
+    seq === null
+      ? [type, set.effective_date]
+      : [type, set.effective_date, String(seq), createHash('sha256').update(JSON.stringify(set)).digest('base64url')];
+  return outboxEvent(eventId(...parts), type, priceData(set, defaultSource), nowMs);
 }

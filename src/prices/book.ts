@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
-import type { Store } from '../store/types.js';
+import type { PriceChange, Store } from '../store/types.js';
 import { localTimeToMs } from '../time/zone.js';
 import type { PriceSet } from './schema.js';
 import { buildSnapshot, type CurrentPrices, EMPTY_SNAPSHOT, type Snapshot } from './snapshot.js';
@@ -19,10 +19,19 @@ export const bookOptions = (config: Config): PriceBookOptions => ({
   upstreamOnly: config.upstream.url !== '',
 });
 
+/** A set stored by `publish`/`publishMany`, with the store's number for that change. */
+export interface Published {
+  set: PriceSet;
+  seq: number;
+}
+
 /** What the book tells of price changes (webhooks/price-events.ts turns them into events). */
 export interface BookEvents {
-  /** Sets stored by `publish`/`publishMany` (the admin API, the CLI, the origin poller). */
-  published(sets: PriceSet[]): Promise<void>;
+  /**
+   * Sets stored by `publish`/`publishMany` (the admin API, the CLI, the origin poller) that
+   * changed the history: told by the one process whose store call made the change.
+   */
+  published(sets: Published[]): Promise<void>;
   /** A set whose effective time has come, seen by this process within a day of it. */
   effective(set: PriceSet): void;
 }
@@ -109,15 +118,20 @@ export class PriceBook {
    * by an operator or by the upstream poller. Every other instance reloads on the announcement.
    */
   async publish(set: PriceSet): Promise<void> {
-    await this.store.putPriceSet(set, true);
-    await this.events?.published([set]);
+    const change = await this.store.putPriceSet(set, true);
+    if (change) await this.events?.published([{ set, seq: change.seq }]);
     await this.load();
   }
 
   /** `publish` for many sets: stored and announced at once, so none is current on the way. */
   async publishMany(sets: PriceSet[]): Promise<void> {
-    await this.store.putPriceSets(sets, true);
-    await this.events?.published(sets);
+    const changes = await this.store.putPriceSets(sets, true);
+    const byDate = new Map(sets.map((s) => [s.effective_date, s]));
+    const told = changes.flatMap((c: PriceChange) => {
+      const set = byDate.get(c.effective_date);
+      return set ? [{ set, seq: c.seq }] : [];
+    });
+    if (told.length > 0) await this.events?.published(told);
     await this.load();
   }
 

@@ -5,7 +5,7 @@ import type { BillingStore } from './billing/interface.js';
 import type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './counting/interface.js';
 import type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
-import type { PriceStore } from './prices/interface.js';
+import type { PriceChange, PriceStore } from './prices/interface.js';
 import type { Store } from './types.js';
 
 /**
@@ -108,13 +108,13 @@ export abstract class CompositeStore implements Store {
   listPriceSets(): Promise<PriceSet[]> {
     return this.prices.listPriceSets();
   }
-  putPriceSet(set: PriceSet, replace: boolean): Promise<boolean> {
+  putPriceSet(set: PriceSet, replace: boolean): Promise<PriceChange | null> {
     return this.prices.putPriceSet(set, replace);
   }
-  putPriceSets(sets: PriceSet[], replace: boolean): Promise<number> {
+  putPriceSets(sets: PriceSet[], replace: boolean): Promise<PriceChange[]> {
     return this.prices.putPriceSets(sets, replace);
   }
-  deletePriceSet(date: string): Promise<boolean> {
+  deletePriceSet(date: string): Promise<PriceChange | null> {
     return this.prices.deletePriceSet(date);
   }
 

@@ -29,7 +29,7 @@ export type {
   PlanChange,
 } from './counting/interface.js';
 export type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
-export type { PriceStore } from './prices/interface.js';
+export type { PriceChange, PriceStore } from './prices/interface.js';
 
 /**
  * The shared state of the gateway, as one object for wiring: the five concerns (each an

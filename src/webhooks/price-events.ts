@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import { priceEvent } from '../events/prices.js';
-import type { BookEvents } from '../prices/book.js';
+import type { BookEvents, Published } from '../prices/book.js';
 import type { PriceSet } from '../prices/schema.js';
 import type { EventStore } from '../store/types.js';
 
 /**
- * Price changes as webhook events, enqueued in the store's outbox under deterministic ids: every
- * gateway sees a set take effect on its own clock, and the outbox keeps the event once.
+ * Price changes as webhook events, enqueued in the store's outbox under deterministic ids: a
+ * publication or a cancel by the number of its change in the store (one event per change), a
+ * set taking effect by its date (every gateway sees it on its own clock; the outbox keeps it once).
  */
 export class PriceEvents implements BookEvents {
   constructor(
@@ -18,12 +19,13 @@ export class PriceEvents implements BookEvents {
     private readonly enqueued: () => void = () => undefined,
   ) {}
 
-  async published(sets: PriceSet[]): Promise<void> {
-    for (const set of sets) await this.add(priceEvent('prices.published', set, this.defaultSource, this.now()));
+  async published(sets: Published[]): Promise<void> {
+    for (const { set, seq } of sets)
+      await this.add(priceEvent('prices.published', set, seq, this.defaultSource, this.now()));
   }
 
   effective(set: PriceSet): void {
-    this.add(priceEvent('prices.effective', set, this.defaultSource, this.now())).catch((err: unknown) =>
+    this.add(priceEvent('prices.effective', set, null, this.defaultSource, this.now())).catch((err: unknown) =>
       this.log.error(
         { err: (err as Error).message, effective_date: set.effective_date },
         'could not enqueue the prices.effective event (another gateway may have)',
@@ -31,8 +33,9 @@ export class PriceEvents implements BookEvents {
     );
   }
 
-  cancelled(set: PriceSet): Promise<void> {
-    return this.add(priceEvent('prices.cancelled', set, this.defaultSource, this.now()));
+  /** A set withdrawn by the change numbered `seq` (PriceStore.deletePriceSet). */
+  cancelled(set: PriceSet, seq: number): Promise<void> {
+    return this.add(priceEvent('prices.cancelled', set, seq, this.defaultSource, this.now()));
   }
 
   private async add(event: ReturnType<typeof priceEvent>): Promise<void> {

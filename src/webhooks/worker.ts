@@ -8,8 +8,12 @@ import { allowanceFor } from '../quota/allowance.js';
 import type { Claimed, Store } from '../store/types.js';
 import { type SendPolicy, sendWebhook } from './send.js';
 
-// Deliveries claimed at once by one gateway, and attempted side by side.
-const BATCH = 16;
+// Deliveries one gateway attempts side by side. An attempt that hangs costs only a socket until
+// its timeout, so the bound is high: hanging receivers never take every slot from healthy ones.
+const MAX_IN_FLIGHT = 256;
+// Deliveries taken per store call; the worker claims again at once while more are due and a
+// slot is free, and again whenever an attempt finishes.
+const CLAIM_AT_ONCE = 16;
 // A claim lasts twice the attempt's hard timeout and a second: only a gateway that stopped
 // (killed, frozen) lets its claim run out, and then another attempts the delivery.
 const leaseMs = (timeoutMs: number): number => 2 * timeoutMs + 1000;
@@ -32,6 +36,10 @@ export class WebhookWorker {
   private readonly policy: SendPolicy;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
+  /** Asked to look again (kick) while a round was running. */
+  private again = false;
+  /** Attempts under way, by delivery id. */
+  private readonly inFlight = new Map<string, Promise<void>>();
   private stopped = false;
   private lastSweepMs = 0;
 
@@ -50,9 +58,11 @@ export class WebhookWorker {
     this.schedule(0);
   }
 
-  /** Looks for due deliveries now (an event was just enqueued by this process). */
+  /** Looks for due deliveries now (an event was just enqueued, or an attempt finished and freed a slot). */
   kick(): void {
-    if (!this.stopped && this.running === null) this.schedule(0);
+    if (this.stopped) return;
+    if (this.running === null) this.schedule(0);
+    else this.again = true;
   }
 
   /** Stops claiming; attempts under way finish (each within `webhooks.timeout_ms`) and are recorded. */
@@ -60,31 +70,52 @@ export class WebhookWorker {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    await Promise.all(this.inFlight.values());
   }
 
   private schedule(ms: number): void {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
+      this.again = false;
       this.running = this.tick().finally(() => {
         this.running = null;
-        if (!this.stopped) this.schedule(this.config.webhooks.poll_interval_ms);
+        if (!this.stopped) this.schedule(this.again ? 0 : this.config.webhooks.poll_interval_ms);
       });
     }, ms);
     this.timer.unref?.();
   }
 
+  /**
+   * Claims while deliveries are due and slots are free, and starts each attempt without waiting
+   * for the others: a slow or hanging receiver holds its own slot, never the round. The store
+   * hands out at most ENDPOINT_CONCURRENCY deliveries per endpoint at a time, oldest due first.
+   */
   private async tick(): Promise<void> {
     try {
       await this.sweep();
-      for (;;) {
+      while (!this.stopped) {
+        const want = Math.min(CLAIM_AT_ONCE, MAX_IN_FLIGHT - this.inFlight.size);
+        if (want <= 0) return;
         const claimed = await this.store.claimDeliveries(
           this.holder,
           this.now(),
           leaseMs(this.config.webhooks.timeout_ms),
-          BATCH,
+          want,
         );
-        await Promise.all(claimed.map((c) => this.attempt(c)));
-        if (claimed.length < BATCH || this.stopped) return;
+        for (const c of claimed) {
+          const id = c.delivery.id;
+          // Claimed again while this gateway still attempts it: its clock jumped past the lease.
+          // The attempt under way records the outcome (the holder is the same).
+          if (this.inFlight.has(id)) continue;
+          const attempt = this.attempt(c)
+            .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'webhook attempt failed'))
+            .finally(() => {
+              this.inFlight.delete(id);
+              this.kick();
+            });
+          this.inFlight.set(id, attempt);
+        }
+        if (claimed.length < want) return;
       }
     } catch (err) {
       this.log.warn({ err: (err as Error).message }, 'webhook delivery round failed; trying again');

@@ -53,6 +53,11 @@ export interface AttemptOutcome {
 // event id is remembered (a second enqueue of the same id within it is dropped).
 export const DELIVERY_KEEP_MS = 30 * 86_400_000;
 export const EVENT_ID_KEEP_MS = 30 * 86_400_000;
+/**
+ * Deliveries of one endpoint claimed at a time, across every gateway: a receiver that hangs
+ * holds this many attempts, and the rest of the outbox goes on.
+ */
+export const ENDPOINT_CONCURRENCY = 2;
 /** Deliveries listed per endpoint. */
 export const DELIVERIES_KEPT = 100;
 
@@ -76,7 +81,9 @@ export interface EventStore {
   /**
    * Takes up to `max` deliveries due at `nowMs` for `holder`: none is due again before
    * `nowMs + leaseMs`, so no other holder attempts it meanwhile; a holder that dies leaves it
-   * to be taken again once the lease has run out.
+   * to be taken again once the lease has run out. Oldest due first, and never more than
+   * ENDPOINT_CONCURRENCY of one endpoint under claim at once (by any holder): the deliveries of
+   * an endpoint at its bound wait, and do not stand in front of other endpoints' deliveries.
    */
   claimDeliveries(holder: string, nowMs: number, leaseMs: number, max: number): Promise<Claimed[]>;
   /** Records an attempt. Ignored (false) when `holder` no longer holds the delivery. */

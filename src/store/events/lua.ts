@@ -46,27 +46,59 @@ return n
 `;
 
 /**
- * Claims the deliveries due: each is due again only when the claim runs out, and names its holder.
- * A delivery whose endpoint is gone is dropped.
+ * Claims the deliveries due, oldest first: each is due again only when the claim runs out, and
+ * names its holder. An endpoint has at most ARGV[6] deliveries under claim (`{wh}:busy:EP`,
+ * delivery id → end of its claim); a due delivery of an endpoint at that bound waits beside it
+ * (`{wh}:park:EP`, by when it was due; `{wh}:parked` lists such endpoints), out of the line, so
+ * a hanging receiver's backlog never stands in front of other endpoints. Parked deliveries go
+ * back in line when a claim of theirs ends (RECORD) or runs out (here). A delivery whose
+ * endpoint is gone is dropped.
  *
- * ARGV[1] prefix, ARGV[2] now (ms), ARGV[3] lease (ms), ARGV[4] most, ARGV[5] holder.
- * Returns {delivery fields (flat), endpoint JSON, ...}.
+ * ARGV[1] prefix, ARGV[2] now (ms), ARGV[3] lease (ms), ARGV[4] most, ARGV[5] holder, ARGV[6]
+ * claims per endpoint. Returns {delivery fields (flat), endpoint JSON, ...}.
  */
 export const CLAIM = `
-local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[4]))
+local prefix, now, lease, most, cap = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[6])
+local parked = prefix .. 'parked'
+local function free(ep)
+  local busy = prefix .. 'busy:' .. ep
+  redis.call('ZREMRANGEBYSCORE', busy, '-inf', now)
+  return cap - redis.call('ZCARD', busy)
+end
+for _, ep in ipairs(redis.call('SMEMBERS', parked)) do
+  local park = prefix .. 'park:' .. ep
+  local n = free(ep)
+  if n > 0 then
+    local back = redis.call('ZPOPMIN', park, n)
+    for i = 1, #back, 2 do redis.call('ZADD', KEYS[2], back[i + 1], back[i]) end
+  end
+  if redis.call('ZCARD', park) == 0 then redis.call('SREM', parked, ep) end
+end
 local out = {}
-for _, id in ipairs(ids) do
-  local d = ARGV[1] .. 'd:' .. id
-  local endpoint = redis.call('HGET', KEYS[1], redis.call('HGET', d, 'endpoint_id') or '')
-  if not endpoint then
-    redis.call('ZREM', KEYS[2], id)
-    redis.call('ZREM', KEYS[3], id)
-    redis.call('DEL', d)
-  else
-    redis.call('ZADD', KEYS[2], tonumber(ARGV[2]) + tonumber(ARGV[3]), id)
-    redis.call('HSET', d, 'holder', ARGV[5])
-    out[#out + 1] = redis.call('HGETALL', d)
-    out[#out + 1] = endpoint
+while #out < 2 * most do
+  -- Every id looked at leaves the due range (dropped, parked or claimed): this ends.
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, most)
+  if #ids == 0 then break end
+  for _, id in ipairs(ids) do
+    if #out >= 2 * most then break end
+    local d = prefix .. 'd:' .. id
+    local ep = redis.call('HGET', d, 'endpoint_id') or ''
+    local endpoint = redis.call('HGET', KEYS[1], ep)
+    if not endpoint then
+      redis.call('ZREM', KEYS[2], id)
+      redis.call('ZREM', KEYS[3], id)
+      redis.call('DEL', d)
+    elseif free(ep) <= 0 then
+      redis.call('ZADD', prefix .. 'park:' .. ep, redis.call('ZSCORE', KEYS[2], id), id)
+      redis.call('ZREM', KEYS[2], id)
+      redis.call('SADD', parked, ep)
+    else
+      redis.call('ZADD', KEYS[2], now + lease, id)
+      redis.call('ZADD', prefix .. 'busy:' .. ep, now + lease, id)
+      redis.call('HSET', d, 'holder', ARGV[5])
+      out[#out + 1] = redis.call('HGETALL', d)
+      out[#out + 1] = endpoint
+    end
   end
 end
 return out
@@ -83,6 +115,11 @@ return out
 export const RECORD = `
 local d = ARGV[1] .. 'd:' .. ARGV[2]
 if redis.call('HGET', d, 'holder') ~= ARGV[3] then return 0 end
+-- The endpoint's claim ends: the first of its deliveries waiting at the bound goes back in line.
+local ep = redis.call('HGET', d, 'endpoint_id') or ''
+redis.call('ZREM', ARGV[1] .. 'busy:' .. ep, ARGV[2])
+local back = redis.call('ZPOPMIN', ARGV[1] .. 'park:' .. ep, 1)
+if #back > 0 then redis.call('ZADD', KEYS[2], back[2], back[1]) end
 redis.call('HINCRBY', d, 'attempts', 1)
 redis.call('HSET', d, 'holder', '', 'state', ARGV[4], 'last_status', ARGV[5], 'last_error', ARGV[6],
   'next_attempt_ms', ARGV[7])
@@ -97,7 +134,8 @@ return 1
 `;
 
 /**
- * Removes an endpoint with its deliveries. ARGV[1] prefix, ARGV[2] endpoint id.
+ * Removes an endpoint with its deliveries (listed, or waiting at its bound) and its claims.
+ * ARGV[1] prefix, ARGV[2] endpoint id.
  * Returns 1 when it existed.
  */
 export const DELETE_ENDPOINT = `
@@ -109,5 +147,12 @@ for _, id in ipairs(redis.call('ZRANGE', listing, 0, -1)) do
   redis.call('DEL', ARGV[1] .. 'd:' .. id)
 end
 redis.call('DEL', listing)
+local park = ARGV[1] .. 'park:' .. ARGV[2]
+for _, id in ipairs(redis.call('ZRANGE', park, 0, -1)) do
+  redis.call('ZREM', KEYS[3], id)
+  redis.call('DEL', ARGV[1] .. 'd:' .. id)
+end
+redis.call('DEL', park, ARGV[1] .. 'busy:' .. ARGV[2])
+redis.call('SREM', ARGV[1] .. 'parked', ARGV[2])
 return 1
 `;

@@ -6,6 +6,7 @@ import {
   DELIVERIES_KEPT,
   DELIVERY_KEEP_MS,
   type Delivery,
+  ENDPOINT_CONCURRENCY,
   type Endpoint,
   EVENT_ID_KEEP_MS,
   type EventStore,
@@ -78,15 +79,27 @@ export class MemoryEvents implements EventStore {
   }
 
   async claimDeliveries(holder: string, nowMs: number, leaseMs: number, max: number): Promise<Claimed[]> {
-    const out: Claimed[] = [];
+    const busy = new Map<string, number>();
+    const due: MemoryDelivery[] = [];
     for (const [key, d] of this.data.deliveries) {
       if (d.forget_ms !== null && d.forget_ms <= nowMs) this.data.deliveries.delete(key);
-      if (out.length >= max || d.due_ms === null || d.due_ms > nowMs) continue;
+      else if (d.due_ms === null) continue;
+      else if (d.due_ms <= nowMs) due.push(d);
+      else if (d.holder !== null) busy.set(d.endpoint_id, (busy.get(d.endpoint_id) ?? 0) + 1);
+    }
+    // Oldest due first (not the map's order, where old retries to a dead receiver come first).
+    due.sort((a, b) => (a.due_ms as number) - (b.due_ms as number) || a.created_ms - b.created_ms);
+    const out: Claimed[] = [];
+    for (const d of due) {
+      if (out.length >= max) break;
       const endpoint = this.data.endpoints.get(d.endpoint_id);
       if (!endpoint) {
-        this.data.deliveries.delete(key);
+        this.data.deliveries.delete(d.id);
         continue;
       }
+      const held = busy.get(d.endpoint_id) ?? 0;
+      if (held >= ENDPOINT_CONCURRENCY) continue;
+      busy.set(d.endpoint_id, held + 1);
       d.holder = holder;
       d.due_ms = nowMs + leaseMs;
       out.push({ delivery: view(d), endpoint });

@@ -9,6 +9,7 @@ import {
   DELIVERY_KEEP_MS,
   type Delivery,
   type DeliveryState,
+  ENDPOINT_CONCURRENCY,
   type Endpoint,
   EVENT_ID_KEEP_MS,
   type EventStore,
@@ -58,6 +59,9 @@ function decodeDelivery(id: string, h: Record<string, string>): Delivery {
  *   fpg:{wh}:d:ID          hash of one delivery (ID = event id.endpoint id)
  *   fpg:{wh}:ep:ID         sorted set of an endpoint's latest deliveries, for listing
  *   fpg:{wh}:seen:EVENT    an event id enqueued within EVENT_ID_KEEP_MS
+ *   fpg:{wh}:busy:ID       sorted set of an endpoint's deliveries under claim → end of the claim
+ *   fpg:{wh}:park:ID       sorted set of an endpoint's due deliveries waiting for a free claim
+ *   fpg:{wh}:parked        set of endpoint ids with deliveries waiting (lua.ts CLAIM)
  * Durable as Redis is (append-only file): an event is in the outbox once its script returned.
  */
 export class RedisEvents implements EventStore {
@@ -119,6 +123,7 @@ export class RedisEvents implements EventStore {
         String(leaseMs),
         String(max),
         holder,
+        String(ENDPOINT_CONCURRENCY),
       );
       const out: Claimed[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {

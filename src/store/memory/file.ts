@@ -83,6 +83,8 @@ const stateSchema = z.strictObject({
         .optional(),
     }),
   ),
+  /** Numbers the changes of the prices (absent in files written before it). */
+  price_seq: z.number().int().nonnegative().optional(),
   prices: z.array(priceSetDocument.extend({ updated_at: z.string(), origin: z.literal('upstream').optional() })),
   counters: z.array(
     z.strictObject({

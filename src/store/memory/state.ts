@@ -79,6 +79,8 @@ export class MemoryData {
    */
   readonly counters = new Map<string, Map<string, Counter>>();
   readonly prices = new Map<string, PriceSet>();
+  /** The number of the last change of the prices (store/prices/interface.ts PriceChange). */
+  priceSeq = 0;
   readonly listeners: Array<(e: StoreEvent) => void> = [];
   /** Webhook endpoints, the outbox's deliveries, and event ids already enqueued (until when). */
   readonly endpoints = new Map<string, Endpoint>();
@@ -167,7 +169,9 @@ export class MemoryData {
     if (this.fixed === null) {
       this.pricesJson ??= JSON.stringify([...this.prices.values()]);
       const accounts = [...this.accountJson.values()].join(',');
-      this.fixed = Buffer.from(`{"version":1,"accounts":[${accounts}],"prices":${this.pricesJson},"counters":[`);
+      this.fixed = Buffer.from(
+        `{"version":1,"accounts":[${accounts}],"price_seq":${this.priceSeq},"prices":${this.pricesJson},"counters":[`,
+      );
     }
     return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}}`];
   }
@@ -194,6 +198,7 @@ export class MemoryData {
       this.byKeyHash.set(a.key_hash, a.id);
     }
     for (const p of state.prices) this.prices.set(p.effective_date, p);
+    this.priceSeq = state.price_seq ?? 0;
     for (const c of state.counters) {
       let periods = this.counters.get(c.account);
       if (!periods) {

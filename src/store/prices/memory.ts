@@ -1,8 +1,8 @@
 import type { PriceSet } from '../../prices/schema.js';
 import type { MemoryData } from '../memory/state.js';
-import type { PriceStore } from './interface.js';
+import type { PriceChange, PriceStore } from './interface.js';
 
-/** The price history of the embedded store (memory/state.ts holds it). */
+/** The price history of the embedded store (memory/state.ts holds it, with the change number). */
 export class MemoryPrices implements PriceStore {
   constructor(private readonly data: MemoryData) {}
 
@@ -10,34 +10,32 @@ export class MemoryPrices implements PriceStore {
     return [...this.data.prices.values()].sort((a, b) => a.effective_date.localeCompare(b.effective_date));
   }
 
-  async putPriceSet(set: PriceSet, replace: boolean): Promise<boolean> {
-    const d = this.data;
-    if (!replace && d.prices.has(set.effective_date)) return false;
-    d.prices.set(set.effective_date, set);
-    await d.savePrices();
-    d.emit({ type: 'prices' });
-    return true;
+  async putPriceSet(set: PriceSet, replace: boolean): Promise<PriceChange | null> {
+    const [change] = await this.putPriceSets([set], replace);
+    return change ?? null;
   }
 
-  async putPriceSets(sets: PriceSet[], replace: boolean): Promise<number> {
+  async putPriceSets(sets: PriceSet[], replace: boolean): Promise<PriceChange[]> {
     const d = this.data;
-    let stored = 0;
+    const changes: PriceChange[] = [];
     for (const set of sets) {
-      if (!replace && d.prices.has(set.effective_date)) continue;
+      const old = d.prices.get(set.effective_date);
+      if (old && (!replace || JSON.stringify(old) === JSON.stringify(set))) continue;
       d.prices.set(set.effective_date, set);
-      stored++;
+      changes.push({ effective_date: set.effective_date, seq: ++d.priceSeq });
     }
-    if (stored === 0) return 0;
+    if (changes.length === 0) return changes;
     await d.savePrices();
     d.emit({ type: 'prices' });
-    return stored;
+    return changes;
   }
 
-  async deletePriceSet(date: string): Promise<boolean> {
+  async deletePriceSet(date: string): Promise<PriceChange | null> {
     const d = this.data;
-    if (!d.prices.delete(date)) return false;
+    if (!d.prices.delete(date)) return null;
+    const change = { effective_date: date, seq: ++d.priceSeq };
     await d.savePrices();
     d.emit({ type: 'prices' });
-    return true;
+    return change;
   }
 }

@@ -1,7 +1,7 @@
 import type { Result } from 'ioredis';
 import type { PriceSet } from '../../prices/schema.js';
 import type { RedisBackend } from '../redis/backend.js';
-import type { PriceStore } from './interface.js';
+import type { PriceChange, PriceStore } from './interface.js';
 import { DELETE_PRICE_SET, PUT_PRICE_SET, PUT_PRICE_SETS } from './lua.js';
 
 declare module 'ioredis' {
@@ -20,7 +20,7 @@ declare module 'ioredis' {
       channel: string,
       message: string,
       ...datesAndJson: string[]
-    ): Result<number, Context>;
+    ): Result<Array<string | number>, Context>;
     fpgDeletePriceSet(prices: string, date: string, channel: string, message: string): Result<number, Context>;
   }
 }
@@ -32,6 +32,9 @@ const SCRIPTS = {
 };
 
 const ANNOUNCEMENT = JSON.stringify({ type: 'prices' });
+// The hash's field that numbers the changes (lua.ts): every other field is a date.
+const SEQ_FIELD = '#seq';
+const change = (date: string, seq: number): PriceChange | null => (seq > 0 ? { effective_date: date, seq } : null);
 
 /** The price history on Redis: one hash, effective date → JSON of the set. */
 export class RedisPrices implements PriceStore {
@@ -43,15 +46,16 @@ export class RedisPrices implements PriceStore {
     const { b } = this;
     return b.run(async () => {
       return Object.entries(await b.redis.hgetall(b.prices))
+        .filter(([field]) => field !== SEQ_FIELD)
         .sort(([a], [c]) => a.localeCompare(c))
         .map(([, json]) => JSON.parse(json) as PriceSet);
     });
   }
 
-  putPriceSet(set: PriceSet, replace: boolean): Promise<boolean> {
+  putPriceSet(set: PriceSet, replace: boolean): Promise<PriceChange | null> {
     const { b } = this;
     return b.run(async () => {
-      const stored = await b.redis.fpgPutPriceSet(
+      const seq = await b.redis.fpgPutPriceSet(
         b.prices,
         set.effective_date,
         JSON.stringify(set),
@@ -59,18 +63,24 @@ export class RedisPrices implements PriceStore {
         b.channel,
         ANNOUNCEMENT,
       );
-      return stored === 1;
+      return change(set.effective_date, seq);
     });
   }
 
-  putPriceSets(sets: PriceSet[], replace: boolean): Promise<number> {
+  putPriceSets(sets: PriceSet[], replace: boolean): Promise<PriceChange[]> {
     const { b } = this;
     const args = sets.flatMap((set) => [set.effective_date, JSON.stringify(set)]);
-    return b.run(() => b.redis.fpgPutPriceSets(b.prices, replace ? '1' : '0', b.channel, ANNOUNCEMENT, ...args));
+    return b.run(async () => {
+      const flat = await b.redis.fpgPutPriceSets(b.prices, replace ? '1' : '0', b.channel, ANNOUNCEMENT, ...args);
+      const out: PriceChange[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2)
+        out.push({ effective_date: String(flat[i]), seq: Number(flat[i + 1]) });
+      return out;
+    });
   }
 
-  deletePriceSet(date: string): Promise<boolean> {
+  deletePriceSet(date: string): Promise<PriceChange | null> {
     const { b } = this;
-    return b.run(async () => (await b.redis.fpgDeletePriceSet(b.prices, date, b.channel, ANNOUNCEMENT)) === 1);
+    return b.run(async () => change(date, await b.redis.fpgDeletePriceSet(b.prices, date, b.channel, ANNOUNCEMENT)));
   }
 }

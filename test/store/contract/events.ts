@@ -1,5 +1,6 @@
 import type { Test } from 'tap';
 import { alertList, firstCount, type OutboxEvent, outboxEvent } from '../../../src/events/event.js';
+import { ENDPOINT_CONCURRENCY } from '../../../src/store/events/interface.js';
 import type { AccountStore, CountingStore, Endpoint, EventStore } from '../../../src/store/types.js';
 import { waitFor } from '../../helpers/wait.js';
 import { account, type Closable, spec } from './fixtures.js';
@@ -95,6 +96,54 @@ export function eventsContract(t: Test, make: () => Promise<EventsUnderTest>): v
       t.equal(listed?.next_attempt_ms, null);
       t.same(await store.outboxStats(), { depth: 0, oldestMs: null }, 'nothing pending');
       t.same(await store.claimDeliveries('h3', now + 100_000, 1000, 10), [], 'a delivered one is never due again');
+    },
+  );
+
+  t.test(
+    'an endpoint has at most ENDPOINT_CONCURRENCY deliveries under claim, and its backlog does not stand in front of others',
+    async (t) => {
+      const store = await make();
+      t.teardown(() => store.close());
+      const slow = endpoint({ events: ['prices.cancelled'] });
+      const fast = endpoint({ events: ['prices.published'] });
+      await store.putEndpoint(slow);
+      await store.putEndpoint(fast);
+      for (let i = 0; i < 5; i++) await store.enqueueEvent(event('prices.cancelled'));
+      const later = event('prices.published');
+      await store.enqueueEvent(later);
+      const now = Date.now() + 10;
+      const first = await store.claimDeliveries('h1', now, 60_000, 3);
+      t.same(
+        first.map((c) => c.endpoint.id),
+        [slow.id, slow.id, fast.id],
+        `${ENDPOINT_CONCURRENCY} of the slow endpoint, oldest first, then the other endpoint's`,
+      );
+      t.same(
+        await store.claimDeliveries('h2', now, 60_000, 10),
+        [],
+        'the slow endpoint is at its bound, for any holder',
+      );
+      const done = first[0]?.delivery.id as string;
+      const outcome = { status: 204, error: null, delivered: true, nextAttemptMs: null, nowMs: now };
+      t.equal(await store.recordAttempt(done, 'h1', outcome), true);
+      const next = await store.claimDeliveries('h2', now + 1, 60_000, 10);
+      t.same(
+        next.map((c) => c.endpoint.id),
+        [slow.id],
+        'an attempt recorded frees one claim',
+      );
+      const expired = await store.claimDeliveries('h3', now + 60_002, 60_000, 10);
+      t.same(
+        expired.map((c) => c.endpoint.id).sort(),
+        [slow.id, slow.id, fast.id].sort(),
+        'claims that ran out free theirs',
+      );
+      t.equal(await store.deleteEndpoint(slow.id), true);
+      t.same(
+        await store.outboxStats(),
+        { depth: 1, oldestMs: later.created_ms },
+        'its waiting deliveries went with it',
+      );
     },
   );
 

@@ -12,9 +12,9 @@ export function pricesContract(t: Test, make: () => Promise<PriceStore & Pick<St
     t.teardown(() => store.close());
     const events: StoreEvent[] = [];
     store.subscribe((e) => events.push(e));
-    t.equal(await store.putPriceSet(priceSet('2026-02-04'), false), true);
-    t.equal(await store.putPriceSet(priceSet('2026-01-07'), false), true);
-    t.equal(await store.putPriceSet(priceSet('2026-01-07', '99.99'), false), false, 'kept');
+    t.same(await store.putPriceSet(priceSet('2026-02-04'), false), { effective_date: '2026-02-04', seq: 1 });
+    t.same(await store.putPriceSet(priceSet('2026-01-07'), false), { effective_date: '2026-01-07', seq: 2 });
+    t.equal(await store.putPriceSet(priceSet('2026-01-07', '99.99'), false), null, 'kept');
     t.same(
       (await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
       [
@@ -22,7 +22,12 @@ export function pricesContract(t: Test, make: () => Promise<PriceStore & Pick<St
         ['2026-02-04', '21.00'],
       ],
     );
-    t.equal(await store.putPriceSet(priceSet('2026-01-07', '22.22'), true), true, 'replaced');
+    t.same(
+      await store.putPriceSet(priceSet('2026-01-07', '22.22'), true),
+      { effective_date: '2026-01-07', seq: 3 },
+      'replaced',
+    );
+    t.equal(await store.putPriceSet(priceSet('2026-01-07', '22.22'), true), null, 'the same set again is no change');
     t.same(await store.listPriceSets(), [priceSet('2026-01-07', '22.22'), priceSet('2026-02-04')]);
     await waitFor(() => events.filter((e) => e.type === 'prices').length >= 3);
     t.pass('every accepted set is announced');
@@ -36,9 +41,12 @@ export function pricesContract(t: Test, make: () => Promise<PriceStore & Pick<St
     await store.putPriceSet(priceSet('2026-01-07', '11.11'), false);
     await waitFor(() => events.length >= 1);
     events.length = 0;
-    t.equal(
+    t.same(
       await store.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04'), priceSet('2026-03-04')], false),
-      2,
+      [
+        { effective_date: '2026-02-04', seq: 2 },
+        { effective_date: '2026-03-04', seq: 3 },
+      ],
       'the existing date is kept',
     );
     t.same(
@@ -49,9 +57,16 @@ export function pricesContract(t: Test, make: () => Promise<PriceStore & Pick<St
         ['2026-03-04', '21.00'],
       ],
     );
-    t.equal(await store.putPriceSets([priceSet('2026-01-07', '22.22'), priceSet('2026-04-01')], true), 2);
+    t.same(
+      await store.putPriceSets([priceSet('2026-02-04'), priceSet('2026-01-07', '22.22'), priceSet('2026-04-01')], true),
+      [
+        { effective_date: '2026-01-07', seq: 4 },
+        { effective_date: '2026-04-01', seq: 5 },
+      ],
+      'the set a date holds already is no change',
+    );
     t.equal((await store.listPriceSets())[0]?.coastal.petrol_95, '22.22', 'replaced');
-    t.equal(await store.putPriceSets([priceSet('2026-04-01')], false), 0, 'nothing new');
+    t.same(await store.putPriceSets([priceSet('2026-04-01')], false), [], 'nothing new');
     await waitFor(() => events.length >= 2);
     await new Promise((r) => setTimeout(r, 100));
     t.equal(events.length, 2, 'one announcement per call that stored something');
@@ -65,13 +80,36 @@ export function pricesContract(t: Test, make: () => Promise<PriceStore & Pick<St
     await store.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04')], false);
     await waitFor(() => events.length >= 1);
     events.length = 0;
-    t.equal(await store.deletePriceSet('2026-02-04'), true);
+    t.same(await store.deletePriceSet('2026-02-04'), { effective_date: '2026-02-04', seq: 3 }, 'a change too');
     t.same(
       (await store.listPriceSets()).map((s) => s.effective_date),
       ['2026-01-07'],
     );
     await waitFor(() => events.some((e) => e.type === 'prices'));
-    t.equal(await store.deletePriceSet('2026-02-04'), false, 'a second time finds none');
-    t.equal(await store.deletePriceSet('1999-01-01'), false);
+    t.equal(await store.deletePriceSet('2026-02-04'), null, 'a second time finds none');
+    t.equal(await store.deletePriceSet('1999-01-01'), null);
   });
+
+  t.test(
+    'a change that brings back a set seen before gets a new number: publish, cancel, publish; A, B, A',
+    async (t) => {
+      const store = await make();
+      t.teardown(() => store.close());
+      const seqs: Array<number | undefined> = [];
+      seqs.push((await store.putPriceSet(priceSet('2027-01-06', '30.00'), true))?.seq);
+      seqs.push((await store.deletePriceSet('2027-01-06'))?.seq);
+      seqs.push((await store.putPriceSet(priceSet('2027-01-06', '30.00'), true))?.seq);
+      for (const p of ['31.00', '32.00', '31.00'])
+        seqs.push((await store.putPriceSet(priceSet('2027-01-13', p), true))?.seq);
+      t.same(seqs, [1, 2, 3, 4, 5, 6], 'each change numbered, one after the other');
+      t.same(
+        (await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
+        [
+          ['2027-01-06', '30.00'],
+          ['2027-01-13', '31.00'],
+        ],
+        'the numbering is not a price set',
+      );
+    },
+  );
 }
