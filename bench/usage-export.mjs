@@ -1,4 +1,4 @@
-// The usage ledger on Redis, measured (docs/operations.md quotes the figures):
+// The usage ledger on Redis, measured (docs/usage-records.md quotes the figures):
 //  1. memory per account-day: a private redis-server, 10,000 accounts' ledgers of one 31-day
 //     period written as the CONSUME script writes them (days hash with its record, counter, index
 //     of periods), INFO used_memory before and after, and MEMORY USAGE of one days hash;

@@ -10,10 +10,9 @@ export interface KnownKey<T> {
 
 /**
  * Remembers the SHA-256 hash of recently seen well-formed keys. Checking the checksum and hashing
- * cost a warm metered request more than all else it computes (about 3 µs where a bare node:http
- * answer costs 14 µs, `npm run bench`). A key maps to one hash forever, so nothing here goes
- * stale. Keys stay in this process's memory only (first in, first out past `max`), like the
- * requests that carry them; they are never stored or logged.
+ * cost a warm metered request more than all else it computes (docs/performance.md). A key maps to
+ * one hash forever, so nothing here goes stale. Keys stay in this process's memory only (first in,
+ * first out past `max`), like the requests that carry them; they are never stored or logged.
  */
 export class KeyHashes<T> {
   private readonly memo = new Map<string, KnownKey<T>>();
@@ -38,10 +37,11 @@ export class KeyHashes<T> {
 }
 
 /**
- * The key as a string of its own. A key read from a request is a slice of the request's URL,
- * and V8 keeps the whole of that text alive as long as the slice: remembering it would hold up
- * to `max_header_bytes` per key (a flood of made-up well-formed keys padded to 7 KB grew a
- * gateway by 157 MiB in 20,000 requests). Keys are ASCII (`isWellFormedKey`), so latin1 is exact.
+ * The key as a string of its own. A key read from a request is a slice of the request's URL, and V8
+ * keeps the whole of that text alive as long as the slice: remembering it would hold up to
+ * `max_header_bytes` per key (a flood of made-up well-formed keys padded to the header limit grew a
+ * gateway by far more than the keys: docs/performance.md). Keys are ASCII (`isWellFormedKey`), so
+ * latin1 is exact.
  */
 function ownCopy(key: string): string {
   return Buffer.from(key, 'latin1').toString('latin1');

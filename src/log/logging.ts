@@ -28,14 +28,14 @@ export interface Logging {
  * scrubbed from every line (scrubKeys).
  *
  * Lines are joined here, as text, and written as one Buffer per BUFFER_BYTES: a Buffer made per
- * line cost the access log 0.4 µs a line (perf, `npm run bench`).
+ * line was a measurable part of the access log's cost (docs/performance.md).
  *
  * While stdout takes nothing (a stalled log shipper, a pipe nobody reads), output waits in memory
- * up to `maxBufferBytes`; beyond that it is dropped, since holding it all grew a loaded gateway by
- * 6 MiB a second until it ran out of memory. Once a write gets through after drops, a warning
- * says how many lines were lost; those lines count as reported only once the warning itself is
- * written, so a warning dropped in its turn is folded into the next one, and the warnings add up to
- * the metric. Once stdout's reader is gone, every line is dropped and counted.
+ * up to `maxBufferBytes`; beyond that it is dropped, since holding it all grew a loaded gateway
+ * steadily until it ran out of memory (docs/performance.md). Once a write gets through after drops,
+ * a warning says how many lines were lost; those lines count as reported only once the warning
+ * itself is written, so a warning dropped in its turn is folded into the next one, and the warnings
+ * add up to the metric. Once stdout's reader is gone, every line is dropped and counted.
  */
 export function createLogging(settings: { level: string; max_buffer_bytes: number }): Logging {
   let pending = '';

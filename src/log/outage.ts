@@ -9,7 +9,8 @@ export type OutageCost = 'refused' | 'unmetered' | null;
 /**
  * The log of a store outage as the requests see it: one line when the first store call fails, a
  * summary at most every SUMMARY_MS with the answers it cost since the last line, and one line when
- * a store call succeeds again. A line per failed request gave 209,070 lines (40 MB) in 6 s.
+ * a store call succeeds again. A line per failed request floods the log at the request rate
+ * (docs/performance.md).
  */
 export class StoreOutageLog {
   private beganAt: number | null = null;

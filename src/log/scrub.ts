@@ -129,6 +129,7 @@ export const scrubKeys = (line: string): string =>
 
 /**
  * A redacted URL as the access log writes it: JSON-encoded, and scrubbed, since only the URL can
- * carry a key in the wrong place (scanning the whole line would cost 3 times more).
+ * carry a key in the wrong place (scanning the whole line costs several times
+ * more: docs/performance.md).
  */
 export const accessUrl = (redacted: string): string => JSON.stringify(scrubKeys(redacted));

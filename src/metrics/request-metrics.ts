@@ -4,8 +4,8 @@ const STATUSES = 600;
 
 /**
  * Observations of one histogram series as plain numbers: a request costs a few additions, where
- * prom-client's histograms hash their labels on every call (with the request counter, about
- * 0.5 µs: a few percent of a request; `npm run bench`). prom-client reads them when scraped.
+ * prom-client's histograms hash their labels on every call (with the request counter, a
+ * measurable part of a request: docs/performance.md). prom-client reads them when scraped.
  */
 export class Bins {
   /** Per bucket, not cumulative; the last one is +Inf. */

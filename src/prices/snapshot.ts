@@ -131,8 +131,8 @@ function currentPrices(set: PriceSet, effectiveMs: number, defaultSource: string
 
 /**
  * The text as one contiguous string. Built by concatenation, it is a tree of pieces that V8
- * walks again on every write of an answer that contains it (0.5 µs of a metered request's
- * 25 in a perf profile); copied once per price set, a write copies it in one go.
+ * walks again on every write of an answer that contains it (visible in a perf profile of a
+ * metered request: docs/performance.md); copied once per price set, a write copies it in one go.
  */
 function flat(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');

@@ -9,7 +9,9 @@ import type { PriceChange, PriceStore } from './prices/interface.js';
 import type { Store } from './types.js';
 
 /**
- * One backend's four concerns behind the single `Store` the rest of the gateway is wired with.
+ * One backend's five concerns (accounts, counting, prices, coordination, events) behind the
+ * single `Store` the rest of the gateway is wired with; the sixth, billing, stays a field of its
+ * own (`billing`), named where it is used.
  * Each method hands the call to its concern and adds nothing: the concerns are the stores; this
  * is the plug. memory.ts and redis.ts add the backend's life cycle.
  */

@@ -8,7 +8,8 @@ import { MemoryData } from './memory/state.js';
 import { MemoryPrices } from './prices/memory.js';
 
 /**
- * The embedded single-process store: the four concerns' memory implementations over one
+ * The embedded single-process store: the memory implementations of the five concerns
+ * composite.ts bundles (accounts, counting, prices, coordination, events) and of billing, over one
  * MemoryData (memory/state.ts), optionally kept in a file across restarts.
  */
 export class MemoryStore extends CompositeStore {

@@ -12,8 +12,9 @@ import { quit, type RedisStoreOptions } from './redis/connection.js';
 export type { RedisStoreOptions };
 
 /**
- * The shared store on Redis (standalone, Sentinel or Cluster): the four concerns' Redis
- * implementations over one connection (redis/backend.ts, which also lays out the keys).
+ * The shared store on Redis (standalone, Sentinel or Cluster): the Redis implementations of the
+ * five concerns composite.ts bundles (accounts, counting, prices, coordination, events) and of
+ * billing, over one connection (redis/backend.ts, which also lays out the keys).
  */
 export class RedisStore extends CompositeStore {
   readonly kind = 'redis';

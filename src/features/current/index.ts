@@ -23,8 +23,8 @@ function envelope(
   let p = cache.get(current);
   if (!p) {
     const h = head(current);
-    // Not compressed: under 1 KiB, and what gzip saves (about 290 bytes) costs more CPU than the
-    // request itself (docs/performance.md).
+    // Not compressed: under 1 KiB, and what gzip saves costs more CPU than the request itself
+    // (docs/performance.md).
     p = {
       contentType: JSON_TYPE,
       head: h,

@@ -9,8 +9,8 @@ const SWEEP_EVERY = 10_000;
 
 /**
  * What a spec's consume resolved to: its account and counter, valid while no account has changed
- * since (`epoch`) and the counter has not expired. With 10,000 accounts the three map lookups it
- * saves cost a warm request about 1 µs in cache misses.
+ * since (`epoch`) and the counter has not expired. With many accounts the three map look-ups it
+ * saves cost a warm request in cache misses (docs/performance.md).
  */
 class Slot {
   constructor(

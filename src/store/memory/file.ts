@@ -153,9 +153,9 @@ export function readState(file: string): MemoryState | null {
 /**
  * Writes the state file off the event loop: the text is built on the loop (from fragments the
  * store keeps encoded), the writing, flushing to disk and renaming run in libuv's thread pool.
- * One write at a time; changes made while one is in flight share the next. With 10,000 accounts
- * the synchronous write held the loop about 10 ms, once a second under load and once per
- * account created.
+ * One write at a time; changes made while one is in flight share the next. With many accounts a
+ * synchronous write held the loop long enough to show in the tail latency, once a second under
+ * load and once per account created (docs/performance.md).
  */
 /** The state file's text: the start (accounts and prices), encoded once per change of those, then the rest. */
 export type StateParts = readonly [Buffer, string];

@@ -159,7 +159,8 @@ export class MemoryData {
 
   /**
    * The state file's text from the parts kept encoded: a flush of counters encodes only the
-   * counters (with 10,000 accounts, about 1 ms on the event loop where the whole file took 10).
+   * counters, a fraction of what encoding the whole file costs the event loop
+   * (docs/performance.md).
    */
   private parts(): StateParts {
     const now = this.now();

@@ -8,11 +8,12 @@ import { connect, mastersConnected, type RedisStoreOptions } from './connection.
 export type Scripts = Record<string, { lua: string; numberOfKeys?: number }>;
 
 /**
- * What the Redis implementations of the four concerns share: one command connection, the key
- * layout, the announcement channel, and the gate that holds calls while the store starts. Fails
- * fast: no offline queue, a command timeout and no retries (connection.ts), so every call through
- * `run` rejects with STORE_UNAVAILABLE within about `command_timeout_ms` while Redis is down or
- * slow, and works again once it is back.
+ * What the Redis implementations of the six store concerns (accounts, counting, prices,
+ * coordination, events, billing) share: one command connection, the key layout, the
+ * announcement channel, and the gate that holds calls while the store starts. Fails fast: no
+ * offline queue, a command timeout and no retries (connection.ts), so every call through `run`
+ * rejects with STORE_UNAVAILABLE within about `command_timeout_ms` while Redis is down or slow,
+ * and works again once it is back.
  *
  * Keys (prefix `fpg:` by default); all keys of one account share the hash tag `{acct:ID}`:
  *   fpg:{acct:ID}:account      hash of the StoredAccount fields (a null limit is an absent field)

@@ -24,7 +24,7 @@ export interface CacheEntry {
 
 /**
  * Bytes counted for an entry besides its body: the key, its headers and validators, and what the
- * entry and lru-cache's bookkeeping cost (measured: about 400 bytes; counted generously).
+ * entry and lru-cache's bookkeeping cost (measured in docs/performance.md; counted generously).
  */
 const OVERHEAD = 512;
 
