@@ -147,3 +147,63 @@ t.test('a 400 is listed as a failure and not sent again, until `billing retry` s
   t.match(gw.logs(), /"action":"billing.retry"/);
   t.notMatch(gw.logs(), new RegExp(STRIPE_KEY), 'the Stripe key is in no log line');
 });
+
+t.test("a receiver's error that echoes the secret: neither the failure list nor any log line carries it", async (t) => {
+  const { gw, stripe, ce } = await setup(t, { type: 'memory' });
+  stripe.modes.push({ status: 400, body: `{"error":{"message":"bad credentials: Bearer ${STRIPE_KEY}"}}` });
+  ce.modes.push({ status: 422, body: `rejected token ${CE_TOKEN}` });
+  const a = await account(gw, { stripe_customer: 'cus_Echo1' });
+  await requests(gw, a.key, 1);
+  await waitFor(
+    'both refusals to be listed',
+    async () => (await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures.length === 2,
+    PASS_MS,
+  );
+  const listed = JSON.stringify((await adminCall(gw, 'GET', '/admin/billing/failures')).body);
+  t.match(listed, /bad credentials: Bearer \[REDACTED\]/, 'the error is listed, the secret replaced');
+  for (const secret of [STRIPE_KEY, CE_TOKEN]) {
+    t.notMatch(listed, secret, 'not in the failure list');
+    t.notMatch(gw.logs(), secret, 'not in any log line');
+  }
+});
+
+t.test('retrying takes an id or all=true, and refuses anything else without retrying', async (t) => {
+  const { gw, stripe } = await setup(t, { type: 'memory' });
+  stripe.modes.push({ status: 400 }, { status: 400 });
+  const a = await account(gw, { stripe_customer: 'cus_Two1' });
+  const b = await account(gw, { stripe_customer: 'cus_Two2' });
+  await requests(gw, a.key, 1);
+  await requests(gw, b.key, 2);
+  await waitFor(
+    'both refusals',
+    async () => (await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures.length === 2,
+    PASS_MS,
+  );
+  for (const [path, body] of [
+    ['/admin/billing/retry?id=x', {}],
+    ['/admin/billing/retry?all=true', {}],
+    ['/admin/billing/retry', {}],
+    ['/admin/billing/retry', null],
+    ['/admin/billing/retry', { all: 'yes' }],
+    ['/admin/billing/retry', { id: 'x', all: true }],
+  ] as const) {
+    const r = await adminCall(gw, 'POST', path, body);
+    t.equal(r.status, 400, `${path} ${JSON.stringify(body)}: 400`);
+    t.ok(Array.isArray(r.body.problems) && r.body.problems.length > 0, 'with problems');
+  }
+  t.equal((await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures.length, 2, 'nothing retried');
+  const [first] = (await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures;
+  t.same((await adminCall(gw, 'POST', '/admin/billing/retry', { id: first.id })).body, { retried: 1 });
+  t.same((await adminCall(gw, 'POST', '/admin/billing/retry', { all: true })).body, { retried: 1 });
+});
+
+t.test('PATCHing external_ids changes the ids given and keeps the others; null removes one, or all', async (t) => {
+  const { gw } = await setup(t, { type: 'memory' });
+  const a = await account(gw, { stripe_customer: 'cus_Keep1', billing_subject: 'fleet-1' });
+  const patch = async (external_ids: unknown) =>
+    (await adminCall(gw, 'PATCH', `/admin/accounts/${a.id}`, { external_ids })).body.account?.external_ids;
+  t.same(await patch({ billing_subject: 'fleet-2' }), { stripe_customer: 'cus_Keep1', billing_subject: 'fleet-2' });
+  t.same(await patch({ stripe_customer: null }), { billing_subject: 'fleet-2' });
+  t.same(await patch({}), { billing_subject: 'fleet-2' }, 'an empty object changes nothing');
+  t.equal(await patch(null), undefined, 'null removes them all');
+});
