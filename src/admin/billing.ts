@@ -1,21 +1,28 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { describeIssues } from '../prices/schema.js';
 import type { BillingEvent, BillingStore } from '../store/types.js';
 import type { Audit } from './audit.js';
+import { parse } from './input.js';
 
-const retryInput = z.strictObject({
-  exporter: z.string().min(1).max(32).optional(),
-  id: z.string().min(1).max(300).optional(),
-});
+// One event, or every failed one by saying so: an empty or mistyped request retries nothing.
+const retryInput = z
+  .strictObject({
+    exporter: z.string().min(1).max(32).optional(),
+    id: z.string().min(1).max(300).optional(),
+    all: z.literal(true, 'expected true (to retry every failed event)').optional(),
+  })
+  .superRefine((r, ctx) => {
+    if (r.id === undefined && r.all === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['id'],
+        message: 'expected id (one event) or all: true (every failed one)',
+      });
+    if (r.id !== undefined && r.all !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['all'], message: 'expected id or all, not both' });
+  });
+const noQuery = z.strictObject({});
 const failuresQuery = z.strictObject({ exporter: z.string().min(1).max(32).optional() });
-
-function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
-  const r = schema.safeParse(input);
-  if (r.success) return r.data;
-  const lines = describeIssues(r.error);
-  throw new GatewayError('BAD_REQUEST', lines.join('; '), lines);
-}
 
 /** A usage event as operators see it. */
 export interface BillingEventView {
@@ -62,8 +69,9 @@ export class BillingOperations {
   }
 
   /** Failed events back in the outbox, sent unchanged at the exporter's next tick. */
-  async retry(body: unknown, from: string): Promise<{ retried: number }> {
-    const { exporter, id } = parse(retryInput, body ?? {});
+  async retry(body: unknown, query: unknown, from: string): Promise<{ retried: number }> {
+    parse(noQuery, query);
+    const { exporter, id } = parse(retryInput, body === undefined ? {} : body);
     let retried = 0;
     for (const name of this.names(exporter)) retried += await this.billing.billingRetry(name, id ?? null);
     if (id !== undefined && retried === 0) throw new GatewayError('NOT_FOUND', `no failed billing event ${id}`);

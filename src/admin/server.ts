@@ -182,7 +182,7 @@ export function adminHandler(
     {
       method: 'POST',
       pattern: /^\/admin\/billing\/retry$/,
-      handler: async (c) => [200, await billing.retry(await c.body(), c.from)],
+      handler: async (c) => [200, await billing.retry(await c.body(), queryRecord(c.query), c.from)],
     },
   ];
 

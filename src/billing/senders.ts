@@ -16,6 +16,15 @@ export interface Sender {
   send(events: BillingEvent[], timeoutMs: number, now: number, signal: AbortSignal): Promise<Outcome>;
 }
 
+/**
+ * The outcome with the secret cut out of its error: a receiver may echo the request (its
+ * Authorization header) in the error body, and the error goes to the log and the failure list.
+ */
+function hidden(outcome: Outcome, secret: string): Outcome {
+  if (outcome.kind === 'taken' || secret === '') return outcome;
+  return { ...outcome, error: outcome.error.split(secret).join('[REDACTED]') };
+}
+
 /** The exporters of the config, with their secrets from the environment (never from a file). */
 export function sendersFor(exporters: BillingExporterConfig[], env: NodeJS.ProcessEnv): Sender[] {
   return exporters.map((e, i) => {
@@ -63,7 +72,7 @@ function stripeSender(cfg: StripeConfig, key: string): Sender {
       const answer = await post(url, headers, form.toString(), timeoutMs, signal);
       if (answer.kind === 'answer' && answer.status === 400 && answer.body.includes('"resource_already_exists"'))
         return { kind: 'taken' };
-      return outcomeOf(answer, now);
+      return hidden(outcomeOf(answer, now), key);
     },
   };
 }
@@ -87,7 +96,7 @@ function cloudEventsSender(cfg: CloudEventsConfig, token: string): Sender {
       }));
       const headers: Record<string, string> = { 'content-type': 'application/cloudevents-batch+json' };
       if (token !== '') headers.authorization = `Bearer ${token}`;
-      return outcomeOf(await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal), now);
+      return hidden(outcomeOf(await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal), now), token);
     },
   };
 }

@@ -55,7 +55,7 @@ export const COMMANDS: readonly Command[] = [
   ...['remove', 'rotate-secret', 'test'].map((verb) => ({ words: ['webhooks', verb], args: ID, options: [] })),
   { words: ['webhooks', 'deliveries'], args: ID, options: ['limit'] },
   { words: ['billing', 'failures'], args: [], options: ['exporter'] },
-  { words: ['billing', 'retry'], args: [], options: ['exporter', 'id'] },
+  { words: ['billing', 'retry'], args: [], options: ['exporter', 'id', 'all'] },
 ];
 
 /** Every command takes these. */

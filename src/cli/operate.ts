@@ -21,7 +21,7 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway accounts show|disable|enable|rotate-key|delete ID
        fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
        fuel-gateway accounts set-external-ids ID [--stripe-customer cus_…] [--billing-subject S]
-                                             (replaces them; with neither, removes them)
+                                             (sets those given, keeps the other; with neither, removes both)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
        fuel-gateway prices cancel DATE       (a set still scheduled)
        fuel-gateway prices show|history
@@ -33,7 +33,7 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway webhooks remove|rotate-secret|test ID
        fuel-gateway webhooks deliveries ID [--limit N]
        fuel-gateway billing failures [--exporter NAME]   (usage events a billing system refused)
-       fuel-gateway billing retry [--exporter NAME] [--id EVENT_ID]   (send them again, unchanged)`;
+       fuel-gateway billing retry --id EVENT_ID | --all [--exporter NAME]   (send them again, unchanged)`;
 
 const MEMORY_STORE_HELP =
   'The configured store is the embedded memory store: accounts and prices live inside the running ' +
@@ -132,8 +132,12 @@ async function dispatch(
     }
     case 'billing failures':
       return billing.failures(listOptions(options));
-    case 'billing retry':
-      return billing.retry(listOptions(options), FROM);
+    case 'billing retry': {
+      const body: Record<string, unknown> = {};
+      for (const k of ['exporter', 'id']) if (options.has(k)) body[k] = options.get(k);
+      if (options.get('all') === 'true') body['all'] = true;
+      return billing.retry(body, {}, FROM);
+    }
     case 'prices publish':
       return ops.publishPrices(readJsonFile(need(a, 'price-set file')), FROM);
     case 'prices cancel':

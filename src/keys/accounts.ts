@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
-import type { Account, Store, StoredAccount } from '../store/types.js';
+import type { Account, ExternalIds, Store, StoredAccount } from '../store/types.js';
 import { generateKey, hashKey } from './keys.js';
 
 const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
@@ -34,18 +34,25 @@ const isoInstant = z
     { message: 'expected a time from 2000-01-01 to 2099-12-31' },
   );
 
-/** Ids in billing systems; an empty object or null (in a patch) removes them. */
+const stripeCustomer = z
+  .string()
+  .regex(/^cus_[A-Za-z0-9]{1,250}$/, 'expected a Stripe customer id such as cus_NffrFeUfNV2Hib');
+const billingSubject = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'expected printable ASCII without spaces');
+
+/** Ids in billing systems, at creation. */
 const externalIdsInput = z.strictObject({
-  stripe_customer: z
-    .string()
-    .regex(/^cus_[A-Za-z0-9]{1,250}$/, 'expected a Stripe customer id such as cus_NffrFeUfNV2Hib')
-    .optional(),
-  billing_subject: z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^[\x21-\x7e]+$/, 'expected printable ASCII without spaces')
-    .optional(),
+  stripe_customer: stripeCustomer.optional(),
+  billing_subject: billingSubject.optional(),
+});
+
+/** In a patch, as a JSON merge patch (RFC 7396): an id given is set, null removes it, one not named is kept. */
+const externalIdsPatch = z.strictObject({
+  stripe_customer: stripeCustomer.nullable().optional(),
+  billing_subject: billingSubject.nullable().optional(),
 });
 
 export const createAccountInput = z.strictObject({
@@ -64,7 +71,7 @@ export const patchAccountInput = z
     limit: z.number().int().positive().nullable().optional(),
     anchor: isoInstant.optional(),
     label: z.string().max(200).optional(),
-    external_ids: externalIdsInput.nullable().optional(),
+    external_ids: externalIdsPatch.nullable().optional(),
   })
   .refine((p) => Object.keys(p).length > 0, {
     message: 'expected at least one of status, plan, limit, anchor, label, external_ids',
@@ -112,6 +119,17 @@ export async function createAccount(
   return { account: publicAccount(account), api_key: apiKey };
 }
 
+/** External ids after a merge patch: null removes them all; in an object, null removes one id. */
+function mergedIds(now: ExternalIds | undefined, patch: PatchAccountInput['external_ids']): ExternalIds | null {
+  if (patch === null || patch === undefined) return null;
+  const out: Record<string, string> = { ...now };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else if (v !== undefined) out[k] = v;
+  }
+  return Object.keys(out).length === 0 ? null : out;
+}
+
 /** Applies a validated patch to `current` (as just read by the caller). */
 export async function updateAccount(
   store: Store,
@@ -120,7 +138,11 @@ export async function updateAccount(
   patch: PatchAccountInput,
 ): Promise<Account> {
   checkPlan(plans, patch.plan ?? current.plan, patch.limit === undefined ? current.limit : patch.limit);
-  const updated = await store.updateAccount(current.id, patch);
+  const { external_ids: ids, ...rest } = patch;
+  const updated = await store.updateAccount(
+    current.id,
+    ids === undefined ? rest : { ...rest, external_ids: mergedIds(current.external_ids, ids) },
+  );
   if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${current.id}`);
   return publicAccount(updated);
 }

@@ -58,7 +58,8 @@ t.test('the CLI sets external ids, lists the events a billing system refused, an
   t.match(failures[0].last_error, /status 402: .*customer has no subscription/);
   const unknown = await cli('billing', 'failures', '--exporter', 'nope');
   t.match(unknown.stderr, /exporter: no exporter named "nope" \(configured: stripe-live\)/);
-  t.same((await cli('billing', 'retry')).json, { retried: 1 });
+  t.equal((await cli('billing', 'retry')).code, 1, 'retry needs --id or --all');
+  t.same((await cli('billing', 'retry', '--all')).json, { retried: 1 });
   await waitFor('the retried event to be taken', () => stripe.totals().cus_Cli2 === 3, 30_000);
   t.same((await cli('billing', 'failures')).json, { failures: [] });
 });
