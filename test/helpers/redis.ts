@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { waitFor } from './wait.js';
 
 interface TestContext {
   teardown(fn: () => unknown): void;
@@ -59,13 +60,8 @@ const cli = async (port: number, args: string[]): Promise<string> =>
   (await run('redis-cli', ['-p', String(port), ...args])).stdout;
 
 /** Polls `cond` (a failure counts as false) until it holds; `gaveUp` ends the wait early. */
-async function until(what: string, cond: () => Promise<boolean>, gaveUp = (): boolean => false): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!(await cond().catch(() => false))) {
-    if (gaveUp() || Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = (what: string, cond: () => Promise<boolean>, gaveUp = (): boolean => false): Promise<number> =>
+  waitFor(what, cond, 10_000, { gaveUp, every: 25 });
 
 const serverArgs = (port: number): string[] => [
   '--port',

@@ -4,6 +4,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './cli.js';
+import { sleep, waitFor } from './wait.js';
 
 /** The runner's ready line (docs/deployment.md, "Without Docker: `npm run topology`"). */
 export interface Ready {
@@ -198,14 +199,8 @@ export function servedLines(file: string, pid?: number): number {
 }
 
 export const SIMPLE = '/fuel-api/api/simple-current.php';
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
-/** Polls `cond` until it holds; throws naming `what` after `ms` (the bound the test states). */
-export async function until(what: string, cond: () => Promise<boolean> | boolean, ms: number): Promise<number> {
-  const start = Date.now();
-  while (!(await Promise.resolve(cond()).catch(() => false))) {
-    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleep(50);
-  }
-  return Date.now() - start;
-}
+/** The suite's polling helper (wait.ts), by the name the topology tests use. */
+export const until = (what: string, cond: () => Promise<boolean> | boolean, ms: number): Promise<number> =>
+  waitFor(what, cond, ms, { every: 50 });
