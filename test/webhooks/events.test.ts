@@ -33,14 +33,22 @@ t.test('publish, schedule, cancel and take effect (manual clock): one event each
   const receiver = await startReceiver(t);
   const events = ['prices.published', 'prices.effective', 'prices.cancelled'];
   const { body: ep } = await adminCall(gw, 'POST', '/admin/webhooks', { url: receiver.url, events });
+  // "Nothing more arrived" is proved by a marker sent afterwards: a set scheduled far ahead, whose
+  // prices.published comes after anything raised before it.
+  const MARKERS = new Set<string>();
+  const marker = async (date: string): Promise<void> => {
+    MARKERS.add(date);
+    t.equal((await adminCall(gw, 'PUT', '/admin/prices', set(date, '26.00'))).body.status, 'scheduled');
+    await waitFor(`the marker ${date}`, () => receiver.got.some((g) => g.event?.data['effective_date'] === date));
+  };
   t.equal((await adminCall(gw, 'PUT', '/admin/prices', set('2026-12-02', '24.10'))).body.status, 'scheduled');
   t.equal((await adminCall(gw, 'PUT', '/admin/prices', set('2026-12-09', '25.00'))).body.status, 'scheduled');
   t.equal((await adminCall(gw, 'DELETE', '/admin/prices/2026-12-09')).status, 200);
   // Effective at 00:01 in Johannesburg on its date; every timer on the way fires.
   clock.advanceTo(Date.parse('2026-12-01T22:01:00Z') + 1000);
   await waitFor('four events', () => receiver.got.length >= 4);
-  await new Promise((r) => setTimeout(r, 500));
-  const got = receiver.verified(ep.secret);
+  await marker('2027-01-13');
+  const got = receiver.verified(ep.secret).filter((g) => !MARKERS.has(g.event.data['effective_date'] as string));
   t.equal(got.length, receiver.got.length, 'every delivery verifies');
   t.same(got.map((g) => `${g.event.type} ${g.event.data['effective_date']}`).sort(), [
     'prices.cancelled 2026-12-09',
@@ -59,7 +67,7 @@ t.test('publish, schedule, cancel and take effect (manual clock): one event each
   // The same clock passing again (a reload, another announcement) tells nothing new.
   await adminCall(gw, 'PUT', '/admin/prices', set('2026-12-02', '24.10'));
   clock.advance(60_000);
-  await new Promise((r) => setTimeout(r, 500));
+  await marker('2027-01-20');
   t.equal(receiver.got.filter((g) => g.event.type === 'prices.effective').length, 1, 'prices.effective once');
 });
 
