@@ -39,6 +39,8 @@ export function coordinationContract(
     await store.releaseLease(name, 'b');
   });
 
+  // What a report does differs by backend (the memory store, one process, shares nothing): the
+  // Redis effect, a blocked announcement at the limit, is tested in redis.test.ts.
   t.test('an invalid key reported from an address is accepted', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
