@@ -1,9 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ROOT } from './cli.js';
+import { tempDir } from './tmp.js';
 import { sleep, waitFor } from './wait.js';
 
 /** The runner's ready line (docs/deployment.md, "Without Docker: `npm run topology`"). */
@@ -40,7 +39,7 @@ export async function startTopology(
   t: { teardown(fn: () => unknown): void },
   args: string[] = [],
   ms = 60_000,
-  stateDir = mkdtempSync(join(tmpdir(), 'fpg-topology-')),
+  stateDir = tempDir('fpg-topology-'),
 ): Promise<Running> {
   const child = spawn(
     process.execPath,

@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import t, { type Test } from 'tap';
@@ -10,6 +9,7 @@ import { RedisStore } from '../../src/store/redis.js';
 import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startCluster, startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
@@ -18,12 +18,13 @@ const TRIAL_LIMIT = '{"success":false,"message":"Trial API request limit reached
 
 /** A config file for gateways sharing one Redis (standalone URL or cluster nodes). */
 function configFile(redis: Record<string, unknown>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fpg-scale-'));
+  const dir = tempDir('fpg-scale-');
   const file = join(dir, 'gateway.yaml');
   writeFileSync(
     file,
     JSON.stringify({
-      store: { type: 'redis', redis },
+      // The shipped 500 ms command timeout, stretched for a busy machine unless a test sets its own.
+      store: { type: 'redis', redis: { command_timeout_ms: scaled(500), ...redis } },
       log: { access: false },
       limits: { invalid_key_throttle: { max_attempts: 100000 } },
     }),

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
 import { startOrigin } from '../helpers/origin.js';
 import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 import { scaled, sleep, waitFor } from '../helpers/wait.js';
 
 const INTERVAL = 400;
@@ -15,7 +15,7 @@ t.test(
   async (t) => {
     const redis = await startRedis(t);
     const origin = await startOrigin(t);
-    const file = join(mkdtempSync(join(tmpdir(), 'fpg-lease-')), 'gateway.yaml');
+    const file = join(tempDir('fpg-lease-'), 'gateway.yaml');
     writeFileSync(
       file,
       JSON.stringify({
