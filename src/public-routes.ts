@@ -31,7 +31,7 @@ export function publicRoutes(
   proxy: PassThrough | null,
 ): { routes: RouteDef[]; deploymentTag: () => string } {
   const routes: RouteDef[] = [];
-  const openapi = openApi(routes, config);
+  const openapi = openApi(routes);
   routes.push(
     ...currentPricesRoutes(config),
     ...historyRoutes(config),

@@ -81,9 +81,6 @@ const STATUS_TEXT: Record<number, string> = {
   401: 'The key is missing or invalid; invalid keys count towards a per-address throttle.',
   403: 'The account is inactive.',
   404: 'No such path.',
-  405: 'Only GET and HEAD are served.',
-  429: 'The allowance is used up, or the address is throttled after too many invalid keys.',
-  500: 'An unexpected failure.',
   501: 'Historical data is switched off on this gateway.',
   503: 'The store or the prices are unavailable for a moment.',
 };
@@ -97,9 +94,11 @@ export function errorResponses(config: Config, kinds: ErrorKind[]): Record<strin
     const examples = Object.fromEntries(
       list.map((k) => [k, { value: { success: false, message: config.messages[k] } }]),
     );
-    const headers = status === 429 ? { ...RETRY_AFTER, ...RATE_HEADERS } : status === 503 ? RETRY_AFTER : undefined;
+    const limited = list.some((k) => k === 'limit_monthly' || k === 'limit_trial');
+    const headers =
+      status === 429 ? { ...RETRY_AFTER, ...(limited && RATE_HEADERS) } : status === 503 ? RETRY_AFTER : undefined;
     out[String(status)] = {
-      description: STATUS_TEXT[status] ?? 'Error',
+      description: status === 429 ? tooMany(list) : (STATUS_TEXT[status] ?? 'Error'),
       ...(headers && { headers }),
       content: { 'application/json': { schema: ref('Error'), examples } },
     };
@@ -107,11 +106,27 @@ export function errorResponses(config: Config, kinds: ErrorKind[]): Record<strin
   return out;
 }
 
+/** A 429 says which of its causes the route has: usage.php and usage-history.php count nothing, so only the throttle. */
+function tooMany(kinds: ErrorKind[]): string {
+  const limit = kinds.some((k) => k === 'limit_monthly' || k === 'limit_trial');
+  const throttle = kinds.includes('throttled');
+  if (limit && throttle) return 'The allowance is used up, or the address is throttled after too many invalid keys.';
+  return limit ? 'The allowance is used up.' : 'The address is throttled after too many invalid keys.';
+}
+
+/**
+ * Every operation's `default`: what no operation lists, because a GET or HEAD does not provoke it
+ * on purpose. A bug answers 500 with this body; the document's description names the rest (405 for
+ * another method, 404, 408, 431).
+ */
+export const UNEXPECTED: Response = {
+  description: 'An unexpected failure (500), with the same error body.',
+  content: { 'application/json': { schema: ref('Error') } },
+};
+
 /** What any request with a key may be refused for. */
 export const KEY_ERRORS: ErrorKind[] = ['missing_key', 'invalid_key', 'inactive_key', 'throttled', 'unavailable'];
-/** What any route may answer. */
-export const COMMON: ErrorKind[] = ['method_not_allowed', 'internal'];
-const METERED: ErrorKind[] = [...KEY_ERRORS, 'limit_monthly', 'limit_trial', ...COMMON];
+const METERED: ErrorKind[] = [...KEY_ERRORS, 'limit_monthly', 'limit_trial'];
 
 export const query = (
   name: string,

@@ -1,7 +1,6 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import t, { type Test } from 'tap';
@@ -10,6 +9,7 @@ import { allowanceFor } from '../../src/quota/allowance.js';
 import { RedisStore } from '../../src/store/redis.js';
 import { gatewayProcess } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const REQUEST_TIMEOUT_MS = 4000;
@@ -85,7 +85,7 @@ async function drain(t: Test, config: string, counted: (accountId: string) => Pr
 }
 
 function configFile(settings: Record<string, unknown>): { file: string; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'fpg-drain-'));
+  const dir = tempDir('fpg-drain-');
   const file = join(dir, 'gateway.yaml');
   writeFileSync(
     file,

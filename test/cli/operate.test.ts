@@ -1,14 +1,14 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { gatewayProcess, runCli } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
 
 const waitFor = (cond: () => Promise<boolean>, ms = 3000) => waitUntil('the running gateway', cond, ms);
 
-const dir = mkdtempSync(join(tmpdir(), 'fpg-cli-'));
+const dir = tempDir('fpg-cli-');
 const write = (name: string, data: unknown): string => {
   const p = join(dir, name);
   writeFileSync(p, typeof data === 'string' ? data : JSON.stringify(data));

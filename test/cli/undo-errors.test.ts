@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { runCli } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'fpg-cli-undo-'));
+const dir = tempDir('fpg-cli-undo-');
 const write = (name: string, data: unknown): string => {
   const p = join(dir, name);
   writeFileSync(p, JSON.stringify(data));

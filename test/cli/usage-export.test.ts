@@ -1,12 +1,12 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { dayOf } from '../../src/time/days.js';
 import { gatewayProcess, runCli } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'fpg-cli-usage-'));
+const dir = tempDir('fpg-cli-usage-');
 
 t.test('usage export and usage periods print the admin API’s rows, to stdout or --out', async (t) => {
   const redis = await startRedis(t);

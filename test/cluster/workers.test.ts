@@ -1,15 +1,15 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type GatewayProcess, gatewayProcess, serve } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
 function configFile(settings: Record<string, unknown>): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'fpg-workers-')), 'gateway.yaml');
+  const file = join(tempDir('fpg-workers-'), 'gateway.yaml');
   writeFileSync(file, JSON.stringify(settings));
   return file;
 }

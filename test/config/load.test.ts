@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfig, maskSecrets } from '../../src/config/load.js';
 import type { GatewayError } from '../../src/errors.js';
 import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'fpg-config-'));
+const dir = tempDir('fpg-config-');
 const file = (name: string, text: string): string => {
   const p = join(dir, name);
   writeFileSync(p, text);

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -9,6 +8,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { TrustedProxies } from '../../src/http/client.js';
 import { haproxyBinary } from '../../src/topology/haproxy.js';
 import { ROOT } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const run = promisify(execFile);
 
@@ -114,7 +114,7 @@ t.test(
 );
 
 t.test('with a certificate mounted the balancer config also serves TLS, and without one it does not', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'fpg-tls-'));
+  const dir = tempDir('fpg-tls-');
   const pem = join(dir, 'gateway.pem');
   await tool('openssl', [
     ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost'],

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from './tmp.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Children run dist/, built from src/ by tap's `before` program (build-dist.ts); tap's coverage
@@ -43,7 +43,7 @@ export interface Served {
 
 /** A config file of its own per child, so no two share the memory store's file (or the project's). */
 export function privateConfig(settings: Record<string, unknown> = {}): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'fpg-serve-')), 'gateway.yaml');
+  const file = join(tempDir('fpg-serve-'), 'gateway.yaml');
   writeFileSync(file, JSON.stringify({ store: { memory: { file: 'memory-store.json' } }, ...settings }));
   return file;
 }

@@ -1,9 +1,10 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { tempDir } from './tmp.js';
+import { waitFor } from './wait.js';
 
 interface TestContext {
   teardown(fn: () => unknown): void;
@@ -59,13 +60,8 @@ const cli = async (port: number, args: string[]): Promise<string> =>
   (await run('redis-cli', ['-p', String(port), ...args])).stdout;
 
 /** Polls `cond` (a failure counts as false) until it holds; `gaveUp` ends the wait early. */
-async function until(what: string, cond: () => Promise<boolean>, gaveUp = (): boolean => false): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!(await cond().catch(() => false))) {
-    if (gaveUp() || Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = (what: string, cond: () => Promise<boolean>, gaveUp = (): boolean => false): Promise<number> =>
+  waitFor(what, cond, 10_000, { gaveUp, every: 25 });
 
 const serverArgs = (port: number): string[] => [
   '--port',
@@ -85,7 +81,7 @@ export function startRedis(t: TestContext, extraArgs: string[] = []): Promise<Re
 
 /** A Sentinel watching `master` under `name` (quorum 1). */
 export async function startSentinel(t: TestContext, master: RedisServer, name: string): Promise<RedisServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'fpg-sentinel-'));
+  const dir = tempDir('fpg-sentinel-');
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const conf = join(dir, 'sentinel.conf');
   // Sentinel rewrites its config file, so it must be a real, writable file.
@@ -144,7 +140,7 @@ async function spawnServer(t: TestContext, argsFor: (port: number) => string[]):
 
 /** Three cluster primaries on loopback (no replicas), ready when every node reports cluster_state:ok. */
 export async function startCluster(t: TestContext): Promise<RedisCluster> {
-  const dir = await mkdtemp(join(tmpdir(), 'fpg-cluster-'));
+  const dir = tempDir('fpg-cluster-');
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const servers: RedisServer[] = [];
   for (let i = 0; i < 3; i++) {

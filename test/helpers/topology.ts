@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ROOT } from './cli.js';
+import { tempDir } from './tmp.js';
+import { sleep, waitFor } from './wait.js';
 
 /** The runner's ready line (docs/deployment.md, "Without Docker: `npm run topology`"). */
 export interface Ready {
@@ -39,7 +39,7 @@ export async function startTopology(
   t: { teardown(fn: () => unknown): void },
   args: string[] = [],
   ms = 60_000,
-  stateDir = mkdtempSync(join(tmpdir(), 'fpg-topology-')),
+  stateDir = tempDir('fpg-topology-'),
 ): Promise<Running> {
   const child = spawn(
     process.execPath,
@@ -198,14 +198,8 @@ export function servedLines(file: string, pid?: number): number {
 }
 
 export const SIMPLE = '/fuel-api/api/simple-current.php';
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
-/** Polls `cond` until it holds; throws naming `what` after `ms` (the bound the test states). */
-export async function until(what: string, cond: () => Promise<boolean> | boolean, ms: number): Promise<number> {
-  const start = Date.now();
-  while (!(await Promise.resolve(cond()).catch(() => false))) {
-    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms: ${what}`);
-    await sleep(50);
-  }
-  return Date.now() - start;
-}
+/** The suite's polling helper (wait.ts), by the name the topology tests use. */
+export const until = (what: string, cond: () => Promise<boolean> | boolean, ms: number): Promise<number> =>
+  waitFor(what, cond, ms, { every: 50 });

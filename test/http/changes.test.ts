@@ -138,6 +138,9 @@ t.test('changes.php is off with historical data (501)', async (t) => {
   const key = gw.app.demoKeys['starter'] as string;
   const r = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12`);
   t.equal(r.status, 501);
+  t.same(await r.json(), { success: false, message: gw.config.messages.historical_disabled });
+  const used = await gw.get(`/fuel-api/api/usage.php?api_key=${key}`);
+  t.equal(((await used.json()) as { usage: { requests_used: number } }).usage.requests_used, 0, 'not counted');
 });
 
 t.test('a new price set taking effect rebuilds the answers and the page: nothing stale is served', async (t) => {
@@ -183,11 +186,28 @@ t.test('repeated range parameters are refused, percent-encoded ones read', async
   const key = gw.app.demoKeys['starter'] as string;
   const twice = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12&from=2020-01`);
   t.equal(twice.status, 400);
+  t.same(await twice.json(), { success: false, message: 'Invalid date range.' });
   const encoded = await gw.get(`${CHANGES}?api_key=${key}&from=2025%2D01&to=2025-02`);
   t.equal(encoded.status, 200);
+  const plain = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-02`);
+  const withoutUsage = (body: unknown) => ({ ...(body as Record<string, unknown>), usage: null });
+  t.same(withoutUsage(await encoded.json()), withoutUsage(await plain.json()), 'the same changes as from=2025-01');
   const hist = '/fuel-api/api/historical.php';
-  t.equal((await gw.get(`${hist}?api_key=${key}&month=1&year=2025&format=csv&format=json`)).status, 400);
-  t.equal((await gw.get(`${hist}?api_key=${key}&month=1&year=2025&region=inland&region=inland`)).status, 400);
+  for (const [q, message] of [
+    ['month=1&year=2025&format=csv&format=json', 'Invalid format.'],
+    ['month=1&year=2025&region=inland&region=inland', 'Invalid region.'],
+  ] as const) {
+    const r = await gw.get(`${hist}?api_key=${key}&${q}`);
+    t.equal(r.status, 400, q);
+    t.same(
+      await r.json(),
+      {
+        success: false,
+        message: gw.config.messages[message === 'Invalid format.' ? 'invalid_format' : 'invalid_region'],
+      },
+      q,
+    );
+  }
 });
 
 t.test('changes.php takes region and format=csv like historical.php: same rows, cents, no usage in CSV', async (t) => {
@@ -264,8 +284,14 @@ t.test('historical.php refuses a repeated month or year and a year outside 2000-
     t.equal(r.status, 400, q);
     t.same(await r.json(), { success: false, message }, q);
   }
-  for (const q of ['month=1&year=2000', 'month=12&year=2100'])
-    t.equal((await gw.get(`${hist}?api_key=${key}&${q}`)).status, 200, q);
+  for (const [q, month, year] of [
+    ['month=1&year=2000', 1, 2000],
+    ['month=12&year=2100', 12, 2100],
+  ] as const) {
+    const r = await gw.get(`${hist}?api_key=${key}&${q}`);
+    t.equal(r.status, 200, q);
+    t.match(await r.json(), { success: true, month, year, results: [] }, `${q}: that month, no sets in it`);
+  }
   t.equal(
     ((await (await gw.get(`/fuel-api/api/usage.php?api_key=${key}`)).json()) as { usage: { requests_used: number } })
       .usage.requests_used,

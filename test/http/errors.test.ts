@@ -1,12 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { generateKey } from '../../src/keys/keys.js';
+import { allowanceFor } from '../../src/quota/allowance.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const HIST = '/fuel-api/api/historical.php';
@@ -109,8 +110,11 @@ t.test(
 
 t.test('an inactive account gets 403 and is not counted', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
-  const { api_key } = await newAccount(gw, { plan: 'developer', status: 'inactive' });
+  const { account, api_key } = await newAccount(gw, { plan: 'developer', status: 'inactive' });
   await expectError(t, await gw.get(`${SIMPLE}?api_key=${api_key}`), 403, 'API key is inactive.');
+  await expectError(t, await gw.get(`/fuel-api/api/current.php?api_key=${api_key}`), 403, 'API key is inactive.');
+  const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, NOW);
+  t.equal(await gw.app.store.usage(account.id, period.id), 0, 'nothing counted in its period');
 });
 
 t.test('an exhausted allowance gets 429 with Retry-After until the period ends', async (t) => {
@@ -229,7 +233,7 @@ t.test('unknown paths get 404 and other methods 405 with Allow', async (t) => {
 });
 
 t.test('no price set in effect answers 503 and /readyz says why', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'fpg-'));
+  const dir = tempDir('fpg-');
   const file = join(dir, 'future.json');
   writeFileSync(file, JSON.stringify([{ effective_date: '2030-01-02', coastal: region(), inland: region() }]));
   const gw = await startGateway(t, { prices: { file } }, { clock: new ManualClock(NOW) });

@@ -22,6 +22,7 @@ const fds = (pid: number): number => readdirSync(`/proc/${pid}/fd`).length;
 function loris(port: number, head: string, trickleMs: number | null, open: Socket[]): void {
   const s = connect(port, '127.0.0.1');
   s.on('error', () => undefined);
+  // Paused: what the gateway answers waits in this side's receive buffer, read only at the end.
   s.pause();
   open.push(s);
   if (head) s.write(head);
@@ -54,6 +55,32 @@ t.test(
     // headers timeout 1 s, checked every second, answered and closed within LINGER_MS (1 s): 3 s, and slack.
     const took = await waitFor('the descriptors to be released', () => fds(pid) <= before + 5, 10_000);
     t.pass(`released ${took} ms later, with every client still holding its socket`);
+    // Now read what each client was sent: the answer, then the end of the connection.
+    const received = await Promise.all(
+      open.map(
+        (s) =>
+          new Promise<string>((resolve) => {
+            let data = '';
+            s.on('data', (c: Buffer) => (data += c.toString('latin1')));
+            s.on('end', () => resolve(data));
+            s.on('close', () => resolve(data));
+            s.resume();
+          }),
+      ),
+    );
+    const trickled = received.filter((_, i) => i % 80 < 40);
+    const silent = received.filter((_, i) => i % 80 >= 40);
+    t.equal(trickled.length, 80);
+    t.same(
+      trickled.filter((d) => !/^HTTP\/1\.1 408 [^\r]*\r\n[\s\S]*\r\n\r\n\{"success":false,/.test(d)),
+      [],
+      'every slow head was answered 408 with the error body, though its client never read',
+    );
+    t.same(
+      silent.filter((d) => d !== '' && !/^HTTP\/1\.1 408 /.test(d)),
+      [],
+      'every silent socket was closed, at most with a 408',
+    );
   },
 );
 

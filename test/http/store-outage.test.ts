@@ -2,7 +2,7 @@ import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';
 import { freePort, startRedis } from '../helpers/redis.js';
-import { waitFor } from '../helpers/wait.js';
+import { scaled, waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -30,7 +30,7 @@ for (const policy of ['reject', 'allow'] as const) {
     if (policy === 'allow') t.equal(conditional.headers.get('etag'), etag);
     const started = Date.now();
     const r = await gw.get(`${SIMPLE}?api_key=${api_key}`);
-    t.ok(Date.now() - started < 1000, 'answered within a second');
+    t.ok(Date.now() - started < scaled(1000), 'answered within a second (scaled)');
     const body = await r.text();
     if (policy === 'reject') {
       t.equal(r.status, 503);
@@ -79,17 +79,10 @@ t.test(
     t.same(new Set(answers.map((a) => a.status)), new Set([503]), 'all 64 got 503');
     t.ok(answers.every((a) => a.body === '{"success":false,"message":"Service temporarily unavailable."}'));
     const slowest = Math.max(...answers.map((a) => a.ms));
-    t.ok(slowest < 800, `slowest answer ${slowest} ms (command timeout 300 ms)`);
+    t.ok(slowest < scaled(800), `slowest answer ${slowest} ms (command timeout 300 ms)`);
     redis.resume();
-    let status = 0;
-    for (
-      const end = Date.now() + 5000;
-      status !== 200 && Date.now() < end;
-      await new Promise((r) => setTimeout(r, 50))
-    ) {
-      status = (await gw.get(`${SIMPLE}?api_key=${keys[0]}`)).status;
-    }
-    t.equal(status, 200, 'served again once Redis runs');
+    await waitFor('served again', async () => (await gw.get(`${SIMPLE}?api_key=${keys[0]}`)).status === 200, 5000);
+    t.pass('served again once Redis runs');
   },
 );
 

@@ -1,13 +1,13 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import t from 'tap';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const PRODUCTS = ['petrol_93', 'petrol_95', 'diesel_50ppm', 'diesel_500ppm'] as const;
 const REGIONS = ['coastal', 'inland'] as const;
@@ -136,7 +136,12 @@ t.test('the page in headless Chromium: prices, chart, usage check, same origin o
           const r = await fetch(url as string, { headers: { 'X-API-Key': k as string } });
           return { status: r.status, remaining: r.headers.get('X-RateLimit-Remaining') };
         } catch {
-          return 'blocked';
+          // A CORS refusal and a dead gateway both reject: a no-cors request (no key, so not
+          // counted) resolves only when the gateway is there, so only then is it 'blocked'.
+          return fetch(url as string, { mode: 'no-cors' }).then(
+            () => 'blocked',
+            () => 'unreachable',
+          );
         }
       },
       [`${gw.base}/fuel-api/api/simple-current.php`, key],
@@ -146,6 +151,15 @@ t.test('the page in headless Chromium: prices, chart, usage check, same origin o
   };
   t.same(await fromOrigin(allowed), { status: 200, remaining: '1998' }, 'a listed origin may call the API');
   t.equal(await fromOrigin(`http://localhost:${otherPort}`), 'blocked', 'an unlisted origin may not');
+  const preflight = await gw.get('/fuel-api/api/simple-current.php', {
+    method: 'OPTIONS',
+    headers: {
+      Origin: `http://localhost:${otherPort}`,
+      'Access-Control-Request-Method': 'GET',
+      'Access-Control-Request-Headers': 'x-api-key',
+    },
+  });
+  t.equal(preflight.headers.get('access-control-allow-origin'), null, 'the gateway itself refused that origin');
 });
 
 t.test('page.enabled: false turns / into the 404 error body', async (t) => {
@@ -173,7 +187,7 @@ t.test('the page and its assets are unmetered, cacheable where fixed, and answer
 });
 
 t.test('before any price set takes effect the page shows dashes and no chart', async (t) => {
-  const future = join(mkdtempSync(join(tmpdir(), 'fpg-page-')), 'future.json');
+  const future = join(tempDir('fpg-page-'), 'future.json');
   const region = { petrol_93: null, petrol_95: '30.00', diesel_50ppm: null, diesel_500ppm: null };
   writeFileSync(future, JSON.stringify([{ effective_date: '2030-01-02', coastal: region, inland: region }]));
   const gw = await startGateway(t, { prices: { file: future } }, { clock: new ManualClock(NOW) });

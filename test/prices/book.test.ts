@@ -1,5 +1,4 @@
-import { mkdtempSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { readPriceFile } from '../../src/prices/file.js';
@@ -8,6 +7,7 @@ import { ROOT } from '../helpers/cli.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
@@ -102,7 +102,7 @@ t.test('a switch far in the future re-arms rather than overflowing the timer', a
 });
 
 t.test('a bad price file refuses to start with the field named', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'fpg-prices-'));
+  const dir = tempDir('fpg-prices-');
   const file = join(dir, 'bad.json');
   writeFileSync(
     file,
@@ -121,7 +121,7 @@ t.test('a bad price file refuses to start with the field named', async (t) => {
 });
 
 t.test('an edited price file is picked up; a broken edit changes nothing', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'fpg-watch-'));
+  const dir = tempDir('fpg-watch-');
   const file = join(dir, 'prices.json');
   writeFileSync(file, JSON.stringify([set('2026-01-07', '21.00')]));
   const gw = await startGateway(t, { prices: { file, watch_file: true } }, { clock: new ManualClock(NOW) });

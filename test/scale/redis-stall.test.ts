@@ -3,6 +3,7 @@ import t, { type Test } from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { type RedisServer, startRedis } from '../helpers/redis.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const LIMIT = 200;
@@ -71,10 +72,14 @@ t.test(
     const answers = await burst(gateways, key, 600);
     const unavailable = answers.filter((a) => a.status === 503).length;
     t.equal(unavailable, 600, 'every request got 503 while Redis was frozen');
-    await new Promise((r) => setTimeout(r, Math.max(0, 2000 - (Date.now() - paused))));
+    await sleep(Math.max(0, 2000 - (Date.now() - paused))); // the freeze lasts 2 s: that is the setup
     redis.resume();
-    // Redis now runs the scripts queued on its sockets.
-    await new Promise((r) => setTimeout(r, 300));
+    // Redis now runs the scripts queued on its sockets. A marker on each gateway's own connection:
+    // Redis runs a connection's commands in order, so once both are answered, those have run.
+    await waitFor('a marker answered from Redis by each gateway', async () => {
+      const heads = await Promise.all(gateways.map((gw) => gw.get(`${SIMPLE}?api_key=${key}`, { method: 'HEAD' })));
+      return heads.every((r) => r.status === 200);
+    });
     const after = await counted(gateways[0] as TestGateway, key);
     const burned = after - 2;
     t.ok(burned <= unavailable / 100, `${burned} of ${unavailable} answers of 503 were counted (at most 1%)`);
@@ -106,10 +111,10 @@ t.test(
       'every requests_used within the limit',
     );
     let after = 0;
-    for (let i = 0; i < 50 && after === 0; i++) {
-      after = await counted(gateways[0] as TestGateway, key).catch(() => 0);
-      if (after === 0) await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor('the count readable', async () => {
+      after = await counted(gateways[0] as TestGateway, key);
+      return after > 0;
+    });
     t.ok(after <= LIMIT, `Redis holds ${after}: never over the limit`);
     t.ok(after >= used.length, 'at least every success is counted');
   },

@@ -1,14 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type GatewayProcess, gatewayProcess, serve } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
 /** A config whose memory store keeps its state in a fresh folder; returns the config and the state file. */
 function setup(): { config: string; state: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'fpg-persist-'));
+  const dir = tempDir('fpg-persist-');
   const config = join(dir, 'gateway.yaml');
   writeFileSync(
     config,

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { MemoryStore } from '../../src/store/memory.js';
+import { tempDir } from '../helpers/tmp.js';
 import { DAY } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
@@ -34,10 +35,8 @@ t.test('expired counters start again from zero', async (t) => {
 });
 
 t.test('with a file, deletions and many sets at once are written at once: a new store reads them back', async (t) => {
-  const { mkdtempSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  const file = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'store.json');
+  const file = join(tempDir('fpg-mem-'), 'store.json');
   const region = {
     zone: null,
     price_basis: 'official_regional_reference',
@@ -84,11 +83,10 @@ t.test('with a file, deletions and many sets at once are written at once: a new 
 });
 
 t.test('with a file, counts written after an account or price change carry that change', async (t) => {
-  const { mkdtempSync, readFileSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
+  const { readFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
-  const file = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'store.json');
+  const file = join(tempDir('fpg-mem-'), 'store.json');
   const store = new MemoryStore(Date.now, file);
   const a = storedAccount();
   await store.createAccount(a);
@@ -122,11 +120,10 @@ t.test('with a file, counts written after an account or price change carry that 
 });
 
 t.test('with a file, changes made together share one write and each resolves once it is on disk', async (t) => {
-  const { mkdtempSync, readFileSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
+  const { readFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { storedAccount } = await import('../helpers/accounts.js');
-  const file = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'store.json');
+  const file = join(tempDir('fpg-mem-'), 'store.json');
   const store = new MemoryStore(Date.now, file);
   t.teardown(() => store.close());
   const accounts = Array.from({ length: 200 }, () => storedAccount());
@@ -149,11 +146,10 @@ t.test('with a file, changes made together share one write and each resolves onc
 t.test(
   'with a file, a failed write rejects the change; a failed counter flush is reported and tried again',
   async (t) => {
-    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
+    const { rmSync, writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
-    const dir = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'state');
+    const dir = join(tempDir('fpg-mem-'), 'state');
     const errors: unknown[] = [];
     const store = new MemoryStore(Date.now, join(dir, 'store.json'), (err) => errors.push(err));
     const a = storedAccount();
@@ -176,11 +172,9 @@ t.test(
 );
 
 t.test('with a file, the ledger (days, records, plan changes) survives a restart', async (t) => {
-  const { mkdtempSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
-  const file = join(mkdtempSync(join(tmpdir(), 'fpg-mem-')), 'store.json');
+  const file = join(tempDir('fpg-mem-'), 'store.json');
   const store = new MemoryStore(Date.now, file);
   const a = storedAccount();
   await store.createAccount(a);

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import t from 'tap';
 import { RedisClock } from '../../src/store/counting/redis-clock.js';
 import { startRedis } from '../helpers/redis.js';
+import { sleep } from '../helpers/wait.js';
 
 t.test("the consume deadline is the command timeout ahead, in Redis' clock, once measured", async (t) => {
   const server = await startRedis(t);
@@ -11,7 +12,7 @@ t.test("the consume deadline is the command timeout ahead, in Redis' clock, once
   t.equal(clock.deadline(), 0, 'no deadline before a measurement');
   // A measurement slower than 50 ms says too little: it is ignored.
   await clock.measure(async () => {
-    await new Promise((r) => setTimeout(r, 80));
+    await sleep(80); // a measurement slower than 50 ms is the setup
     return redis.time();
   });
   t.equal(clock.deadline(), 0, 'a slow measurement is ignored');

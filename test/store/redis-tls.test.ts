@@ -1,16 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { RedisStore } from '../../src/store/redis.js';
 import { freePort, startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /** A throwaway CA and a server certificate for 127.0.0.1 it signed. */
 function certificates(): { dir: string; ca: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'fpg-tls-'));
+  const dir = tempDir('fpg-tls-');
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   run(
     'req',

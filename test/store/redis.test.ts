@@ -9,7 +9,7 @@ import { createStore } from '../../src/store/create.js';
 import { RedisStore } from '../../src/store/redis.js';
 import type { StoredAccount, StoreEvent } from '../../src/store/types.js';
 import { startRedis, startSentinel } from '../helpers/redis.js';
-import { waitFor as waitUntil } from '../helpers/wait.js';
+import { scaled, waitFor as waitUntil } from '../helpers/wait.js';
 import { DAY } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
@@ -25,7 +25,8 @@ const nextPrefix = (): string => `t${process.pid}_${++seq}:`;
 const options = (prefix = nextPrefix()) => ({
   url: server.url,
   key_prefix: prefix,
-  command_timeout_ms: 500,
+  // Generous on a busy machine (a listing of 5000 entries timed out at 500 ms); no test here stalls Redis.
+  command_timeout_ms: scaled(500),
   connect_timeout_ms: 2000,
 });
 const open = (t: Test, prefix?: string): RedisStore => {
@@ -333,3 +334,33 @@ t.test('a consume receiver that throws does not keep the rest of its batch from 
   t.same(await store.consume(spec, DAY), { kind: 'ok', used: 2 }, 'the next request in the batch is answered');
   t.match(lines.join(''), /a broken receiver/, 'the failure is logged');
 });
+
+t.test(
+  'invalid keys reported from one address across two instances: blocked is announced to both at the limit, not before',
+  async (t) => {
+    const prefix = nextPrefix();
+    const a = open(t, prefix);
+    const b = open(t, prefix);
+    const heard: StoreEvent[] = [];
+    b.subscribe((e) => heard.push(e));
+    const rule = { maxAttempts: 3, windowMs: 60_000, blockMs: 1234 };
+    const address = `192.0.2.${process.pid % 250}`;
+    await a.reportInvalidKey(address, rule);
+    await b.reportInvalidKey(address, rule);
+    // A marker announced after both reports: once it is heard, a blocked they raised would be too.
+    await a.purgeCache('/marker-1');
+    await waitFor(() => heard.some((e) => e.type === 'cache_purge' && e.path === '/marker-1'));
+    t.same(
+      heard.filter((e) => e.type === 'blocked'),
+      [],
+      'two of three: nothing announced',
+    );
+    await a.reportInvalidKey(address, rule);
+    await waitFor(() => heard.some((e) => e.type === 'blocked'));
+    t.same(
+      heard.filter((e) => e.type === 'blocked'),
+      [{ type: 'blocked', address, ms: 1234 }],
+      'the third, from either instance, blocks the address everywhere',
+    );
+  },
+);

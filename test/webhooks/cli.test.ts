@@ -1,16 +1,16 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { gatewayProcess, runCli } from '../helpers/cli.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
 t.test('webhooks add|list|test|deliveries|rotate-secret|remove run against the shared store', async (t) => {
   const redis = await startRedis(t);
   const receiver = await startReceiver(t);
-  const config = join(mkdtempSync(join(tmpdir(), 'fpg-cli-webhooks-')), 'redis.yaml');
+  const config = join(tempDir('fpg-cli-webhooks-'), 'redis.yaml');
   writeFileSync(
     config,
     JSON.stringify({

@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { isPublicAddress } from '../../src/events/addresses.js';
@@ -8,6 +6,7 @@ import { ManualClock } from '../helpers/clock.js';
 import { startGateway } from '../helpers/gateway.js';
 import { startOrigin } from '../helpers/origin.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
 const FAST = {
@@ -33,15 +32,23 @@ t.test('publish, schedule, cancel and take effect (manual clock): one event each
   const receiver = await startReceiver(t);
   const events = ['prices.published', 'prices.effective', 'prices.cancelled'];
   const { body: ep } = await adminCall(gw, 'POST', '/admin/webhooks', { url: receiver.url, events });
+  // "Nothing more arrived" is proved by a marker sent afterwards: a set scheduled far ahead, whose
+  // prices.published comes after anything raised before it.
+  const MARKERS = new Set<string>();
+  const marker = async (date: string): Promise<void> => {
+    MARKERS.add(date);
+    t.equal((await adminCall(gw, 'PUT', '/admin/prices', set(date, '26.00'))).body.status, 'scheduled');
+    await waitFor(`the marker ${date}`, () => receiver.got.some((g) => g.event?.data['effective_date'] === date));
+  };
   t.equal((await adminCall(gw, 'PUT', '/admin/prices', set('2026-12-02', '24.10'))).body.status, 'scheduled');
   t.equal((await adminCall(gw, 'PUT', '/admin/prices', set('2026-12-09', '25.00'))).body.status, 'scheduled');
   t.equal((await adminCall(gw, 'DELETE', '/admin/prices/2026-12-09')).status, 200);
   // Effective at 00:01 in Johannesburg on its date; every timer on the way fires.
   clock.advanceTo(Date.parse('2026-12-01T22:01:00Z') + 1000);
   await waitFor('four events', () => receiver.got.length >= 4);
-  await new Promise((r) => setTimeout(r, 500));
-  const got = receiver.verified(ep.secret);
-  t.equal(got.length, receiver.got.length, 'every delivery verifies');
+  await marker('2027-01-13');
+  t.equal(receiver.verified(ep.secret).length, receiver.got.length, 'every delivery verifies');
+  const got = receiver.verified(ep.secret).filter((g) => !MARKERS.has(g.event.data['effective_date'] as string));
   t.same(got.map((g) => `${g.event.type} ${g.event.data['effective_date']}`).sort(), [
     'prices.cancelled 2026-12-09',
     'prices.effective 2026-12-02',
@@ -59,7 +66,7 @@ t.test('publish, schedule, cancel and take effect (manual clock): one event each
   // The same clock passing again (a reload, another announcement) tells nothing new.
   await adminCall(gw, 'PUT', '/admin/prices', set('2026-12-02', '24.10'));
   clock.advance(60_000);
-  await new Promise((r) => setTimeout(r, 500));
+  await marker('2027-01-20');
   t.equal(receiver.got.filter((g) => g.event.type === 'prices.effective').length, 1, 'prices.effective once');
 });
 
@@ -88,7 +95,7 @@ t.test("the origin poller's new set raises prices.published, once", async (t) =>
 });
 
 t.test('the outbox of the memory store survives a restart: a delivery pending is sent by the next run', async (t) => {
-  const file = join(mkdtempSync(join(tmpdir(), 'fpg-outbox-')), 'state.json');
+  const file = join(tempDir('fpg-outbox-'), 'state.json');
   const receiver = await startReceiver(t);
   receiver.mode = { status: 503 };
   const settings = {
@@ -117,7 +124,7 @@ t.test('the outbox of the memory store survives a restart: a delivery pending is
 });
 
 t.test('the address is checked at every delivery: an endpoint stored while allowed is refused when not', async (t) => {
-  const file = join(mkdtempSync(join(tmpdir(), 'fpg-ssrf-')), 'state.json');
+  const file = join(tempDir('fpg-ssrf-'), 'state.json');
   const receiver = await startReceiver(t);
   const allowed = await startGateway(t, { webhooks: FAST, store: { memory: { file } } });
   const { body: ep } = await adminCall(allowed, 'POST', '/admin/webhooks', {

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config/schema.js';
 import { crashed, send } from '../../http/answer.js';
-import { COMMON, errorResponses, jsonOk, PUBLIC } from '../../http/openapi.js';
+import { jsonOk, PUBLIC } from '../../http/openapi.js';
 import type { Exchange, Gateway, RouteDef } from '../../http/types.js';
 import { priceAge } from '../../prices/staleness.js';
 import type { UpstreamPoller } from '../../upstream/poller.js';
@@ -40,7 +40,7 @@ export function healthRoutes(config: Config, deps: HealthDeps): RouteDef[] {
           tags: ['Health'],
           security: PUBLIC,
           summary: 'Liveness',
-          responses: { 200: jsonOk('The process runs.', 'Health', false), ...errorResponses(config, COMMON) },
+          responses: { 200: jsonOk('The process runs.', 'Health', false) },
         },
       },
     },
@@ -60,7 +60,6 @@ export function healthRoutes(config: Config, deps: HealthDeps): RouteDef[] {
           responses: {
             200: jsonOk('The store answers and a price set is in effect.', 'Ready', false),
             503: jsonOk('Not ready: see the fields.', 'Ready', false),
-            ...errorResponses(config, COMMON),
           },
         },
       },

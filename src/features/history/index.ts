@@ -48,13 +48,13 @@ export function historyRoutes(config: Config): RouteDef[] {
           query(
             'month',
             'Month, 1-12 (one or two digits); with year. A repeated month or year is refused (400).',
-            { type: 'string', pattern: '^(0?[1-9]|1[0-2])$' },
+            { type: 'integer', minimum: 1, maximum: 12 },
             '9',
           ),
           query(
             'year',
             `Year, four digits, ${MIN_YEAR}-${MAX_YEAR}; with month. Otherwise 400 Invalid year.`,
-            { type: 'string', pattern: '^\\d{4}$' },
+            { type: 'integer', minimum: MIN_YEAR, maximum: MAX_YEAR },
             '2026',
           ),
           FROM,

@@ -5,21 +5,25 @@
  * configured ones. Schemas are JSON Schema 2020-12; the tests validate real answers of every
  * endpoint against them, so the document cannot drift.
  */
-import type { OpenApiDocument, Operation, Response } from '../../http/openapi.js';
+import { type OpenApiDocument, type Operation, type Response, UNEXPECTED } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
 import { PRICE_MEANING, schemas } from './schemas.js';
 
 export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const { path, openapiPath, openapi, route } of routes) {
-    if (openapi) paths[openapiPath ?? path] = route === null ? openapi : { ...openapi, head: headOf(openapi.get) };
+  for (const { path, openapiPath, openapi } of routes) {
+    // A route switched off (route null) answers HEAD as it answers GET: 404.
+    if (openapi) {
+      const get = { ...openapi.get, responses: { ...openapi.get.responses, default: UNEXPECTED } };
+      paths[openapiPath ?? path] = { get, head: headOf(get) };
+    }
   }
   return {
     openapi: '3.1.0',
     info: {
       title: 'Fuel Price Gateway',
       version: '1.0.0',
-      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request (and /exapi/, the FuelSA-compatible routes, which also take the key in a header named key) needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
+      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request (and /exapi/, the FuelSA-compatible routes, which also take the key in a header named key) needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 405 for any method other than GET and HEAD, 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
       license: { name: 'MIT', identifier: 'MIT' },
       contact: { name: 'Fuel Price Gateway operators' },
     },

@@ -3,8 +3,7 @@
  * (document.ts). It knows no other feature: it reads the descriptions the routes carry.
  */
 
-import type { Config } from '../../config/schema.js';
-import { COMMON, conditional, errorResponses, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
+import { conditional, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
 import { fixedHeaders, sendWhole, Whole } from '../../http/whole.js';
 import { openApiDocument } from './document.js';
@@ -20,7 +19,7 @@ export interface OpenApi {
  * composition root fills it. Read when the document is first asked for, as @fastify/swagger reads
  * the routes registered by then.
  */
-export function openApi(routes: readonly RouteDef[], config: Config): OpenApi {
+export function openApi(routes: readonly RouteDef[]): OpenApi {
   let built: { doc: OpenApiDocument; json: Whole } | null = null;
   const build = (): { doc: OpenApiDocument; json: Whole } => {
     if (built === null) {
@@ -52,7 +51,6 @@ export function openApi(routes: readonly RouteDef[], config: Config): OpenApi {
           security: PUBLIC,
           responses: {
             200: { description: 'OpenAPI 3.1', content: { 'application/json': {} } },
-            ...errorResponses(config, COMMON),
           },
         },
       },

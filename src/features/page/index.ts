@@ -3,7 +3,7 @@
  * `page.enabled` off, `/` is still described in the API document (as a 404) but not served.
  */
 import type { Config } from '../../config/schema.js';
-import { COMMON, conditional, errorResponses, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
+import { conditional, errorResponses, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
 import { sendWhole, wholeRoute } from '../../http/whole.js';
 import { pageAssets } from './assets.js';
@@ -21,7 +21,7 @@ export function pageRoutes(config: Config, document: () => OpenApiDocument): Rou
         description: 'Not metered; off when page.enabled is false (then 404).',
         responses: {
           200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } },
-          ...errorResponses(config, ['not_found', ...COMMON]),
+          ...errorResponses(config, ['not_found']),
         },
       },
     },

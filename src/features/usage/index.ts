@@ -3,7 +3,7 @@
  * (check.ts), and usage-history.php, its requests by day and its periods over a range (history.ts).
  */
 import type { Config } from '../../config/schema.js';
-import { COMMON, errorResponses, jsonOk, KEY_ERRORS, query, ref } from '../../http/openapi.js';
+import { errorResponses, jsonOk, KEY_ERRORS, query, ref } from '../../http/openapi.js';
 import type { RouteDef } from '../../http/types.js';
 import { MAX_RANGE_DAYS } from '../../time/days.js';
 import { usageCheck } from './check.js';
@@ -27,7 +27,7 @@ export function usageRoutes(config: Config): RouteDef[] {
           security: [{ ApiKeyHeader: [] }, { ApiKeyQuery: [] }],
           responses: {
             200: jsonOk('The usage.', 'UsageAnswer'),
-            ...errorResponses(config, [...KEY_ERRORS, ...COMMON]),
+            ...errorResponses(config, KEY_ERRORS),
           },
         },
       },
@@ -51,7 +51,7 @@ export function usageRoutes(config: Config): RouteDef[] {
           ],
           responses: {
             200: jsonOk('The history.', 'UsageHistory'),
-            ...errorResponses(config, ['invalid_range', ...KEY_ERRORS, ...COMMON]),
+            ...errorResponses(config, ['invalid_range', ...KEY_ERRORS]),
           },
         },
       },

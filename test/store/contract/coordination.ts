@@ -39,6 +39,8 @@ export function coordinationContract(
     await store.releaseLease(name, 'b');
   });
 
+  // What a report does differs by backend (the memory store, one process, shares nothing): the
+  // Redis effect, a blocked announcement at the limit, is tested in redis.test.ts.
   t.test('an invalid key reported from an address is accepted', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
@@ -66,12 +68,20 @@ export function coordinationContract(
     await store.purgeCache('/origin/echo');
     await store.purgeCache(null);
     await waitFor(() => heard.filter((e) => e.type === 'cache_purge').length >= 2);
+    // No order is promised between two announcements: on Redis Cluster each publish may go
+    // through another node, and they have arrived swapped. Both, once each, is the contract.
+    const key = (e: unknown): string => JSON.stringify(e);
     t.same(
-      heard.filter((e) => e.type === 'cache_purge'),
+      heard
+        .filter((e) => e.type === 'cache_purge')
+        .map(key)
+        .sort(),
       [
         { type: 'cache_purge', path: '/origin/echo' },
         { type: 'cache_purge', path: null },
-      ],
+      ]
+        .map(key)
+        .sort(),
     );
   });
 }

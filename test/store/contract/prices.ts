@@ -6,7 +6,10 @@ import { type Closable, priceSet, waitFor } from './fixtures.js';
  * The price-history contract (store/prices/interface.ts): every backend runs it unchanged.
  * `make` returns a fresh, empty store; each test gets its own.
  */
-export function pricesContract(t: Test, make: () => Promise<PriceStore & Pick<Store, 'subscribe'> & Closable>): void {
+export function pricesContract(
+  t: Test,
+  make: () => Promise<PriceStore & Pick<Store, 'subscribe' | 'purgeCache'> & Closable>,
+): void {
   t.test('price sets: one per date, oldest first; replace decides whether a date is overwritten', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
@@ -67,9 +70,10 @@ export function pricesContract(t: Test, make: () => Promise<PriceStore & Pick<St
     );
     t.equal((await store.listPriceSets())[0]?.coastal.petrol_95, '22.22', 'replaced');
     t.same(await store.putPriceSets([priceSet('2026-04-01')], false), [], 'nothing new');
-    await waitFor(() => events.length >= 2);
-    await new Promise((r) => setTimeout(r, 100));
-    t.equal(events.length, 2, 'one announcement per call that stored something');
+    // A marker announced after the calls above: once it is heard, their announcements have been.
+    await store.purgeCache('/marker');
+    await waitFor(() => events.some((e) => e.type === 'cache_purge'));
+    t.equal(events.filter((e) => e.type === 'prices').length, 2, 'one announcement per call that stored something');
   });
 
   t.test('deleting a price set removes that date only and announces it', async (t) => {
