@@ -4,11 +4,7 @@
  * the invalid-key throttle: a free check must not become a free key scanner.
  */
 
-import { isGatewayError } from '../../errors.js';
-import { crashed, fail, failRetry, send } from '../../http/answer.js';
-import { storeError, storeWorked } from '../../http/context.js';
-import { invalidKey, keyOf } from '../../http/metered.js';
-import { rateFields } from '../../http/rate.js';
+import { admitted, crashed, keyOf, rateFields, send, storeFailed, storeWorked } from '../../http/pipeline.js';
 import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
@@ -27,20 +23,15 @@ export function usageCheck(x: Exchange, search: string): void {
         storeWorked(g);
         answer(x, result);
       },
-      (err: unknown) => {
-        if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
-        storeError(g, err, 'refused');
-        failRetry(x, 'unavailable', 1);
-      },
+      (err: unknown) => void storeFailed(x, err, 'nothing'),
     )
     .catch((err: unknown) => crashed(x, err));
 }
 
 function answer(x: Exchange, result: MeterResult): void {
-  if (result.kind === 'unknown') return invalidKey(x, 'unknown');
-  if (result.kind === 'inactive') return fail(x, 'inactive_key');
-  const { entry, used } = result;
-  x.entry = entry;
+  const counted = admitted(x, result);
+  if (counted === null) return;
+  const { entry, used } = counted;
   const body = `${HEAD}${usageJson(entry.usage, used, entry.allowance.limit)}}`;
   send(x, 200, x.g.answers.counted200(JSON_TYPE, body.length, rateFields(entry, used, x.g.clock.now())), body);
 }

@@ -4,11 +4,7 @@
  * invalid-key throttle); the range is checked once the key is known, as on the metered routes.
  */
 
-import { isGatewayError } from '../../errors.js';
-import { crashed, fail, failRetry, send } from '../../http/answer.js';
-import { storeError, storeWorked } from '../../http/context.js';
-import { invalidKey, keyOf } from '../../http/metered.js';
-import { rateFields } from '../../http/rate.js';
+import { admitted, crashed, fail, keyOf, rateFields, send, storeFailed, storeWorked } from '../../http/pipeline.js';
 import type { Exchange } from '../../http/types.js';
 import { dayTotals } from '../../quota/ledger.js';
 import type { AccountEntry, MeterResult } from '../../quota/meter.js';
@@ -46,19 +42,14 @@ export function usageHistory(x: Exchange, search: string, o: HistoryOptions): vo
       storeWorked(g);
       return answer(x, result, search, o);
     })
-    .catch((err: unknown) => {
-      if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
-      storeError(g, err, 'refused');
-      failRetry(x, 'unavailable', 1);
-    })
+    .catch((err: unknown) => void storeFailed(x, err, 'nothing'))
     .catch((err: unknown) => crashed(x, err));
 }
 
 async function answer(x: Exchange, result: MeterResult, search: string, o: HistoryOptions): Promise<void> {
-  if (result.kind === 'unknown') return invalidKey(x, 'unknown');
-  if (result.kind === 'inactive') return fail(x, 'inactive_key');
-  const { entry, used } = result;
-  x.entry = entry;
+  const counted = admitted(x, result);
+  if (counted === null) return;
+  const { entry, used } = counted;
   const range = historyRange(search, o, x.g.clock.now());
   if (range === null) return fail(x, 'invalid_range');
   const records = await x.g.meter.periods(entry, range.fromMs, range.toMs);
