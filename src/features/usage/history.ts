@@ -4,10 +4,10 @@
  * invalid-key throttle); the range is checked once the key is known, as on the metered routes.
  */
 
-import { admitted, crashed, fail, keyOf, rateFields, send, storeFailed, storeWorked } from '../../http/pipeline.js';
+import { fail, rateFields, send, uncounted } from '../../http/pipeline.js';
 import type { Exchange } from '../../http/types.js';
 import { dayTotals } from '../../quota/ledger.js';
-import type { AccountEntry, MeterResult } from '../../quota/meter.js';
+import type { AccountEntry, CountedResult } from '../../quota/meter.js';
 import { type Usage, usageObject } from '../../quota/usage.js';
 import { addDays, type DayRange, dayOf, dayRange } from '../../time/days.js';
 import { formatInZone } from '../../time/zone.js';
@@ -33,23 +33,10 @@ export function historyRange(search: string, o: HistoryOptions, now: number): Da
 }
 
 export function usageHistory(x: Exchange, search: string, o: HistoryOptions): void {
-  const { g } = x;
-  const keyHash = keyOf(x, search);
-  if (keyHash === null) return;
-  g.meter
-    .peek(keyHash)
-    .then((result) => {
-      storeWorked(g);
-      return answer(x, result, search, o);
-    })
-    .catch((err: unknown) => void storeFailed(x, err, 'nothing'))
-    .catch((err: unknown) => crashed(x, err));
+  uncounted(x, search, (x, counted) => answer(x, counted, search, o));
 }
 
-async function answer(x: Exchange, result: MeterResult, search: string, o: HistoryOptions): Promise<void> {
-  const counted = admitted(x, result);
-  if (counted === null) return;
-  const { entry, used } = counted;
+async function answer(x: Exchange, { entry, used }: CountedResult, search: string, o: HistoryOptions): Promise<void> {
   const range = historyRange(search, o, x.g.clock.now());
   if (range === null) return fail(x, 'invalid_range');
   const records = await x.g.meter.periods(entry, range.fromMs, range.toMs);
