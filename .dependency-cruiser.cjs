@@ -63,6 +63,14 @@ module.exports = {
       to: { path: '^src/features/', pathNot: '^src/features/$1/' },
     },
     {
+      name: 'features-use-the-pipeline-api',
+      comment:
+        'A feature reaches the request pipeline through http/pipeline.ts (take the key, map the meter outcome, answer), never its steps (metered.ts, outcome.ts, answer.ts, context.ts ...); beside it only the route-definition modules: types, the error table, the API document, encoding, whole answers, ETags.',
+      severity: 'error',
+      from: { path: '^src/features/' },
+      to: { path: '^src/http/', pathNot: '^src/http/(pipeline|types|errors|openapi|encoding|whole|etag)\\.ts$' },
+    },
+    {
       name: 'no-admin-feature-imports',
       comment: 'The admin listener and the public features are apart: neither imports the other.',
       severity: 'error',

@@ -10,7 +10,7 @@ import { type Clock, systemClock } from './clock.js';
 import { type Config, priceFiles } from './config/schema.js';
 import { GatewayError } from './errors.js';
 import { trustedProxies } from './http/client.js';
-import { buildErrorAnswers } from './http/errors.js';
+import { buildErrorAnswers, type ErrorAnswers } from './http/errors.js';
 import { publicHandler } from './http/public.js';
 import { type BoundListener, bind, close } from './http/server.js';
 import { ensureDemoAccounts } from './keys/demo.js';
@@ -65,7 +65,9 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
   const log = opts.log ?? (own as Logging).log;
   const droppedLogLines = opts.droppedLogLines ?? own?.droppedLines ?? (() => 0);
   // Before the store: a second instance on a port already taken is refused before it writes anything.
-  const listeners = await bindListeners(config);
+  // Built once: the parsers' errors, the public answers and the pass-through's share them.
+  const errors = buildErrorAnswers(config.messages);
+  const listeners = await bindListeners(config, errors);
   const cleanups: Cleanups = [];
   const closeAll = async (drainMs = 0): Promise<void> => {
     for (const c of cleanups.reverse()) await c(drainMs);
@@ -75,7 +77,10 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
   try {
     const store = opts.store ?? createStore(config, log, clock.now);
     cleanups.push(() => store.close());
-    return { ...(await assemble(config, clock, log, droppedLogLines, store, listeners, cleanups)), close: closeAll };
+    return {
+      ...(await assemble(config, clock, log, droppedLogLines, store, { listeners, errors }, cleanups)),
+      close: closeAll,
+    };
   } catch (err) {
     await closeAll();
     // Closed already when assemble got as far as handing them their handlers; else closed here,
@@ -94,8 +99,7 @@ interface Listeners {
 const PORT_SETTING = { public: 'PORT (or listen.public.port)', admin: 'ADMIN_PORT (or listen.admin.port)' } as const;
 
 /** Binds both listeners, or fails with an error that names the listener and the setting of its port. */
-async function bindListeners(config: Config): Promise<Listeners> {
-  const errors = buildErrorAnswers(config.messages);
+async function bindListeners(config: Config, errors: ErrorAnswers): Promise<Listeners> {
   const parserErrors = { bad: errors.bad_request, large: errors.headers_too_large, timeout: errors.request_timeout };
   const bindOne = ({ host, port }: { host: string; port: number }, which: keyof Listeners): Promise<BoundListener> =>
     bind(config.server, parserErrors, errors.unavailable, host, port).catch((err: NodeJS.ErrnoException) => {
@@ -124,7 +128,7 @@ async function assemble(
   log: Logger,
   droppedLogLines: () => number,
   store: Store,
-  listeners: Listeners,
+  { listeners, errors }: { listeners: Listeners; errors: ErrorAnswers },
   cleanups: Cleanups,
 ): Promise<Omit<App, 'close'>> {
   const seed = async (): Promise<void> => {
@@ -179,8 +183,6 @@ async function assemble(
       () => true,
       () => false,
     );
-  const errors = buildErrorAnswers(config.messages);
-
   let proxy: PassThrough | null = null;
   if (upstreamCfg) {
     const agent = createOriginAgent(upstreamCfg, upstreamCfg.max_sockets);
@@ -246,6 +248,7 @@ async function assemble(
     clock,
     log,
     storeDataLost: () => store.dataLost(),
+    errors,
     ...publicRoutes(config, storeReady, upstream, proxy),
   });
   listeners.public.serve(handler);

@@ -5,6 +5,7 @@ import { AccessLog } from '../log/access.js';
 import { type OutageCost, StoreOutageLog } from '../log/outage.js';
 import { trustedProxies } from './client.js';
 import { corsOrigins } from './cors.js';
+import type { ErrorAnswers } from './errors.js';
 import { EntityTags } from './etag.js';
 import { Answers } from './headers.js';
 import { routeTable } from './routes.js';
@@ -20,6 +21,8 @@ export type PublicDeps = Pick<
 > & {
   config: Config;
   routes: readonly RouteDef[];
+  /** The error table's answers, built once for the process (app.ts). */
+  errors: ErrorAnswers;
   /** A digest of the deployment's fixed content (the API document and release), for the ETag (etag.ts). */
   deploymentTag: () => string;
 };
@@ -42,7 +45,7 @@ export function storeError(g: Gateway, err: Error, cost: OutageCost): void {
 }
 
 export function buildGateway(deps: PublicDeps): Gateway {
-  const { config, routes: defs, deploymentTag, ...rest } = deps;
+  const { config, routes: defs, deploymentTag, errors, ...rest } = deps;
   const { metrics } = deps;
   const { routes, patterns } = routeTable(defs, metrics);
   const reasons: InvalidKeyReason[] = ['missing', 'malformed', 'unknown', 'throttled'];
@@ -51,7 +54,7 @@ export function buildGateway(deps: PublicDeps): Gateway {
     routes,
     patterns,
     unmatched: metrics.forRoute('unmatched'),
-    answers: new Answers(config.messages),
+    answers: new Answers(errors),
     keyHashes: new KeyHashes(config.limits.account_cache.max_entries),
     maxKeyLength: config.limits.max_key_length,
     maxHeaders: config.server.max_headers,

@@ -54,7 +54,10 @@ export interface ErrorAnswer {
 }
 
 /** Error bodies, serialised once from the configured messages. */
-export function buildErrorAnswers(messages: Messages): Record<ErrorKind, ErrorAnswer> {
+/** Every error kind's answer, built once per process from the configured messages (app.ts). */
+export type ErrorAnswers = Record<ErrorKind, ErrorAnswer>;
+
+export function buildErrorAnswers(messages: Messages): ErrorAnswers {
   const out = {} as Record<ErrorKind, ErrorAnswer>;
   for (const kind of Object.keys(ERROR_STATUS) as ErrorKind[]) {
     const body = JSON.stringify({ success: false, message: messages[kind] });

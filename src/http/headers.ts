@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Messages } from '../config/schema.js';
 import type { Coding } from './encoding.js';
-import { buildErrorAnswers, type ErrorAnswer, type ErrorKind } from './errors.js';
+import type { ErrorAnswer, ErrorAnswers, ErrorKind } from './errors.js';
 
 /** The methods every public route answers. */
 export const ALLOWED_METHODS = 'GET, HEAD';
@@ -81,7 +80,7 @@ export interface RateFields {
 
 /** Every header list and error body the public listener writes, built once per listener. */
 export class Answers {
-  readonly errors: Record<ErrorKind, ErrorAnswer>;
+  readonly errors: ErrorAnswers;
   /** Plain error answers: the whole list is fixed. */
   private readonly plain = new Map<ErrorKind, HeaderList>();
   private readonly retryAfter = new Map<ErrorKind, HeaderBlock>();
@@ -93,8 +92,8 @@ export class Answers {
   private readonly notModifiedBlock = new HeaderBlock([], ['ETag', ...RATE.slice(1)]);
   private readonly notModifiedUnratedBlock = new HeaderBlock([], ['ETag']);
 
-  constructor(messages: Messages) {
-    this.errors = buildErrorAnswers(messages);
+  constructor(errors: ErrorAnswers) {
+    this.errors = errors;
     for (const [kind, e] of Object.entries(this.errors) as Array<[ErrorKind, ErrorAnswer]>) {
       const fixed: HeaderList = ['Content-Type', JSON_TYPE, 'Content-Length', e.length];
       const extra: HeaderList =

@@ -6,24 +6,21 @@
  * before `metered` returns. Anything else (first sight of a key, HEAD, a changed account, a
  * refused query) takes the slow path through the meter's promises.
  *
- * Expected outcomes (unknown key, inactive, exhausted) are values mapped to the error table;
- * only store failures and bugs are exceptions.
+ * The meter's outcomes (unknown key, inactive, counted, exhausted, the store unreachable) are
+ * mapped to answers in outcome.ts, as on every other route that takes a key.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { isGatewayError } from '../errors.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type { RouteMetrics } from '../metrics/metrics.js';
-import type { AccountEntry, Meter, MeterResult } from '../quota/meter.js';
-import { usageJson } from '../quota/usage.js';
+import type { AccountEntry, MeterResult } from '../quota/meter.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
-import { clientOf, crashed, fail, failRetry, send } from './answer.js';
-import { sendCoded } from './coded.js';
-import { storeError, storeWorked } from './context.js';
+import { clientOf, crashed, fail, failRetry } from './answer.js';
+import { storeWorked } from './context.js';
 import { noneMatchHits } from './etag.js';
-import { rateFields } from './rate.js';
+import { admitted, answerCounted, answerUnmetered, invalidKey, keyRefused, refuse, storeFailed } from './outcome.js';
 import { headerValue, PLAIN_KEY_PARAM, readKey, type Target } from './request.js';
-import type { Exchange, Gateway, InvalidKeyReason, MeteredRoute, Prepared, RouteEntry } from './types.js';
+import type { Exchange, Gateway, MeteredRoute, Prepared, RouteEntry } from './types.js';
 
 /**
  * One request in flight (types.ts `Exchange`): what its answer, log line and metrics need. It
@@ -62,7 +59,7 @@ export class RequestExchange implements Exchange, ConsumeReceiver {
 
   failed(err: Error): void {
     try {
-      storeFailed(this, err);
+      consumeFailed(this, err);
     } catch (e) {
       crashed(this, e);
     }
@@ -142,7 +139,7 @@ export function metered(x: RequestExchange, route: MeteredRoute, { search, path 
   const entry = peek ? undefined : g.meter.warm(x.key as KnownKey<AccountEntry>);
   if (entry === undefined) return meterSlowly(x, peek ? g.meter.peek(keyHash) : g.meter.consume(keyHash));
   x.entry = entry;
-  if (entry.account.status !== 'active') return fail(x, 'inactive_key');
+  if (entry.account.status !== 'active') return keyRefused(x, 'inactive');
   x.storeStart = performance.now();
   g.meter.consumeInto(entry, x);
 }
@@ -170,13 +167,6 @@ export function throttled(x: Exchange, keyHash: string | null): boolean {
   return true;
 }
 
-export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
-  // A key unknown because the store lost its data is no sign of a scanner.
-  if (reason !== 'unknown' || !x.g.storeDataLost()) x.g.throttle.fail(clientOf(x));
-  x.g.invalidKeys[reason].inc();
-  fail(x, 'invalid_key');
-}
-
 /** The store's answer on the warm path. */
 function counted(x: Exchange, result: ConsumeResult): void {
   x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
@@ -184,9 +174,9 @@ function counted(x: Exchange, result: ConsumeResult): void {
   switch (result.kind) {
     case 'ok':
     case 'exhausted':
-      return answer(x, result.kind, x.entry as AccountEntry, result.used);
+      return answerCounted(x, result.kind, x.entry as AccountEntry, result.used);
     case 'inactive':
-      return fail(x, 'inactive_key');
+      return keyRefused(x, 'inactive');
     case 'changed':
       // Our copy of the account is out of date: the meter reloads it and decides again.
       x.g.meter.forget(x.keyHash);
@@ -202,80 +192,16 @@ function meterSlowly(x: Exchange, pending: Promise<MeterResult>): void {
       (result) => {
         x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
         storeWorked(x.g);
-        switch (result.kind) {
-          case 'unknown':
-            return invalidKey(x, 'unknown');
-          case 'inactive':
-            return fail(x, 'inactive_key');
-          default:
-            x.entry = result.entry;
-            return answer(x, result.kind, result.entry, result.used);
-        }
+        const counted = admitted(x, result);
+        if (counted !== null) answerCounted(x, counted.kind, counted.entry, counted.used);
       },
-      (err: unknown) => storeFailed(x, err),
+      (err: unknown) => consumeFailed(x, err),
     )
     .catch((err: unknown) => crashed(x, err));
 }
 
-/** A counted request (or a HEAD's usage): the prices with usage spliced in, or the limit error. */
-export function answer(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntry, used: number): void {
-  const { answers, metrics, clock } = x.g;
-  const { limit, period, plan } = entry.allowance;
-  const now = clock.now();
-  const rate = rateFields(entry, used, now);
-  // Not counted, a 304 is answered while the allowance is used up: it serves no data.
-  if (x.notModified && (kind === 'ok' || !x.g.countNotModified))
-    return send(x, 304, answers.notModified(x.etag as string, rate), '');
-  if (kind === 'exhausted') {
-    metrics.quotaRejections.labels(plan).inc();
-    const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
-    const retryAfter = Math.max(1, Math.ceil((period.endMs - now) / 1000));
-    return send(x, 429, answers.errorLimited(errorKind, retryAfter, rate), answers.errors[errorKind].body);
-  }
-  const p = x.prepared as Prepared;
-  const usage = p.withUsage ? usageJson(entry.usage, used, limit) : '';
-  if (p.compressed !== null) return sendCoded(x, p, p.compressed, rate, usage);
-  if (!p.withUsage) return send(x, 200, answers.counted200(p.contentType, p.bytes, rate, x.etag), p.head + p.tail);
-  send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate, x.etag), p.head + usage + p.tail);
-}
-
-/**
- * The store could not be reached. Only keys this process already knows as active are served
- * unmetered under `store.on_error: allow`: an unknown or inactive key must not get in just
- * because the store cannot say no.
- */
-function storeFailed(x: Exchange, err: unknown): void {
-  const { g } = x;
-  g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
-  if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
-  const unmetered = g.failOpen && g.meter.knowsActive(x.keyHash);
-  storeError(g, err, unmetered ? 'unmetered' : 'refused');
-  if (unmetered) {
-    g.metrics.unmetered.inc();
-    if (x.notModified) return send(x, 304, g.answers.notModifiedUnrated(x.etag as string), '');
-    const p = x.prepared as Prepared;
-    const body = p.withUsage ? `${p.head}null${p.tail}` : p.head + p.tail;
-    return send(x, 200, g.answers.unrated(p.contentType, p.bytes + (p.withUsage ? 4 : 0)), body);
-  }
-  failRetry(x, 'unavailable', 1);
-}
-
-/** A request refused for its query or for lack of prices: the key still comes first, and nothing is counted. */
-export async function refuse(x: Exchange, kind: Exclude<ReturnType<MeteredRoute['prepare']>, Prepared>): Promise<void> {
-  const { meter } = x.g;
-  let who: Awaited<ReturnType<Meter['identify']>>;
-  try {
-    who = await meter.identify(x.keyHash);
-  } catch (err) {
-    if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-    // A key known here as active may still hear what is wrong with its query.
-    const known = meter.knowsActive(x.keyHash);
-    storeError(x.g, err, known ? null : 'refused');
-    if (!known) return failRetry(x, 'unavailable', 1);
-    who = 'active';
-  }
-  if (who === 'unknown') return invalidKey(x, 'unknown');
-  if (who === 'inactive') return fail(x, 'inactive_key');
-  if (kind === 'unavailable') return failRetry(x, kind, 1);
-  fail(x, kind);
+/** A consume the store could not answer: refused, or served unmetered (outcome.ts). */
+function consumeFailed(x: Exchange, err: unknown): void {
+  x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+  if (storeFailed(x, err, 'unmetered')) answerUnmetered(x);
 }

@@ -60,7 +60,7 @@ export interface MeteredRoute {
   conditional?: boolean;
 }
 
-/** A route its feature answers itself, with the core's passes (answer.ts, metered.ts) as it needs them. */
+/** A route its feature answers itself, with the core's pipeline API (pipeline.ts) as it needs it. */
 export interface HandlerRoute {
   kind: 'handler';
   /** Label for metrics and logs. */

@@ -4,8 +4,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config/schema.js';
-import { crashed, send } from '../../http/answer.js';
 import { jsonOk, PUBLIC } from '../../http/openapi.js';
+import { crashed, send } from '../../http/pipeline.js';
 import type { Exchange, Gateway, RouteDef } from '../../http/types.js';
 import { priceAge } from '../../prices/staleness.js';
 import type { UpstreamPoller } from '../../upstream/poller.js';

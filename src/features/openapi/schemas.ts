@@ -2,13 +2,10 @@
  * The schemas of the OpenAPI document (JSON Schema 2020-12), one per answer and its parts. The
  * descriptions say what the numbers mean, for integrators reading the document or the page.
  */
+import { type Json, ref } from '../../http/openapi.js';
 import { PRODUCTS } from '../../prices/schema.js';
 import { compatSchemas } from './compat-schemas.js';
 import * as ex from './examples.js';
-
-type Json = Record<string, unknown>;
-
-export const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 
 export const PRICE_MEANING =
   'Prices are Rand per litre (ZAR/l), as strings with exactly two decimals, in effect from 00:01 South African time ' +

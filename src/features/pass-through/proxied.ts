@@ -6,12 +6,19 @@
  */
 
 import { performance } from 'node:perf_hooks';
-import { isGatewayError } from '../../errors.js';
-import { crashed, fail, failRetry, record } from '../../http/answer.js';
-import { storeError, storeWorked } from '../../http/context.js';
-import { answer, invalidKey, keyOf, refuse } from '../../http/metered.js';
-import { rateFields, rateHeaders } from '../../http/rate.js';
-import type { Target } from '../../http/request.js';
+import {
+  admitted,
+  answerCounted,
+  crashed,
+  keyOf,
+  rateFields,
+  rateHeaders,
+  record,
+  refuse,
+  storeFailed,
+  storeWorked,
+  type Target,
+} from '../../http/pipeline.js';
 import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
@@ -43,28 +50,16 @@ async function admit(x: Exchange, route: ProxyRoute, target: Target): Promise<vo
     result = await g.meter.consume(x.keyHash);
   } catch (err) {
     g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
-    if (!isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
     // store.on_error: allow serves keys known here as active unmetered, as on the own routes.
-    const unmetered = g.failOpen && g.meter.knowsActive(x.keyHash);
-    storeError(g, err, unmetered ? 'unmetered' : 'refused');
-    if (!unmetered) return failRetry(x, 'unavailable', 1);
-    g.metrics.unmetered.inc();
-    return forward(x, route, target, null);
+    if (storeFailed(x, err, 'unmetered')) return forward(x, route, target, null);
+    return;
   }
   g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
   storeWorked(g);
-  switch (result.kind) {
-    case 'unknown':
-      return invalidKey(x, 'unknown');
-    case 'inactive':
-      return fail(x, 'inactive_key');
-    case 'exhausted':
-      x.entry = result.entry;
-      return answer(x, 'exhausted', result.entry, result.used);
-    case 'ok':
-      x.entry = result.entry;
-      return forward(x, route, target, result);
-  }
+  const counted = admitted(x, result);
+  if (counted === null) return;
+  if (counted.kind === 'exhausted') return answerCounted(x, 'exhausted', counted.entry, counted.used);
+  return forward(x, route, target, counted);
 }
 
 /**

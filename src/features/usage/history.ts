@@ -4,14 +4,10 @@
  * invalid-key throttle); the range is checked once the key is known, as on the metered routes.
  */
 
-import { isGatewayError } from '../../errors.js';
-import { crashed, fail, failRetry, send } from '../../http/answer.js';
-import { storeError, storeWorked } from '../../http/context.js';
-import { invalidKey, keyOf } from '../../http/metered.js';
-import { rateFields } from '../../http/rate.js';
+import { fail, rateFields, send, uncounted } from '../../http/pipeline.js';
 import type { Exchange } from '../../http/types.js';
 import { dayTotals } from '../../quota/ledger.js';
-import type { AccountEntry, MeterResult } from '../../quota/meter.js';
+import type { AccountEntry, CountedResult } from '../../quota/meter.js';
 import { type Usage, usageObject } from '../../quota/usage.js';
 import { addDays, type DayRange, dayOf, dayRange } from '../../time/days.js';
 import { formatInZone } from '../../time/zone.js';
@@ -37,28 +33,10 @@ export function historyRange(search: string, o: HistoryOptions, now: number): Da
 }
 
 export function usageHistory(x: Exchange, search: string, o: HistoryOptions): void {
-  const { g } = x;
-  const keyHash = keyOf(x, search);
-  if (keyHash === null) return;
-  g.meter
-    .peek(keyHash)
-    .then((result) => {
-      storeWorked(g);
-      return answer(x, result, search, o);
-    })
-    .catch((err: unknown) => {
-      if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
-      storeError(g, err, 'refused');
-      failRetry(x, 'unavailable', 1);
-    })
-    .catch((err: unknown) => crashed(x, err));
+  uncounted(x, search, (x, counted) => answer(x, counted, search, o));
 }
 
-async function answer(x: Exchange, result: MeterResult, search: string, o: HistoryOptions): Promise<void> {
-  if (result.kind === 'unknown') return invalidKey(x, 'unknown');
-  if (result.kind === 'inactive') return fail(x, 'inactive_key');
-  const { entry, used } = result;
-  x.entry = entry;
+async function answer(x: Exchange, { entry, used }: CountedResult, search: string, o: HistoryOptions): Promise<void> {
   const range = historyRange(search, o, x.g.clock.now());
   if (range === null) return fail(x, 'invalid_range');
   const records = await x.g.meter.periods(entry, range.fromMs, range.toMs);

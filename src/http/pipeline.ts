@@ -1,0 +1,44 @@
+/**
+ * The request pipeline as a feature's own handler sees it: take the request's key (`keyOf`), map
+ * the meter's outcome to the answer (outcome.ts, the one mapping every route that takes a key
+ * shares), answer, and account for an answer written elsewhere. Features import the pipeline
+ * from here only (.dependency-cruiser.cjs); its steps (metered.ts, outcome.ts, answer.ts,
+ * context.ts) may change behind it.
+ */
+import type { CountedResult } from '../quota/meter.js';
+import { crashed } from './answer.js';
+import { storeWorked } from './context.js';
+import { keyOf } from './metered.js';
+import { admitted, storeFailed } from './outcome.js';
+import type { Exchange } from './types.js';
+
+export { crashed, fail, record, send } from './answer.js';
+export { storeWorked } from './context.js';
+export { keyOf } from './metered.js';
+export { admitted, answerCounted, refuse, storeFailed } from './outcome.js';
+export { rateFields, rateHeaders } from './rate.js';
+export type { Target } from './request.js';
+
+/**
+ * A route that reads the key's usage without counting it (usage.php, usage-history.php): the key
+ * is judged as on a metered request, and `answer` has the account once the meter admits it. The
+ * store unreachable, here or in `answer`, is a 503 even under `store.on_error: allow`: these
+ * answers are the store's own data.
+ */
+export function uncounted(
+  x: Exchange,
+  search: string,
+  answer: (x: Exchange, counted: CountedResult) => void | Promise<void>,
+): void {
+  const keyHash = keyOf(x, search);
+  if (keyHash === null) return;
+  x.g.meter
+    .peek(keyHash)
+    .then((result) => {
+      storeWorked(x.g);
+      const counted = admitted(x, result);
+      return counted === null ? undefined : answer(x, counted);
+    })
+    .catch((err: unknown) => void storeFailed(x, err, 'nothing'))
+    .catch((err: unknown) => crashed(x, err));
+}
