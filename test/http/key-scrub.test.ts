@@ -67,9 +67,10 @@ t.test(
         webhooks: { allow_private_addresses: true, allow_http: true, poll_interval_ms: 100, retry_delays_ms: [60_000] },
       }),
     );
-    const [started] = await gw.waitFor(/^\{.*"msg":"price file loaded into the store".*$/m);
-    const { file } = JSON.parse(started) as { file: string };
-    t.ok(file.endsWith('data/prices/sa-fuel-prices-2023-2026.json'), `the start line names the price file: ${file}`);
+    const [started] = await gw.waitFor(/^\{.*"msg":"price files loaded into the store".*$/m);
+    const { files } = JSON.parse(started) as { files: string[] };
+    const file = files.find((f) => f.endsWith('data/prices/sa-fuel-prices-2023-2026.json')) ?? '';
+    t.ok(file, `the start line names the price file: ${files.join(', ')}`);
     t.ok(existsSync(resolve(ROOT, file)), 'as a path that exists');
 
     const post = async (path: string, body: unknown): Promise<Record<string, string>> =>
@@ -131,7 +132,7 @@ t.test(
     copyFileSync(resolve(ROOT, 'data/prices/sa-fuel-prices-2023-2026.json'), file);
     const gw = await startGateway(t, { prices: { file } });
     await (await gw.get('/healthz')).arrayBuffer();
-    await waitFor('the start line', () => gw.logs().includes('price file loaded'), 5000);
+    await waitFor('the start line', () => gw.logs().includes('price files loaded'), 5000);
     const lines = gw.logs().split('\n').filter(Boolean);
     t.ok(lines.length > 2, `${lines.length} lines`);
     t.ok(
