@@ -1,9 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { accessUrl } from '../log/scrub.js';
 import { connectionClient } from './client.js';
 import { ERROR_STATUS, type ErrorKind } from './errors.js';
 import { type HeaderList, write } from './headers.js';
-import { redactUrl } from './request.js';
+import { accessUrl, logUrl } from './request.js';
 import type { Exchange } from './types.js';
 
 /**
@@ -25,7 +24,7 @@ export function record(x: Exchange, status: number): void {
   x.metrics.observe(status, seconds);
   g.access?.write(
     req.method ?? '',
-    x.loggedUrl ?? accessUrl(redactUrl(req.url ?? '')),
+    x.loggedUrl ?? accessUrl(req.url ?? ''),
     status,
     Math.round(seconds * 1e4) / 10,
     x.entry?.idJson,
@@ -43,7 +42,7 @@ export function failRetry(x: Exchange, kind: ErrorKind, seconds: number): void {
 
 /** A bug or an unexpected failure: logged, answered 500 (or the connection dropped when the answer had begun). */
 export function crashed(x: Exchange, err: unknown): void {
-  x.g.log.error({ err, url: redactUrl(x.req.url ?? '') }, 'request failed');
+  x.g.log.error({ err, url: logUrl(x.req.url ?? '') }, 'request failed');
   if (x.res.headersSent) return void x.res.destroy();
   fail(x, 'internal');
 }

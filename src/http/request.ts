@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { scrubKeys } from '../log/scrub.js';
 
 export interface Target {
   path: string;
@@ -77,6 +78,18 @@ export function readKey(search: string, header: string | undefined, maxLength: n
   if (key === undefined) return MISSING;
   return key.length > maxLength || !PRINTABLE.test(key) ? MALFORMED : { kind: 'key', key };
 }
+
+/** A URL for any log line: scrubbed, then `api_key` redacted (see accessUrl). */
+export const logUrl = (url: string): string => redactUrl(scrubKeys(url));
+
+/**
+ * A URL as the access log writes it: scrubbed of what may be a key, then `api_key` redacted,
+ * then JSON-encoded. Scrubbed first, since the checksum needs every piece of a key split over
+ * parameters, the one in a key position too. Only the URL can carry a key in the wrong place, so
+ * the access log scrubs it alone (scanning the whole line costs several times more:
+ * docs/performance.md).
+ */
+export const accessUrl = (url: string): string => JSON.stringify(logUrl(url));
 
 /**
  * URL for logs: the value of every parameter whose decoded name is `api_key` (in any case, and

@@ -1,7 +1,6 @@
 import { proxyPathMatches } from '../config/upstream.js';
-import { accessUrl } from '../log/scrub.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { PLAIN_KEY_PARAM, redactUrl } from './request.js';
+import { accessUrl, PLAIN_KEY_PARAM } from './request.js';
 import type { Gateway, Route, RouteDef, RouteEntry } from './types.js';
 
 /**
@@ -25,7 +24,7 @@ export function routeTable(
       route,
       metrics: metrics.forRoute(route.name),
       // The line a plain-key request would get, made by the same redaction.
-      plainKeyUrl: accessUrl(redactUrl(`${path}?${PLAIN_KEY_PARAM}K`)),
+      plainKeyUrl: accessUrl(`${path}?${PLAIN_KEY_PARAM}K`),
     });
   }
   const patterns = patternDefs.map(({ path, route }) => ({

@@ -5,7 +5,7 @@ import { BASE, type ScrubbedStream } from './logger.js';
  * The access log: one line per answer, in the shape pino writes (level, time, base fields, msg),
  * straight to the logger's destination. pino's own serialisation of these fields costs more per
  * line, and much more with the redaction the app log needs (docs/performance.md). No field can hold
- * a key: the URL is redacted before it comes here (`accessUrl`), and the rest are a method token,
+ * a key: the URL is scrubbed and redacted before it comes here (`accessUrl`, http/request.ts), and the rest are a method token,
  * numbers, an account id and an IP address. URL and account id arrive JSON-encoded, so that callers
  * can encode them once (per route, per cached account) rather than per line.
  */

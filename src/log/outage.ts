@@ -3,46 +3,47 @@ import type { Logger } from 'pino';
 /** At most one summary line per this while the outage lasts. */
 export const SUMMARY_MS = 10_000;
 
-/** What a failed store call cost the request: a 503, an answer served unmetered, or nothing (its answer stood). */
-export type OutageCost = 'refused' | 'unmetered' | null;
+/** The three lines of an outage. */
+export interface OutageLines {
+  began: string;
+  goesOn: string;
+  ended: string;
+}
 
 /**
- * The log of a store outage as the requests see it: one line when the first store call fails, a
- * summary at most every SUMMARY_MS with the answers it cost since the last line, and one line when
- * a store call succeeds again. A line per failed request floods the log at the request rate
- * (docs/performance.md).
+ * The log of an outage as a caller that keeps running into it sees it: one line at the first
+ * failure, a summary at most every SUMMARY_MS with what it cost since the last line (counted per
+ * kind of `C`), and one line at the first success after. A line per failure floods the log at the
+ * rate of the requests or of the loop that fails (docs/performance.md).
  */
-export class StoreOutageLog {
+export class OutageLog<C extends string> {
   private beganAt: number | null = null;
   private lastError = '';
-  private refused = 0;
-  private unmetered = 0;
+  private counts: Record<C, number>;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly log: Logger,
-    private readonly failOpen: boolean,
+    private readonly kinds: readonly C[],
+    private readonly lines: OutageLines,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.counts = this.zero();
+  }
 
-  failed(err: string, cost: OutageCost): void {
+  failed(err: string, cost: C | null): void {
     this.lastError = err;
-    if (cost !== null) this[cost]++;
+    if (cost !== null) this.counts[cost]++;
     if (this.beganAt !== null) return;
     this.beganAt = this.now();
-    this.log.warn(
-      { err },
-      this.failOpen
-        ? 'store outage began: serving unmetered (store.on_error: allow; keys known as active only)'
-        : 'store outage began: answering 503 (store.on_error: reject)',
-    );
+    this.log.warn({ err }, this.lines.began);
     this.timer = setInterval(() => this.summary(), SUMMARY_MS).unref();
   }
 
-  /** A store call of a request succeeded. */
+  /** A call succeeded. */
   ended(): void {
     if (this.beganAt === null) return;
-    this.log.warn(this.costs(), 'store outage ended');
+    this.log.warn(this.costs(), this.lines.ended);
     this.close();
   }
 
@@ -53,15 +54,39 @@ export class StoreOutageLog {
   }
 
   private summary(): void {
-    if (this.refused + this.unmetered === 0) return;
-    this.log.warn({ ...this.costs(), err: this.lastError }, 'store outage goes on');
+    if (this.kinds.every((k) => this.counts[k] === 0)) return;
+    this.log.warn({ ...this.costs(), err: this.lastError }, this.lines.goesOn);
   }
 
-  /** The answers it cost since the last line (and resets them), and how long it has lasted. */
-  private costs(): { outage_ms: number; refused: number; unmetered: number } {
-    const line = { outage_ms: this.now() - (this.beganAt ?? 0), refused: this.refused, unmetered: this.unmetered };
-    this.refused = 0;
-    this.unmetered = 0;
+  /** What it cost since the last line (and resets it), and how long it has lasted. */
+  private costs(): Record<string, number> {
+    const line: Record<string, number> = { outage_ms: this.now() - (this.beganAt ?? 0), ...this.counts };
+    this.counts = this.zero();
     return line;
+  }
+
+  private zero(): Record<C, number> {
+    return Object.fromEntries(this.kinds.map((k) => [k, 0])) as Record<C, number>;
+  }
+}
+
+/** What a failed store call cost the request: a 503, an answer served unmetered, or nothing (its answer stood). */
+export type OutageCost = 'refused' | 'unmetered' | null;
+
+/** A store outage as the requests see it. */
+export class StoreOutageLog extends OutageLog<'refused' | 'unmetered'> {
+  constructor(log: Logger, failOpen: boolean, now: () => number = Date.now) {
+    super(
+      log,
+      ['refused', 'unmetered'],
+      {
+        began: failOpen
+          ? 'store outage began: serving unmetered (store.on_error: allow; keys known as active only)'
+          : 'store outage began: answering 503 (store.on_error: reject)',
+        goesOn: 'store outage goes on',
+        ended: 'store outage ended',
+      },
+      now,
+    );
   }
 }

@@ -8,7 +8,9 @@ import { KEY_PREFIX, KEY_TAIL_LENGTH, tailValidates } from '../key-format.js';
  * 3. A string whose key checksum validates: 38 characters (a key without its prefix) inside one
  *    word, inside a word once percent-decoded (twice encoded too; what the escapes stood for
  *    dropped, so `%20` between pieces hides nothing), or made of consecutive whole
- *    words (a key split over parameters, `?a=<19>&b=<19>`; names before `=` are skipped).
+ *    words (a key split over parameters: `?<19>=<19>` with names as words, `?a=<19>&b=<19>`
+ *    with names left out). Callers scrub a URL before redacting `api_key` (http/request.ts), so
+ *    a piece in a key position is still there to complete the checksum.
  * A length is no rule: file names, event ids and hashes are logged as they are.
  */
 
@@ -39,30 +41,39 @@ function holdsKey(text: string): boolean {
 }
 
 /**
- * How many words from `first` on (offsets `at`/`end` in `line`) together make a key, with or
- * without its prefix; 0 when they make none.
+ * How many words of `run` (indexes into the word offsets `at`/`end` in `line`) from `first` on
+ * together make a key, with or without its prefix; 0 when they make none.
  */
-function keyRun(line: string, at: number[], end: number[], first: number): number {
+function keyRun(line: string, at: number[], end: number[], run: number[], first: number): number {
   let length = 0;
-  for (let j = first; j < at.length; j++) {
-    length += (end[j] as number) - (at[j] as number);
+  for (let j = first; j < run.length; j++) {
+    length += (end[run[j] as number] as number) - (at[run[j] as number] as number);
     if (length < KEY_TAIL_LENGTH) continue;
     if (j === first || length > KEY_TAIL_LENGTH + PREFIX_LENGTH) return 0;
-    if (length !== KEY_TAIL_LENGTH && (length !== KEY_TAIL_LENGTH + PREFIX_LENGTH || !prefixed(line, at[first])))
+    if (
+      length !== KEY_TAIL_LENGTH &&
+      (length !== KEY_TAIL_LENGTH + PREFIX_LENGTH || !prefixed(line, at[run[first] as number]))
+    )
       continue;
     let text = '';
-    for (let k = first; k <= j; k++) text += line.slice(at[k], end[k]);
+    for (let k = first; k <= j; k++) text += line.slice(at[run[k] as number], end[run[k] as number]);
     if (tailValidates(text, text.length - KEY_TAIL_LENGTH)) return j - first + 1;
   }
   return 0;
 }
 
-/** Rule 3 on plain words: a word that holds a key, and each word of a run of words that makes one, is redacted. */
+/**
+ * Rule 3 on plain words: a word that holds a key, and each word of a run of words that makes one,
+ * is redacted. Runs are tried twice: over all words (a parameter's name may be a piece) and over
+ * all words but parameter names (`?a=<19>&b=<19>`, the names between the pieces no part of them).
+ */
 function checksummed(line: string): string {
   const at: number[] = [];
   const end: number[] = [];
   const hit: boolean[] = [];
+  const values: number[] = [];
   let letters = 0;
+  let any = false;
   for (let i = 0; i < line.length; ) {
     if (!isWordChar(line.charCodeAt(i))) {
       i++;
@@ -70,23 +81,20 @@ function checksummed(line: string): string {
     }
     const a = i;
     while (i < line.length && isWordChar(line.charCodeAt(i))) i++;
-    if (i - a >= KEY_TAIL_LENGTH && holdsKey(line.slice(a, i))) {
-      at.push(a);
-      end.push(i);
-      hit.push(true);
-      // A parameter's name is no piece of a value.
-    } else if (line.charCodeAt(i) !== EQUALS) {
-      at.push(a);
-      end.push(i);
-      hit.push(false);
-      letters += i - a;
-    }
+    const whole = i - a >= KEY_TAIL_LENGTH && holdsKey(line.slice(a, i));
+    any ||= whole;
+    letters += i - a;
+    if (line.charCodeAt(i) !== EQUALS) values.push(at.length);
+    at.push(a);
+    end.push(i);
+    hit.push(whole);
   }
-  let any = hit.includes(true);
-  if (letters >= KEY_TAIL_LENGTH)
-    for (let i = 0; i < at.length; i++) {
-      const n = hit[i] ? 0 : keyRun(line, at, end, i);
-      for (let k = i; k < i + n; k++) hit[k] = true;
+  const all = at.map((_, k) => k);
+  const runs = letters < KEY_TAIL_LENGTH ? [] : values.length === all.length ? [all] : [all, values];
+  for (const run of runs)
+    for (let i = 0; i < run.length; i++) {
+      const n = hit[run[i] as number] ? 0 : keyRun(line, at, end, run, i);
+      for (let k = i; k < i + n; k++) hit[run[k] as number] = true;
       any ||= n > 0;
     }
   if (!any) return line;
@@ -126,10 +134,3 @@ function positioned(line: string): string {
  */
 export const scrubKeys = (line: string): string =>
   positioned(line.length >= KEY_TAIL_LENGTH ? checksummed(line) : line);
-
-/**
- * A redacted URL as the access log writes it: JSON-encoded, and scrubbed, since only the URL can
- * carry a key in the wrong place (scanning the whole line costs several times
- * more: docs/performance.md).
- */
-export const accessUrl = (redacted: string): string => JSON.stringify(scrubKeys(redacted));

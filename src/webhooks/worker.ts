@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { ThresholdContext } from '../events/event.js';
 import { signatureHeader } from '../events/signing.js';
+import { OutageLog } from '../log/outage.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { allowanceFor } from '../quota/allowance.js';
 import type { Claimed, Store } from '../store/types.js';
@@ -42,6 +43,8 @@ export class WebhookWorker {
   private readonly inFlight = new Map<string, Promise<void>>();
   private stopped = false;
   private lastSweepMs = 0;
+  /** Rounds fail while the store is down, one per poll interval: logged as an outage, not each. */
+  private readonly outage: OutageLog<'failed_rounds'>;
 
   constructor(
     private readonly store: Store,
@@ -52,6 +55,11 @@ export class WebhookWorker {
   ) {
     const w = config.webhooks;
     this.policy = { timeoutMs: w.timeout_ms, allowPrivate: w.allow_private_addresses, allowHttp: w.allow_http };
+    this.outage = new OutageLog(log, ['failed_rounds'], {
+      began: 'webhook delivery rounds failing (the store is unavailable?); trying again',
+      goesOn: 'webhook delivery rounds still failing',
+      ended: 'webhook delivery rounds work again',
+    });
   }
 
   start(): void {
@@ -70,6 +78,7 @@ export class WebhookWorker {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
+    this.outage.close();
     await Promise.all(this.inFlight.values());
   }
 
@@ -85,40 +94,45 @@ export class WebhookWorker {
     this.timer.unref?.();
   }
 
+  private async tick(): Promise<void> {
+    try {
+      await this.round();
+      this.outage.ended();
+    } catch (err) {
+      this.outage.failed((err as Error).message, 'failed_rounds');
+    }
+  }
+
   /**
    * Claims while deliveries are due and slots are free, and starts each attempt without waiting
    * for the others: a slow or hanging receiver holds its own slot, never the round. The store
    * hands out at most ENDPOINT_CONCURRENCY deliveries per endpoint at a time, oldest due first.
    */
-  private async tick(): Promise<void> {
-    try {
-      await this.sweep();
-      while (!this.stopped) {
-        const want = Math.min(CLAIM_AT_ONCE, MAX_IN_FLIGHT - this.inFlight.size);
-        if (want <= 0) return;
-        const claimed = await this.store.claimDeliveries(
-          this.holder,
-          this.now(),
-          leaseMs(this.config.webhooks.timeout_ms),
-          want,
-        );
-        for (const c of claimed) {
-          const id = c.delivery.id;
-          // Claimed again while this gateway still attempts it: its clock jumped past the lease.
-          // The attempt under way records the outcome (the holder is the same).
-          if (this.inFlight.has(id)) continue;
-          const attempt = this.attempt(c)
-            .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'webhook attempt failed'))
-            .finally(() => {
-              this.inFlight.delete(id);
-              this.kick();
-            });
-          this.inFlight.set(id, attempt);
-        }
-        if (claimed.length < want) return;
+  private async round(): Promise<void> {
+    await this.sweep();
+    while (!this.stopped) {
+      const want = Math.min(CLAIM_AT_ONCE, MAX_IN_FLIGHT - this.inFlight.size);
+      if (want <= 0) return;
+      const claimed = await this.store.claimDeliveries(
+        this.holder,
+        this.now(),
+        leaseMs(this.config.webhooks.timeout_ms),
+        want,
+      );
+      for (const c of claimed) {
+        const id = c.delivery.id;
+        // Claimed again while this gateway still attempts it: its clock jumped past the lease.
+        // The attempt under way records the outcome (the holder is the same).
+        if (this.inFlight.has(id)) continue;
+        const attempt = this.attempt(c)
+          .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'webhook attempt failed'))
+          .finally(() => {
+            this.inFlight.delete(id);
+            this.kick();
+          });
+        this.inFlight.set(id, attempt);
       }
-    } catch (err) {
-      this.log.warn({ err: (err as Error).message }, 'webhook delivery round failed; trying again');
+      if (claimed.length < want) return;
     }
   }
 

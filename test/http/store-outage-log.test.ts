@@ -96,12 +96,53 @@ t.test(
       refused,
       `the summaries and the end line count every 503 the clients got (${refused})`,
     );
-    // Besides these, the webhook worker logs its failed rounds (about one a second) and Redis its
-    // connection: tens of lines, where a line per answer made thousands.
+    // Besides these, the webhook worker logs its outage (the same rule) and Redis its connection:
+    // tens of lines, where a line per answer made thousands.
     const bound = 20 + Math.ceil(outageMs / 1000);
     t.ok(
       lines.length < bound,
       `${lines.length} log lines in all (bound ${bound}) for ${refused} refused answers: ${[...new Set(lines.map((l) => l.msg))].join(' | ')}`,
     );
+  },
+);
+
+t.test(
+  'the webhook worker logs a Redis outage once when it begins, at most every 10 s while it lasts, and once when it ends',
+  async (t) => {
+    const redis = await startRedis(t);
+    const gw = await gatewayProcess(
+      t,
+      privateConfig({
+        demo_accounts: false,
+        log: { access: false },
+        store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 200 } },
+        webhooks: { poll_interval_ms: 100 },
+      }),
+    );
+    const worker = (): string[] =>
+      gw
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{') && /"msg":"webhook delivery round/.test(l));
+    await redis.stop();
+    const stoppedAt = Date.now();
+    // Fixed: a summary after 10 s; unfixed: a line per failed round, tens by then.
+    await waitFor(
+      'a summary of the failing rounds, or a line per round',
+      () => worker().some((l) => l.includes('still failing')) || worker().length > 30,
+      SUMMARY_MS * 3,
+    );
+    await redis.start();
+    await waitFor('the end of the outage', () => worker().some((l) => l.includes('work again')), 30_000);
+    const outageMs = Date.now() - stoppedAt;
+    t.equal(await gw.stop('SIGTERM'), 0, 'SIGTERM stops it cleanly');
+    const lines = worker().map((l) => JSON.parse(l) as Line & { failed_rounds?: number });
+    const bound = 2 + Math.ceil(outageMs / SUMMARY_MS);
+    t.ok(lines.length <= bound, `${lines.length} worker lines for ${outageMs} ms of outage (bound ${bound})`);
+    t.equal(lines.filter((l) => l.msg.includes('failing (')).length, 1, 'one line when the rounds begin to fail');
+    t.equal(lines.filter((l) => l.msg.includes('work again')).length, 1, 'one line when they work again');
+    const summaries = lines.filter((l) => l.msg.includes('still failing'));
+    for (let i = 1; i < summaries.length; i++)
+      t.ok((summaries[i] as Line).time - (summaries[i - 1] as Line).time >= SUMMARY_MS - 50, 'summaries 10 s apart');
   },
 );
