@@ -252,6 +252,9 @@ async function assemble(
     ...publicRoutes(config, storeReady, upstream, proxy),
   });
   listeners.public.serve(handler);
+  // Cleanups run last first: the public listener starts draining the moment a stop begins (every
+  // answer from then on says Connection: close), and the admin listener closes after it.
+  cleanups.push(() => close(listeners.admin.server, 0, config.server.request_timeout_ms));
   cleanups.push((drainMs) => {
     handler.gateway.draining = true;
     handler.gateway.storeOutage.close();
@@ -266,7 +269,6 @@ async function assemble(
   const { token } = config.listen.admin;
   const billingOps = new BillingOperations(store.billing, billing.names, audit);
   listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers, webhookOps, billingOps));
-  cleanups.push(() => close(listeners.admin.server, 0, config.server.request_timeout_ms));
   const adminAddress = listeners.admin.address;
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
 

@@ -10,6 +10,7 @@ import { RedisStore } from '../../src/store/redis.js';
 import { gatewayProcess } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
+import { scaled } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const REQUEST_TIMEOUT_MS = 4000;
@@ -30,7 +31,7 @@ function load(port: number, key: string, stop: { now: boolean; signalled: number
     new Promise((resolve) => {
       const req = request({ host: '127.0.0.1', port, path: `${SIMPLE}?api_key=${key}`, agent }, (res) => {
         // Answers written once the signal has surely arrived (the process may take a moment to see it).
-        if (stop.signalled > 0 && Date.now() - stop.signalled > 200) {
+        if (stop.signalled > 0 && Date.now() - stop.signalled > scaled(200)) {
           tally.late++;
           if (res.headers.connection !== 'close') tally.lateKeptAlive++;
         }
