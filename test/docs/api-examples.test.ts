@@ -1,6 +1,7 @@
 /**
- * docs/api.md's FuelSA-compatible example is what a gateway serving the shipped prices really
- * answers: a figure that is null in the shipped data (never served) must not be shown as served.
+ * What the pages claim is what the gateway does: docs/api.md's FuelSA-compatible example is what a
+ * gateway serving the shipped prices really answers (a figure null in the shipped data is never
+ * shown as served), and no page states a log-scrubbing rule other than the one in force.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,5 +34,18 @@ t.test(
     const r = await gw.get('/exapi/fuel/current', { headers: { key } });
     t.equal(r.status, 200);
     t.same(shown, await r.json(), 'every item shown is served, with the value served, and none is missing');
+  },
+);
+
+t.test(
+  'no page states a length rule for keys in logs: the rule is src/log/scrub.ts, as docs/security.md says',
+  async (t) => {
+    // A length rule ("any run of 24 or more characters") was replaced: file names, event ids and
+    // hashes are logged as they are. A page still saying otherwise misleads whoever reads its logs.
+    for (const page of ['README.md', 'docs/deployment.md', 'docs/security.md', 'docs/operations.md', 'docs/api.md']) {
+      const text = readFileSync(join(ROOT, page), 'utf8');
+      t.notMatch(text, /run of \d+ or more/i, `${page} states no length rule`);
+    }
+    t.match(readFileSync(join(ROOT, 'docs/security.md'), 'utf8'), '**Keys in logs: the rule.**');
   },
 );
