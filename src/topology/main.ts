@@ -6,7 +6,9 @@ import { PROJECT_ROOT } from '../config/load.js';
 import { Topology } from './topology.js';
 
 const USAGE = `usage: npm run topology -- [--gateways N] [--port P] [--gateway-port B] [--host H] [--state-dir DIR]
-                             [--tls-cert PEM [--tls-port P]]   (a port of 0 picks a free one)
+                             [--tls-cert PEM [--tls-port P]]   (--port or --tls-port 0 picks a free one)
+--gateway-port B (1024-65000, default 9101) is the first gateway's port: the others take the next
+free ones, their admin listeners from B+100, Redis from B+200: offsets of B, so B is never 0.
 Runs Redis, N gateways (deploy/gateway.yaml) and HAProxy (deploy/haproxy.cfg) on this machine.
 Prints one JSON line when ready. SIGHUP: rolling restart of the gateways. SIGTERM: stop all.`;
 

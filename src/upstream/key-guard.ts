@@ -9,15 +9,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { decodeHTML } from 'entities';
 import type { Logger } from 'pino';
 import { decode, specErrorBody } from './bodies.js';
 import { ANSWER_DROPPED } from './headers.js';
 
 // One layer of escapes: runs of percent escapes (any case), JSON escapes, HTML character
-// references, `+` (a space in a form), and NUL (ASCII text in UTF-16).
+// references (numeric, and named from the whole HTML5 table, with or without the `;` the legacy
+// names may drop), `+` (a space in a form), and NUL (ASCII text in UTF-16).
 const ESCAPE =
-  /((?:%[0-9a-f]{2})+)|\\u([0-9a-f]{4})|\\([\\/"'bfnrt])|&#x([0-9a-f]{1,6});?|&#(\d{1,7});?|&(amp|quot|apos|lt|gt);|\+|\0/gi;
-const NAMED: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' };
+  /((?:%[0-9a-f]{2})+)|\\u([0-9a-f]{4})|\\([\\/"'bfnrt])|&#x([0-9a-f]{1,6});?|&#(\d{1,7});?|(&[a-z][a-z0-9]{1,31};?)|\+|\0/gi;
 const JSON_ESCAPED: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 // Layers of escapes undone at most: an echo escaped more deeply than this is not read as the key.
 const ROUNDS = 6;
@@ -35,6 +36,16 @@ function codePoint(n: number): string {
   return n <= 0x10ffff ? String.fromCodePoint(n) : '';
 }
 
+/**
+ * A named reference as HTML5 reads it (entities knows the table, and how a legacy name such as
+ * `&amp` is read at the start of a longer run). Names are case-sensitive in HTML5, but a guard
+ * must rather refuse too much: a name known only in lower case (`&AMP;`, `&Sol;`) is read too.
+ */
+function namedReference(ref: string): string {
+  const read = decodeHTML(ref);
+  return read !== ref ? read : decodeHTML(ref.toLowerCase());
+}
+
 function unescapeOnce(text: string): string {
   return text.replace(
     ESCAPE,
@@ -44,7 +55,7 @@ function unescapeOnce(text: string): string {
       if (json !== undefined) return JSON_ESCAPED[json] ?? json;
       if (hex !== undefined) return codePoint(Number.parseInt(hex, 16));
       if (dec !== undefined) return codePoint(Number(dec));
-      if (named !== undefined) return NAMED[named.toLowerCase()] ?? m;
+      if (named !== undefined) return namedReference(named);
       return m === '+' ? ' ' : '';
     },
   );

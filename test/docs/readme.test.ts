@@ -103,3 +103,27 @@ t.test('the README says what the price fields are', async (t) => {
   t.match(readme, /`price_basis` is `"official_regional_reference"`/);
   t.match(readme, /`zone` is `null`/);
 });
+
+t.test(
+  "the README says the shipped history ends with the last sourced set, so a first start's stale warning is expected",
+  async (t) => {
+    const dates = readdirSync(join(ROOT, 'data/prices'))
+      .filter((f) => f.endsWith('.json'))
+      .flatMap(
+        (f) => JSON.parse(readFileSync(join(ROOT, 'data/prices', f), 'utf8')) as Array<{ effective_date: string }>,
+      )
+      .map((s) => s.effective_date)
+      .sort();
+    const last = new Date(`${dates.at(-1)}T00:00:00Z`);
+    const month = `${last.toLocaleString('en', { month: 'long', timeZone: 'UTC' })} ${last.getUTCFullYear()}`;
+    const prices = readme.slice(
+      readme.indexOf('### What the prices are'),
+      readme.indexOf('\n## ', readme.indexOf('### What the prices are')),
+    );
+    const line = prices.split('\n- ').find((item) => item.includes(month));
+    t.ok(line, `where it describes the shipped prices, the README names the last shipped set (${month})`);
+    t.match(line ?? '', '`prices publish`', 'and how an operator publishes newer sets: the CLI');
+    t.match(line ?? '', 'PUT /admin/prices', 'or the admin API');
+    t.match(line ?? '', /stale/, 'and that the warning about stale prices is expected');
+  },
+);

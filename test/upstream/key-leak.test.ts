@@ -26,6 +26,14 @@ const unicode = (s: string): string => s.replace(/./g, (c) => `\\u00${hex(c)}`);
 /** A `+` read as a space (form decoding), as an origin that decoded the query echoes it. */
 const plusAsSpace = (s: string): string => s.replace(/\+/g, ' ');
 const htmlAmp = (s: string): string => s.replace(/&/g, '&amp;');
+/** PHP's htmlentities($s, ENT_QUOTES|ENT_HTML5): every character with an HTML5 name written by it. */
+const HTML5_NAMES: Record<string, string> = { '/': '&sol;', '+': '&plus;', '=': '&equals;', '&': '&amp;' };
+const html5Named = (s: string): string => s.replace(/[/+=&]/g, (c) => HTML5_NAMES[c] ?? c);
+/** `&amp` without its semicolon (a legacy name HTML5 still reads), the rest as decimal references. */
+const legacyAmp = (s: string): string => s.replace(/[/+=&]/g, (c) => (c === '&' ? '&amp' : `&#${c.charCodeAt(0)};`));
+/** Hexadecimal references with an upper-case X and mixed-case digits, as some encoders write them. */
+const upperHex = (s: string): string =>
+  s.replace(/[^A-Za-z0-9]/g, (c) => `&#X${c.charCodeAt(0).toString(16).toUpperCase()};`);
 
 /** Every spelling a client could read the key back from. */
 const SPELLINGS = [
@@ -37,6 +45,9 @@ const SPELLINGS = [
   unicode(SERVICE_KEY),
   plusAsSpace(SERVICE_KEY),
   htmlAmp(SERVICE_KEY),
+  html5Named(SERVICE_KEY),
+  legacyAmp(SERVICE_KEY),
+  upperHex(SERVICE_KEY),
 ].map((s) => s.toLowerCase());
 
 const leaks = (text: string): string[] => SPELLINGS.filter((s) => text.toLowerCase().includes(s));
@@ -63,6 +74,9 @@ const REPLIES: Record<string, Reply> = {
   '/v2/csv': (res, k) => send(res, 200, 'text/csv', `url,n\n/v2?api_key=${lowerPercent(k)},1\n`),
   '/v2/text': (res, k) => send(res, 200, 'text/plain', `you asked for /v2?api_key=${lowerPercent(k)}`),
   '/v2/html': (res, k) => send(res, 200, 'text/html', `<a href="/v2?api_key=${htmlAmp(k)}">again</a>`),
+  '/v2/html5-named': (res, k) => send(res, 200, 'text/html', `<p>You asked for /v2?api_key=${html5Named(k)}</p>`),
+  '/v2/html-legacy-amp': (res, k) => send(res, 200, 'text/html', `<p>api_key=${legacyAmp(k)}</p>`),
+  '/v2/html-upper-hex': (res, k) => send(res, 200, 'text/html', `<p>api_key=${upperHex(k)}</p>`),
   '/v2/header': (res, k) =>
     send(res, 200, 'application/json', '{"success":true}', { 'x-request-url': `/v2?api_key=${lowerPercent(k)}` }),
   '/v2/location': (res, k) => {
@@ -174,6 +188,11 @@ t.test(
       '/v2/header',
       '/v2/location',
     ]),
+);
+
+t.test(
+  "the service key echoed in HTML5 named entities (PHP's htmlentities ENT_HTML5: &sol; &plus; &equals;), a legacy &amp without its semicolon or &#X2F; never reaches any account",
+  (t) => neverServed(t, ['/v2/html5-named', '/v2/html-legacy-amp', '/v2/html-upper-hex']),
 );
 
 t.test(

@@ -120,10 +120,5 @@ const diesel = (location: string, ppm: string, value: number) => ({
 });
 export const fuelsaCurrent = {
   petrol: [petrol('Coast', '95', 2057), petrol('Reef', '93', 2129), petrol('Reef', '95', 2140)],
-  diesel: [
-    diesel('Coast', '50', 1818),
-    diesel('Coast', '500', 1807),
-    diesel('Reef', '50', 1894),
-    diesel('Reef', '500', 1890),
-  ],
+  diesel: [diesel('Coast', '500', 1807), diesel('Reef', '50', 1894), diesel('Reef', '500', 1890)],
 };
