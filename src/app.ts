@@ -1,10 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { auditLog } from './admin/audit.js';
-import { BillingOperations } from './admin/billing.js';
-import { Operations } from './admin/operations.js';
+import { buildOperations } from './admin/operations.js';
 import { adminHandler } from './admin/server.js';
-import { WebhookOperations } from './admin/webhooks.js';
 import { startBilling } from './billing/start.js';
 import { type Clock, systemClock } from './clock.js';
 import { type Config, priceFiles } from './config/schema.js';
@@ -264,11 +262,18 @@ async function assemble(
   log.info({ address: publicAddress }, 'public listener ready');
 
   const audit = auditLog(log);
-  const ops = new Operations(store, config, book, clock, audit, priceEvents);
-  const webhookOps = new WebhookOperations(store, config, clock, audit, kick);
+  const ops = buildOperations({
+    store,
+    config,
+    book,
+    clock,
+    audit,
+    priceEvents,
+    exporters: billing.names,
+    enqueued: kick,
+  });
   const { token } = config.listen.admin;
-  const billingOps = new BillingOperations(store.billing, billing.names, audit);
-  listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers, webhookOps, billingOps));
+  listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers));
   const adminAddress = listeners.admin.address;
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
 

@@ -5,11 +5,9 @@ import { FAILURE_STATUS, GatewayError, isGatewayError } from '../errors.js';
 import { canonicalIp } from '../http/client.js';
 import { headProblem } from '../http/server.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { BillingOperations } from './billing.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
 import type { UsageExport } from './usage-export.js';
-import type { WebhookOperations } from './webhooks.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -92,8 +90,6 @@ export function adminHandler(
   token: string,
   log: Logger,
   maxHeaders: number,
-  webhooks: WebhookOperations,
-  billing: BillingOperations,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const expected = token ? digest(token) : null;
   const id = (c: Call): string => c.params[0] as string;
@@ -101,88 +97,88 @@ export function adminHandler(
     {
       method: 'POST',
       pattern: /^\/admin\/accounts$/,
-      handler: async (c) => [201, await ops.createAccount(await c.body(), c.from)],
+      handler: async (c) => [201, await ops.accounts.createAccount(await c.body(), c.from)],
     },
     {
       method: 'GET',
       pattern: /^\/admin\/accounts$/,
-      handler: async (c) => [200, await ops.listAccounts(queryRecord(c.query))],
+      handler: async (c) => [200, await ops.accounts.listAccounts(queryRecord(c.query))],
     },
     {
       method: 'GET',
       pattern: /^\/admin\/accounts\/([\w-]+)$/,
-      handler: async (c) => [200, await ops.showAccount(id(c))],
+      handler: async (c) => [200, await ops.accounts.showAccount(id(c))],
     },
     {
       method: 'PATCH',
       pattern: /^\/admin\/accounts\/([\w-]+)$/,
-      handler: async (c) => [200, await ops.patchAccount(id(c), await c.body(), c.from)],
+      handler: async (c) => [200, await ops.accounts.patchAccount(id(c), await c.body(), c.from)],
     },
     {
       method: 'DELETE',
       pattern: /^\/admin\/accounts\/([\w-]+)$/,
-      handler: async (c) => [200, await ops.deleteAccount(id(c), c.from)],
+      handler: async (c) => [200, await ops.accounts.deleteAccount(id(c), c.from)],
     },
     {
       method: 'POST',
       pattern: /^\/admin\/accounts\/([\w-]+)\/rotate-key$/,
-      handler: async (c) => [200, await ops.rotateKey(id(c), c.from)],
+      handler: async (c) => [200, await ops.accounts.rotateKey(id(c), c.from)],
     },
     {
       method: 'PUT',
       pattern: /^\/admin\/prices$/,
-      handler: async (c) => [201, await ops.publishPrices(await c.body(), c.from)],
+      handler: async (c) => [201, await ops.prices.publishPrices(await c.body(), c.from)],
     },
-    { method: 'GET', pattern: /^\/admin\/usage$/, handler: (c) => ops.usageExport('days', c.query) },
-    { method: 'GET', pattern: /^\/admin\/usage\/periods$/, handler: (c) => ops.usageExport('periods', c.query) },
-    { method: 'GET', pattern: /^\/admin\/prices$/, handler: () => [200, ops.prices()] },
-    { method: 'GET', pattern: /^\/admin\/prices\/history$/, handler: () => [200, ops.priceHistory()] },
+    { method: 'GET', pattern: /^\/admin\/usage$/, handler: (c) => ops.usage.usageExport('days', c.query) },
+    { method: 'GET', pattern: /^\/admin\/usage\/periods$/, handler: (c) => ops.usage.usageExport('periods', c.query) },
+    { method: 'GET', pattern: /^\/admin\/prices$/, handler: () => [200, ops.prices.prices()] },
+    { method: 'GET', pattern: /^\/admin\/prices\/history$/, handler: () => [200, ops.prices.priceHistory()] },
     // Any segment but `history`, so a malformed date is a 400 naming `date` rather than a 404.
     {
       method: 'DELETE',
       pattern: /^\/admin\/prices\/(?!history$)([^/]+)$/,
-      handler: async (c) => [200, await ops.cancelPrices(id(c), c.from)],
+      handler: async (c) => [200, await ops.prices.cancelPrices(id(c), c.from)],
     },
     {
       method: 'DELETE',
       pattern: /^\/admin\/cache$/,
-      handler: async (c) => [200, await ops.purgeCache(queryRecord(c.query), c.from)],
+      handler: async (c) => [200, await ops.cache.purgeCache(queryRecord(c.query), c.from)],
     },
     {
       method: 'POST',
       pattern: /^\/admin\/webhooks$/,
-      handler: async (c) => [201, await webhooks.create(await c.body(), c.from)],
+      handler: async (c) => [201, await ops.webhooks.create(await c.body(), c.from)],
     },
-    { method: 'GET', pattern: /^\/admin\/webhooks$/, handler: async () => [200, await webhooks.list()] },
+    { method: 'GET', pattern: /^\/admin\/webhooks$/, handler: async () => [200, await ops.webhooks.list()] },
     {
       method: 'DELETE',
       pattern: /^\/admin\/webhooks\/([\w-]+)$/,
-      handler: async (c) => [200, await webhooks.remove(id(c), c.from)],
+      handler: async (c) => [200, await ops.webhooks.remove(id(c), c.from)],
     },
     {
       method: 'POST',
       pattern: /^\/admin\/webhooks\/([\w-]+)\/rotate-secret$/,
-      handler: async (c) => [200, await webhooks.rotateSecret(id(c), c.from)],
+      handler: async (c) => [200, await ops.webhooks.rotateSecret(id(c), c.from)],
     },
     {
       method: 'POST',
       pattern: /^\/admin\/webhooks\/([\w-]+)\/test$/,
-      handler: async (c) => [202, await webhooks.test(id(c), c.from)],
+      handler: async (c) => [202, await ops.webhooks.test(id(c), c.from)],
     },
     {
       method: 'GET',
       pattern: /^\/admin\/webhooks\/([\w-]+)\/deliveries$/,
-      handler: async (c) => [200, await webhooks.deliveries(id(c), queryRecord(c.query))],
+      handler: async (c) => [200, await ops.webhooks.deliveries(id(c), queryRecord(c.query))],
     },
     {
       method: 'GET',
       pattern: /^\/admin\/billing\/failures$/,
-      handler: async (c) => [200, await billing.failures(queryRecord(c.query))],
+      handler: async (c) => [200, await ops.billing.failures(queryRecord(c.query))],
     },
     {
       method: 'POST',
       pattern: /^\/admin\/billing\/retry$/,
-      handler: async (c) => [200, await billing.retry(await c.body(), queryRecord(c.query), c.from)],
+      handler: async (c) => [200, await ops.billing.retry(await c.body(), queryRecord(c.query), c.from)],
     },
   ];
 

@@ -1,10 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { auditLog } from '../admin/audit.js';
-import { BillingOperations } from '../admin/billing.js';
-import { Operations } from '../admin/operations.js';
+import { buildOperations, type Operations } from '../admin/operations.js';
 import type { UsageExport } from '../admin/usage-export.js';
-import { WebhookOperations } from '../admin/webhooks.js';
 import { systemClock } from '../clock.js';
 import { exporterNameOf } from '../config/billing.js';
 import type { Config } from '../config/schema.js';
@@ -73,12 +71,7 @@ function externalIds(options: Map<string, string>): Record<string, string> {
   return ids;
 }
 
-async function dispatch(
-  ops: Operations,
-  webhooks: WebhookOperations,
-  billing: BillingOperations,
-  { positionals: [group, verb, a, b], options }: Args,
-): Promise<unknown> {
+async function dispatch(ops: Operations, { positionals: [group, verb, a, b], options }: Args): Promise<unknown> {
   const command = `${group} ${verb ?? ''}`;
   switch (command) {
     case 'webhooks add': {
@@ -88,72 +81,76 @@ async function dispatch(
         .filter((e) => e !== '');
       if (options.has('account')) body['account_id'] = options.get('account');
       if (options.has('description')) body['description'] = options.get('description');
-      return webhooks.create(body, FROM);
+      return ops.webhooks.create(body, FROM);
     }
     case 'webhooks list':
-      return webhooks.list();
+      return ops.webhooks.list();
     case 'webhooks remove':
-      return webhooks.remove(need(a, 'webhook id'), FROM);
+      return ops.webhooks.remove(need(a, 'webhook id'), FROM);
     case 'webhooks rotate-secret':
-      return webhooks.rotateSecret(need(a, 'webhook id'), FROM);
+      return ops.webhooks.rotateSecret(need(a, 'webhook id'), FROM);
     case 'webhooks test':
-      return webhooks.test(need(a, 'webhook id'), FROM);
+      return ops.webhooks.test(need(a, 'webhook id'), FROM);
     case 'webhooks deliveries':
-      return webhooks.deliveries(need(a, 'webhook id'), listOptions(options));
+      return ops.webhooks.deliveries(need(a, 'webhook id'), listOptions(options));
     case 'accounts create': {
       const body: Record<string, unknown> = { plan: options.get('plan') };
       for (const k of ['label', 'anchor', 'status']) if (options.has(k)) body[k] = options.get(k);
       if (options.has('limit')) body['limit'] = numberOrText(options.get('limit'));
       const ids = externalIds(options);
       if (Object.keys(ids).length > 0) body['external_ids'] = ids;
-      return ops.createAccount(body, FROM);
+      return ops.accounts.createAccount(body, FROM);
     }
     case 'accounts list':
-      return ops.listAccounts(listOptions(options));
+      return ops.accounts.listAccounts(listOptions(options));
     case 'accounts show':
-      return ops.showAccount(need(a, 'account id'));
+      return ops.accounts.showAccount(need(a, 'account id'));
     case 'accounts disable':
-      return ops.patchAccount(need(a, 'account id'), { status: 'inactive' }, FROM);
+      return ops.accounts.patchAccount(need(a, 'account id'), { status: 'inactive' }, FROM);
     case 'accounts enable':
-      return ops.patchAccount(need(a, 'account id'), { status: 'active' }, FROM);
+      return ops.accounts.patchAccount(need(a, 'account id'), { status: 'active' }, FROM);
     case 'accounts rotate-key':
-      return ops.rotateKey(need(a, 'account id'), FROM);
+      return ops.accounts.rotateKey(need(a, 'account id'), FROM);
     case 'accounts delete':
-      return ops.deleteAccount(need(a, 'account id'), FROM);
+      return ops.accounts.deleteAccount(need(a, 'account id'), FROM);
     case 'accounts set-plan': {
       // Without --limit the account's own limit goes: the new plan's allowance applies.
       const body: Record<string, unknown> = { plan: need(b, 'plan') };
       if (options.has('limit')) body['limit'] = numberOrText(options.get('limit'));
-      return ops.patchAccount(need(a, 'account id'), body, FROM);
+      return ops.accounts.patchAccount(need(a, 'account id'), body, FROM);
     }
     case 'accounts set-external-ids': {
       const ids = externalIds(options);
-      return ops.patchAccount(need(a, 'account id'), { external_ids: Object.keys(ids).length > 0 ? ids : null }, FROM);
+      return ops.accounts.patchAccount(
+        need(a, 'account id'),
+        { external_ids: Object.keys(ids).length > 0 ? ids : null },
+        FROM,
+      );
     }
     case 'billing failures':
-      return billing.failures(listOptions(options));
+      return ops.billing.failures(listOptions(options));
     case 'billing retry': {
       const body: Record<string, unknown> = {};
       for (const k of ['exporter', 'id']) if (options.has(k)) body[k] = options.get(k);
       if (options.get('all') === 'true') body['all'] = true;
-      return billing.retry(body, {}, FROM);
+      return ops.billing.retry(body, {}, FROM);
     }
     case 'prices publish':
-      return ops.publishPrices(readJsonFile(need(a, 'price-set file')), FROM);
+      return ops.prices.publishPrices(readJsonFile(need(a, 'price-set file')), FROM);
     case 'prices cancel':
-      return ops.cancelPrices(need(a, 'effective date'), FROM);
+      return ops.prices.cancelPrices(need(a, 'effective date'), FROM);
     case 'prices show':
-      return ops.prices();
+      return ops.prices.prices();
     case 'prices history':
-      return ops.priceHistory();
+      return ops.prices.priceHistory();
     case 'usage export':
     case 'usage periods': {
       const query = listOptions(options);
       delete query['out'];
-      return ops.usageExport(verb === 'export' ? 'days' : 'periods', query);
+      return ops.usage.usageExport(verb === 'export' ? 'days' : 'periods', query);
     }
     case 'cache purge':
-      return ops.purgeCache(listOptions(options), FROM);
+      return ops.cache.purgeCache(listOptions(options), FROM);
   }
   throw new GatewayError('BAD_REQUEST', `unknown command: ${command.trim()}`);
 }
@@ -182,9 +179,9 @@ export async function runOperate(config: Config, args: Args, log: Logger): Promi
     await book.load();
     // Audit lines go to stderr with the CLI's other logs (stdout is the JSON answer).
     const audit = auditLog(log);
-    const ops = new Operations(store, config, book, systemClock, audit, priceEvents);
-    const billing = new BillingOperations(store.billing, config.billing.exporters.map(exporterNameOf), audit);
-    const result = await dispatch(ops, new WebhookOperations(store, config, systemClock, audit), billing, args);
+    const exporters = config.billing.exporters.map(exporterNameOf);
+    const ops = buildOperations({ store, config, book, clock: systemClock, audit, priceEvents, exporters });
+    const result = await dispatch(ops, args);
     if (isExport(result)) await writeExport(result, args.options.get('out'));
     else process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {

@@ -11,13 +11,13 @@
 import fc from 'fast-check';
 import pino from 'pino';
 import t from 'tap';
-import { Operations } from '../../src/admin/operations.js';
+import { AccountOperations } from '../../src/admin/account-operations.js';
 import type { Sink } from '../../src/admin/usage-export.js';
+import { UsageOperations } from '../../src/admin/usage-operations.js';
 import { loadConfig } from '../../src/config/load.js';
 import { isGatewayError } from '../../src/errors.js';
 import { createAccount } from '../../src/keys/accounts.js';
 import { hashKey } from '../../src/keys/keys.js';
-import type { PriceBook } from '../../src/prices/book.js';
 import { type AccountEntry, Meter } from '../../src/quota/meter.js';
 import { retentionMs } from '../../src/quota/retention.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -113,7 +113,9 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
       retentionMs: retentionMs(config),
     });
   const meters = [meterOf(s0), meterOf(s1)];
-  const ops = new Operations(s0, config, null as unknown as PriceBook, clock, () => undefined);
+  const audit = (): void => undefined;
+  const ops = new AccountOperations({ store: s0, plans: config.plans, zone: config.time_zone, clock, audit });
+  const usage = new UsageOperations({ store: s0, config, now: clock.now });
   const ids: string[] = [];
   const hashes: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
@@ -203,7 +205,11 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
     removeListener: () => undefined,
     destroyed: false,
   };
-  const exp = await ops.usageExport('days', { from: dayOf(START, ZONE), to: dayOf(clock.now(), ZONE), format: 'json' });
+  const exp = await usage.usageExport('days', {
+    from: dayOf(START, ZONE),
+    to: dayOf(clock.now(), ZONE),
+    format: 'json',
+  });
   await exp.writeTo(sink);
   const rows = (JSON.parse(text) as { rows: Array<{ account_id: string; date: string; requests: number }> }).rows;
   const exported = rows.map((r) => [`${r.account_id} ${r.date}`, r.requests] as const);

@@ -1,0 +1,171 @@
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
+import {
+  createAccount,
+  createAccountInput,
+  patchAccountInput,
+  publicAccount,
+  rotateKey,
+  updateAccount,
+} from '../keys/accounts.js';
+import { type Allowance, allowanceFor } from '../quota/allowance.js';
+import { type Usage, usageObject } from '../quota/usage.js';
+import type { Account, Store } from '../store/types.js';
+import type { Audit } from './audit.js';
+import { accountInput, parse } from './input.js';
+import { encodeCursor, listAccountsQuery } from './list-query.js';
+
+export interface AccountView {
+  account: Account;
+  usage: Usage;
+}
+
+export interface AccountOperationsDeps {
+  /**
+   * Accounts (AccountStore) and their counters (CountingStore: usage, plan changes). The whole
+   * Store only because keys/accounts.ts's createAccount, updateAccount and rotateKey still take
+   * it; name the two concerns here once those helpers do.
+   */
+  store: Store;
+  plans: Config['plans'];
+  zone: string;
+  clock: Clock;
+  audit: Audit;
+}
+
+/**
+ * Accounts, for the admin API and the CLI alike: inputs arrive unvalidated (JSON bodies, query
+ * strings, argv) and are checked here, once. Every change writes one audit line naming `from`
+ * (a remote address, or "cli").
+ */
+export class AccountOperations {
+  private readonly store: Store;
+  private readonly plans: Config['plans'];
+  private readonly zone: string;
+  private readonly clock: Clock;
+  private readonly audit: Audit;
+
+  constructor(deps: AccountOperationsDeps) {
+    this.store = deps.store;
+    this.plans = deps.plans;
+    this.zone = deps.zone;
+    this.clock = deps.clock;
+    this.audit = deps.audit;
+  }
+
+  async createAccount(body: unknown, from: string): Promise<{ account: Account; api_key: string }> {
+    const created = await createAccount(
+      this.store,
+      this.plans,
+      accountInput(createAccountInput, body, this.plans),
+      this.clock.now(),
+    );
+    this.audit({
+      action: 'account.create',
+      account_id: created.account.id,
+      from,
+      after: { plan: created.account.plan, status: created.account.status, label: created.account.label },
+    });
+    return created;
+  }
+
+  /** One page of accounts, in id order; follow `next_cursor` until it is null. Never a key or key hash. */
+  async listAccounts(query: unknown): Promise<{ accounts: Account[]; next_cursor: string | null }> {
+    const { filter, after, limit } = parse(listAccountsQuery, query);
+    const page = await this.store.listAccounts(filter, after, limit);
+    return {
+      accounts: page.accounts.map(publicAccount),
+      next_cursor: page.next === null ? null : encodeCursor(page.next),
+    };
+  }
+
+  /** Removes the account: its key stops working on every instance (the store announces it). */
+  async deleteAccount(id: string, from: string): Promise<{ account: Account }> {
+    const deleted = await this.store.deleteAccount(id);
+    if (!deleted) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    this.audit({
+      action: 'account.delete',
+      account_id: id,
+      from,
+      before: { plan: deleted.plan, status: deleted.status, label: deleted.label },
+    });
+    return { account: publicAccount(deleted) };
+  }
+
+  async showAccount(id: string): Promise<AccountView> {
+    const stored = await this.store.getAccount(id);
+    if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    const a = allowanceFor(stored, this.plans, this.zone, this.clock.now());
+    const used = await this.store.usage(stored.id, a.period.id);
+    return {
+      account: publicAccount(stored),
+      usage: usageObject(a, used),
+    };
+  }
+
+  async patchAccount(id: string, body: unknown, from: string): Promise<{ account: Account }> {
+    const patch = accountInput(patchAccountInput, body, this.plans);
+    const stored = await this.store.getAccount(id);
+    if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    // A converted trial is a computed state; the first change writes it down, so the change
+    // neither restarts the billing cycle from the trial's start nor resets requests_used.
+    const a = this.allowance(stored);
+    // A new plan comes with its own allowance: the account's own limit was agreed for the old
+    // plan (an enterprise million kept on a downgrade to business). A limit given with the
+    // change is the new one; a plan without a default limit (enterprise) then needs one.
+    const planChanges = patch.plan !== undefined && patch.plan !== (a?.plan ?? stored.plan);
+    const limited = planChanges && patch.limit === undefined ? { ...patch, limit: null } : patch;
+    const materialised = a?.converted
+      ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...limited }
+      : limited;
+    const account = await updateAccount(this.store, this.plans, stored, materialised);
+    await this.recordPlanChange(account, a);
+    const fields = Object.keys(materialised) as Array<keyof typeof materialised>;
+    const pick = (a: Account): Record<string, unknown> => Object.fromEntries(fields.map((f) => [f, a[f]]));
+    // The fields as they were, so an operator can put them back.
+    this.audit({ action: 'account.update', account_id: id, from, before: pick(stored), after: pick(account) });
+    return { account };
+  }
+
+  async rotateKey(id: string, from: string): Promise<{ account: Account; api_key: string }> {
+    const rotated = await rotateKey(this.store, id);
+    this.audit({ action: 'account.rotate_key', account_id: id, from });
+    return rotated;
+  }
+
+  /**
+   * A change of plan or limit (or of the period, by a new anchor) in the middle of a period is
+   * written on the period's record, which keeps what applied before (usage-export.ts shows it).
+   */
+  private async recordPlanChange(account: Account, before: Allowance | null): Promise<void> {
+    const after = this.allowance(account);
+    if (before === null || after === null) return;
+    const samePeriod = before.period.id === after.period.id;
+    if (samePeriod && before.plan === after.plan && before.limit === after.limit) return;
+    const now = this.clock.now();
+    await this.store.recordPlanChange(account.id, before.period.id, now, {
+      plan: after.plan,
+      limit: after.limit,
+      endMs: samePeriod ? after.period.endMs : now,
+    });
+    // Periods are named by their start: a plan whose period starts at the anchor (a month) can
+    // land on the record of an earlier one that did too (the first trial day). Its counter goes
+    // on under the new plan, so its record must say so, and end where the new period ends.
+    if (!samePeriod)
+      await this.store.recordPlanChange(account.id, after.period.id, now, {
+        plan: after.plan,
+        limit: after.limit,
+        endMs: after.period.endMs,
+      });
+  }
+
+  /** Null when the account's plan is no longer configured: a PATCH is how that gets mended. */
+  private allowance(account: Account): Allowance | null {
+    try {
+      return allowanceFor(account, this.plans, this.zone, this.clock.now());
+    } catch {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import type { Config } from '../config/schema.js';
+import { GatewayError } from '../errors.js';
+import type { Store } from '../store/types.js';
+import { queryRecord } from './list-query.js';
+import { type UsageExport, usageExport } from './usage-export.js';
+import { exportQuery } from './usage-query.js';
+
+export interface UsageOperationsDeps {
+  /**
+   * Accounts (AccountStore: the one asked for, or every page) and their period records
+   * (CountingStore). The whole Store only because usage-export.ts's usageExport still takes it;
+   * name the two concerns here once it does.
+   */
+  store: Store;
+  config: Config;
+  now: () => number;
+}
+
+/** Usage exports, for `GET /admin/usage[/periods]` and `usage export|periods` alike. */
+export class UsageOperations {
+  private readonly store: Store;
+  private readonly config: Config;
+  private readonly now: () => number;
+
+  constructor(deps: UsageOperationsDeps) {
+    this.store = deps.store;
+    this.config = deps.config;
+    this.now = deps.now;
+  }
+
+  /**
+   * Daily rows (`days`) or period rows: validated and the account looked up here, so a bad query
+   * is a 400 and an unknown account a 404 before anything is written; the rows are written by
+   * the caller.
+   */
+  async usageExport(kind: 'days' | 'periods', query: URLSearchParams | Record<string, string>): Promise<UsageExport> {
+    const record = query instanceof URLSearchParams ? queryRecord(query) : query;
+    const q = exportQuery(record, this.config.time_zone, this.config.messages.invalid_range);
+    let only = null;
+    if (q.account !== null) {
+      only = await this.store.getAccount(q.account);
+      if (!only) throw new GatewayError('NOT_FOUND', `no account with id ${q.account}`);
+    }
+    return usageExport(kind, q, only, this.store, this.config, this.now);
+  }
+}
