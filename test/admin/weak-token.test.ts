@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { serve } from '../helpers/cli.js';
+import type { TestContext } from '../helpers/context.js';
 
 // A token that passes: 43 characters of base64url (what `openssl rand -base64 32` gives, give or take).
 const STRONG = 'q3Vx9LmN2pR7sT0uW4yZ8aB1cD5eF6gH-iJ_kK3lM';
@@ -9,7 +10,7 @@ const STRONG = 'q3Vx9LmN2pR7sT0uW4yZ8aB1cD5eF6gH-iJ_kK3lM';
 /** Starts the real gateway process and answers its exit code and output, or 'running' once it listens. */
 let started = 0;
 async function start(
-  t: { teardown(fn: () => unknown): void; testdir(): string },
+  t: TestContext & { testdir(): string },
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null | 'running'; out: string }> {
   // A config of its own in a directory of the test (removed with it), memory store file included.

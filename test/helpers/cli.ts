@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TestContext } from './context.js';
 import { tempDir } from './tmp.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -49,11 +50,7 @@ export function privateConfig(settings: Record<string, unknown> = {}): string {
 }
 
 /** Starts `fuel-gateway serve` as a child process; killed on teardown if still running. */
-export function serve(
-  t: { teardown(fn: () => unknown): void },
-  args: string[] = [],
-  env: NodeJS.ProcessEnv = {},
-): Served {
+export function serve(t: TestContext, args: string[] = [], env: NodeJS.ProcessEnv = {}): Served {
   const config = args.includes('--config') ? '' : privateConfig();
   const child = spawn(process.execPath, [...CHILD_ARGS, 'dist/main.js', 'serve', ...args], {
     cwd: ROOT,
@@ -100,7 +97,7 @@ export interface GatewayProcess extends Served {
 
 /** A `fuel-gateway serve` child on free loopback ports, ready once both listeners are up. */
 export async function gatewayProcess(
-  t: { teardown(fn: () => unknown): void },
+  t: TestContext,
   configFile: string,
   env: NodeJS.ProcessEnv = {},
 ): Promise<GatewayProcess> {

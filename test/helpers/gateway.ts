@@ -2,10 +2,7 @@ import { type App, type AppOptions, startApp } from '../../src/app.js';
 import { loadConfig, merge } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log/logger.js';
-
-interface TestContext {
-  teardown(fn: () => unknown): void;
-}
+import type { TestContext } from './context.js';
 
 export interface TestGateway {
   app: App;

@@ -1,11 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import type { TestContext } from './context.js';
 import { freePort } from './redis.js';
-
-interface TestContext {
-  teardown(fn: () => unknown): void;
-}
 
 /** How the origin behaves for its current endpoints (origin-only paths keep their own behaviour). */
 export type OriginMode = 'ok' | 'error500' | 'html' | 'wrong_shape' | 'refuse_key' | 'slow';

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import type { TestContext } from './context.js';
 
 /** One request the receiver got. */
 export interface Received {
@@ -29,7 +30,7 @@ export interface Receiver {
 }
 
 /** A real webhook receiver on loopback (node:http), closed on teardown. */
-export async function startReceiver(t: { teardown(fn: () => unknown): void }, port = 0): Promise<Receiver> {
+export async function startReceiver(t: TestContext, port = 0): Promise<Receiver> {
   let server: Server | null = null;
   const sockets = new Set<import('node:net').Socket>();
   const r: Receiver = {

@@ -3,12 +3,9 @@ import { rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { TestContext } from './context.js';
 import { tempDir } from './tmp.js';
 import { waitFor } from './wait.js';
-
-interface TestContext {
-  teardown(fn: () => unknown): void;
-}
 
 export interface RedisServer {
   port: number;

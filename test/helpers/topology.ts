@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { ROOT } from './cli.js';
+import type { TestContext } from './context.js';
 import { tempDir } from './tmp.js';
 import { sleep, waitFor } from './wait.js';
 
@@ -36,7 +37,7 @@ export interface Running {
  * waits for its ready line, and stops it on teardown (SIGTERM; the runner ends its children).
  */
 export async function startTopology(
-  t: { teardown(fn: () => unknown): void },
+  t: TestContext,
   args: string[] = [],
   ms = 60_000,
   stateDir = tempDir('fpg-topology-'),

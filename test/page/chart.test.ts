@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import t from 'tap';
 import { ManualClock } from '../helpers/clock.js';
+import type { TestContext } from '../helpers/context.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
 
@@ -14,7 +15,7 @@ const shipped = ['data/prices/sa-fuel-prices-2012-2022.json', 'data/prices/sa-fu
   .flatMap((f) => JSON.parse(readFileSync(f, 'utf8')) as Shipped[])
   .sort((a, b) => a.effective_date.localeCompare(b.effective_date));
 
-const launch = async (t: { teardown(fn: () => unknown): void }) => {
+const launch = async (t: TestContext) => {
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
   t.teardown(() => browser.close());
   return browser;

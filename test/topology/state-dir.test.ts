@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
 import { ROOT } from '../helpers/cli.js';
+import type { TestContext } from '../helpers/context.js';
 
 // A refused start exits at once; a runner that starts anyway is stopped once ready, or after this.
 const BOUND_MS = 120_000;
@@ -34,7 +35,7 @@ function runner(args: string[]): Promise<{ code: number | null; stderr: string; 
 }
 
 /** A port something listens on: the runner stops at its --port check, after taking the state directory. */
-async function busyPort(t: { teardown(fn: () => unknown): void }): Promise<number> {
+async function busyPort(t: TestContext): Promise<number> {
   const server: Server = createServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => server.close());
