@@ -147,10 +147,17 @@ function currentPeriod(a: StoredAccount, config: Config, now: number): PeriodRec
 const CSV_SPECIAL = /[",\r\n]/;
 // A cell a spreadsheet would read as a formula (OWASP "CSV injection": an account label such as
 // =HYPERLINK(...)) is made text: a leading ' and quotes. Only CSV: JSON keeps the label exactly.
-const FORMULA_START = /^[=+\-@\t\r\n]/;
+// LibreOffice drops leading control characters (a NUL included) and spaces before it looks for a
+// formula, so any cell starting with one is treated the same: labels stored before the admin API
+// refused control characters are still exported safely.
+const FORMULA_START = /^\s*[=+\-@]/;
+const startsWithControl = (v: string): boolean => {
+  const c = v.charCodeAt(0);
+  return c <= 0x1f || c === 0x7f;
+};
 function csvField(v: string | number): string {
   if (typeof v === 'number') return String(v);
-  const text = FORMULA_START.test(v) ? `'${v}` : v;
+  const text = startsWithControl(v) || FORMULA_START.test(v) ? `'${v}` : v;
   return text === v && !CSV_SPECIAL.test(v) ? v : `"${text.replaceAll('"', '""')}"`;
 }
 

@@ -80,8 +80,8 @@ function commandOf(words: string[]): Command {
 }
 
 /**
- * Parses argv against the command it names. Unknown options, options without their value and
- * arguments beyond those the command takes are all named in one UsageError line.
+ * Parses argv against the command it names. Unknown options, repeated options, options without
+ * their value and arguments beyond those the command takes are all named in one UsageError line.
  */
 export function parseArgs(argv: string[]): Args {
   // First pass, knowing every option of every command: which command is it?
@@ -109,6 +109,14 @@ export function parseArgs(argv: string[]): Args {
   const problems: string[] = [];
   const unknown = tokens.flatMap((t) => (t.kind === 'option' && !known.has(t.name) ? [t.rawName] : []));
   if (unknown.length > 0) problems.push(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`);
+  // A repeated option is refused, not settled by the last one: `--limit 5 --limit 6` is a mistake
+  // the operator should see, and the first value may be the one that was meant.
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const t of tokens)
+    if (t.kind === 'option' && known.has(t.name)) (seen.has(t.name) ? repeated : seen).add(t.name);
+  if (repeated.size > 0)
+    problems.push(`repeated option${repeated.size > 1 ? 's' : ''} ${[...repeated].map((n) => `--${n}`).join(', ')}`);
   const stray = words.slice(command.words.length + command.args.length);
   if (stray.length > 0)
     problems.push(`unexpected argument${stray.length > 1 ? 's' : ''} ${stray.map((s) => `"${s}"`).join(', ')}`);

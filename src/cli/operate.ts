@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.js';
 import { bookOptions, PriceBook, type Published } from '../prices/book.js';
 import { createStore } from '../store/create.js';
 import { PriceEvents } from '../webhooks/price-events.js';
-import type { Args } from './args.js';
+import { type Args, UsageError } from './args.js';
 import { writeExportFile } from './export-file.js';
 
 export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--label L] [--limit N] [--anchor ISO] [--status S]
@@ -150,6 +150,13 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
       return ops.usage.usageExport(verb === 'export' ? 'days' : 'periods', query);
     }
     case 'cache purge':
+      // Checked here so the operator reads the CLI's options, not the admin API's `all=true`.
+      if (options.has('all') === options.has('path'))
+        throw new UsageError(
+          options.has('all')
+            ? 'cache purge: --path P or --all, not both'
+            : 'cache purge: expected --all (every entry) or --path P (one path; P* a prefix)',
+        );
       return ops.cache.purgeCache(listOptions(options), FROM);
   }
   throw new GatewayError('BAD_REQUEST', `unknown command: ${command.trim()}`);

@@ -55,9 +55,19 @@ const externalIdsPatch = z.strictObject({
   billing_subject: billingSubject.nullable().optional(),
 });
 
+// Control characters (C0 and DEL) have no place in a name: they hide a spreadsheet formula behind
+// them in a CSV export and garble terminals and logs.
+const isControl = (c: number): boolean => c <= 0x1f || c === 0x7f;
+const label = z
+  .string()
+  .max(200)
+  .refine((s) => ![...s].some((ch) => isControl(ch.charCodeAt(0))), {
+    message: 'expected no control characters (U+0000-U+001F, U+007F)',
+  });
+
 export const createAccountInput = z.strictObject({
   plan: z.string().min(1),
-  label: z.string().max(200).default(''),
+  label: label.default(''),
   status: z.enum(['active', 'inactive']).default('active'),
   limit: z.number().int().positive().nullable().default(null),
   anchor: isoInstant.optional(),
@@ -70,7 +80,7 @@ export const patchAccountInput = z
     plan: z.string().min(1).optional(),
     limit: z.number().int().positive().nullable().optional(),
     anchor: isoInstant.optional(),
-    label: z.string().max(200).optional(),
+    label: label.optional(),
     external_ids: externalIdsPatch.nullable().optional(),
   })
   .refine((p) => Object.keys(p).length > 0, {

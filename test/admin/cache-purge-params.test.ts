@@ -34,8 +34,14 @@ t.test('cache purge from the CLI takes --all or --path, never neither', async (t
   const config = join(t.testdir(), 'redis.yaml');
   writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } } }));
   const none = await runCli(['cache', 'purge', '--config', config]);
-  t.not(none.code, 0, 'no flag purges nothing');
-  t.match(none.stderr, /all=true|--all/);
+  t.equal(none.code, 2, 'no flag purges nothing: a usage error');
+  t.match(none.stderr, /^cache purge: .*--all.*--path/, "the CLI's own options are named");
+  t.notMatch(none.stderr, /all=true|path=P/, "not the admin API's query parameters");
+  t.match(none.stderr, /^[^\n]+\n$/, 'one line');
+  const both = await runCli(['cache', 'purge', '--all', '--path', '/v2', '--config', config]);
+  t.equal(both.code, 2, 'both flags purge nothing');
+  t.match(both.stderr, /^cache purge: .*--path.*--all.*not both/);
+  t.notMatch(both.stderr, /all=true|path=P/);
   const all = await runCli(['cache', 'purge', '--all', '--config', config]);
   t.equal(all.code, 0, all.stderr);
   t.same(JSON.parse(all.stdout), { purged: 'all' });

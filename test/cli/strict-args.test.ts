@@ -42,7 +42,7 @@ async function pool<T>(jobs: Array<() => Promise<T>>, width: number): Promise<T[
 }
 
 t.test(
-  'every command of the command table refuses an unknown flag and a stray argument: exit 2, one line naming it',
+  'every command of the command table refuses an unknown flag, a stray argument and a repeated option: exit 2, one line naming it',
   async (t) => {
     const dir = t.testdir({
       'gateway.yaml': JSON.stringify({ store: { memory: { file: '' } }, demo_accounts: false }),
@@ -61,6 +61,12 @@ t.test(
         { name: c.words.join(' '), args: [...valid, '--bogus-flag=1'], named: '--bogus-flag' },
         { name: c.words.join(' '), args: [...valid, 'stray-argument'], named: 'stray-argument' },
         { name: c.words.join(' '), args: [...valid, '-q'], named: '-q' },
+        // Every command takes --config: given twice, neither may silently win.
+        {
+          name: c.words.join(' '),
+          args: [...valid, '--config', env.FUEL_GATEWAY_CONFIG, '--config=/nonexistent.yaml'],
+          named: '--config',
+        },
       ];
     });
     const results = await pool(
@@ -110,4 +116,40 @@ t.test('a misspelt option changes nothing in the store: --lable, --limt', async 
   const unknown = await cli('accounts', 'frobnicate');
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /^unknown command: accounts frobnicate/);
+});
+
+t.test('a repeated option is refused, naming it, and changes nothing: --limit 5 --limit 6', async (t) => {
+  const redis = await startRedis(t);
+  const config = join(t.testdir(), 'redis.yaml');
+  writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } } }));
+  const cli = (...args: string[]) => runCli([...args, '--config', config]);
+
+  const created = await cli('accounts', 'create', '--plan', 'starter', '--limit', '7', '--label', 'Acme');
+  t.equal(created.code, 0, created.stderr);
+  const id = (JSON.parse(created.stdout) as { account: { id: string } }).account.id;
+
+  const cases: Array<[string[], string]> = [
+    [['accounts', 'create', '--plan', 'starter', '--limit', '5', '--limit', '6'], '--limit'],
+    [['accounts', 'create', '--plan', 'starter', '--label', 'x', '--label=y'], '--label'],
+    [['accounts', 'create', '--plan', 'starter', '--plan', 'business'], '--plan'],
+    [['accounts', 'set-plan', id, 'business', '--limit', '5', '--limit', '6'], '--limit'],
+    [['cache', 'purge', '--all', '--all'], '--all'],
+    [['cache', 'purge', '--path', '/a', '--path', '/b'], '--path'],
+  ];
+  for (const [args, named] of cases) {
+    const r = await cli(...args);
+    const what = args.join(' ');
+    t.equal(r.code, 2, `${what}: exit 2 (${r.stderr})`);
+    t.equal(r.stdout, '', `${what}: nothing on stdout`);
+    t.match(r.stderr, /^[^\n]+\n$/, `${what}: one line`);
+    t.ok(r.stderr.startsWith(`${args[0]} ${args[1]}: `) && r.stderr.includes(named), `${what}: names ${named}`);
+  }
+  const list = JSON.parse((await cli('accounts', 'list')).stdout) as {
+    accounts: Array<{ id: string; plan: string; limit: number | null; label: string }>;
+  };
+  t.same(
+    list.accounts.map((a) => [a.id, a.plan, a.limit, a.label]),
+    [[id, 'starter', 7, 'Acme']],
+    'no account was created, and the plan and limit were not changed',
+  );
 });

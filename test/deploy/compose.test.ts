@@ -188,3 +188,16 @@ t.test(
     t.equal(pkg.scripts.start, 'node --no-memory-reducer dist/main.js serve');
   },
 );
+
+t.test('the shipped gateway config never makes or prints a demo key, even on the memory store', async (t) => {
+  // Without REDIS_URL (a mistake, or a single instance) the gateway falls back to the memory
+  // store, whose demo accounts would print a working developer key at every start.
+  const memory = loadConfig({
+    file: join(ROOT, 'deploy/gateway.yaml'),
+    env: { ADMIN_TOKEN: 'Kq7_vX2mZ9pR4sT8wN1yB6cD3fG5hJ0L' },
+  });
+  t.equal(memory.store.type, 'memory');
+  t.equal(memory.demo_accounts, false, 'deploy/gateway.yaml sets demo_accounts: false');
+  const docs = readFileSync(join(ROOT, 'docs/deployment.md'), 'utf8');
+  t.match(docs, /demo_accounts: false/, 'docs/deployment.md tells single instances to set it');
+});
