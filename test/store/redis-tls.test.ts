@@ -73,12 +73,13 @@ t.test('rediss:// connects over TLS, verifying the server against the configured
   const store = new RedisStore(options({ tls_ca_file: ca }), log);
   t.teardown(() => store.close());
   await t.resolves(store.ping(), 'TLS handshake and PING');
-  t.equal(
+  t.match(
     await store.putPriceSet(
       { effective_date: '2026-01-07', updated_at: '2026-01-07 00:01:00', coastal: region(), inland: region() },
       false,
     ),
-    true,
+    { effective_date: '2026-01-07' },
+    'stored: the change is numbered',
   );
 
   const untrusted = new RedisStore(options({}), log);

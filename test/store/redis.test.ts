@@ -65,7 +65,9 @@ t.test('a dump of the store holds key hashes, never the keys', async (t) => {
         ? JSON.stringify(await raw.hgetall(k))
         : type === 'zset'
           ? (await raw.zrange(k, '0', '-1')).join(',')
-          : await raw.get(k);
+          : type === 'set'
+            ? (await raw.smembers(k)).join(',')
+            : await raw.get(k);
     dump += `${k}\n${value}\n`;
   }
   t.match(dump, a.key_hash);
