@@ -6,7 +6,7 @@
  * Layers, lowest first. A module may import its own layer and the layers below it, never above:
  *
  *   1 foundation   errors, clock, key-format, log/, config/, time/, metrics/, events/ (event shapes, ids,
- *                  signing, the address policy of webhooks), and prices/schema.ts (the shape
+ *                  signing, the address policy of webhooks), and prices/price-set-schema.ts (the shape
  *                  of a price set: a definition the store keeps and the domain reads; it imports
  *                  nothing of src/)
  *   2 store        store/ (accounts, counting, prices, coordination; memory and Redis)
@@ -24,9 +24,9 @@
  * surely as a value does.
  */
 const LAYERS = [
-  { name: 'foundation', path: '^src/((errors|clock|key-format)\\.ts$|(config|time|metrics|events|log)/|prices/schema\\.ts$)' },
+  { name: 'foundation', path: '^src/((failures|clock|key-format)\\.ts$|(config|time|metrics|events|log)/|prices/price-set-schema\\.ts$)' },
   { name: 'store', path: '^src/store/' },
-  { name: 'domain', path: '^src/(keys|quota)/|^src/prices/(?!schema\\.ts$)' },
+  { name: 'domain', path: '^src/(keys|quota)/|^src/prices/(?!price-set-schema\\.ts$)' },
   { name: 'http', path: '^src/http/' },
   { name: 'upstream', path: '^src/(upstream|webhooks|billing)/' },
   { name: 'features', path: '^src/(features|admin)/' },
@@ -68,7 +68,7 @@ module.exports = {
         'A feature reaches the request pipeline through http/pipeline.ts (take the key, map the meter outcome, answer), never its steps (metered.ts, outcome.ts, answer.ts, context.ts ...); beside it only the route-definition modules: types, the error table, the API document, encoding, whole answers, ETags.',
       severity: 'error',
       from: { path: '^src/features/' },
-      to: { path: '^src/http/', pathNot: '^src/http/(pipeline|types|errors|openapi|encoding|whole|etag)\\.ts$' },
+      to: { path: '^src/http/', pathNot: '^src/http/(pipeline|core-types|error-kinds|openapi|encoding|prebuilt|etag)\\.ts$' },
     },
     {
       name: 'no-admin-feature-imports',

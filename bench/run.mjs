@@ -67,7 +67,7 @@ async function startRedis() {
 /** Accounts created straight in Redis through the store's own code; returns the keys file. */
 async function seedRedis(url, count, name) {
   const { loadConfig } = await import('../dist/config/load.js');
-  const { RedisStore } = await import('../dist/store/redis.js');
+  const { RedisStore } = await import('../dist/store/redis/redis-store.js');
   const { createAccount } = await import('../dist/keys/accounts.js');
   const pino = (await import('pino')).default;
   const config = loadConfig({ env: {}, overrides: { store: { type: 'redis', redis: { url } } } });

@@ -18,7 +18,7 @@ function startRunner(dir, gateways) {
     const proc = child(
       process.execPath,
       [
-        ...['dist/topology/main.js', '--gateways', String(gateways), '--port', '0'],
+        ...['dist/topology/topology-cli.js', '--gateways', String(gateways), '--port', '0'],
         ...['--gateway-port', base, '--state-dir', join(dir, 'topology')],
       ],
       { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ADMIN_TOKEN: '', REDIS_URL: '' } },

@@ -6,7 +6,7 @@ import { OPERATE_USAGE, runOperate } from './cli/operate.js';
 import { runServe } from './cli/serve.js';
 import { DEFAULT_CONFIG_FILE, loadConfig, maskSecrets } from './config/load.js';
 import { configReference } from './config/reference.js';
-import { GatewayError } from './errors.js';
+import { GatewayError } from './failures.js';
 
 const USAGE = `usage: fuel-gateway [serve] [--config FILE]
        fuel-gateway config check [--config FILE]

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Config } from './config/config-schema.js';
 import { PROJECT_ROOT } from './config/load.js';
-import type { Config } from './config/schema.js';
 import { compatFuelsaRoutes } from './features/compat-fuelsa/index.js';
 import { currentPricesRoutes } from './features/current/index.js';
 import { healthRoutes } from './features/health/index.js';
@@ -15,7 +15,7 @@ import { openApi } from './features/openapi/index.js';
 import { pageRoutes } from './features/page/index.js';
 import { passThroughRoutes } from './features/pass-through/index.js';
 import { usageRoutes } from './features/usage/index.js';
-import type { RouteDef } from './http/types.js';
+import type { RouteDef } from './http/core-types.js';
 import type { PassThrough } from './upstream/cache/cache.js';
 import type { UpstreamPoller } from './upstream/poller.js';
 

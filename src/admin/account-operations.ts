@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { Config } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
+import type { Config } from '../config/config-schema.js';
+import { GatewayError } from '../failures.js';
 import {
   createAccount,
   createAccountInput,
@@ -11,7 +11,7 @@ import {
 } from '../keys/accounts.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
-import type { Account, Store } from '../store/types.js';
+import type { Account, Store } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { accountInput, parse } from './input.js';
 import { encodeCursor, listAccountsQuery } from './list-query.js';

@@ -1,4 +1,4 @@
-import type { CoordinationStore } from '../store/types.js';
+import type { CoordinationStore } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { parse, purgeInput } from './input.js';
 

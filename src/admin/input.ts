@@ -1,8 +1,8 @@
 /** Admin input checked at the edge: every bad field of a body or query is one line of a 400's `problems`. */
 import { z } from 'zod';
-import type { Config } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
-import { describeIssues, effectiveDate } from '../prices/schema.js';
+import type { Config } from '../config/config-schema.js';
+import { GatewayError } from '../failures.js';
+import { describeIssues, effectiveDate } from '../prices/price-set-schema.js';
 
 export const cancelInput = z.strictObject({ date: effectiveDate });
 // `DELETE /admin/cache` query and `cache purge` options: one path, or everything by saying so

@@ -1,14 +1,14 @@
 import type { Clock } from '../clock.js';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 import type { PriceBook } from '../prices/book.js';
-import type { Store } from '../store/types.js';
+import type { Store } from '../store/store.js';
 import { AccountOperations } from './account-operations.js';
 import type { Audit } from './audit.js';
-import { BillingOperations } from './billing.js';
+import { BillingOperations } from './billing-routes.js';
 import { CacheOperations } from './cache-operations.js';
 import { PriceOperations, type PriceOperationsDeps } from './price-operations.js';
 import { UsageOperations } from './usage-operations.js';
-import { WebhookOperations } from './webhooks.js';
+import { WebhookOperations } from './webhook-routes.js';
 
 /**
  * What operators can do, one class per concern, shared by the admin API and the CLI so there is

@@ -1,9 +1,9 @@
 import type { Clock } from '../clock.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../failures.js';
 import type { PriceBook } from '../prices/book.js';
-import { parsePriceHistory } from '../prices/file.js';
-import { type PriceSet, priceSetDocument } from '../prices/schema.js';
-import type { PriceStore } from '../store/types.js';
+import { parsePriceHistory } from '../prices/price-file.js';
+import { type PriceSet, priceSetDocument } from '../prices/price-set-schema.js';
+import type { PriceStore } from '../store/store.js';
 import { formatInZone } from '../time/zone.js';
 import type { Audit } from './audit.js';
 import { cancelInput, parse } from './input.js';

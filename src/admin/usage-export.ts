@@ -4,11 +4,11 @@
  * pipelined batch, and each page's rows are written before the next page is read, waiting for
  * the reader to drain. Memory stays bounded by one page, whatever the number of accounts.
  */
-import type { Config } from '../config/schema.js';
-import { isGatewayError } from '../errors.js';
+import type { Config } from '../config/config-schema.js';
+import { isGatewayError } from '../failures.js';
 import { allowanceFor } from '../quota/allowance.js';
-import { dayTotals } from '../quota/ledger.js';
-import type { AccountPage, PeriodRecord, Store, StoredAccount } from '../store/types.js';
+import { dayTotals } from '../quota/day-totals.js';
+import type { AccountPage, PeriodRecord, Store, StoredAccount } from '../store/store.js';
 import type { DayRange } from '../time/days.js';
 import { formatInZone } from '../time/zone.js';
 import type { ExportQuery } from './usage-query.js';

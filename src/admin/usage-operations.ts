@@ -1,6 +1,6 @@
-import type { Config } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
-import type { Store } from '../store/types.js';
+import type { Config } from '../config/config-schema.js';
+import { GatewayError } from '../failures.js';
+import type { Store } from '../store/store.js';
 import { queryRecord } from './list-query.js';
 import { type UsageExport, usageExport } from './usage-export.js';
 import { exportQuery } from './usage-query.js';

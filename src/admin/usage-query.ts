@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../failures.js';
 import { type DayRange, dayRange, dayStart, daysBetween, MAX_RANGE_DAYS } from '../time/days.js';
 
 const exportOptions = z.strictObject({

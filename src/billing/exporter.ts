@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import type { AccountStore, BillingEvent, BillingStore, CoordinationStore } from '../store/types.js';
-import type { Outcome } from './outcome.js';
+import type { Config } from '../config/config-schema.js';
+import type { AccountStore, BillingEvent, BillingStore, CoordinationStore } from '../store/store.js';
+import type { Outcome } from './send-outcome.js';
 import type { Sender } from './senders.js';
 
 const LEASE = 'billing-export';

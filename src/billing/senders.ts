@@ -1,9 +1,9 @@
-import type { BillingExporterConfig } from '../config/billing.js';
-import { exporterNameOf } from '../config/billing.js';
-import { GatewayError } from '../errors.js';
-import type { BillingEvent, StoredAccount } from '../store/types.js';
-import { type Outcome, outcomeOf } from './outcome.js';
+import type { BillingExporterConfig } from '../config/billing-config.js';
+import { exporterNameOf } from '../config/billing-config.js';
+import { GatewayError } from '../failures.js';
+import type { BillingEvent, StoredAccount } from '../store/store.js';
 import { post } from './post.js';
+import { type Outcome, outcomeOf } from './send-outcome.js';
 
 /** One exporter: whom it bills for an account, and how it sends a batch of events. */
 export interface Sender {

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import type { AccountStore, BillingStore, CoordinationStore } from '../store/types.js';
+import type { Config } from '../config/config-schema.js';
+import type { AccountStore, BillingStore, CoordinationStore } from '../store/store.js';
 import { BillingExporter, type BillingMetrics } from './exporter.js';
 import { sendersFor } from './senders.js';
 

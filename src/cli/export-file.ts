@@ -3,7 +3,7 @@ import { constants, createWriteStream, lstatSync, openSync, renameSync, rmSync }
 import { basename, dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { UsageExport } from '../admin/usage-export.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../failures.js';
 
 /** `out` itself, not what it may point to: a symlink is refused (it could name any file the user can write). */
 function refuseSymlink(out: string): void {

@@ -2,9 +2,9 @@ import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { type App, startApp } from '../app.js';
-import { clusterMetricsText } from '../cluster/metrics.js';
+import { clusterMetricsText } from '../cluster/cluster-metrics.js';
 import { READY, runPrimary } from '../cluster/primary.js';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 import { exitOnFatal } from '../log/fatal.js';
 import { createLogging } from '../log/logging.js';
 

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 import type { Logging } from '../log/logging.js';
-import { serveClusterMetrics } from './metrics.js';
+import { serveClusterMetrics } from './cluster-metrics.js';
 
 export const READY = 'fpg:ready';
 // A worker that keeps dying is restarted more and more slowly, up to this.

@@ -3,8 +3,8 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { GatewayError } from '../errors.js';
-import { type Config, configSchema } from './schema.js';
+import { GatewayError } from '../failures.js';
+import { type Config, configSchema } from './config-schema.js';
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DEFAULT_CONFIG_FILE = resolve(PROJECT_ROOT, 'config/default.yaml');

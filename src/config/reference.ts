@@ -1,6 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { configSchema } from './schema.js';
+import { configSchema } from './config-schema.js';
 
 /** One configuration key as the reference lists it. */
 export interface ConfigKey {
@@ -91,7 +91,7 @@ export function configReference(defaultsYaml: string): string {
   return [
     '# Configuration reference',
     '',
-    'Generated from the configuration schema (`src/config/schema.ts`) and its defaults',
+    'Generated from the configuration schema (`src/config/config-schema.ts`) and its defaults',
     '(`config/default.yaml`) by `fuel-gateway config reference`; a test fails when a key is',
     'undocumented or this file is out of date. Layer your own file with `--config FILE` (or',
     '`FUEL_GATEWAY_CONFIG`); the environment (`PORT`, `HOST`, `ADMIN_PORT`, `ADMIN_HOST`,',

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { PriceSet } from '../prices/schema.js';
+import type { PriceSet } from '../prices/price-set-schema.js';
 import { eventId, type OutboxEvent, outboxEvent } from './event.js';
 
 export type PriceEventType = 'prices.published' | 'prices.effective' | 'prices.cancelled';

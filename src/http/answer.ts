@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { connectionClient } from './client.js';
-import { ERROR_STATUS, type ErrorKind } from './errors.js';
-import { type HeaderList, write } from './headers.js';
+import type { Exchange } from './core-types.js';
+import { ERROR_STATUS, type ErrorKind } from './error-kinds.js';
 import { accessUrl, logUrl } from './request.js';
-import type { Exchange } from './types.js';
+import { type HeaderList, write } from './response-headers.js';
 
 /**
  * Sends an answer and accounts for it: metrics, then the access log line (account id and

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIPv4, isIPv6, type Socket } from 'node:net';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 
 const bySocket = new WeakMap<Socket, string>();
 

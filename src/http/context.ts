@@ -1,15 +1,15 @@
 import { performance } from 'node:perf_hooks';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 import { KeyHashes } from '../keys/key-hashes.js';
 import { AccessLog } from '../log/access.js';
 import { type OutageCost, StoreOutageLog } from '../log/outage.js';
 import { trustedProxies } from './client.js';
+import type { Gateway, InvalidKeyReason, RouteDef } from './core-types.js';
 import { corsOrigins } from './cors.js';
-import type { ErrorAnswers } from './errors.js';
+import type { ErrorAnswers } from './error-kinds.js';
 import { EntityTags } from './etag.js';
-import { Answers } from './headers.js';
+import { Answers } from './response-headers.js';
 import { routeTable } from './routes.js';
-import type { Gateway, InvalidKeyReason, RouteDef } from './types.js';
 
 /**
  * What the public listener is built from: the shared parts the Gateway keeps as they are, the

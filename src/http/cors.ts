@@ -4,10 +4,10 @@
  * answered; the key travels in `X-API-Key` (or FuelSA's `key` on its routes), the one request
  * header a preflight allows.
  */
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 import { send } from './answer.js';
-import { ALLOWED_METHODS } from './headers.js';
-import type { Exchange } from './types.js';
+import type { Exchange } from './core-types.js';
+import { ALLOWED_METHODS } from './response-headers.js';
 
 /** Headers a page may read from an answer besides the simple ones. */
 const EXPOSED =

@@ -12,15 +12,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { KnownKey } from '../keys/key-hashes.js';
-import type { RouteMetrics } from '../metrics/metrics.js';
+import type { RouteMetrics } from '../metrics/gateway-metrics.js';
 import type { AccountEntry, MeterResult } from '../quota/meter.js';
-import type { ConsumeReceiver, ConsumeResult } from '../store/types.js';
+import type { ConsumeReceiver, ConsumeResult } from '../store/store.js';
 import { clientOf, crashed, fail, failRetry } from './answer.js';
 import { storeWorked } from './context.js';
+import type { Exchange, Gateway, MeteredRoute, Prepared, RouteEntry } from './core-types.js';
 import { noneMatchHits } from './etag.js';
 import { admitted, answerCounted, answerUnmetered, invalidKey, keyRefused, refuse, storeFailed } from './outcome.js';
 import { headerValue, PLAIN_KEY_PARAM, readKey, type Target } from './request.js';
-import type { Exchange, Gateway, MeteredRoute, Prepared, RouteEntry } from './types.js';
 
 /**
  * One request in flight (types.ts `Exchange`): what its answer, log line and metrics need. It

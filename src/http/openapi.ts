@@ -4,8 +4,8 @@
  * error table and rate headers. The OpenAPI feature puts the descriptions it is given together;
  * schemas are named by `ref` and defined there (features/openapi/schemas.ts).
  */
-import type { Config } from '../config/schema.js';
-import { ERROR_STATUS, type ErrorKind } from './errors.js';
+import type { Config } from '../config/config-schema.js';
+import { ERROR_STATUS, type ErrorKind } from './error-kinds.js';
 
 export type Json = Record<string, unknown>;
 

@@ -9,16 +9,16 @@
  *
  * Expected outcomes are values; only store failures and bugs are exceptions.
  */
-import { isGatewayError } from '../errors.js';
+import { isGatewayError } from '../failures.js';
 import type { AccountEntry, CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import { storeError } from './context.js';
+import type { Exchange, InvalidKeyReason, MeteredRoute, Prepared } from './core-types.js';
 import { type Compressed, negotiate, type SplicedGzip, splicedGzip } from './encoding.js';
-import type { RateFields } from './headers.js';
 import { rateFields } from './rate.js';
 import { headerValue } from './request.js';
-import type { Exchange, InvalidKeyReason, MeteredRoute, Prepared } from './types.js';
+import type { RateFields } from './response-headers.js';
 
 /** A key the meter refused: unknown (a scanner's sign, unless the store lost its data) or inactive. */
 export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive'): void {

@@ -8,9 +8,9 @@
 import type { CountedResult } from '../quota/meter.js';
 import { crashed } from './answer.js';
 import { storeWorked } from './context.js';
+import type { Exchange } from './core-types.js';
 import { keyOf } from './metered.js';
 import { admitted, storeFailed } from './outcome.js';
-import type { Exchange } from './types.js';
 
 export { crashed, fail, record, send } from './answer.js';
 export { storeWorked } from './context.js';

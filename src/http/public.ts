@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { crashed, fail } from './answer.js';
 import { buildGateway, type PublicDeps } from './context.js';
+import type { Gateway } from './core-types.js';
 import { cors } from './cors.js';
 import { metered, RequestExchange } from './metered.js';
+import { headProblem } from './public-server.js';
 import { parseTarget } from './request.js';
 import { routeFor } from './routes.js';
-import { headProblem } from './server.js';
-import type { Gateway } from './types.js';
 
 export type { PublicDeps };
 

@@ -5,7 +5,7 @@
  * (AccountEntry.ratePolicy); a request only writes its two numbers into `RateLimit`.
  */
 import type { AccountEntry } from '../quota/meter.js';
-import type { RateFields } from './headers.js';
+import type { RateFields } from './response-headers.js';
 
 export function rateFields(entry: AccountEntry, used: number, nowMs: number): RateFields {
   const { limit, period } = entry.allowance;

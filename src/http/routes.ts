@@ -1,7 +1,7 @@
 import { proxyPathMatches } from '../config/upstream.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../metrics/gateway-metrics.js';
+import type { Gateway, Route, RouteDef, RouteEntry } from './core-types.js';
 import { accessUrl, PLAIN_KEY_PARAM } from './request.js';
-import type { Gateway, Route, RouteDef, RouteEntry } from './types.js';
 
 /**
  * The only table of public paths, from the routes the features handed over: exact paths looked

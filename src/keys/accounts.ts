@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Config } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
-import type { Account, ExternalIds, Store, StoredAccount } from '../store/types.js';
+import type { Config } from '../config/config-schema.js';
+import { GatewayError } from '../failures.js';
+import type { Account, ExternalIds, Store, StoredAccount } from '../store/store.js';
 import { generateKey, hashKey } from './keys.js';
 
 const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2}))$/;

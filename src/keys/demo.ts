@@ -1,5 +1,5 @@
-import type { Config } from '../config/schema.js';
-import type { Store } from '../store/types.js';
+import type { Config } from '../config/config-schema.js';
+import type { Store } from '../store/store.js';
 import { createAccount, rotateKey } from './accounts.js';
 
 // Plans without a default limit (enterprise) need one to exist; a demo gets this.

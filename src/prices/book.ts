@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config/schema.js';
-import type { PriceChange, Store } from '../store/types.js';
+import type { Config } from '../config/config-schema.js';
+import type { PriceChange, Store } from '../store/store.js';
 import { localTimeToMs } from '../time/zone.js';
-import type { PriceSet } from './schema.js';
+import type { PriceSet } from './price-set-schema.js';
 import { buildSnapshot, type CurrentPrices, EMPTY_SNAPSHOT, type Snapshot } from './snapshot.js';
 
 // Node timers overflow past 2^31-1 ms; a later switch is re-armed when this one fires.

@@ -1,4 +1,4 @@
-import { PRODUCTS, type PriceSet, REGIONS } from './schema.js';
+import { PRODUCTS, type PriceSet, REGIONS } from './price-set-schema.js';
 
 /**
  * A served price as integer cents, read from its decimal string ("21.37" → 2137) so that no

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { changeCsv, changeJson } from './changes.js';
-import { PRODUCTS, type PriceSet, type REGIONS, type RegionPrices } from './schema.js';
+import { PRODUCTS, type PriceSet, type REGIONS, type RegionPrices } from './price-set-schema.js';
 
 /**
  * Everything a price request needs, serialised once per price set. A request writes

@@ -1,5 +1,5 @@
-import type { Config } from '../config/schema.js';
-import type { Account } from '../store/types.js';
+import type { Config } from '../config/config-schema.js';
+import type { Account } from '../store/store.js';
 import { monthlyPeriod, type Period, trialPeriod } from './period.js';
 
 /** Where an account stands at a moment: which plan applies, its allowance and current period. */

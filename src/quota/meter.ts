@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 import { alertList, firstCount } from '../events/event.js';
 import type { KnownKey } from '../keys/key-hashes.js';
-import type { ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/types.js';
+import type { ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/store.js';
 import { DayClock } from '../time/days.js';
 import { type Allowance, allowanceFor } from './allowance.js';
 import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';

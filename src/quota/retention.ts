@@ -1,4 +1,4 @@
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 import { DAY_MS } from '../time/zone.js';
 
 /**

@@ -1,12 +1,12 @@
 import type { OutboxEvent, ThresholdContext } from '../events/event.js';
-import type { PriceSet } from '../prices/schema.js';
+import type { PriceSet } from '../prices/price-set-schema.js';
 import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './accounts/interface.js';
 import type { BillingStore } from './billing/interface.js';
 import type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './counting/interface.js';
 import type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
 import type { PriceChange, PriceStore } from './prices/interface.js';
-import type { Store } from './types.js';
+import type { Store } from './store.js';
 
 /**
  * One backend's five concerns (accounts, counting, prices, coordination, events) behind the
@@ -20,11 +20,11 @@ export abstract class CompositeStore implements Store {
   abstract readonly billing: BillingStore;
 
   constructor(
-    protected readonly accounts: AccountStore,
-    protected readonly counting: CountingStore,
-    protected readonly prices: PriceStore,
-    protected readonly coordination: CoordinationStore,
-    protected readonly events: EventStore,
+    readonly accounts: AccountStore,
+    readonly counting: CountingStore,
+    readonly prices: PriceStore,
+    readonly coordination: CoordinationStore,
+    readonly events: EventStore,
   ) {}
 
   abstract ping(): Promise<void>;

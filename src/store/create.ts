@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import { MemoryStore } from './memory.js';
-import { RedisStore } from './redis.js';
-import type { Store } from './types.js';
+import type { Config } from '../config/config-schema.js';
+import { MemoryStore } from './memory/memory-store.js';
+import { RedisStore } from './redis/redis-store.js';
+import type { Store } from './store.js';
 
 /** The store the config asks for. `now` drives the memory store's expiry; Redis keeps its own time. */
 export function createStore(config: Config, log: Logger, now?: () => number): Store {

@@ -12,7 +12,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { decodeHTML } from 'entities';
 import type { Logger } from 'pino';
 import { decode, specErrorBody } from './bodies.js';
-import { ANSWER_DROPPED } from './headers.js';
+import { ANSWER_DROPPED } from './forwarded-headers.js';
 
 // One layer of escapes: runs of percent escapes (any case), JSON escapes, HTML character
 // references (numeric, and named from the whole HTML5 table, with or without the `;` the legacy

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 
 export type UpstreamConfig = Config['upstream'];
 

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Agent } from 'node:http';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../metrics/gateway-metrics.js';
 import type { PriceBook } from '../prices/book.js';
-import { type PriceSet, priceSetDocument, sameSet } from '../prices/schema.js';
-import type { Store } from '../store/types.js';
+import { type PriceSet, priceSetDocument, sameSet } from '../prices/price-set-schema.js';
+import type { Store } from '../store/store.js';
 import { getFromOrigin, OriginFailure, type UpstreamConfig } from './origin.js';
 
 const LEASE = 'upstream-poll';

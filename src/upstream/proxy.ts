@@ -3,10 +3,10 @@ import { performance } from 'node:perf_hooks';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from 'pino';
 import { canonicalIp, type TrustedProxies } from '../http/client.js';
-import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/errors.js';
-import type { Metrics } from '../metrics/metrics.js';
+import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/error-kinds.js';
+import type { Metrics } from '../metrics/gateway-metrics.js';
 import { injectUsage, MAX_ERROR_BYTES, MAX_JSON_BYTES, read, specErrorBody } from './bodies.js';
-import { ANSWER_DROPPED, BASE, HOP_BY_HOP, headerObject, JSON_TYPE, passedHeaders } from './headers.js';
+import { ANSWER_DROPPED, BASE, HOP_BY_HOP, headerObject, JSON_TYPE, passedHeaders } from './forwarded-headers.js';
 import { type Checked, KeyEchoed, KeyGuard, RefusalLog } from './key-guard.js';
 import { originBase, type UpstreamConfig } from './origin.js';
 

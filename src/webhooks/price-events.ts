@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { priceEvent } from '../events/prices.js';
 import type { BookEvents, Published } from '../prices/book.js';
-import type { PriceSet } from '../prices/schema.js';
-import type { EventStore } from '../store/types.js';
+import type { PriceSet } from '../prices/price-set-schema.js';
+import type { EventStore } from '../store/store.js';
 
 /**
  * Price changes as webhook events, enqueued in the store's outbox under deterministic ids: a

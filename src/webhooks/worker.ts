@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
+import type { Config } from '../config/config-schema.js';
 import type { ThresholdContext } from '../events/event.js';
 import { signatureHeader } from '../events/signing.js';
 import { OutageLog } from '../log/outage.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../metrics/gateway-metrics.js';
 import { allowanceFor } from '../quota/allowance.js';
-import type { Claimed, Store } from '../store/types.js';
+import type { Claimed, Store } from '../store/store.js';
 import { type SendPolicy, sendWebhook } from './send.js';
 
 // Deliveries one gateway attempts side by side. An attempt that hangs costs only a socket until

@@ -318,7 +318,7 @@ t.test('changing a converted trial keeps its billing cycle and its count', async
 });
 
 t.test('every admin error comes from the one failure table, code and status alike', async (t) => {
-  const { FAILURE_STATUS } = await import('../../src/errors.js');
+  const { FAILURE_STATUS } = await import('../../src/failures.js');
   const token = 'table-token';
   const gw = await startGateway(t, { listen: { admin: { token } } }, { clock: new ManualClock(NOW) });
   const answers = [

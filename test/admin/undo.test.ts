@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import type { StoreEvent } from '../../src/store/types.js';
+import type { StoreEvent } from '../../src/store/store.js';
 import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';

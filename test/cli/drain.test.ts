@@ -6,7 +6,7 @@ import pino from 'pino';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { allowanceFor } from '../../src/quota/allowance.js';
-import { RedisStore } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { gatewayProcess } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';

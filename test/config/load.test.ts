@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfig, maskSecrets } from '../../src/config/load.js';
-import type { GatewayError } from '../../src/errors.js';
+import type { GatewayError } from '../../src/failures.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 

@@ -10,7 +10,8 @@ const defaults = readFileSync(join(ROOT, 'config/default.yaml'), 'utf8');
 t.test('every configuration key is documented with its meaning', async (t) => {
   const keys = configKeys(defaults);
   t.ok(keys.length > 50);
-  for (const k of keys) t.ok(k.meaning.length > 0, `${k.path} has a meaning (.describe() in src/config/schema.ts)`);
+  for (const k of keys)
+    t.ok(k.meaning.length > 0, `${k.path} has a meaning (.describe() in src/config/config-schema.ts)`);
 });
 
 t.test('every key of the defaults file is in the reference', async (t) => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ConsumeSpec, StoredAccount } from '../../src/store/types.js';
+import type { ConsumeSpec, StoredAccount } from '../../src/store/store.js';
 
 /** An active developer account with a fresh id and key hash, as a store holds it. */
 export function storedAccount(over: Partial<StoredAccount> = {}): StoredAccount {

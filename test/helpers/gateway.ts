@@ -1,6 +1,6 @@
 import { type App, type AppOptions, startApp } from '../../src/app.js';
+import type { Config } from '../../src/config/config-schema.js';
 import { loadConfig, merge } from '../../src/config/load.js';
-import type { Config } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { TestContext } from './context.js';
 

@@ -45,7 +45,7 @@ export async function startTopology(
   const child = spawn(
     process.execPath,
     [
-      ...['--enable-source-maps', 'dist/topology/main.js', '--port', '0', '--state-dir', stateDir],
+      ...['--enable-source-maps', 'dist/topology/topology-cli.js', '--port', '0', '--state-dir', stateDir],
       // Away from the kernel's ephemeral ports, and apart from other tests' topologies.
       ...['--gateway-port', String(12_000 + 300 * Math.floor(Math.random() * 60)), ...args],
     ],

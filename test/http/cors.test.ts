@@ -1,6 +1,6 @@
 import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
-import type { GatewayError } from '../../src/errors.js';
+import type { GatewayError } from '../../src/failures.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';

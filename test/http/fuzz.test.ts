@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import fc from 'fast-check';
 import t from 'tap';
-import { ERROR_STATUS } from '../../src/http/errors.js';
+import { ERROR_STATUS } from '../../src/http/error-kinds.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';

@@ -1,8 +1,8 @@
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { readPriceFile } from '../../src/prices/file.js';
-import type { PriceSet } from '../../src/prices/schema.js';
+import { readPriceFile } from '../../src/prices/price-file.js';
+import type { PriceSet } from '../../src/prices/price-set-schema.js';
 import { ROOT } from '../helpers/cli.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
@@ -144,7 +144,7 @@ t.test('an edited price file is picked up; a broken edit changes nothing', async
 });
 
 t.test('overlapping reloads: a slow earlier reload never overwrites a newer one', async (t) => {
-  const { MemoryStore } = await import('../../src/store/memory.js');
+  const { MemoryStore } = await import('../../src/store/memory/memory-store.js');
   const { PriceBook } = await import('../../src/prices/book.js');
   // The real memory store, with the first history read held back until released.
   let release: () => void = () => undefined;

@@ -6,8 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
-import { readPriceFile } from '../../src/prices/file.js';
-import { PRODUCTS, type PriceSet, REGIONS } from '../../src/prices/schema.js';
+import { readPriceFile } from '../../src/prices/price-file.js';
+import { PRODUCTS, type PriceSet, REGIONS } from '../../src/prices/price-set-schema.js';
 import { ROOT } from '../helpers/cli.js';
 
 const DIR = join(ROOT, 'data/prices');

@@ -3,8 +3,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { createAccount } from '../../src/keys/accounts.js';
 import { hashKey } from '../../src/keys/keys.js';
 import { Meter } from '../../src/quota/meter.js';
-import { MemoryStore } from '../../src/store/memory.js';
-import type { StoredAccount } from '../../src/store/types.js';
+import { MemoryStore } from '../../src/store/memory/memory-store.js';
+import type { StoredAccount } from '../../src/store/store.js';
 import { NOW } from '../helpers/fixtures.js';
 
 /** The real memory store, with key lookups held until the test lets them answer. */

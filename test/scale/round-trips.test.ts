@@ -1,8 +1,8 @@
 import { Agent, request } from 'node:http';
 import pino from 'pino';
 import t from 'tap';
-import { RedisStore } from '../../src/store/redis.js';
-import type { ConsumeSpec, StoredAccount } from '../../src/store/types.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
+import type { ConsumeSpec, StoredAccount } from '../../src/store/store.js';
 import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { createAccount } from '../../src/keys/accounts.js';
 import { allowanceFor } from '../../src/quota/allowance.js';
-import { RedisStore } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startCluster, startRedis } from '../helpers/redis.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MemoryStore } from '../../src/store/memory.js';
+import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { account, spec } from './contract/fixtures.js';
 
 t.test("the memory store's billing cursors and outstanding events survive a restart from its file", async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MemoryStore } from '../../src/store/memory.js';
+import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { tempDir } from '../helpers/tmp.js';
 import { DAY } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';

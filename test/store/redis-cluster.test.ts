@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import t from 'tap';
-import { RedisStore } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { storedAccount } from '../helpers/accounts.js';
 import { startCluster } from '../helpers/redis.js';
 import { DAY } from './contract/fixtures.js';

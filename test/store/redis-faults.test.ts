@@ -1,8 +1,8 @@
 import pino from 'pino';
 import t from 'tap';
-import { isGatewayError } from '../../src/errors.js';
-import { RedisStore } from '../../src/store/redis.js';
-import type { ConsumeSpec, StoredAccount, StoreEvent } from '../../src/store/types.js';
+import { isGatewayError } from '../../src/failures.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
+import type { ConsumeSpec, StoredAccount, StoreEvent } from '../../src/store/store.js';
 import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { startRedis } from '../helpers/redis.js';
 import { scaled, waitFor } from '../helpers/wait.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
-import { RedisStore } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { freePort, startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 

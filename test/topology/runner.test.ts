@@ -15,7 +15,7 @@ const alive = (pid: number): boolean => {
 
 function runner(args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['dist/topology/main.js', '--gateway-port', '31000', ...args], {
+    const child = spawn(process.execPath, ['dist/topology/topology-cli.js', '--gateway-port', '31000', ...args], {
       cwd: ROOT,
       env: { ...process.env, ADMIN_TOKEN: '', REDIS_URL: '' },
     });

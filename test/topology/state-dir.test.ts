@@ -13,7 +13,7 @@ function runner(args: string[]): Promise<{ code: number | null; stderr: string; 
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      ['dist/topology/main.js', '--gateways', '1', '--gateway-port', '32000', ...args],
+      ['dist/topology/topology-cli.js', '--gateways', '1', '--gateway-port', '32000', ...args],
       {
         cwd: ROOT,
         env: { ...process.env, ADMIN_TOKEN: '', REDIS_URL: '' },

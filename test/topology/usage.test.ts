@@ -10,7 +10,7 @@ import { ROOT } from '../helpers/cli.js';
 const PORT_OPTIONS = ['--port', '--gateway-port', '--tls-port'];
 
 function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['dist/topology/main.js', ...args], {
+  const r = spawnSync(process.execPath, ['dist/topology/topology-cli.js', ...args], {
     cwd: ROOT,
     encoding: 'utf8',
     env: { ...process.env, ADMIN_TOKEN: '', REDIS_URL: '' },

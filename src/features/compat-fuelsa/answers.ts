@@ -5,10 +5,11 @@
  * nothing is serialised per request. No `usage` is spliced in: the shape is the clients'
  * contract, and the allowance travels in the rate headers as on every metered answer.
  */
+
+import type { Prepared } from '../../http/core-types.js';
 import { compressible } from '../../http/encoding.js';
-import type { ErrorKind } from '../../http/errors.js';
-import type { Prepared } from '../../http/types.js';
-import { type PriceSet, REGIONS } from '../../prices/schema.js';
+import type { ErrorKind } from '../../http/error-kinds.js';
+import { type PriceSet, REGIONS } from '../../prices/price-set-schema.js';
 import type { Snapshot } from '../../prices/snapshot.js';
 
 export const BYYEAR_PREFIX = '/exapi/fuel/byyear/';

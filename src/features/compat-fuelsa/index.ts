@@ -4,10 +4,10 @@
  * moves here by changing its base URL. They are metered routes like current.php: the same key
  * (also in FuelSA's `key` header), allowance, errors, ETag/304, rate headers and webhooks.
  */
-import type { Config } from '../../config/schema.js';
-import type { ErrorKind } from '../../http/errors.js';
+import type { Config } from '../../config/config-schema.js';
+import type { RouteDef } from '../../http/core-types.js';
+import type { ErrorKind } from '../../http/error-kinds.js';
 import { conditional, jsonOk, meteredPath, type PathItem } from '../../http/openapi.js';
-import type { RouteDef } from '../../http/types.js';
 import { BYYEAR_PREFIX, byYear, current } from './answers.js';
 
 const TAG = 'compat';

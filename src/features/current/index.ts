@@ -2,10 +2,10 @@
  * Current prices: simple-current.php and current.php, the set in effect now in its compact or
  * full envelope, with the request's `usage` spliced in by the metered pipeline.
  */
-import type { Config } from '../../config/schema.js';
-import type { ErrorKind } from '../../http/errors.js';
+import type { Config } from '../../config/config-schema.js';
+import type { Prepared, RouteDef } from '../../http/core-types.js';
+import type { ErrorKind } from '../../http/error-kinds.js';
 import { conditional, jsonOk, meteredPath } from '../../http/openapi.js';
-import type { Prepared, RouteDef } from '../../http/types.js';
 import type { CurrentPrices } from '../../prices/snapshot.js';
 
 const JSON_TYPE = 'application/json';

@@ -3,10 +3,10 @@
  * effect, with the origin's state when there is one), for balancers and orchestrators. Unmetered.
  */
 import { performance } from 'node:perf_hooks';
-import type { Config } from '../../config/schema.js';
+import type { Config } from '../../config/config-schema.js';
+import type { Exchange, Gateway, RouteDef } from '../../http/core-types.js';
 import { jsonOk, PUBLIC } from '../../http/openapi.js';
 import { crashed, send } from '../../http/pipeline.js';
-import type { Exchange, Gateway, RouteDef } from '../../http/types.js';
 import { priceAge } from '../../prices/staleness.js';
 import type { UpstreamPoller } from '../../upstream/poller.js';
 

@@ -2,12 +2,12 @@
  * History and changes: historical.php and changes.php, answered from the snapshot's prebuilt
  * entries (history.ts); with `prices.historical_enabled` off both answer 501.
  */
-import type { Config } from '../../config/schema.js';
-import type { ErrorKind } from '../../http/errors.js';
+import type { Config } from '../../config/config-schema.js';
+import type { RouteDef } from '../../http/core-types.js';
+import type { ErrorKind } from '../../http/error-kinds.js';
 import { meteredPath, query, RATE_HEADERS, ref } from '../../http/openapi.js';
-import type { RouteDef } from '../../http/types.js';
-import { changesCsv, historicalCsv } from './examples.js';
-import { changes, historical, MAX_RANGE_MONTHS, MAX_YEAR, MIN_YEAR } from './history.js';
+import { changesCsv, historicalCsv } from './history-examples.js';
+import { changes, historical, MAX_RANGE_MONTHS, MAX_YEAR, MIN_YEAR } from './price-history.js';
 
 const RANGE_TEXT =
   `, inclusive; at most ${MAX_RANGE_MONTHS} months from from, or more to reach from the first set of the history ` +

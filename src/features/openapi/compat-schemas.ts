@@ -3,7 +3,7 @@
  * parse them: the .NET client's models read `value` into an int, `date` into a DateTime and the
  * rest into strings, and ignore members they do not know.
  */
-import { fuelsaCurrent } from './examples.js';
+import { fuelsaCurrent } from './openapi-examples.js';
 
 type Json = Record<string, unknown>;
 

@@ -5,8 +5,9 @@
  * configured ones. Schemas are JSON Schema 2020-12; the tests validate real answers of every
  * endpoint against them, so the document cannot drift.
  */
+
+import type { RouteDef } from '../../http/core-types.js';
 import { type OpenApiDocument, type Operation, type Response, UNEXPECTED } from '../../http/openapi.js';
-import type { RouteDef } from '../../http/types.js';
 import { PRICE_MEANING, schemas } from './schemas.js';
 
 export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {

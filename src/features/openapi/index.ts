@@ -3,9 +3,9 @@
  * (document.ts). It knows no other feature: it reads the descriptions the routes carry.
  */
 
+import type { RouteDef } from '../../http/core-types.js';
 import { conditional, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
-import type { RouteDef } from '../../http/types.js';
-import { fixedHeaders, sendWhole, Whole } from '../../http/whole.js';
+import { fixedHeaders, sendWhole, Whole } from '../../http/prebuilt.js';
 import { openApiDocument } from './document.js';
 
 export interface OpenApi {

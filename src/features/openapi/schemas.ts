@@ -3,9 +3,9 @@
  * descriptions say what the numbers mean, for integrators reading the document or the page.
  */
 import { type Json, ref } from '../../http/openapi.js';
-import { PRODUCTS } from '../../prices/schema.js';
+import { PRODUCTS } from '../../prices/price-set-schema.js';
 import { compatSchemas } from './compat-schemas.js';
-import * as ex from './examples.js';
+import * as ex from './openapi-examples.js';
 
 export const PRICE_MEANING =
   'Prices are Rand per litre (ZAR/l), as strings with exactly two decimals, in effect from 00:01 South African time ' +

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../config/load.js';
-import { fixedHeaders, Whole } from '../../http/whole.js';
+import { fixedHeaders, Whole } from '../../http/prebuilt.js';
 
 const TYPES: Record<string, string> = {
   'page.js': 'text/javascript; charset=utf-8',

@@ -7,7 +7,7 @@
  * hover and on keyboard focus. Colours are SVG attributes, not inline styles, for the CSP.
  */
 import { cents } from '../../prices/changes.js';
-import { PRODUCTS, type PriceSet, REGIONS } from '../../prices/schema.js';
+import { PRODUCTS, type PriceSet, REGIONS } from '../../prices/price-set-schema.js';
 import { esc } from './html.js';
 
 type Product = (typeof PRODUCTS)[number];

@@ -2,10 +2,10 @@
  * The public page at `/` (page.ts) and its script, style and icon (assets.ts). With
  * `page.enabled` off, `/` is still described in the API document (as a 404) but not served.
  */
-import type { Config } from '../../config/schema.js';
+import type { Config } from '../../config/config-schema.js';
+import type { RouteDef } from '../../http/core-types.js';
 import { conditional, errorResponses, type OpenApiDocument, PUBLIC } from '../../http/openapi.js';
-import type { RouteDef } from '../../http/types.js';
-import { sendWhole, wholeRoute } from '../../http/whole.js';
+import { sendWhole, wholeRoute } from '../../http/prebuilt.js';
 import { pageAssets } from './assets.js';
 import { PublicPage } from './page.js';
 

@@ -6,9 +6,9 @@
 
 import { EntityTags } from '../../http/etag.js';
 import type { OpenApiDocument } from '../../http/openapi.js';
-import { fixedHeaders, Whole } from '../../http/whole.js';
+import { fixedHeaders, Whole } from '../../http/prebuilt.js';
 import { regionDeltas } from '../../prices/changes.js';
-import { PRODUCTS, type PriceSet, REGIONS } from '../../prices/schema.js';
+import { PRODUCTS, type PriceSet, REGIONS } from '../../prices/price-set-schema.js';
 import type { Snapshot } from '../../prices/snapshot.js';
 import { historyHtml } from './chart.js';
 import { apiDocsHtml } from './docs.js';

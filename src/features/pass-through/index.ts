@@ -4,8 +4,8 @@
  * ending in `*`, taking any of the gateway's own paths it covers. Not described in the API
  * document: the origin describes its own paths.
  */
-import type { Config } from '../../config/schema.js';
-import type { RouteDef } from '../../http/types.js';
+import type { Config } from '../../config/config-schema.js';
+import type { RouteDef } from '../../http/core-types.js';
 import type { PassThrough } from '../../upstream/cache/cache.js';
 import { proxied } from './proxied.js';
 

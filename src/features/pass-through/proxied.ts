@@ -6,6 +6,7 @@
  */
 
 import { performance } from 'node:perf_hooks';
+import type { Exchange } from '../../http/core-types.js';
 import {
   admitted,
   answerCounted,
@@ -19,7 +20,6 @@ import {
   storeWorked,
   type Target,
 } from '../../http/pipeline.js';
-import type { Exchange } from '../../http/types.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 import { hasBody, isSafeProxyPath } from '../../upstream/admission.js';

@@ -4,8 +4,8 @@
  * the invalid-key throttle: a free check must not become a free key scanner.
  */
 
+import type { Exchange } from '../../http/core-types.js';
 import { rateFields, send, uncounted } from '../../http/pipeline.js';
-import type { Exchange } from '../../http/types.js';
 import type { CountedResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 

@@ -2,12 +2,12 @@
  * The usage check: usage.php, the account's position in its period without counting
  * (check.ts), and usage-history.php, its requests by day and its periods over a range (history.ts).
  */
-import type { Config } from '../../config/schema.js';
+import type { Config } from '../../config/config-schema.js';
+import type { RouteDef } from '../../http/core-types.js';
 import { errorResponses, jsonOk, KEY_ERRORS, query, ref } from '../../http/openapi.js';
-import type { RouteDef } from '../../http/types.js';
 import { MAX_RANGE_DAYS } from '../../time/days.js';
 import { usageCheck } from './check.js';
-import { usageHistory } from './history.js';
+import { usageHistory } from './usage-history.js';
 
 const RANGE_TEXT = `, inclusive; at most ${MAX_RANGE_DAYS} days, within retention, each given once. Otherwise 400 Invalid date range.`;
 

@@ -1,4 +1,4 @@
-import { GatewayError } from '../../errors.js';
+import { GatewayError } from '../../failures.js';
 import type { MemoryData } from '../memory/state.js';
 import { matchesFilter } from './filter.js';
 import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './interface.js';

@@ -1,5 +1,5 @@
 import type { Result } from 'ioredis';
-import { GatewayError } from '../../errors.js';
+import { GatewayError } from '../../failures.js';
 import type { RedisBackend } from '../redis/backend.js';
 import {
   type Cursor,

@@ -3,7 +3,7 @@ import type { StoredAccount } from '../accounts/interface.js';
 import { enqueueInMemory } from '../events/memory.js';
 import { type Counter, type LedgerRecord, type MemoryData, newCounter } from '../memory/state.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
-import { byStart } from './ledger.js';
+import { byStart } from './period-records.js';
 
 const SWEEP_EVERY = 10_000;
 

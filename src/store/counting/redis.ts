@@ -3,8 +3,8 @@ import { firstCount, reached, type ThresholdContext, thresholdEvent } from '../.
 import type { EventStore } from '../events/interface.js';
 import type { RedisBackend } from '../redis/backend.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
-import { decodePeriods } from './ledger.js';
 import { CONSUME, PERIODS, RECORD_CHANGE, REFUND } from './lua.js';
+import { decodePeriods } from './period-records.js';
 import { ConsumeBatcher } from './redis-batch.js';
 import { RedisClock } from './redis-clock.js';
 

@@ -1,10 +1,10 @@
-import type { PriceSet } from '../../prices/schema.js';
+import type { PriceSet } from '../../prices/price-set-schema.js';
 import type { StoredAccount } from '../accounts/interface.js';
 import type { Cursor } from '../billing/cursor.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
-import { type MemoryState, readState, type StateParts, StateWriter } from './file.js';
+import { type MemoryState, readState, type StateParts, StateWriter } from './state-file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
 const COUNTER_FLUSH_MS = 1000;

@@ -1,4 +1,4 @@
-import type { PriceSet } from '../../prices/schema.js';
+import type { PriceSet } from '../../prices/price-set-schema.js';
 
 /**
  * One change of the price history: the date it touched and its number in the store's sequence

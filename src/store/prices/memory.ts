@@ -1,4 +1,4 @@
-import type { PriceSet } from '../../prices/schema.js';
+import type { PriceSet } from '../../prices/price-set-schema.js';
 import type { MemoryData } from '../memory/state.js';
 import type { PriceChange, PriceStore } from './interface.js';
 

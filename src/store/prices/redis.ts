@@ -1,5 +1,5 @@
 import type { Result } from 'ioredis';
-import type { PriceSet } from '../../prices/schema.js';
+import type { PriceSet } from '../../prices/price-set-schema.js';
 import type { RedisBackend } from '../redis/backend.js';
 import type { PriceChange, PriceStore } from './interface.js';
 import { DELETE_PRICE_SET, PUT_PRICE_SET, PUT_PRICE_SETS } from './lua.js';

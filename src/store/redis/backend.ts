@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { GatewayError } from '../../errors.js';
+import { GatewayError } from '../../failures.js';
 import { connect, mastersConnected, type RedisStoreOptions } from './connection.js';
 
 /** A concern's scripts, as ioredis' defineCommand takes them. */

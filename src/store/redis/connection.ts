@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import type { Config } from '../../config/schema.js';
+import type { Config } from '../../config/config-schema.js';
 
 export type RedisStoreOptions = Config['store']['redis'];
 

@@ -8,8 +8,8 @@
 import type { Agent, IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { ErrorAnswer, ErrorKind } from '../../http/errors.js';
-import type { Metrics } from '../../metrics/metrics.js';
+import type { ErrorAnswer, ErrorKind } from '../../http/error-kinds.js';
+import type { Metrics } from '../../metrics/gateway-metrics.js';
 import { MAX_JSON_BYTES, usagePrefix, withoutUsage } from '../bodies.js';
 import { KeyGuard, RefusalLog } from '../key-guard.js';
 import { getFromOrigin, type OriginAnswer, OriginFailure, type UpstreamConfig } from '../origin.js';

@@ -3,7 +3,7 @@
  * request target and the origin's answer alone, so the same answer is the same decision everywhere.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { JSON_TYPE } from '../headers.js';
+import { JSON_TYPE } from '../forwarded-headers.js';
 
 const CSV_TYPE = /^(?:text|application)\/csv\b/i;
 // Unreserved (RFC 3986 2.3) but for `.`: a decoded `%2e` could make a dot segment.

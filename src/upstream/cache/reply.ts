@@ -4,9 +4,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../../http/errors.js';
+import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../../http/error-kinds.js';
 import { injectUsage, specErrorBody } from '../bodies.js';
-import { BASE, headerObject, JSON_TYPE, passedHeaders } from '../headers.js';
+import { BASE, headerObject, JSON_TYPE, passedHeaders } from '../forwarded-headers.js';
 import type { OriginAnswer } from '../origin.js';
 import type { ForwardSpec } from '../proxy.js';
 import type { CacheEntry } from './entries.js';

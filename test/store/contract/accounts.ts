@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { AccountStore, CountingStore, Store, StoredAccount, StoreEvent } from '../../../src/store/types.js';
+import type { AccountStore, CountingStore, Store, StoredAccount, StoreEvent } from '../../../src/store/store.js';
 import { account, type Closable, DAY, spec, waitFor } from './fixtures.js';
 
 /**

@@ -5,7 +5,7 @@ import type {
   ConsumeSpec,
   CountingStore,
   StoredAccount,
-} from '../../../src/store/types.js';
+} from '../../../src/store/store.js';
 import { account, type Closable, spec } from './fixtures.js';
 
 type BillingContractStore = CountingStore & AccountStore & Closable & { billing: BillingStore };

@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { CoordinationStore, PriceStore, Store, StoreEvent } from '../../../src/store/types.js';
+import type { CoordinationStore, PriceStore, Store, StoreEvent } from '../../../src/store/store.js';
 import { type Closable, priceSet, waitFor } from './fixtures.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { AccountStore, CountingStore, StoredAccount } from '../../../src/store/types.js';
+import type { AccountStore, CountingStore, StoredAccount } from '../../../src/store/store.js';
 import { account, type Closable, DAY, spec } from './fixtures.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Test } from 'tap';
 import { alertList, firstCount, type OutboxEvent, outboxEvent } from '../../../src/events/event.js';
 import { ENDPOINT_CONCURRENCY } from '../../../src/store/events/interface.js';
-import type { AccountStore, CountingStore, Endpoint, EventStore } from '../../../src/store/types.js';
+import type { AccountStore, CountingStore, Endpoint, EventStore } from '../../../src/store/store.js';
 import { waitFor } from '../../helpers/wait.js';
 import { account, type Closable, spec } from './fixtures.js';
 

@@ -1,5 +1,5 @@
-import type { PriceSet } from '../../../src/prices/schema.js';
-import type { ConsumeSpec, StoredAccount } from '../../../src/store/types.js';
+import type { PriceSet } from '../../../src/prices/price-set-schema.js';
+import type { ConsumeSpec, StoredAccount } from '../../../src/store/store.js';
 import { waitFor as waitUntil } from '../../helpers/wait.js';
 
 /** What every contract suite closes when a test ends. */

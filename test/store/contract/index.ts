@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { Store } from '../../../src/store/types.js';
+import type { Store } from '../../../src/store/store.js';
 import { accountsContract } from './accounts.js';
 import { billingContract } from './billing.js';
 import { coordinationContract } from './coordination.js';

@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { AccountStore, ConsumeSpec, CountingStore, StoredAccount } from '../../../src/store/types.js';
+import type { AccountStore, ConsumeSpec, CountingStore, StoredAccount } from '../../../src/store/store.js';
 import { account, type Closable, spec } from './fixtures.js';
 
 const START = Date.parse('2026-11-23T10:00:00+02:00');

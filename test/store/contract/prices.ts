@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { PriceStore, Store, StoreEvent } from '../../../src/store/types.js';
+import type { PriceStore, Store, StoreEvent } from '../../../src/store/store.js';
 import { type Closable, priceSet, waitFor } from './fixtures.js';
 
 /**

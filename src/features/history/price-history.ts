@@ -4,9 +4,9 @@
  * query allocates nothing and a new price set starts afresh.
  */
 import { LRUCache } from 'lru-cache';
+import type { Prepared } from '../../http/core-types.js';
 import { compressible } from '../../http/encoding.js';
-import type { ErrorKind } from '../../http/errors.js';
-import type { Prepared } from '../../http/types.js';
+import type { ErrorKind } from '../../http/error-kinds.js';
 import { CHANGES_CSV_HEADER } from '../../prices/changes.js';
 import { CSV_HEADER, type HistoryEntry, type RegionChoice, type Snapshot } from '../../prices/snapshot.js';
 

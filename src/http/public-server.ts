@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
-import type { Config } from '../config/schema.js';
-import type { ErrorAnswer } from './errors.js';
+import type { Config } from '../config/config-schema.js';
+import type { ErrorAnswer } from './error-kinds.js';
 
 export interface ParserAnswers {
   bad: ErrorAnswer;

@@ -1,8 +1,8 @@
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors.js';
-import type { Store } from '../store/types.js';
-import { describeIssues, type PriceSet, priceHistoryDocument } from './schema.js';
+import { GatewayError } from '../failures.js';
+import type { Store } from '../store/store.js';
+import { describeIssues, type PriceSet, priceHistoryDocument } from './price-set-schema.js';
 
 /**
  * Reads a price-history file: a JSON array of price-set documents (see `parsePriceHistory`).

@@ -2,9 +2,9 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rm
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { GatewayError } from '../../errors.js';
 import { EVENT_TYPES } from '../../events/event.js';
-import { describeIssues, priceSetDocument } from '../../prices/schema.js';
+import { GatewayError } from '../../failures.js';
+import { describeIssues, priceSetDocument } from '../../prices/price-set-schema.js';
 import { openTemp, openTempSync, removeStaleTemps, tempOf } from './temp-file.js';
 
 const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);

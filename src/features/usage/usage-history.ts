@@ -4,9 +4,9 @@
  * invalid-key throttle); the range is checked once the key is known, as on the metered routes.
  */
 
+import type { Exchange } from '../../http/core-types.js';
 import { fail, rateFields, send, uncounted } from '../../http/pipeline.js';
-import type { Exchange } from '../../http/types.js';
-import { dayTotals } from '../../quota/ledger.js';
+import { dayTotals } from '../../quota/day-totals.js';
 import type { AccountEntry, CountedResult } from '../../quota/meter.js';
 import { type Usage, usageObject } from '../../quota/usage.js';
 import { addDays, type DayRange, dayOf, dayRange } from '../../time/days.js';

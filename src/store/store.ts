@@ -38,6 +38,12 @@ export type { PriceChange, PriceStore } from './prices/interface.js';
  */
 export interface Store extends AccountStore, CountingStore, PriceStore, CoordinationStore, EventStore {
   readonly kind: 'memory' | 'redis';
+  /** The concerns by name: a consumer takes the ones it uses (the forwarding methods are going). */
+  readonly accounts: AccountStore;
+  readonly counting: CountingStore;
+  readonly prices: PriceStore;
+  readonly coordination: CoordinationStore;
+  readonly events: EventStore;
   /** The billing exporters' cursors and outbox: a concern of its own, named where it is used. */
   readonly billing: BillingStore;
   /** Resolves when the store answers. */

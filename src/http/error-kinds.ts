@@ -1,4 +1,4 @@
-import type { Messages } from '../config/schema.js';
+import type { Messages } from '../config/config-schema.js';
 
 /**
  * The one table of error kinds: each maps to an HTTP status and to the configurable message of

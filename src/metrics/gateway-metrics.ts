@@ -228,7 +228,7 @@ export class Metrics {
     return this.source();
   }
 
-  /** In a cluster worker: /metrics answers for all workers (cluster/metrics.ts). */
+  /** In a cluster worker: /metrics answers for all workers (cluster/cluster-metrics.ts). */
   clusterWide(source: () => Promise<string>): void {
     this.source = source;
   }

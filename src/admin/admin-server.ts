@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { FAILURE_STATUS, GatewayError, isGatewayError } from '../errors.js';
+import { FAILURE_STATUS, GatewayError, isGatewayError } from '../failures.js';
 import { canonicalIp } from '../http/client.js';
-import { headProblem } from '../http/server.js';
-import type { Metrics } from '../metrics/metrics.js';
+import { headProblem } from '../http/public-server.js';
+import type { Metrics } from '../metrics/gateway-metrics.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
 import type { UsageExport } from './usage-export.js';

@@ -1,7 +1,7 @@
 /**
  * The CSV answer of historical.php on 20 May 2025 (`month=5&year=2025&region=inland&format=csv`),
  * the example of its description. test/openapi/openapi.test.ts checks it against a real answer,
- * as it does the JSON examples of features/openapi/examples.ts.
+ * as it does the JSON examples of features/openapi/openapi-examples.ts.
  */
 export const historicalCsv =
   'effective_date,region,zone,price_basis,petrol_93,petrol_95,diesel_50ppm,diesel_500ppm\r\n' +

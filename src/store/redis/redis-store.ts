@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
-import { RedisAccounts } from './accounts/redis.js';
-import { RedisBilling } from './billing/redis.js';
-import { CompositeStore } from './composite.js';
-import { RedisCoordination } from './coordination/redis.js';
-import { RedisCounting } from './counting/redis.js';
-import { RedisEvents } from './events/redis.js';
-import { RedisPrices } from './prices/redis.js';
-import { RedisBackend } from './redis/backend.js';
-import { quit, type RedisStoreOptions } from './redis/connection.js';
+import { RedisAccounts } from '../accounts/redis.js';
+import { RedisBilling } from '../billing/redis.js';
+import { CompositeStore } from '../composite.js';
+import { RedisCoordination } from '../coordination/redis.js';
+import { RedisCounting } from '../counting/redis.js';
+import { RedisEvents } from '../events/redis.js';
+import { RedisPrices } from '../prices/redis.js';
+import { RedisBackend } from './backend.js';
+import { quit, type RedisStoreOptions } from './connection.js';
 
 export type { RedisStoreOptions };
 

@@ -4,11 +4,11 @@
  * 304 it answers to a matching If-None-Match.
  */
 import { send } from './answer.js';
+import type { Exchange, HandlerRoute } from './core-types.js';
 import { type Encoded, encode, negotiate } from './encoding.js';
 import { noneMatchHits } from './etag.js';
-import type { HeaderList } from './headers.js';
 import { headerValue } from './request.js';
-import type { Exchange, HandlerRoute } from './types.js';
+import type { HeaderList } from './response-headers.js';
 
 interface Variant {
   headers: HeaderList;

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config/schema.js';
-import { GatewayError } from '../errors.js';
+import type { Config } from '../config/config-schema.js';
 import { EVENT_TYPES, eventId, outboxEvent } from '../events/event.js';
 import { newSecret } from '../events/signing.js';
-import { describeIssues } from '../prices/schema.js';
-import type { Delivery, Endpoint, Store } from '../store/types.js';
+import { GatewayError } from '../failures.js';
+import { describeIssues } from '../prices/price-set-schema.js';
+import type { Delivery, Endpoint, Store } from '../store/store.js';
 import { checkedAddress, RefusedAddress } from '../webhooks/send.js';
 import type { Audit } from './audit.js';
 

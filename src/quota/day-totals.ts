@@ -1,4 +1,4 @@
-import type { PeriodRecord } from '../store/types.js';
+import type { PeriodRecord } from '../store/store.js';
 
 /**
  * Requests by day within `from`..`to` (YYYY-MM-DD, both included), summed over the periods a day

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Coding } from './encoding.js';
-import type { ErrorAnswer, ErrorAnswers, ErrorKind } from './errors.js';
+import type { ErrorAnswer, ErrorAnswers, ErrorKind } from './error-kinds.js';
 
 /** The methods every public route answers. */
 export const ALLOWED_METHODS = 'GET, HEAD';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { GatewayError } from '../errors.js';
-import type { BillingEvent, BillingStore } from '../store/types.js';
+import { GatewayError } from '../failures.js';
+import type { BillingEvent, BillingStore } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { parse } from './input.js';
 

@@ -1,11 +1,11 @@
-import { MemoryAccounts } from './accounts/memory.js';
-import { MemoryBilling } from './billing/memory.js';
-import { CompositeStore } from './composite.js';
-import { MemoryCoordination } from './coordination/memory.js';
-import { MemoryCounting } from './counting/memory.js';
-import { MemoryEvents } from './events/memory.js';
-import { MemoryData } from './memory/state.js';
-import { MemoryPrices } from './prices/memory.js';
+import { MemoryAccounts } from '../accounts/memory.js';
+import { MemoryBilling } from '../billing/memory.js';
+import { CompositeStore } from '../composite.js';
+import { MemoryCoordination } from '../coordination/memory.js';
+import { MemoryCounting } from '../counting/memory.js';
+import { MemoryEvents } from '../events/memory.js';
+import { MemoryPrices } from '../prices/memory.js';
+import { MemoryData } from './state.js';
 
 /**
  * The embedded single-process store: the memory implementations of the five concerns

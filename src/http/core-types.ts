@@ -12,17 +12,17 @@ import type { KeyHashes, KnownKey } from '../keys/key-hashes.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import type { AccessLog } from '../log/access.js';
 import type { StoreOutageLog } from '../log/outage.js';
-import type { Metrics, RouteMetrics } from '../metrics/metrics.js';
+import type { Metrics, RouteMetrics } from '../metrics/gateway-metrics.js';
 import type { PriceBook } from '../prices/book.js';
 import type { Snapshot } from '../prices/snapshot.js';
 import type { AccountEntry, Meter } from '../quota/meter.js';
 import type { TrustedProxies } from './client.js';
 import type { Compressed } from './encoding.js';
-import type { ErrorKind } from './errors.js';
+import type { ErrorKind } from './error-kinds.js';
 import type { EntityTags } from './etag.js';
-import type { Answers } from './headers.js';
 import type { PathItem } from './openapi.js';
 import type { Target } from './request.js';
+import type { Answers } from './response-headers.js';
 
 /** What a metered route will answer once the request is counted: `head + usage + tail`. */
 export interface Prepared {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isValidTimeZone } from '../time/zone.js';
-import { billing } from './billing.js';
+import { billing } from './billing-config.js';
 import {
   adminListenerProblem,
   isAddressOrRange,
@@ -13,7 +13,7 @@ import {
   redisNode,
 } from './fields.js';
 import { upstream } from './upstream.js';
-import { webhooks } from './webhooks.js';
+import { webhooks } from './webhooks-config.js';
 
 const plan = z.strictObject({
   limit: posInt.optional().describe('Requests per period; without it each account of the plan carries its own limit'),
