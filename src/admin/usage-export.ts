@@ -40,6 +40,8 @@ const PERIOD_COLUMNS = [
   'period_ends_at',
   'request_limit',
   'requests_used',
+  'granted_requests',
+  'overage_requests',
 ] as const;
 
 export interface DayRow {
@@ -56,8 +58,13 @@ export interface PeriodRow {
   plan: string;
   period_started_at: string;
   period_ends_at: string;
+  /** Before grants: the plan's or the account's. */
   request_limit: number;
   requests_used: number;
+  /** Requests granted in the period (top-ups). */
+  granted_requests: number;
+  /** Requests counted past the period's limit plus its grants (overage); 0 when none. */
+  overage_requests: number;
   /** JSON only, and only for a period whose plan or limit changed while it ran. */
   plan_changes?: Array<{ changed_at: string; plan: string; request_limit: number; requests_used: number }>;
 }
@@ -72,6 +79,8 @@ export interface Sink {
 
 export interface UsageExport {
   contentType: string;
+  /** The file name a CSV export is offered as (`usage-FROM-TO.csv`); null for JSON. */
+  filename: string | null;
   /** Writes the whole export; rejects when the sink closes first. */
   writeTo(sink: Sink): Promise<void>;
 }
@@ -112,6 +121,8 @@ export function periodRows(
     period_ends_at: formatInZone(r.endMs, zone),
     request_limit: r.limit,
     requests_used: r.used,
+    granted_requests: r.granted,
+    overage_requests: Math.max(0, r.used - r.limit - r.granted),
     ...(r.changes.length > 0 && {
       plan_changes: r.changes.map((c) => ({
         changed_at: formatInZone(c.atMs, zone),
@@ -132,7 +143,8 @@ function currentPeriod(a: StoredAccount, config: Config, now: number): PeriodRec
       periodId: p.id,
       plan: al.plan,
       kind: p.kind,
-      limit: al.limit,
+      limit: al.limit - al.granted,
+      granted: al.granted,
       startMs: p.startMs,
       endMs: p.endMs,
       used: 0,
@@ -220,6 +232,7 @@ export function usageExport(
   const json = q.format === 'json';
   return {
     contentType: json ? 'application/json' : 'text/csv; charset=utf-8',
+    filename: json ? null : `usage-${q.range.from}-${q.range.to}.csv`,
     async writeTo(sink) {
       const { range } = q;
       const head = json

@@ -1,6 +1,14 @@
 import type { OutboxEvent, ThresholdContext } from '../events/event.js';
 import type { PriceSet } from '../prices/price-set-schema.js';
-import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './accounts/interface.js';
+import type {
+  AccountFilter,
+  AccountPage,
+  AccountPatch,
+  AccountStore,
+  Grant,
+  GrantLedger,
+  StoredAccount,
+} from './accounts/interface.js';
 import type { BillingStore } from './billing/interface.js';
 import type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './counting/interface.js';
@@ -48,6 +56,10 @@ export abstract class CompositeStore implements Store {
   }
   deleteAccount(id: string): Promise<StoredAccount | null> {
     return this.accounts.deleteAccount(id);
+  }
+  // Only while this class stands (issue 29 removes it): callers use `accounts.addGrant`.
+  addGrant(id: string, grant: Grant, ledger: GrantLedger): Promise<StoredAccount | null> {
+    return this.accounts.addGrant(id, grant, ledger);
   }
 
   consume(spec: ConsumeSpec, day: string): Promise<ConsumeResult> {

@@ -114,7 +114,14 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
     });
   const meters = [meterOf(s0), meterOf(s1)];
   const audit = (): void => undefined;
-  const ops = new AccountOperations({ store: s0, plans: config.plans, zone: config.time_zone, clock, audit });
+  const ops = new AccountOperations({
+    store: s0,
+    plans: config.plans,
+    zone: config.time_zone,
+    clock,
+    audit,
+    retentionMs: retentionMs(config),
+  });
   const usage = new UsageOperations({ store: s0, config, now: clock.now });
   const ids: string[] = [];
   const hashes: string[] = [];

@@ -1,10 +1,19 @@
 import type { Result } from 'ioredis';
 import { GatewayError } from '../../failures.js';
+import { recordMeta } from '../counting/lua.js';
 import type { RedisBackend } from '../redis/backend.js';
 import { decodeAccount, encodeAccount, encodePatch, pairsToRecord } from '../redis/codec.js';
 import { matchesFilter } from './filter.js';
-import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './interface.js';
-import { CREATE_ACCOUNT, DELETE_ACCOUNT, UPDATE_ACCOUNT } from './lua.js';
+import type {
+  AccountFilter,
+  AccountPage,
+  AccountPatch,
+  AccountStore,
+  Grant,
+  GrantLedger,
+  StoredAccount,
+} from './interface.js';
+import { CREATE_ACCOUNT, DELETE_ACCOUNT, GRANT, UPDATE_ACCOUNT } from './lua.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -16,6 +25,7 @@ declare module 'ioredis' {
       patch: string,
     ): Result<[string, string[]] | null, Context>;
     fpgDeleteAccount(account: string, channel: string, id: string): Result<string[] | null, Context>;
+    fpgGrant(account: string, days: string, ...args: string[]): Result<string[] | null, Context>;
   }
 }
 
@@ -23,6 +33,7 @@ const SCRIPTS = {
   fpgCreateAccount: { lua: CREATE_ACCOUNT, numberOfKeys: 1 },
   fpgUpdateAccount: { lua: UPDATE_ACCOUNT, numberOfKeys: 1 },
   fpgDeleteAccount: { lua: DELETE_ACCOUNT, numberOfKeys: 1 },
+  fpgGrant: { lua: GRANT, numberOfKeys: 2 },
 };
 
 // A listing reads the index in chunks and each account of a chunk; it stops after this many
@@ -129,6 +140,26 @@ export class RedisAccounts implements AccountStore {
         examined += ids.length;
       }
       return { accounts, next: last };
+    });
+  }
+
+  addGrant(id: string, grant: Grant, ledger: GrantLedger): Promise<StoredAccount | null> {
+    const { b } = this;
+    const r = ledger.record;
+    return b.run(async () => {
+      const fields = await b.redis.fpgGrant(
+        b.accountKey(id),
+        b.daysKey(id, grant.period_id),
+        b.channel,
+        id,
+        JSON.stringify(grant),
+        String(grant.requests),
+        String(ledger.dropBeforeMs),
+        String(ledger.limit),
+        String(ledger.expireAtMs),
+        recordMeta(grant.period_id, r.kind, r.startMs, r.endMs, r.plan),
+      );
+      return fields === null ? null : decodeAccount(pairsToRecord(fields));
     });
   }
 

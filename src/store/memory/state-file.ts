@@ -81,6 +81,18 @@ const stateSchema = z.strictObject({
       external_ids: z
         .strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() })
         .optional(),
+      grants: z
+        .array(
+          z.strictObject({
+            id: z.string(),
+            requests: z.number().int().positive(),
+            note: z.string().nullable(),
+            period_id: z.string(),
+            period_started_at: z.string(),
+            created_at: z.string(),
+          }),
+        )
+        .optional(),
     }),
   ),
   /** Numbers the changes of the prices (absent in files written before it). */
@@ -101,6 +113,7 @@ const stateSchema = z.strictObject({
           startMs: z.number(),
           endMs: z.number(),
           changes: z.array(z.strictObject({ atMs: z.number(), plan: z.string(), limit: z.number(), used: z.number() })),
+          granted: z.number().int().nonnegative().optional(),
         })
         .nullable()
         .optional(),

@@ -17,6 +17,8 @@ export interface LedgerRecord {
   startMs: number;
   endMs: number;
   changes: PlanChange[];
+  /** Requests granted in the period; absent: none (and in files written before grants). */
+  granted?: number;
 }
 
 /** A webhook delivery in the memory store, with its claim. */
@@ -124,6 +126,21 @@ export class MemoryData {
     this.accountJson.delete(account.id);
     this.byKeyHash.delete(account.key_hash);
     this.counters.delete(account.id);
+  }
+
+  /** The live counter of an account's period, made (at zero) when it has none or it expired. */
+  periodCounter(accountId: string, periodId: string, expireAtMs: number): Counter {
+    let periods = this.counters.get(accountId);
+    if (!periods) {
+      periods = new Map();
+      this.counters.set(accountId, periods);
+    }
+    let counter = periods.get(periodId);
+    if (!counter || counter.expireAtMs <= this.now()) {
+      counter = newCounter(accountId, periodId, 0, expireAtMs);
+      periods.set(periodId, counter);
+    }
+    return counter;
   }
 
   /** After a change of accounts: resolves once it is on disk (at once without a file). */

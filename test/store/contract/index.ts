@@ -5,6 +5,7 @@ import { billingContract } from './billing.js';
 import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
 import { eventsContract } from './events.js';
+import { grantsContract } from './grants.js';
 import { ledgerContract } from './ledger.js';
 import { pricesContract } from './prices.js';
 
@@ -16,6 +17,7 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   accountsContract(t, make);
   countingContract(t, make);
   ledgerContract(t, make);
+  grantsContract(t, make);
   pricesContract(t, make);
   coordinationContract(t, make);
   eventsContract(t, make);
