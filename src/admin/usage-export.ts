@@ -5,31 +5,16 @@
  * the reader to drain. Memory stays bounded by one page, whatever the number of accounts.
  */
 import type { Config } from '../config/config-schema.js';
-import { isGatewayError } from '../failures.js';
 import { allowanceFor } from '../quota/allowance.js';
 import { dayTotals } from '../quota/day-totals.js';
-import type { AccountPage, PeriodRecord, Store, StoredAccount } from '../store/store.js';
+import type { PeriodRecord, Store, StoredAccount } from '../store/store.js';
 import type { DayRange } from '../time/days.js';
 import { formatInZone } from '../time/zone.js';
+import { accountPages, type ExportedAccount, patiently } from './export-accounts.js';
 import type { ExportQuery } from './usage-query.js';
 
 // Accounts per page: the ledger reads of one page go to the store as one pipelined batch.
 const PAGE = 200;
-// An export reads for minutes, with each read bounded by the store's command timeout: a read
-// that times out (a busy or failing-over Redis) is tried again, since reading twice is harmless.
-const ATTEMPTS = 4;
-const RETRY_MS = 250;
-
-async function patiently<T>(read: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await read();
-    } catch (err) {
-      if (attempt >= ATTEMPTS || !isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-      await new Promise((r) => setTimeout(r, RETRY_MS * attempt));
-    }
-  }
-}
 
 const DAY_COLUMNS = ['account_id', 'label', 'plan', 'date', 'requests'] as const;
 const PERIOD_COLUMNS = [
@@ -94,10 +79,10 @@ export function dayRows(a: StoredAccount, records: PeriodRecord[], range: DayRan
 
 /**
  * One row per period overlapping the range: its record, or the period in progress (which has no
- * record until its first request) with a count of 0.
+ * record until its first request) with a count of 0. A deleted account has no period in progress.
  */
 export function periodRows(
-  a: StoredAccount,
+  { account: a, deleted }: ExportedAccount,
   records: PeriodRecord[],
   range: DayRange,
   config: Config,
@@ -105,7 +90,7 @@ export function periodRows(
 ): PeriodRow[] {
   const zone = config.time_zone;
   const all = [...records];
-  const current = currentPeriod(a, config, now);
+  const current = deleted ? null : currentPeriod(a, config, now);
   if (
     current &&
     current.startMs < range.toMs &&
@@ -201,21 +186,6 @@ async function put(sink: Sink, chunk: string): Promise<void> {
   if (!sink.write(chunk)) await drained(sink);
 }
 
-/** The accounts to export, a page at a time: one account, or every account in id order. */
-async function* accountPages(store: Store, only: StoredAccount | null): AsyncGenerator<StoredAccount[]> {
-  if (only !== null) {
-    yield [only];
-    return;
-  }
-  let after: string | null = null;
-  do {
-    const from: string | null = after;
-    const page: AccountPage = await patiently(() => store.listAccounts({}, from, PAGE));
-    if (page.accounts.length > 0) yield page.accounts;
-    after = page.next;
-  } while (after !== null);
-}
-
 /**
  * An export of daily rows (`kind` days) or period rows, ready to be written. `only` is the
  * account asked for, already looked up (an unknown one is a 404 before anything is written).
@@ -223,7 +193,7 @@ async function* accountPages(store: Store, only: StoredAccount | null): AsyncGen
 export function usageExport(
   kind: 'days' | 'periods',
   q: ExportQuery,
-  only: StoredAccount | null,
+  only: ExportedAccount | null,
   store: Store,
   config: Config,
   now: () => number,
@@ -240,13 +210,14 @@ export function usageExport(
         : `${columns.join(',')}\r\n`;
       await put(sink, head);
       let first = true;
-      for await (const accounts of accountPages(store, only)) {
-        const ids = accounts.map((a) => a.id);
-        const ledgers = await patiently(() => store.periodRecords(ids, range.fromMs, range.toMs));
+      for await (const accounts of accountPages(store.accounts, only, PAGE)) {
+        const ids = accounts.map((a) => a.account.id);
+        const ledgers = await patiently(() => store.counting.periodRecords(ids, range.fromMs, range.toMs));
         let chunk = '';
         for (const [i, a] of accounts.entries()) {
           const records = ledgers[i] ?? [];
-          const rows = kind === 'days' ? dayRows(a, records, range) : periodRows(a, records, range, config, now());
+          const rows =
+            kind === 'days' ? dayRows(a.account, records, range) : periodRows(a, records, range, config, now());
           for (const row of rows) {
             if (json) {
               chunk += (first ? '' : ',') + JSON.stringify(row);

@@ -57,7 +57,13 @@ export abstract class CompositeStore implements Store {
   deleteAccount(id: string): Promise<StoredAccount | null> {
     return this.accounts.deleteAccount(id);
   }
-  // Only while this class stands (issue 29 removes it): callers use `accounts.addGrant`.
+  // Only while this class stands (issue 29 removes it): callers use `accounts.…`.
+  listDeletedAccounts(after: string | null, limit: number): Promise<AccountPage> {
+    return this.accounts.listDeletedAccounts(after, limit);
+  }
+  getDeletedAccount(id: string): Promise<StoredAccount | null> {
+    return this.accounts.getDeletedAccount(id);
+  }
   addGrant(id: string, grant: Grant, ledger: GrantLedger): Promise<StoredAccount | null> {
     return this.accounts.addGrant(id, grant, ledger);
   }

@@ -98,10 +98,20 @@ export interface AccountStore {
    */
   listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage>;
   /**
-   * Removes the account and announces its key hash, so its key stops working everywhere.
+   * Removes the account and announces its key hash, so its key stops working everywhere. Its
+   * usage history is not deleted: while it has period records, the account is kept as it was
+   * for the exports (`listDeletedAccounts`) until the last of them expires.
    * Returns the account as it was; null when there is no such account.
    */
   deleteAccount(id: string): Promise<StoredAccount | null>;
+  /**
+   * Deleted accounts whose period records are still kept (their usage history outlives them
+   * until retention), as they were when deleted, in id order after `after`: paged as
+   * `listAccounts` (without a filter). Their keys find nothing.
+   */
+  listDeletedAccounts(after: string | null, limit: number): Promise<AccountPage>;
+  /** A deleted account whose period records are still kept, as it was; null otherwise. */
+  getDeletedAccount(id: string): Promise<StoredAccount | null>;
   /**
    * In one atomic step: adds the grant to the account, bumps the revision and announces the
    * change (so every instance reloads it and admits against the new limit on its next request),

@@ -46,19 +46,28 @@ return {previous, redis.call('HGETALL', KEYS[1])}
 /**
  * Removes an account and announces its key hash, so every instance forgets its cached copy. A
  * consume made from such a copy finds no revision and answers "changed"; the reload then finds
- * no account. Its counters are left to expire (they are not named in KEYS, so on Cluster this
- * script may not touch them; nothing reads them once the account is gone).
+ * no account. Its usage history stays: when it has period records (its index of periods lives
+ * until the last of them expires), the account's fields are kept under its `deleted` key until
+ * then, for the exports to name it (label, plan); its counters and records expire on their own.
  *
- * KEYS[1] account hash. ARGV[1] channel, ARGV[2] account id.
- * Returns false (null) when there is no such account, else its HGETALL before removal.
+ * KEYS[1] account hash, KEYS[2] its index of periods, KEYS[3] its `deleted` key. ARGV[1]
+ * channel, ARGV[2] account id.
+ * Returns false (null) when there is no such account, else {1 when kept (0 when not), its
+ * HGETALL before removal}.
  */
 export const DELETE_ACCOUNT = `
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then return false end
 local hash = redis.call('HGET', KEYS[1], 'key_hash') or ''
-redis.call('DEL', KEYS[1])
+local keep = redis.call('PTTL', KEYS[2])
+if keep > 0 then
+  redis.call('RENAME', KEYS[1], KEYS[3])
+  redis.call('PEXPIRE', KEYS[3], keep)
+else
+  redis.call('DEL', KEYS[1])
+end
 redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = {hash}}))
-return fields
+return {keep > 0 and 1 or 0, fields}
 `;
 
 /**

@@ -100,6 +100,26 @@ export class MemoryAccounts implements AccountStore {
     return { ...next };
   }
 
+  async listDeletedAccounts(after: string | null, limit: number): Promise<AccountPage> {
+    const now = this.data.now();
+    const ids = [...this.data.deleted.keys()]
+      .filter((id) => after === null || id > after)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const accounts: StoredAccount[] = [];
+    for (const id of ids) {
+      const d = this.data.deleted.get(id) as { account: StoredAccount; untilMs: number };
+      if (d.untilMs <= now) continue;
+      if (accounts.length === limit) return { accounts, next: (accounts[limit - 1] as StoredAccount).id };
+      accounts.push({ ...d.account });
+    }
+    return { accounts, next: null };
+  }
+
+  async getDeletedAccount(id: string): Promise<StoredAccount | null> {
+    const d = this.data.deleted.get(id);
+    return d !== undefined && d.untilMs > this.data.now() ? { ...d.account } : null;
+  }
+
   private copy(id: string): StoredAccount | null {
     const a = this.data.accounts.get(id);
     return a ? { ...a } : null;

@@ -4,6 +4,7 @@ import { accountsContract } from './accounts.js';
 import { billingContract } from './billing.js';
 import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
+import { deletedContract } from './deleted.js';
 import { eventsContract } from './events.js';
 import { grantsContract } from './grants.js';
 import { ledgerContract } from './ledger.js';
@@ -18,6 +19,7 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   countingContract(t, make);
   ledgerContract(t, make);
   grantsContract(t, make);
+  deletedContract(t, make);
   pricesContract(t, make);
   coordinationContract(t, make);
   eventsContract(t, make);
