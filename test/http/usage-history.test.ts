@@ -251,9 +251,9 @@ t.test('an export waits for a reader that stops reading, and ends when the reade
     const spec = { accountId: account.id, revision: account.revision, periodId: 'p', limit: 100, expireAtMs: 8e15 };
     for (let d = 1; d <= 30; d++) await store.consume(spec, `2026-11-${String(d).padStart(2, '0')}`);
   }
-  const read = store.periodRecords.bind(store);
+  const read = store.counting.periodRecords.bind(store.counting);
   let pages = 0;
-  store.periodRecords = (...args) => {
+  store.counting.periodRecords = (...args) => {
     pages++;
     return read(...args);
   };
