@@ -157,6 +157,20 @@ export function grantsContract(t: Test, make: () => Promise<Store>): void {
     },
   );
 
+  t.test('grants: many at once are each kept once, and the record counts them all', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.accounts.createAccount(a);
+    const many = Array.from({ length: 25 }, (_, i) => grant(i + 1));
+    await Promise.all(many.map((g) => store.accounts.addGrant(a.id, g, ledger())));
+    const got = await store.accounts.getAccount(a.id);
+    t.same(got?.grants?.map((g) => g.id).sort(), many.map((g) => g.id).sort());
+    t.equal(got?.revision, a.revision + 25, 'one revision each');
+    const [records] = await store.counting.periodRecords([a.id], ...WIDE);
+    t.equal(records?.[0]?.granted, (25 * 26) / 2);
+  });
+
   t.test('grants: an unknown account gets null, and no record is written', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
