@@ -254,8 +254,7 @@ async function assemble(
   // answer from then on says Connection: close), and the admin listener closes after it.
   cleanups.push(() => close(listeners.admin.server, 0, config.server.request_timeout_ms));
   cleanups.push((drainMs) => {
-    handler.gateway.draining = true;
-    handler.gateway.storeOutage.close();
+    handler.drain();
     return close(listeners.public.server, drainMs, config.server.request_timeout_ms);
   });
   const publicAddress = listeners.public.address;
