@@ -7,45 +7,48 @@ import { performance } from 'node:perf_hooks';
 import type { AccountEntry, MeterResult } from '../quota/meter.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/store.js';
 import { crashed } from './answer.js';
-import type { ListenerContext } from './core-types.js';
+import type { Exchange, ListenerContext, MeteredBody } from './core-types.js';
 import { storeWorked } from './listener-context.js';
 import { admitted, answerCounted, answerUnmetered, keyRefused, type MeteredRequest, storeFailed } from './outcome.js';
 
-/** The receiver of a warm count: the store's reply for a cached account. */
-export class WarmCount implements ConsumeReceiver {
+/** The receiver of a warm count, and the request's `MeteredRequest`: the store's reply for a cached account. */
+export class WarmCount implements MeteredRequest, ConsumeReceiver {
   private readonly storeStart = performance.now();
 
   constructor(
-    private readonly m: MeteredRequest,
+    readonly x: Exchange,
+    readonly keyHash: string,
+    readonly body: MeteredBody,
+    readonly etag: string | null,
+    readonly notModified: boolean,
     private readonly entry: AccountEntry,
   ) {}
 
   consumed(result: ConsumeResult): void {
-    const { m } = this;
     try {
-      const l = m.x.listener;
+      const l = this.x.listener;
       storeAnswered(l, this.storeStart);
       switch (result.kind) {
         case 'ok':
         case 'exhausted':
-          return answerCounted(m, result.kind, this.entry, result.used);
+          return answerCounted(this, result.kind, this.entry, result.used);
         case 'inactive':
-          return keyRefused(m.x, 'inactive');
+          return keyRefused(this.x, 'inactive');
         case 'changed':
           // Our copy of the account is out of date: the meter reloads it and decides again.
-          l.meter.forget(m.keyHash);
-          return countSlowly(m, l.meter.consume(m.keyHash));
+          l.meter.forget(this.keyHash);
+          return countSlowly(this, l.meter.consume(this.keyHash));
       }
     } catch (err) {
-      crashed(m.x, err);
+      crashed(this.x, err);
     }
   }
 
   failed(err: Error): void {
     try {
-      storeUnanswered(this.m, this.storeStart, err);
+      storeUnanswered(this, this.storeStart, err);
     } catch (e) {
-      crashed(this.m.x, e);
+      crashed(this.x, e);
     }
   }
 }

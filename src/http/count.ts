@@ -8,21 +8,35 @@
  */
 import type { KnownKey } from '../keys/key-hashes.js';
 import type { AccountEntry } from '../quota/meter.js';
+import type { Exchange, MeteredBody } from './core-types.js';
 import { countSlowly, WarmCount } from './count-reply.js';
-import { keyRefused, type MeteredRequest } from './outcome.js';
+import { keyRefused } from './outcome.js';
 
 /**
  * Counts a metered request, or with `peek` (HEAD, an uncounted 304) reads its usage without
- * counting: one store call either way.
+ * counting: one store call either way. What its answer needs (`body`, `etag`, `notModified`) is
+ * set once here, in the `MeteredRequest` the reply and the outcome read: on the warm path the
+ * receiver itself, so a warm request makes no other object for it.
  */
-export function count(m: MeteredRequest, key: KnownKey<AccountEntry>, peek: boolean): void {
-  const { meter } = m.x.listener;
+export function count(
+  x: Exchange,
+  key: KnownKey<AccountEntry>,
+  body: MeteredBody,
+  etag: string | null,
+  notModified: boolean,
+  peek: boolean,
+): void {
+  const { meter } = x.listener;
+  const keyHash = key.hash;
   const entry = peek ? undefined : meter.warm(key);
-  if (entry === undefined) return countSlowly(m, peek ? meter.peek(m.keyHash) : meter.consume(m.keyHash));
-  m.x.account = entry;
+  if (entry === undefined) {
+    const pending = peek ? meter.peek(keyHash) : meter.consume(keyHash);
+    return countSlowly({ x, keyHash, body, etag, notModified }, pending);
+  }
+  x.account = entry;
   const refusal = accountRefusal(entry);
-  if (refusal !== null) return keyRefused(m.x, refusal);
-  meter.consumeInto(entry, new WarmCount(m, entry));
+  if (refusal !== null) return keyRefused(x, refusal);
+  meter.consumeInto(entry, new WarmCount(x, keyHash, body, etag, notModified, entry));
 }
 
 /**

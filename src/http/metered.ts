@@ -2,7 +2,8 @@
  * The metered pipeline, as plain steps run in order (the way http-proxy-3 writes its passes),
  * each handing on to the next and none coming back: the key (api-key.ts) → the body the route
  * prepares from the prices → the ETag → the count (count.ts, count-reply.ts) → the outcome's answer
- * (outcome.ts → answer.ts). What the later steps need is set once here, in a `MeteredRequest`.
+ * (outcome.ts → answer.ts). What the later steps need goes on once, to the count, which sets it
+ * in a `MeteredRequest`.
  */
 import { crashed } from './answer.js';
 import { keyOf } from './api-key.js';
@@ -24,7 +25,7 @@ export function metered(x: Exchange, route: MeteredRoute, { search, path }: Targ
   const notModified = etag !== null && noneMatches(x, etag);
   // HEAD and an uncounted 304 read the usage without counting it: one store call, as a count.
   const peek = x.req.method === 'HEAD' || (notModified && !l.countNotModified);
-  count({ x, keyHash: key.hash, body, etag, notModified }, key, peek);
+  count(x, key, body, etag, notModified, peek);
 }
 
 function noneMatches(x: Exchange, etag: string): boolean {
