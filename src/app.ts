@@ -137,14 +137,14 @@ async function assemble(
   // The delivery worker starts once the listeners serve; events enqueued here wake it.
   let worker: WebhookWorker | null = null;
   const kick = (): void => worker?.kick();
-  const priceEvents = new PriceEvents(store, config.prices.source_name, clock.now, log, kick);
+  const priceEvents = new PriceEvents(store.events, config.prices.source_name, clock.now, log, kick);
   const book = new PriceBook(store, bookOptions(config), clock, log, seed, priceEvents);
   cleanups.push(() => book.close());
   await book.load();
   cleanups.push(warnWhenStale(book, config.prices.max_age_days, clock.now, log));
   const upstreamCfg = config.upstream.url === '' ? null : config.upstream;
   // In front of an origin the file only fills the history: edits must not replace the origin's sets.
-  if (config.prices.watch_file && store.kind === 'memory' && !upstreamCfg)
+  if (config.prices.watch_file && !store.capabilities.sharedAcrossProcesses && !upstreamCfg)
     for (const file of priceFiles(config)) cleanups.push(watchPriceFile(store, file, log));
 
   const meter = new Meter({
@@ -159,11 +159,11 @@ async function assemble(
   const rule = { maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 };
   // Shared through Redis, so N instances behind a balancer do not give a scanner N times the tries.
   const share =
-    store.kind === 'redis'
-      ? (address: string): void => void store.reportInvalidKey(address, rule).catch(() => undefined)
+    store.capabilities.sharedAcrossProcesses
+      ? (address: string): void => void store.coordination.reportInvalidKey(address, rule).catch(() => undefined)
       : undefined;
   const throttle = new InvalidKeyThrottle(rule, clock.now, share);
-  store.subscribe((event) => {
+  store.coordination.subscribe((event) => {
     if (event.type === 'blocked') throttle.block(event.address, event.ms);
   });
   let upstream: UpstreamPoller | null = null;
@@ -174,7 +174,7 @@ async function assemble(
     storeDataLost: () => store.dataLost(),
     droppedLogLines,
     upstreamLastSuccessMs: async () => (upstream ? ((await upstream.view()).status?.last_success_ms ?? null) : null),
-    outbox: () => store.outboxStats(),
+    outbox: () => store.events.outboxStats(),
   });
   const storeReady = (): Promise<boolean> =>
     store.ping().then(
@@ -221,7 +221,7 @@ async function assemble(
     );
     // A purge from any instance, the admin API or the CLI reaches this one through the store.
     const purgeOnPrices = upstreamCfg.cache.purge_on_prices;
-    store.subscribe((event) => {
+    store.coordination.subscribe((event) => {
       if (event.type === 'cache_purge') cache.purge(event.path);
       else if (event.type === 'prices' && purgeOnPrices) cache.purge(null);
     });
@@ -234,7 +234,15 @@ async function assemble(
   // Cleanups run last first: this one after the listeners have drained (SIGTERM answers at
   // once with `Connection: close`), before the store closes, so attempts under way are recorded.
   cleanups.push(() => delivery.stop());
-  const billing = startBilling(store, config, metrics, log, clock.now);
+  const billing = startBilling({
+    accounts: store.accounts,
+    coordination: store.coordination,
+    billing: store.billing,
+    config,
+    metrics,
+    log,
+    now: clock.now,
+  });
   cleanups.push(() => billing.stop());
 
   const handler = publicHandler({
@@ -278,7 +286,7 @@ async function assemble(
   log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
 
   const demo =
-    config.demo_accounts && store.kind === 'memory'
+    config.demo_accounts && !store.capabilities.sharedAcrossProcesses
       ? await ensureDemoAccounts(store, config.plans, clock.now())
       : { keys: {} };
   return {

@@ -73,7 +73,7 @@ export class AccountOperations {
   /** One page of accounts, in id order; follow `next_cursor` until it is null. Never a key or key hash. */
   async listAccounts(query: unknown): Promise<{ accounts: Account[]; next_cursor: string | null }> {
     const { filter, after, limit } = parse(listAccountsQuery, query);
-    const page = await this.store.listAccounts(filter, after, limit);
+    const page = await this.store.accounts.listAccounts(filter, after, limit);
     return {
       accounts: page.accounts.map(publicAccount),
       next_cursor: page.next === null ? null : encodeCursor(page.next),
@@ -82,7 +82,7 @@ export class AccountOperations {
 
   /** Removes the account: its key stops working on every instance (the store announces it). */
   async deleteAccount(id: string, from: string): Promise<{ account: Account }> {
-    const deleted = await this.store.deleteAccount(id);
+    const deleted = await this.store.accounts.deleteAccount(id);
     if (!deleted) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     this.audit({
       action: 'account.delete',
@@ -94,10 +94,10 @@ export class AccountOperations {
   }
 
   async showAccount(id: string): Promise<AccountView> {
-    const stored = await this.store.getAccount(id);
+    const stored = await this.store.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const a = allowanceFor(stored, this.plans, this.zone, this.clock.now());
-    const used = await this.store.usage(stored.id, a.period.id);
+    const used = await this.store.counting.usage(stored.id, a.period.id);
     return {
       account: publicAccount(stored),
       usage: usageObject(a, used),
@@ -106,7 +106,7 @@ export class AccountOperations {
 
   async patchAccount(id: string, body: unknown, from: string): Promise<{ account: Account }> {
     const patch = accountInput(patchAccountInput, body, this.plans);
-    const stored = await this.store.getAccount(id);
+    const stored = await this.store.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     // A converted trial is a computed state; the first change writes it down, so the change
     // neither restarts the billing cycle from the trial's start nor resets requests_used.
@@ -144,7 +144,7 @@ export class AccountOperations {
     const samePeriod = before.period.id === after.period.id;
     if (samePeriod && before.plan === after.plan && before.limit === after.limit) return;
     const now = this.clock.now();
-    await this.store.recordPlanChange(account.id, before.period.id, now, {
+    await this.store.counting.recordPlanChange(account.id, before.period.id, now, {
       plan: after.plan,
       limit: after.limit,
       endMs: samePeriod ? after.period.endMs : now,
@@ -153,7 +153,7 @@ export class AccountOperations {
     // land on the record of an earlier one that did too (the first trial day). Its counter goes
     // on under the new plan, so its record must say so, and end where the new period ends.
     if (!samePeriod)
-      await this.store.recordPlanChange(account.id, after.period.id, now, {
+      await this.store.counting.recordPlanChange(account.id, after.period.id, now, {
         plan: after.plan,
         limit: after.limit,
         endMs: after.period.endMs,

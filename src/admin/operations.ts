@@ -42,14 +42,14 @@ export function buildOperations(o: OperationsOptions): Operations {
   return {
     accounts: new AccountOperations({ store, plans: config.plans, zone: config.time_zone, clock, audit }),
     prices: new PriceOperations({
-      prices: store,
+      prices: store.prices,
       book: o.book,
       zone: config.time_zone,
       clock,
       audit,
       events: o.priceEvents,
     }),
-    cache: new CacheOperations({ coordination: store, audit }),
+    cache: new CacheOperations({ coordination: store.coordination, audit }),
     usage: new UsageOperations({ store, config, now: clock.now }),
     webhooks: new WebhookOperations(store, config, clock, audit, o.enqueued),
     billing: new BillingOperations(store.billing, o.exporters, audit),

@@ -198,7 +198,7 @@ async function* accountPages(store: Store, only: StoredAccount | null): AsyncGen
   let after: string | null = null;
   do {
     const from: string | null = after;
-    const page: AccountPage = await patiently(() => store.listAccounts({}, from, PAGE));
+    const page: AccountPage = await patiently(() => store.accounts.listAccounts({}, from, PAGE));
     if (page.accounts.length > 0) yield page.accounts;
     after = page.next;
   } while (after !== null);
@@ -229,7 +229,7 @@ export function usageExport(
       let first = true;
       for await (const accounts of accountPages(store, only)) {
         const ids = accounts.map((a) => a.id);
-        const ledgers = await patiently(() => store.periodRecords(ids, range.fromMs, range.toMs));
+        const ledgers = await patiently(() => store.counting.periodRecords(ids, range.fromMs, range.toMs));
         let chunk = '';
         for (const [i, a] of accounts.entries()) {
           const records = ledgers[i] ?? [];

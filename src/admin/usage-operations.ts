@@ -38,7 +38,7 @@ export class UsageOperations {
     const q = exportQuery(record, this.config.time_zone, this.config.messages.invalid_range);
     let only = null;
     if (q.account !== null) {
-      only = await this.store.getAccount(q.account);
+      only = await this.store.accounts.getAccount(q.account);
       if (!only) throw new GatewayError('NOT_FOUND', `no account with id ${q.account}`);
     }
     return usageExport(kind, q, only, this.store, this.config, this.now);

@@ -75,7 +75,7 @@ export class WebhookOperations {
     const input = parse(createInput, body);
     const url = await this.checkUrl(input.url);
     const accountId = input.account_id ?? null;
-    if (accountId !== null && !(await this.store.getAccount(accountId)))
+    if (accountId !== null && !(await this.store.accounts.getAccount(accountId)))
       throw new GatewayError('BAD_REQUEST', `account_id: no account with id ${accountId}`);
     const endpoint: Endpoint = {
       id: `wh_${randomBytes(8).toString('hex')}`,
@@ -88,21 +88,21 @@ export class WebhookOperations {
       previous_until_ms: null,
       created_at: new Date(this.clock.now()).toISOString(),
     };
-    await this.store.putEndpoint(endpoint);
+    await this.store.events.putEndpoint(endpoint);
     this.audit({ action: 'webhook.create', webhook_id: endpoint.id, from, after: this.audited(endpoint) });
     const { id, events, account_id, description, created_at, secret } = endpoint;
     return { id, url: endpoint.url, events, account_id, description, secret, created_at };
   }
 
   async list(): Promise<{ webhooks: EndpointView[] }> {
-    const all = await this.store.listEndpoints();
+    const all = await this.store.events.listEndpoints();
     all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
     return { webhooks: all.map((e) => this.view(e)) };
   }
 
   async remove(id: string, from: string): Promise<{ webhook: EndpointView }> {
     const endpoint = await this.find(id);
-    if (!(await this.store.deleteEndpoint(id))) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
+    if (!(await this.store.events.deleteEndpoint(id))) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
     this.audit({ action: 'webhook.delete', webhook_id: id, from, before: this.audited(endpoint) });
     return { webhook: this.view(endpoint) };
   }
@@ -120,7 +120,7 @@ export class WebhookOperations {
       previous_secret: endpoint.secret,
       previous_until_ms: until,
     };
-    await this.store.putEndpoint(rotated);
+    await this.store.events.putEndpoint(rotated);
     this.audit({ action: 'webhook.rotate_secret', webhook_id: id, from });
     return { id, secret: rotated.secret, previous_secret_expires_at: new Date(until).toISOString() };
   }
@@ -135,7 +135,7 @@ export class WebhookOperations {
       { webhook_id: id, url: endpoint.url },
       now,
     );
-    await this.store.enqueueEvent(event, id);
+    await this.store.events.enqueueEvent(event, id);
     this.enqueued();
     this.audit({ action: 'webhook.test', webhook_id: id, from });
     return { event_id: event.id, type: 'webhook.test' };
@@ -144,7 +144,7 @@ export class WebhookOperations {
   async deliveries(id: string, query: unknown): Promise<{ deliveries: DeliveryView[] }> {
     const { limit } = parse(deliveriesQuery, query);
     await this.find(id);
-    const list = await this.store.listDeliveries(id, limit);
+    const list = await this.store.events.listDeliveries(id, limit);
     return {
       deliveries: list.map((d) => ({
         event_id: d.event_id,
@@ -160,7 +160,7 @@ export class WebhookOperations {
   }
 
   private async find(id: string): Promise<Endpoint> {
-    const endpoint = await this.store.getEndpoint(id);
+    const endpoint = await this.store.events.getEndpoint(id);
     if (!endpoint) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
     return endpoint;
   }

@@ -125,7 +125,7 @@ export async function createAccount(
   };
   if (data.external_ids !== undefined && Object.keys(data.external_ids).length > 0)
     account.external_ids = data.external_ids;
-  await store.createAccount(account);
+  await store.accounts.createAccount(account);
   return { account: publicAccount(account), api_key: apiKey };
 }
 
@@ -149,7 +149,7 @@ export async function updateAccount(
 ): Promise<Account> {
   checkPlan(plans, patch.plan ?? current.plan, patch.limit === undefined ? current.limit : patch.limit);
   const { external_ids: ids, ...rest } = patch;
-  const updated = await store.updateAccount(
+  const updated = await store.accounts.updateAccount(
     current.id,
     ids === undefined ? rest : { ...rest, external_ids: mergedIds(current.external_ids, ids) },
   );
@@ -160,7 +160,7 @@ export async function updateAccount(
 /** Replaces the key; the old one stops working at once on this instance, within a second elsewhere. */
 export async function rotateKey(store: Store, id: string): Promise<{ account: Account; api_key: string }> {
   const apiKey = generateKey();
-  const updated = await store.updateAccount(id, { key_hash: hashKey(apiKey) });
+  const updated = await store.accounts.updateAccount(id, { key_hash: hashKey(apiKey) });
   if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
   return { account: publicAccount(updated), api_key: apiKey };
 }

@@ -44,7 +44,7 @@ async function hasAnyAccount(store: Store): Promise<boolean> {
   // A page may be empty while `next` is not null (the store bounds one call's work): follow it.
   let after: string | null = null;
   do {
-    const page = await store.listAccounts({}, after, 1);
+    const page = await store.accounts.listAccounts({}, after, 1);
     if (page.accounts.length > 0) return true;
     after = page.next;
   } while (after !== null);
@@ -55,7 +55,7 @@ async function hasAnyAccount(store: Store): Promise<boolean> {
 async function findDemo(store: Store, plan: string): Promise<string | null> {
   let after: string | null = null;
   do {
-    const page = await store.listAccounts({ plan, status: 'active', label: demoLabel(plan) }, after, 100);
+    const page = await store.accounts.listAccounts({ plan, status: 'active', label: demoLabel(plan) }, after, 100);
     const found = page.accounts.find((a) => a.label === demoLabel(plan));
     if (found) return found.id;
     after = page.next;

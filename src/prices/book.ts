@@ -87,7 +87,7 @@ export class PriceBook {
     private readonly seed?: () => Promise<unknown>,
     private readonly events?: BookEvents,
   ) {
-    store.subscribe((event) => {
+    store.coordination.subscribe((event) => {
       if (event.type === 'prices') this.load().catch((err: unknown) => log.error({ err }, 'reloading prices failed'));
     });
   }
@@ -96,10 +96,10 @@ export class PriceBook {
     // Loads can overlap (announcements arrive back to back); the one started last read the
     // newest history, so an earlier one that finishes after it must not overwrite it.
     const ticket = ++this.loadsStarted;
-    let history = await this.store.listPriceSets();
+    let history = await this.store.prices.listPriceSets();
     if (history.length === 0 && this.seed) {
       await this.seed();
-      history = await this.store.listPriceSets();
+      history = await this.store.prices.listPriceSets();
     }
     if (ticket < this.loadApplied) return;
     this.loadApplied = ticket;
@@ -118,14 +118,14 @@ export class PriceBook {
    * by an operator or by the upstream poller. Every other instance reloads on the announcement.
    */
   async publish(set: PriceSet): Promise<void> {
-    const change = await this.store.putPriceSet(set, true);
+    const change = await this.store.prices.putPriceSet(set, true);
     if (change) await this.events?.published([{ set, seq: change.seq }]);
     await this.load();
   }
 
   /** `publish` for many sets: stored and announced at once, so none is current on the way. */
   async publishMany(sets: PriceSet[]): Promise<void> {
-    const changes = await this.store.putPriceSets(sets, true);
+    const changes = await this.store.prices.putPriceSets(sets, true);
     const byDate = new Map(sets.map((s) => [s.effective_date, s]));
     const told = changes.flatMap((c: PriceChange) => {
       const set = byDate.get(c.effective_date);

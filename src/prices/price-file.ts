@@ -59,7 +59,7 @@ export function readPriceFiles(files: readonly string[]): PriceSet[] {
 export async function loadPriceFiles(store: Store, files: readonly string[], replace: boolean): Promise<number> {
   // One announcement for the whole history: instances reload once, not once per set. Async, so
   // a bad file is a rejection (the watcher catches it), never a throw.
-  return (await store.putPriceSets(readPriceFiles(files), replace)).length;
+  return (await store.prices.putPriceSets(readPriceFiles(files), replace)).length;
 }
 
 /**

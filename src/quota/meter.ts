@@ -73,7 +73,7 @@ export class Meter {
       },
     });
     this.unknown = new LRUCache({ max: MAX_UNKNOWN, ttl: Math.max(1, opts.cache.negative_ttl_ms) });
-    opts.store.subscribe((event) => {
+    opts.store.coordination.subscribe((event) => {
       if (event.type !== 'account') return;
       this.generation++;
       // '*': announcements may have been missed (the subscription was down), so trust nothing cached.
@@ -99,7 +99,7 @@ export class Meter {
       if (entry === null) return { kind: 'unknown' };
       if (entry.account.status !== 'active') return { kind: 'inactive' };
       const day = this.today();
-      const result = await this.opts.store.consume(entry.spec, day);
+      const result = await this.opts.store.counting.consume(entry.spec, day);
       if (result.kind !== 'changed') {
         return result.kind === 'inactive' ? result : { kind: result.kind, entry, used: result.used, day };
       }
@@ -110,7 +110,7 @@ export class Meter {
 
   /** Takes back a request counted by `consume` whose answer failed (a pass-through the origin failed). */
   refund(entry: AccountEntry, day: string): Promise<void> {
-    return this.opts.store.refund(entry.account.id, entry.allowance.period.id, day);
+    return this.opts.store.counting.refund(entry.account.id, entry.allowance.period.id, day);
   }
 
   /** The ledger's day now (YYYY-MM-DD in the configured zone). */
@@ -120,7 +120,7 @@ export class Meter {
 
   /** The account's periods overlapping [fromMs, toMs), with their days (the usage history). */
   async periods(entry: AccountEntry, fromMs: number, toMs: number): Promise<PeriodRecord[]> {
-    return (await this.opts.store.periodRecords([entry.account.id], fromMs, toMs))[0] ?? [];
+    return (await this.opts.store.counting.periodRecords([entry.account.id], fromMs, toMs))[0] ?? [];
   }
 
   /**
@@ -151,7 +151,7 @@ export class Meter {
    */
   consumeInto(entry: AccountEntry, receiver: ConsumeReceiver): string {
     const day = this.today();
-    this.opts.store.consumeInto(entry.spec, day, receiver);
+    this.opts.store.counting.consumeInto(entry.spec, day, receiver);
     return day;
   }
 
@@ -164,7 +164,7 @@ export class Meter {
     const entry = await this.entry(keyHash);
     if (entry === null) return { kind: 'unknown' };
     if (entry.account.status !== 'active') return { kind: 'inactive' };
-    const used = await this.opts.store.usage(entry.account.id, entry.allowance.period.id);
+    const used = await this.opts.store.counting.usage(entry.account.id, entry.allowance.period.id);
     return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
 
@@ -215,7 +215,7 @@ export class Meter {
    */
   private async load(keyHash: string): Promise<AccountEntry | null> {
     const generation = this.generation;
-    const account = await this.opts.store.findByKeyHash(keyHash);
+    const account = await this.opts.store.accounts.findByKeyHash(keyHash);
     const current = generation === this.generation;
     if (account) return this.remember(keyHash, account, this.opts.now(), current);
     if (current && this.opts.cache.negative_ttl_ms > 0) this.unknown.set(keyHash, true);

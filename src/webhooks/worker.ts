@@ -113,7 +113,7 @@ export class WebhookWorker {
     while (!this.stopped) {
       const want = Math.min(CLAIM_AT_ONCE, MAX_IN_FLIGHT - this.inFlight.size);
       if (want <= 0) return;
-      const claimed = await this.store.claimDeliveries(
+      const claimed = await this.store.events.claimDeliveries(
         this.holder,
         this.now(),
         leaseMs(this.config.webhooks.timeout_ms),
@@ -171,7 +171,7 @@ export class WebhookWorker {
         { ...line, error: sent.error, next_attempt_ms: nextAttemptMs },
         'webhook delivery failed; will retry',
       );
-    await this.store
+    await this.store.events
       .recordAttempt(delivery.id, this.holder, {
         status: sent.status,
         error: sent.error,
@@ -190,15 +190,15 @@ export class WebhookWorker {
   /** Crossings left behind by a gateway that died between counting and moving them (Redis). */
   private async sweep(): Promise<void> {
     const now = this.now();
-    if (this.store.kind !== 'redis' || now - this.lastSweepMs < SWEEP_EVERY_MS) return;
+    if (!this.store.capabilities.crossingsCanBeStranded || now - this.lastSweepMs < SWEEP_EVERY_MS) return;
     this.lastSweepMs = now;
-    if (!(await this.store.lease(SWEEP_LEASE, this.holder, SWEEP_EVERY_MS))) return;
-    const found = await this.store.recoverCrossings((id, period) => this.contextOf(id, period));
+    if (!(await this.store.coordination.lease(SWEEP_LEASE, this.holder, SWEEP_EVERY_MS))) return;
+    const found = await this.store.counting.recoverCrossings((id, period) => this.contextOf(id, period));
     if (found > 0) this.log.info({ found }, 'moved usage threshold events left behind to the outbox');
   }
 
   private async contextOf(accountId: string, periodId: string): Promise<ThresholdContext | null> {
-    const account = await this.store.getAccount(accountId);
+    const account = await this.store.accounts.getAccount(accountId);
     if (!account) return null;
     try {
       const a = allowanceFor(account, this.config.plans, this.config.time_zone, Number(periodId));

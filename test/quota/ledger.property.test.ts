@@ -181,7 +181,7 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
     perPeriod.set(p, (perPeriod.get(p) ?? 0) + 1);
     perDay.set(`${id} ${c.day}`, (perDay.get(`${id} ${c.day}`) ?? 0) + 1);
   }
-  const ledgers = await s1.periodRecords(live, 0, 8e15);
+  const ledgers = await s1.counting.periodRecords(live, 0, 8e15);
   const seenPeriods = new Map<string, number>();
   for (const [i, records] of ledgers.entries()) {
     for (const r of records) {

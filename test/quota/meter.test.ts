@@ -12,15 +12,22 @@ class HeldLookups extends MemoryStore {
   held: Array<() => void> = [];
   usageReads = 0;
   lookups = 0;
-  override async findByKeyHash(keyHash: string): Promise<StoredAccount | null> {
-    this.lookups++;
-    const answer = await super.findByKeyHash(keyHash);
-    await new Promise<void>((resolve) => this.held.push(resolve));
-    return answer;
-  }
-  override async usage(accountId: string, periodId: string): Promise<number> {
-    this.usageReads++;
-    return super.usage(accountId, periodId);
+  constructor(...args: ConstructorParameters<typeof MemoryStore>) {
+    super(...args);
+    const accounts = this.accounts;
+    const find = accounts.findByKeyHash.bind(accounts);
+    accounts.findByKeyHash = async (keyHash: string): Promise<StoredAccount | null> => {
+      this.lookups++;
+      const answer = await find(keyHash);
+      await new Promise<void>((resolve) => this.held.push(resolve));
+      return answer;
+    };
+    const counting = this.counting;
+    const usage = counting.usage.bind(counting);
+    counting.usage = async (accountId: string, periodId: string): Promise<number> => {
+      this.usageReads++;
+      return usage(accountId, periodId);
+    };
   }
   release(): void {
     for (const r of this.held.splice(0)) r();
@@ -80,7 +87,7 @@ t.test('a key created while a lookup for it was in flight is not refused afterwa
     revision: 1,
     key_hash: hashKey(key),
   };
-  await store.createAccount(account);
+  await store.accounts.createAccount(account);
   const late = meter.consume(hashKey(key));
   await settle();
   store.release();
@@ -106,7 +113,7 @@ t.test('an account read before a change is announced is not cached', async (t) =
   const hash = hashKey(api_key);
   const first = meter.identify(hash);
   await settle();
-  await store.updateAccount(account.id, { status: 'inactive' });
+  await store.accounts.updateAccount(account.id, { status: 'inactive' });
   store.release();
   t.equal(await first, 'active', 'the in-flight read predates the change');
   t.equal(meter.knowsActive(hash), false, 'but it was not cached as active');
