@@ -181,7 +181,14 @@ export async function runOperate(config: Config, args: Args, log: Logger): Promi
   const priceEvents = new PriceEvents(store.events, config.prices.source_name, systemClock.now, log);
   // Sets taking effect are told of by the gateways, on their clocks, not by a passing command.
   const bookEvents = { published: (sets: Published[]) => priceEvents.published(sets), effective: () => undefined };
-  const book = new PriceBook(store, bookOptions(config), systemClock, log, undefined, bookEvents);
+  const book = new PriceBook(
+    { prices: store.prices, coordination: store.coordination },
+    bookOptions(config),
+    systemClock,
+    log,
+    undefined,
+    bookEvents,
+  );
   try {
     await book.load();
     // Audit lines go to stderr with the CLI's other logs (stdout is the JSON answer).

@@ -37,7 +37,9 @@ class HeldLookups extends MemoryStore {
 const config = loadConfig({ env: {} });
 const meterFor = (store: MemoryStore) =>
   new Meter({
-    store,
+    accounts: store.accounts,
+    counting: store.counting,
+    coordination: store.coordination,
     plans: config.plans,
     zone: config.time_zone,
     now: () => NOW,
@@ -50,7 +52,7 @@ t.test('concurrent requests for one uncached key share one lookup', async (t) =>
   const store = new HeldLookups(() => NOW);
   const meter = meterFor(store);
   const { api_key } = await createAccount(
-    store,
+    store.accounts,
     config.plans,
     { plan: 'starter', label: '', status: 'active', limit: null },
     NOW,
@@ -105,7 +107,7 @@ t.test('an account read before a change is announced is not cached', async (t) =
   const store = new HeldLookups(() => NOW);
   const meter = meterFor(store);
   const { api_key, account } = await createAccount(
-    store,
+    store.accounts,
     config.plans,
     { plan: 'starter', label: '', status: 'active', limit: null },
     NOW,
@@ -123,7 +125,7 @@ t.test('identify answers without reading usage', async (t) => {
   const store = new HeldLookups(() => NOW);
   const meter = meterFor(store);
   const { api_key } = await createAccount(
-    store,
+    store.accounts,
     config.plans,
     { plan: 'starter', label: '', status: 'active', limit: null },
     NOW,

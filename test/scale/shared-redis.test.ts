@@ -45,7 +45,7 @@ async function exactlyOnce(t: Test, file: string): Promise<void> {
   const store = storeFor(t, file);
   const config = loadConfig({ file, env: {} });
   const { account, api_key } = await createAccount(
-    store,
+    store.accounts,
     config.plans,
     { plan: 'developer', label: 'scale', status: 'active', limit: null },
     Date.now(),
@@ -178,7 +178,7 @@ t.test(
     const store = storeFor(t, file);
     const config = loadConfig({ file, env: {} });
     const { account, api_key } = await createAccount(
-      store,
+      store.accounts,
       config.plans,
       { plan: 'enterprise', label: 'faults', status: 'active', limit: 1_000_000 },
       Date.now(),
