@@ -5,10 +5,10 @@ import type { Config } from '../config/config-schema.js';
 import { EVENT_TYPES, eventId, outboxEvent } from '../events/event.js';
 import { newSecret } from '../events/signing.js';
 import { GatewayError } from '../failures.js';
-import { describeIssues } from '../prices/price-set-schema.js';
 import type { AccountStore, Delivery, Endpoint, EventStore } from '../store/store.js';
 import { checkedAddress, RefusedAddress } from '../webhooks/send.js';
 import type { Audit } from './audit.js';
+import { parse } from './input.js';
 
 // The old secret keeps signing beside the new one this long after a rotation.
 const ROTATION_GRACE_MS = 86_400_000;
@@ -20,13 +20,6 @@ const createInput = z.strictObject({
   description: z.string().max(500).nullable().optional(),
 });
 const deliveriesQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });
-
-function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  const r = schema.safeParse(body);
-  if (r.success) return r.data;
-  const lines = describeIssues(r.error);
-  throw new GatewayError('BAD_REQUEST', lines.join('; '), lines);
-}
 
 /** An endpoint as the admin API shows it: never its secrets. */
 export interface EndpointView {
