@@ -15,7 +15,7 @@ import {
 } from '../keys/accounts.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
-import type { Account, Grant, Store } from '../store/store.js';
+import type { Account, AccountStore, CountingStore, Grant } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { accountInput, parse } from './input.js';
 import { encodeCursor, listAccountsQuery } from './list-query.js';
@@ -26,12 +26,9 @@ export interface AccountView {
 }
 
 export interface AccountOperationsDeps {
-  /**
-   * Accounts (AccountStore) and their counters (CountingStore: usage, plan changes). The whole
-   * Store only because keys/accounts.ts's createAccount, updateAccount and rotateKey still take
-   * it; name the two concerns here once those helpers do.
-   */
-  store: Store;
+  accounts: AccountStore;
+  /** The accounts' counters: usage, plan changes. */
+  counting: CountingStore;
   plans: Config['plans'];
   zone: string;
   clock: Clock;
@@ -46,7 +43,8 @@ export interface AccountOperationsDeps {
  * (a remote address, or "cli").
  */
 export class AccountOperations {
-  private readonly store: Store;
+  private readonly accounts: AccountStore;
+  private readonly counting: CountingStore;
   private readonly plans: Config['plans'];
   private readonly zone: string;
   private readonly clock: Clock;
@@ -55,7 +53,8 @@ export class AccountOperations {
 
   constructor(deps: AccountOperationsDeps) {
     this.retentionMs = deps.retentionMs;
-    this.store = deps.store;
+    this.accounts = deps.accounts;
+    this.counting = deps.counting;
     this.plans = deps.plans;
     this.zone = deps.zone;
     this.clock = deps.clock;
@@ -64,7 +63,7 @@ export class AccountOperations {
 
   async createAccount(body: unknown, from: string): Promise<{ account: Account; api_key: string }> {
     const created = await createAccount(
-      this.store,
+      this.accounts,
       this.plans,
       accountInput(createAccountInput, body, this.plans),
       this.clock.now(),
@@ -81,7 +80,7 @@ export class AccountOperations {
   /** One page of accounts, in id order; follow `next_cursor` until it is null. Never a key or key hash. */
   async listAccounts(query: unknown): Promise<{ accounts: Account[]; next_cursor: string | null }> {
     const { filter, after, limit } = parse(listAccountsQuery, query);
-    const page = await this.store.listAccounts(filter, after, limit);
+    const page = await this.accounts.listAccounts(filter, after, limit);
     return {
       accounts: page.accounts.map(publicAccount),
       next_cursor: page.next === null ? null : encodeCursor(page.next),
@@ -90,7 +89,7 @@ export class AccountOperations {
 
   /** Removes the account: its key stops working on every instance (the store announces it). */
   async deleteAccount(id: string, from: string): Promise<{ account: Account }> {
-    const deleted = await this.store.deleteAccount(id);
+    const deleted = await this.accounts.deleteAccount(id);
     if (!deleted) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     this.audit({
       action: 'account.delete',
@@ -102,10 +101,10 @@ export class AccountOperations {
   }
 
   async showAccount(id: string): Promise<AccountView> {
-    const stored = await this.store.getAccount(id);
+    const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const a = allowanceFor(stored, this.plans, this.zone, this.clock.now());
-    const used = await this.store.usage(stored.id, a.period.id);
+    const used = await this.counting.usage(stored.id, a.period.id);
     return {
       account: publicAccount(stored),
       usage: usageObject(a, used),
@@ -114,7 +113,7 @@ export class AccountOperations {
 
   async patchAccount(id: string, body: unknown, from: string): Promise<{ account: Account }> {
     const patch = accountInput(patchAccountInput, body, this.plans);
-    const stored = await this.store.getAccount(id);
+    const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     // A converted trial is a computed state; the first change writes it down, so the change
     // neither restarts the billing cycle from the trial's start nor resets requests_used.
@@ -127,7 +126,7 @@ export class AccountOperations {
     const materialised = a?.converted
       ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...limited }
       : limited;
-    const account = await updateAccount(this.store, this.plans, stored, materialised);
+    const account = await updateAccount(this.accounts, this.plans, stored, materialised);
     await this.recordPlanChange(account, a);
     const fields = Object.keys(materialised) as Array<keyof typeof materialised>;
     const pick = (a: Account): Record<string, unknown> => Object.fromEntries(fields.map((f) => [f, a[f]]));
@@ -137,7 +136,7 @@ export class AccountOperations {
   }
 
   async rotateKey(id: string, from: string): Promise<{ account: Account; api_key: string }> {
-    const rotated = await rotateKey(this.store, id);
+    const rotated = await rotateKey(this.accounts, id);
     this.audit({ action: 'account.rotate_key', account_id: id, from });
     return rotated;
   }
@@ -148,7 +147,7 @@ export class AccountOperations {
    */
   async grant(id: string, body: unknown, from: string): Promise<{ grant: PublicGrant }> {
     const input = parse(grantInput, body);
-    const stored = await this.store.accounts.getAccount(id);
+    const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const a = this.allowance(stored);
     if (a === null)
@@ -166,7 +165,7 @@ export class AccountOperations {
       period_started_at: period.startedAt,
       created_at: new Date(now).toISOString(),
     };
-    const updated = await this.store.accounts.addGrant(id, grant, {
+    const updated = await this.accounts.addGrant(id, grant, {
       record: { plan: a.plan, kind: period.kind, startMs: period.startMs, endMs: period.endMs },
       limit: a.limit - a.granted,
       expireAtMs: period.endMs + this.retentionMs,
@@ -180,7 +179,7 @@ export class AccountOperations {
 
   /** The account's grants of the periods within retention, oldest first, each naming its period. */
   async listGrants(id: string): Promise<{ grants: PublicGrant[] }> {
-    const stored = await this.store.accounts.getAccount(id);
+    const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     return { grants: (stored.grants ?? []).map(publicGrant) };
   }
@@ -197,7 +196,7 @@ export class AccountOperations {
     const limit = after.limit - after.granted;
     if (samePeriod && before.plan === after.plan && before.limit - before.granted === limit) return;
     const now = this.clock.now();
-    await this.store.recordPlanChange(account.id, before.period.id, now, {
+    await this.counting.recordPlanChange(account.id, before.period.id, now, {
       plan: after.plan,
       limit,
       endMs: samePeriod ? after.period.endMs : now,
@@ -206,7 +205,7 @@ export class AccountOperations {
     // land on the record of an earlier one that did too (the first trial day). Its counter goes
     // on under the new plan, so its record must say so, and end where the new period ends.
     if (!samePeriod)
-      await this.store.recordPlanChange(account.id, after.period.id, now, {
+      await this.counting.recordPlanChange(account.id, after.period.id, now, {
         plan: after.plan,
         limit,
         endMs: after.period.endMs,

@@ -7,7 +7,7 @@
 import type { Config } from '../config/config-schema.js';
 import { allowanceFor } from '../quota/allowance.js';
 import { dayTotals } from '../quota/day-totals.js';
-import type { PeriodRecord, Store, StoredAccount } from '../store/store.js';
+import type { AccountStore, CountingStore, PeriodRecord, StoredAccount } from '../store/store.js';
 import type { DayRange } from '../time/days.js';
 import { formatInZone } from '../time/zone.js';
 import { accountPages, type ExportedAccount, patiently } from './export-accounts.js';
@@ -194,7 +194,7 @@ export function usageExport(
   kind: 'days' | 'periods',
   q: ExportQuery,
   only: ExportedAccount | null,
-  store: Store,
+  store: { accounts: AccountStore; counting: CountingStore },
   config: Config,
   now: () => number,
 ): UsageExport {
