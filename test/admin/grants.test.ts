@@ -66,6 +66,12 @@ t.test(
     const shown = await adminCall(gw, 'GET', `/admin/accounts/${account.id}`);
     t.match(shown.body.usage, { requests_used: 5, request_limit: 15, requests_remaining: 10 });
     t.notOk('grants' in shown.body.account, 'the account object is as before');
+    const history = await gw.get('/fuel-api/api/usage-history.php?from=2026-11-23&to=2026-11-23', {
+      headers: { 'X-API-Key': key },
+    });
+    t.match(((await history.json()) as { periods: Usage[] }).periods, [
+      { requests_used: 5, request_limit: 15, requests_remaining: 10, period_started_at: START },
+    ]);
     const listed = await adminCall(gw, 'GET', `/admin/accounts/${account.id}/grants`);
     t.equal(listed.status, 200);
     t.same(listed.body, { grants: [posted.body.grant, second.body.grant] }, 'oldest first, each with its period');
