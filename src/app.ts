@@ -154,6 +154,7 @@ async function assemble(
     now: clock.now,
     cache: config.limits.account_cache,
     retentionMs: retentionMs(config),
+    keyWarningMs: config.keys.expiry_warning_days * 86_400_000,
   });
   const t = config.limits.invalid_key_throttle;
   const rule = { maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 };

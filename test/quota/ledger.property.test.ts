@@ -112,6 +112,7 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
       now: clock.now,
       cache: config.limits.account_cache,
       retentionMs: retentionMs(config),
+      keyWarningMs: 7 * 86_400_000,
     });
   const meters = [meterOf(s0), meterOf(s1)];
   const audit = (): void => undefined;

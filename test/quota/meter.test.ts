@@ -37,6 +37,7 @@ const meterFor = (store: MemoryStore) =>
     now: () => NOW,
     cache: config.limits.account_cache,
     retentionMs: 0,
+    keyWarningMs: 7 * 86_400_000,
   });
 const settle = () => new Promise((r) => setImmediate(r));
 
