@@ -2,15 +2,7 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isValidTimeZone } from '../time/zone.js';
 import { billing } from './billing-config.js';
-import {
-  adminListenerProblem,
-  isAddressOrRange,
-  isOrigin,
-  listener,
-  nonNegInt,
-  posInt,
-  redisNode,
-} from './fields.js';
+import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
 import { keys, messages } from './keys-config.js';
 import { upstream } from './upstream.js';
 import { webhooks } from './webhooks-config.js';

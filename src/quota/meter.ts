@@ -3,7 +3,16 @@ import type { Config } from '../config/config-schema.js';
 import { alertList, firstCount } from '../events/event.js';
 import { KeyGate, type KeyRefusal } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
-import type { ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount, StoredKey } from '../store/store.js';
+import type {
+  AccountStore,
+  ConsumeReceiver,
+  ConsumeSpec,
+  CoordinationStore,
+  CountingStore,
+  PeriodRecord,
+  StoredAccount,
+  StoredKey,
+} from '../store/store.js';
 import { DayClock } from '../time/days.js';
 import { type Allowance, allowanceFor } from './allowance.js';
 import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
@@ -53,7 +62,10 @@ const MAX_UNKNOWN = 10_000;
 const MAX_ATTEMPTS = 3;
 
 export interface MeterOptions {
-  store: Store;
+  accounts: AccountStore;
+  counting: CountingStore;
+  /** Account announcements: a changed or deleted account leaves the cache. */
+  coordination: CoordinationStore;
   plans: Config['plans'];
   zone: string;
   now: () => number;
@@ -88,7 +100,7 @@ export class Meter {
       },
     });
     this.unknown = new LRUCache({ max: MAX_UNKNOWN, ttl: Math.max(1, opts.cache.negative_ttl_ms) });
-    opts.store.subscribe((event) => {
+    opts.coordination.subscribe((event) => {
       if (event.type !== 'account') return;
       this.generation++;
       // '*': announcements may have been missed (the subscription was down), so trust nothing cached.
@@ -117,7 +129,7 @@ export class Meter {
       if (reason !== null) return { kind: 'refused', reason, entry };
       const day = this.today();
       this.touch(entry, day);
-      const result = await this.opts.store.consume(entry.spec, day);
+      const result = await this.opts.counting.consume(entry.spec, day);
       if (result.kind !== 'changed') {
         return result.kind === 'inactive' ? result : { kind: result.kind, entry, used: result.used, day };
       }
@@ -128,7 +140,7 @@ export class Meter {
 
   /** Takes back a request counted by `consume` whose answer failed (a pass-through the origin failed). */
   refund(entry: AccountEntry, day: string): Promise<void> {
-    return this.opts.store.refund(entry.account.id, entry.allowance.period.id, day);
+    return this.opts.counting.refund(entry.account.id, entry.allowance.period.id, day);
   }
 
   /** The ledger's day now (YYYY-MM-DD in the configured zone). */
@@ -138,7 +150,7 @@ export class Meter {
 
   /** The account's periods overlapping [fromMs, toMs), with their days (the usage history). */
   async periods(entry: AccountEntry, fromMs: number, toMs: number): Promise<PeriodRecord[]> {
-    return (await this.opts.store.periodRecords([entry.account.id], fromMs, toMs))[0] ?? [];
+    return (await this.opts.counting.periodRecords([entry.account.id], fromMs, toMs))[0] ?? [];
   }
 
   /**
@@ -170,7 +182,7 @@ export class Meter {
   consumeInto(entry: AccountEntry, receiver: ConsumeReceiver): string {
     const day = this.today();
     if (entry.key.last_used_on !== day) this.touch(entry, day);
-    this.opts.store.consumeInto(entry.spec, day, receiver);
+    this.opts.counting.consumeInto(entry.spec, day, receiver);
     return day;
   }
 
@@ -196,7 +208,7 @@ export class Meter {
     if (entry.account.status !== 'active') return { kind: 'inactive' };
     const reason = check?.(entry) ?? null;
     if (reason !== null) return { kind: 'refused', reason, entry };
-    const used = await this.opts.store.usage(entry.account.id, entry.allowance.period.id);
+    const used = await this.opts.counting.usage(entry.account.id, entry.allowance.period.id);
     return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
 
@@ -225,7 +237,9 @@ export class Meter {
     const cached = this.accounts.get(keyHash);
     if (cached !== undefined) {
       this.hits++;
-      return now < cached.allowance.period.endMs ? cached : this.remember(keyHash, cached.account, now, true, cached.key);
+      return now < cached.allowance.period.endMs
+        ? cached
+        : this.remember(keyHash, cached.account, now, true, cached.key);
     }
     if (this.unknown.has(keyHash)) {
       this.hits++;
@@ -250,9 +264,11 @@ export class Meter {
    */
   private async load(keyHash: string): Promise<AccountEntry | null> {
     const generation = this.generation;
-    const found = await this.opts.store.keys.findByKeyHash(keyHash);
+    const account = await this.opts.accounts.findByKeyHash(keyHash);
     const current = generation === this.generation;
-    if (found) return this.remember(keyHash, found.account, this.opts.now(), current, found.key);
+    // The account carries every key; the entry is the one of this hash (findByKeyHash found it there).
+    const key = account?.keys.find((k) => k.key_hash === keyHash);
+    if (account && key) return this.remember(keyHash, account, this.opts.now(), current, key);
     if (current && this.opts.cache.negative_ttl_ms > 0) this.unknown.set(keyHash, true);
     return null;
   }

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
-import { NOW } from '../helpers/fixtures.js';
 import type { TestContext } from '../helpers/context.js';
+import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
@@ -131,7 +131,7 @@ t.test('rotation with a grace: both keys work until the grace ends, then the old
   t.match(logs, /"grace_s":3600/, 'and the grace');
 });
 
-t.test("rotate-key keeps its meaning for one key, takes grace_s, and answers 409 for several", async (t) => {
+t.test('rotate-key keeps its meaning for one key, takes grace_s, and answers 409 for several', async (t) => {
   const { gw, clock, id, key } = await setUp(t);
   const once = await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`);
   t.equal(once.status, 200);
