@@ -160,7 +160,8 @@ async function assemble(
   // Shared through Redis, so N instances behind a balancer do not give a scanner N times the tries.
   const share =
     store.kind === 'redis'
-      ? (address: string): void => void store.reportInvalidKey(address, rule).catch(() => undefined)
+      ? (address: string, attempts: number): void =>
+          void store.coordination.reportInvalidKey(address, rule, attempts).catch(() => undefined)
       : undefined;
   const throttle = new InvalidKeyThrottle(rule, clock.now, share);
   store.subscribe((event) => {
