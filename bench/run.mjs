@@ -182,7 +182,9 @@ function machine() {
 function commit(root = ROOT) {
   const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
   const dirty =
-    execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], { cwd: root })
+    execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json', ':!bench/RESULTS.md'], {
+      cwd: root,
+    })
       .toString()
       .trim() !== '';
   return dirty ? `${sha} + uncommitted changes` : sha;
@@ -396,7 +398,8 @@ async function comparison(scaling) {
   await measure(targets, redis?.pid, redis?.port);
   const out = table(targets);
   console.log(`\n${out}`);
-  const kind = `${scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison'}${before ? ', before and after' : ''}`;
+  const some = option('rows', '') ? `, rows ${rows.join(',')}` : '';
+  const kind = `${scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison'}${some}${before ? ', before and after' : ''}`;
   const against = before ? ` Before: commit ${commit(before)} (${before}).` : '';
   return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${kind}\n\nCommit ${commit()}.${against} Machine: ${machine()}.\n${setup}; medians; × bare is the median of per-round ratios to the bare server on the same endpoint; CPU per request is user + system time over all rounds.\n\n${out}\n`;
 }
