@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { FAILURE_STATUS, GatewayError, isGatewayError } from '../failures.js';
 import { canonicalIp } from '../http/client.js';
-import { headProblem } from '../http/public-server.js';
+import { headProblem } from '../http/request.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
@@ -123,6 +123,16 @@ export function adminHandler(
       method: 'POST',
       pattern: /^\/admin\/accounts\/([\w-]+)\/rotate-key$/,
       handler: async (c) => [200, await ops.accounts.rotateKey(id(c), c.from)],
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/grants$/,
+      handler: async (c) => [201, await ops.accounts.grant(id(c), await c.body(), c.from)],
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/grants$/,
+      handler: async (c) => [200, await ops.accounts.listGrants(id(c))],
     },
     {
       method: 'PUT',
@@ -257,6 +267,8 @@ export function adminHandler(
       'Content-Type': e.contentType,
       'Cache-Control': 'no-store',
       'X-Content-Type-Options': 'nosniff',
+      // The name is dates only (validated), so it needs no quoting beyond the quotes.
+      ...(e.filename !== null && { 'Content-Disposition': `attachment; filename="${e.filename}"` }),
     });
     await e.writeTo(res);
     res.end();
