@@ -20,7 +20,7 @@ t.test(
     let stopLoad!: () => void;
     const until$ = new Promise<void>((r) => (stopLoad = r));
     const running = load(`${ready.public}${SIMPLE}`, key, 4, { until: until$, pauseMs: 5 });
-    await sleep(1000);
+    await until('the load to be counted', async () => (await topo.used(id)) > 50, 10_000);
     const pid = Number(/process_id:(\d+)/.exec(await redis('INFO', 'server'))?.[1]);
     const before = await topo.used(id);
     t.ok(before > 50, `counted before the restart: ${before}`);
@@ -36,6 +36,7 @@ t.test(
       },
       20_000,
     );
+    // The load runs on a while after the resume: requests counted after it are the setup.
     await sleep(1000);
     stopLoad();
     const result = await running;
