@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { serverName, serverStats } from '../../src/topology/haproxy.js';
 import { load, SIMPLE, servedLines, sleep, startTopology, until } from '../helpers/topology.js';
 
 // Redis restarted, and one gateway cut off from it, while clients keep sending.
@@ -70,7 +72,15 @@ t.test('an unready gateway (its Redis user shut out) is taken out of rotation, a
   t.teardown(() => redis('ACL', 'SETUSER', 'gateway-2', 'on'));
   const unreadyMs = await until('gateway-2 /readyz is 503', async () => (await readyz(victim.port)) === 503, 10_000);
   // HAProxy checks every 500 ms and takes a server out after two failures: 2 s is the bound.
-  await sleep(2000);
+  const lb = join(topo.stateDir, 'haproxy.sock');
+  await until(
+    'the balancer to take gateway-2 out',
+    async () => {
+      const status = (await serverStats(lb)).get(serverName(1))?.status ?? '';
+      return status.startsWith('DOWN');
+    },
+    2000,
+  );
   const served = servedLines(log);
   const result = await load(`${ready.public}${SIMPLE}`, key, 4, { count: 200 });
   t.equal(result.ok(), 200, 'every request answered 200 by the other gateways');
