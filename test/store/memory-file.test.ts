@@ -80,7 +80,7 @@ t.test('a crash loses at most the last second of counts', async (t) => {
   const { id, key } = await createKey(first);
   await requests(t, first, key, 5);
   // The store's flush timer (a second) writes the counts: wait until the file holds them, within a bound.
-  await waitFor('the counts to reach the file', () => onDisk(state, id) === 5, 2000);
+  await waitFor('the counts to reach the file', () => onDisk(state, id) === 5, 1300);
   first.child.kill('SIGKILL');
   await new Promise((r) => first.child.once('exit', r));
   const second = await gatewayProcess(t, config);

@@ -167,11 +167,11 @@ t.test(
     await t.rejects(store.accounts.createAccount(storedAccount()), 'the change is not confirmed');
     await store.counting.consume(consumeSpec(a), DAY);
     // The store's own flush timer (a second) writes the count: wait for its effect, not for the second.
-    await waitFor('a counter flush to fail', () => errors.length >= 1, 2000);
+    await waitFor('a counter flush to fail', () => errors.length >= 1, 1200);
     t.ok(errors.length >= 1, 'the failed flush was reported');
     // The folder is back: the next flush writes the count that failed before.
     rmSync(dir);
-    await waitFor('a later counter flush to write the file', () => existsSync(join(dir, 'store.json')), 2000);
+    await waitFor('a later counter flush to write the file', () => existsSync(join(dir, 'store.json')), 1200);
     const reopened = new MemoryStore(Date.now, join(dir, 'store.json'));
     t.equal(await reopened.counting.usage(a.id, 'p'), 1, 'the count reached the disk on a later flush');
     await reopened.close();
