@@ -1,10 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config-schema.js';
-import { alertList, firstCount } from '../events/event.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type { ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/store.js';
 import { DayClock } from '../time/days.js';
 import { type Allowance, allowanceFor } from './allowance.js';
+import { alertsFor } from './thresholds.js';
 import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
 
 /** A cached account with everything a request needs that stays fixed until its period ends. */
@@ -238,11 +238,11 @@ export class Meter {
       },
     };
     // Worked out once per account and period: the counts at which usage.threshold is raised.
-    const list = alertList(allowance.limit, this.opts.plans[allowance.plan]?.alert_thresholds ?? []);
-    if (list !== '') {
+    const percents = this.opts.plans[allowance.plan]?.alert_thresholds ?? [];
+    if (percents.length > 0) {
       const { period } = allowance;
       const context = { plan: allowance.plan, period_started_at: period.startedAt, period_ends_at: period.endsAt };
-      spec.alerts = { list, next: firstCount(list), context };
+      spec.alerts = alertsFor(allowance.limit, percents, context);
     }
     const entry: AccountEntry = {
       account,

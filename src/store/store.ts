@@ -27,6 +27,7 @@ export type {
   PeriodMeta,
   PeriodRecord,
   PlanChange,
+  Threshold,
 } from './counting/interface.js';
 export type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
 export type { PriceChange, PriceStore } from './prices/interface.js';

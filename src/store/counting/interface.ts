@@ -1,13 +1,20 @@
 import type { ThresholdContext } from '../../events/event.js';
 
+/** Raise `usage.threshold` for `percent` when the period's count reaches `count`. */
+export interface Threshold {
+  readonly count: number;
+  readonly percent: number;
+}
+
 /**
- * The usage thresholds of an account's period not yet seen reached (event.ts `alertList`), and
- * what their event says. The store drops the entries a reply shows reached, so once every
- * threshold is behind a request carries nothing for them.
+ * The usage thresholds of an account's period not yet seen reached (worked out by the quota
+ * layer, thresholds.ts), and what their event says. The store drops the entries a reply shows
+ * reached (alerts.ts `dropReached`), so once every threshold is behind a request carries nothing for them.
  */
 export interface Alerts {
-  list: string;
-  /** The first count of `list` (Infinity when empty). */
+  /** By count, lowest first. Replaced, never changed in place: a store may key an encoding on it. */
+  pending: readonly Threshold[];
+  /** The first count of `pending` (Infinity when empty): below it a request crosses nothing. */
   next: number;
   context: ThresholdContext;
 }

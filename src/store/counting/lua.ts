@@ -3,6 +3,7 @@
  * (which share the hash tag `{acct:ID}`), except a batched CONSUME, which is only sent batched to
  * a standalone Redis (redis-batch.ts); so every script runs unchanged on Redis Cluster.
  */
+import type { Threshold } from './interface.js';
 
 /**
  * The record of a period, as one argument of CONSUME: `PERIOD KIND START END PLAN` (unix ms; the
@@ -33,17 +34,42 @@ end
 `;
 
 /**
+ * CONSUME's argument layout, named once for the script text and its caller (redis-batch.ts).
+ * Request i (0-based) of a call has its keys at KEYS[CONSUME_KEYS·i + KEY.x] and its arguments
+ * at ARGV[CONSUME_ARGS·i + ARG.x] (1-based, as Lua counts); the call's own arguments follow the
+ * last request's, at ARGV[#ARGV − CONSUME_TAIL + TAIL.x].
+ */
+export const KEY = { account: 1, counter: 2, days: 3 } as const;
+export const CONSUME_KEYS = 3;
+export const ARG = { revision: 1, limit: 2, expiry: 3, record: 4, alerts: 5 } as const;
+export const CONSUME_ARGS = 5;
+export const TAIL = { day: 1, deadline: 2 } as const;
+export const CONSUME_TAIL = 2;
+
+/**
+ * The thresholds of a request as ARG.alerts carries them: `count:percent` pairs by count, e.g.
+ * `80:80,100:100` for a limit of 100; '' for none. The script reads the first count alone to
+ * know whether a request can cross anything.
+ */
+export function encodeThresholds(pending: readonly Threshold[]): string {
+  let out = '';
+  for (const t of pending) out += `${out === '' ? '' : ','}${t.count}:${t.percent}`;
+  return out;
+}
+
+/**
  * Counts a batch of metered requests in one call, each checked and counted independently of
  * the others, in order: a refused request leaves the count as it was, and requests of one
  * account in the same batch see each other's counts.
  *
- * For request i (1-based): KEYS[3i-2] account hash, KEYS[3i-1] counter of the period, KEYS[3i]
- * the period's days (its ledger and record); ARGV[5i-4] revision of the caller's copy, ARGV[5i-3]
- * limit, ARGV[5i-2] counter expiry (unix ms), ARGV[5i-1] the period's record (recordMeta),
- * ARGV[5i] thresholds not yet raised, `count:percent,…` by count ('' for none; see ALERT below);
- * then ARGV[#ARGV-1] the day (YYYY-MM-DD in the configured zone) of every request of the call;
- * the last ARGV is a deadline (unix ms in Redis' clock, 0 for none): a call Redis runs after it
- * counts nothing and fails with EXPIRED, since its caller has timed out and answered 503.
+ * Per request (layout above): KEY.account the account hash, KEY.counter the period's counter,
+ * KEY.days the period's days (its ledger and record); ARG.revision the revision of the caller's
+ * copy, ARG.limit the limit, ARG.expiry the counter's expiry (unix ms), ARG.record the period's
+ * record (recordMeta), ARG.alerts the thresholds not yet raised (encodeThresholds; see ALERT
+ * below). The call's TAIL.day is the day (YYYY-MM-DD in the configured zone) of every request
+ * of the call; TAIL.deadline is a deadline (unix ms in Redis' clock, 0 for none): a call Redis
+ * runs after it counts nothing and fails with EXPIRED, since its caller has timed out and
+ * answered 503.
  * Returns {code1, used1, code2, used2, ...}: code 0 ok (used after counting), 1 exhausted
  * (used ≥ limit), 2 inactive, 3 changed (the account is gone or at another revision); used is 0
  * for codes 2 and 3. Integers only: they cost Redis and the client the least to encode and parse.
@@ -70,46 +96,48 @@ end
  * sent with every request since only a crossing touches them.
  */
 export const CONSUME = `${OPENED}
-local deadline = tonumber(ARGV[#ARGV])
+local deadline = tonumber(ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.deadline}])
 if deadline > 0 then
   local now = redis.call('TIME')
   if now[1] * 1000 + math.floor(now[2] / 1000) > deadline then
     return redis.error_reply('EXPIRED the caller stopped waiting for this consume')
   end
 end
-local day = ARGV[#ARGV - 1]
+local day = ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.day}]
 local out = {}
-for i = 1, #KEYS / 3 do
-  local k, a = 3 * i, 5 * i
+for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
+  local k, a = ${CONSUME_KEYS} * i, ${CONSUME_ARGS} * i
+  local account, counter, days = KEYS[k + ${KEY.account}], KEYS[k + ${KEY.counter}], KEYS[k + ${KEY.days}]
+  local limit, expiry = ARGV[a + ${ARG.limit}], ARGV[a + ${ARG.expiry}]
   local code, used = 0, 0
-  local account = redis.call('HMGET', KEYS[k - 2], 'revision', 'status')
-  if account[1] ~= ARGV[a - 4] then code = 3
-  elseif account[2] ~= 'active' then code = 2
+  local state = redis.call('HMGET', account, 'revision', 'status')
+  if state[1] ~= ARGV[a + ${ARG.revision}] then code = 3
+  elseif state[2] ~= 'active' then code = 2
   else
-    used = redis.call('INCR', KEYS[k - 1])
-    if used == 1 then redis.call('PEXPIREAT', KEYS[k - 1], ARGV[a - 2]) end
-    if used > tonumber(ARGV[a - 3]) then
+    used = redis.call('INCR', counter)
+    if used == 1 then redis.call('PEXPIREAT', counter, expiry) end
+    if used > tonumber(limit) then
       code = 1
-      used = redis.call('DECR', KEYS[k - 1])
-    elseif redis.call('HINCRBY', KEYS[k], day, 1) == 1 and redis.call('PTTL', KEYS[k]) < 0 then
-      opened(KEYS[k - 2], KEYS[k], ARGV[a - 3], ARGV[a - 2], ARGV[a - 1])
+      used = redis.call('DECR', counter)
+    elseif redis.call('HINCRBY', days, day, 1) == 1 and redis.call('PTTL', days) < 0 then
+      opened(account, days, limit, expiry, ARGV[a + ${ARG.record}])
     end
     -- ALERT (see above)
-    local al = ARGV[a]
+    local al = ARGV[a + ${ARG.alerts}]
     if al ~= '' and used >= tonumber(string.sub(al, 1, string.find(al, ':', 1, true) - 1)) then
-      local fired, outbox = KEYS[k - 1] .. ':alerted', KEYS[k - 1] .. ':outbox'
+      local fired, outbox = counter .. ':alerted', counter .. ':outbox'
       for count, pct in string.gmatch(al, '(%d+):(%d+)') do
         if used >= tonumber(count) and redis.call('HSETNX', fired, pct, used) == 1 then
-          redis.call('RPUSH', outbox, pct .. ':' .. used .. ':' .. ARGV[a - 3])
-          redis.call('PEXPIREAT', fired, ARGV[a - 2])
-          redis.call('PEXPIREAT', outbox, ARGV[a - 2])
+          redis.call('RPUSH', outbox, pct .. ':' .. used .. ':' .. limit)
+          redis.call('PEXPIREAT', fired, expiry)
+          redis.call('PEXPIREAT', outbox, expiry)
         end
       end
     end
     -- end ALERT
   end
-  out[2 * i - 1] = code
-  out[2 * i] = used
+  out[2 * i + 1] = code
+  out[2 * i + 2] = used
 end
 return out
 `;

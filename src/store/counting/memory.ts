@@ -1,7 +1,8 @@
-import { firstCount, reached, thresholdEvent } from '../../events/event.js';
+import { thresholdEvent } from '../../events/event.js';
 import type { StoredAccount } from '../accounts/interface.js';
 import { enqueueInMemory } from '../events/memory.js';
 import { type Counter, type LedgerRecord, type MemoryData, newCounter } from '../memory/state.js';
+import { dropReached } from './alerts.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
 import { byStart } from './period-records.js';
 
@@ -112,10 +113,7 @@ export class MemoryCounting implements CountingStore {
   private cross(spec: ConsumeSpec, counter: Counter): void {
     const alerts = spec.alerts;
     if (alerts === undefined) return;
-    const { crossed, rest } = reached(alerts.list, counter.used);
-    alerts.list = rest;
-    alerts.next = firstCount(rest);
-    for (const [, percent] of crossed) {
+    for (const { percent } of dropReached(alerts, counter.used)) {
       if (counter.alerted.includes(percent)) continue;
       counter.alerted.push(percent);
       const crossing = {

@@ -1,5 +1,5 @@
-import type { ConsumeReceiver, ConsumeResult, ConsumeSpec } from './interface.js';
-import { recordMeta } from './lua.js';
+import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, Threshold } from './interface.js';
+import { ARG, CONSUME_ARGS, CONSUME_KEYS, CONSUME_TAIL, encodeThresholds, KEY, recordMeta, TAIL } from './lua.js';
 
 // Bounds how long one script call holds Redis (each request costs it a few microseconds).
 const MAX_BATCH = 512;
@@ -9,14 +9,19 @@ const CHANGED: ConsumeResult = Object.freeze({ kind: 'changed' });
 /** Sends one CONSUME script call: KEYS then ARGV, as the script's contract (lua.ts) lays them out. */
 export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<number[]>;
 
-/** Account key, counter key, days key, revision, limit, counter expiry, record. */
-type SpecArgs = readonly [string, string, string, string, string, string, string];
+const NO_THRESHOLDS: readonly Threshold[] = [];
 
-/** A spec's arguments, noted on the spec by the batcher that built them. */
+/**
+ * A spec's keys and arguments as the script lays them out (KEY and ARG, 0-based here), noted on
+ * the spec by the batcher that built them. The thresholds shrink as they are reached: their
+ * encoding is redone only when the spec's list was replaced.
+ */
 class Noted {
+  encodedFrom: readonly Threshold[] | undefined = undefined;
   constructor(
     readonly batcher: ConsumeBatcher,
-    readonly args: SpecArgs,
+    readonly keys: readonly string[],
+    readonly args: string[],
   ) {}
 }
 
@@ -81,24 +86,18 @@ export class ConsumeBatcher {
 
   private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[], day: string): void {
     const n = specs.length;
-    const keysAndArgs = new Array<string>(8 * n + 2);
+    const argsAt = CONSUME_KEYS * n;
+    const tailAt = argsAt + CONSUME_ARGS * n;
+    const keysAndArgs = new Array<string>(tailAt + CONSUME_TAIL);
     for (let i = 0; i < n; i++) {
-      const spec = specs[i] as ConsumeSpec;
-      const a = this.argsOf(spec);
-      keysAndArgs[3 * i] = a[0];
-      keysAndArgs[3 * i + 1] = a[1];
-      keysAndArgs[3 * i + 2] = a[2];
-      keysAndArgs[3 * n + 5 * i] = a[3];
-      keysAndArgs[3 * n + 5 * i + 1] = a[4];
-      keysAndArgs[3 * n + 5 * i + 2] = a[5];
-      keysAndArgs[3 * n + 5 * i + 3] = a[6];
-      // Not kept with the others: it shrinks as thresholds are reached.
-      keysAndArgs[3 * n + 5 * i + 4] = spec.alerts?.list ?? '';
+      const noted = this.notedOf(specs[i] as ConsumeSpec);
+      for (let k = 0; k < CONSUME_KEYS; k++) keysAndArgs[CONSUME_KEYS * i + k] = noted.keys[k] as string;
+      for (let a = 0; a < CONSUME_ARGS; a++) keysAndArgs[argsAt + CONSUME_ARGS * i + a] = noted.args[a] as string;
     }
-    keysAndArgs[8 * n] = day;
-    keysAndArgs[8 * n + 1] = String(this.deadline());
+    keysAndArgs[tailAt + TAIL.day - 1] = day;
+    keysAndArgs[tailAt + TAIL.deadline - 1] = String(this.deadline());
     this.calls++;
-    this.script(3 * n, keysAndArgs).then(
+    this.script(argsAt, keysAndArgs).then(
       (reply) => this.deliver(reply, specs, receivers),
       (err: Error) => {
         for (const r of receivers) this.guard(r, err);
@@ -111,29 +110,39 @@ export class ConsumeBatcher {
    * spec, which the meter builds once per cached account and period, so a warm request builds
    * no key and converts no number.
    */
-  private argsOf(spec: ConsumeSpec): SpecArgs {
+  private notedOf(spec: ConsumeSpec): Noted {
     const memo = spec.storeMemo;
-    if (memo instanceof Noted && memo.batcher === this) return memo.args;
+    const noted = memo instanceof Noted && memo.batcher === this ? memo : this.note(spec);
+    const pending = spec.alerts?.pending ?? NO_THRESHOLDS;
+    if (noted.encodedFrom !== pending) {
+      noted.encodedFrom = pending;
+      noted.args[ARG.alerts - 1] = encodeThresholds(pending);
+    }
+    return noted;
+  }
+
+  private note(spec: ConsumeSpec): Noted {
     const [account, counter, days] = this.keysOf(spec);
+    const keys: string[] = [];
+    keys[KEY.account - 1] = account;
+    keys[KEY.counter - 1] = counter;
+    keys[KEY.days - 1] = days;
     const r = spec.record;
-    const record = recordMeta(
+    const args: string[] = [];
+    args[ARG.revision - 1] = String(spec.revision);
+    args[ARG.limit - 1] = String(spec.limit);
+    args[ARG.expiry - 1] = String(spec.expireAtMs);
+    args[ARG.record - 1] = recordMeta(
       spec.periodId,
       r?.kind ?? 'monthly',
       r?.startMs ?? 0,
       r?.endMs ?? spec.expireAtMs,
       r?.plan ?? '',
     );
-    const args: SpecArgs = [
-      account,
-      counter,
-      days,
-      String(spec.revision),
-      String(spec.limit),
-      String(spec.expireAtMs),
-      record,
-    ];
-    spec.storeMemo = new Noted(this, args);
-    return args;
+    args[ARG.alerts - 1] = '';
+    const noted = new Noted(this, keys, args);
+    spec.storeMemo = noted;
+    return noted;
   }
 
   private deliver(reply: number[], specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {

@@ -1,5 +1,7 @@
 import type { Test } from 'tap';
-import { alertList, firstCount, type OutboxEvent, outboxEvent } from '../../../src/events/event.js';
+import { type OutboxEvent, outboxEvent } from '../../../src/events/event.js';
+import { alertsFor } from '../../../src/quota/thresholds.js';
+import { encodeThresholds } from '../../../src/store/counting/lua.js';
 import { ENDPOINT_CONCURRENCY } from '../../../src/store/events/interface.js';
 import type { AccountStore, CountingStore, Endpoint, EventStore } from '../../../src/store/store.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -209,14 +211,14 @@ export function eventsContract(t: Test, make: () => Promise<EventsUnderTest>): v
       const a = account();
       await store.createAccount(a);
       const context = { plan: 'developer', period_started_at: 's', period_ends_at: 'e' };
-      const list = alertList(10, [80, 100]);
-      t.equal(list, '8:80,10:100');
-      const s = spec(a, { limit: 10, alerts: { list, next: firstCount(list), context } });
+      const alerts = () => alertsFor(10, [80, 100], context);
+      t.equal(encodeThresholds(alerts()?.pending ?? []), '8:80,10:100');
+      const s = spec(a, { limit: 10, alerts: alerts() });
       for (let i = 0; i < 8; i++) await store.consume(s, DAY);
       await store.refund(a.id, '1000', DAY);
       await store.consume(s, DAY);
       // A copy that has not seen the crossing (another gateway) still sends the threshold.
-      const fresh = spec(a, { limit: 10, alerts: { list, next: firstCount(list), context } });
+      const fresh = spec(a, { limit: 10, alerts: alerts() });
       await store.consume(fresh, DAY);
       for (let i = 0; i < 5; i++) await store.consume(s, DAY);
       let events: string[] = [];
@@ -236,12 +238,16 @@ export function eventsContract(t: Test, make: () => Promise<EventsUnderTest>): v
         period_started_at: 's',
         period_ends_at: 'e',
       });
-      t.equal(s.alerts?.list, '', 'a copy that saw both crossings sends no threshold any more');
+      t.equal(
+        encodeThresholds(s.alerts?.pending ?? []),
+        '',
+        'a copy that saw both crossings sends no threshold any more',
+      );
       // A marker: another account's crossing, raised after everything above. Once its delivery is
       // listed, anything the consumptions above raised would be too.
       const b = account();
       await store.createAccount(b);
-      const other = spec(b, { limit: 10, alerts: { list, next: firstCount(list), context } });
+      const other = spec(b, { limit: 10, alerts: alerts() });
       for (let i = 0; i < 8; i++) await store.consume(other, DAY);
       const deliveries = async () =>
         (await store.listDeliveries(e.id, 100)).map((x) => JSON.parse(x.body) as { data: Record<string, unknown> });
@@ -259,8 +265,7 @@ export function eventsContract(t: Test, make: () => Promise<EventsUnderTest>): v
     await store.createAccount(a);
     const context = { plan: 'developer', period_started_at: 's', period_ends_at: 'e' };
     for (let i = 0; i < 5; i++) await store.consume(spec(a, { limit: 100 }), DAY);
-    const list = alertList(4, [80, 100]);
-    await store.consume(spec(a, { limit: 4, alerts: { list, next: firstCount(list), context } }), DAY);
+    await store.consume(spec(a, { limit: 4, alerts: alertsFor(4, [80, 100], context) }), DAY);
     await waitFor('two threshold deliveries', async () => (await store.listDeliveries(e.id, 100)).length === 2);
     t.pass('both thresholds raised at the first request after the change');
   });
