@@ -43,6 +43,7 @@ export const COMMANDS: readonly Command[] = [
   })),
   { words: ['accounts', 'set-plan'], args: ['ID', 'PLAN'], options: ['limit'] },
   { words: ['accounts', 'set-external-ids'], args: ID, options: ['stripe-customer', 'billing-subject'] },
+  { words: ['accounts', 'set-burst'], args: ['ID', 'N/S|none'], options: [] },
   { words: ['prices', 'publish'], args: ['FILE'], options: [] },
   { words: ['prices', 'cancel'], args: ['DATE'], options: [] },
   { words: ['prices', 'show'], args: [], options: [] },

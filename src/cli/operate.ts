@@ -20,6 +20,7 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
        fuel-gateway accounts set-external-ids ID [--stripe-customer cus_…] [--billing-subject S]
                                              (sets those given, keeps the other; with neither, removes both)
+       fuel-gateway accounts set-burst ID N/S|none  (at most N requests in any S seconds; none: the plan's)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
        fuel-gateway prices cancel DATE       (a set still scheduled)
        fuel-gateway prices show|history
@@ -69,6 +70,18 @@ function externalIds(options: Map<string, string>): Record<string, string> {
   if (options.has('stripe-customer')) ids['stripe_customer'] = options.get('stripe-customer') as string;
   if (options.has('billing-subject')) ids['billing_subject'] = options.get('billing-subject') as string;
   return ids;
+}
+
+/** `10/1` as a burst limit (numbers are checked where the admin API checks them), `none` as null. */
+function burstOf(text: string): unknown {
+  if (text === 'none') return null;
+  const m = /^(\d+)\/(\d+)$/.exec(text);
+  if (!m)
+    throw new GatewayError(
+      'BAD_REQUEST',
+      `burst: expected N/S (N requests in any S seconds, e.g. 10/1) or none, not "${text}"`,
+    );
+  return { limit: Number(m[1]), window_s: Number(m[2]) };
 }
 
 async function dispatch(ops: Operations, { positionals: [group, verb, a, b], options }: Args): Promise<unknown> {
@@ -127,6 +140,8 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
         FROM,
       );
     }
+    case 'accounts set-burst':
+      return ops.accounts.patchAccount(need(a, 'account id'), { burst: burstOf(need(b, 'N/S or none')) }, FROM);
     case 'billing failures':
       return ops.billing.failures(listOptions(options));
     case 'billing retry': {

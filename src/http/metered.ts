@@ -174,7 +174,8 @@ function counted(x: Exchange, result: ConsumeResult): void {
   switch (result.kind) {
     case 'ok':
     case 'exhausted':
-      return answerCounted(x, result.kind, x.entry as AccountEntry, result.used);
+    case 'burst':
+      return answerCounted(x, result.kind, x.entry as AccountEntry, result.used, result.burst);
     case 'inactive':
       return keyRefused(x, 'inactive');
     case 'changed':
@@ -193,7 +194,7 @@ function meterSlowly(x: Exchange, pending: Promise<MeterResult>): void {
         x.g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
         storeWorked(x.g);
         const counted = admitted(x, result);
-        if (counted !== null) answerCounted(x, counted.kind, counted.entry, counted.used);
+        if (counted !== null) answerCounted(x, counted.kind, counted.entry, counted.used, counted.burst);
       },
       (err: unknown) => consumeFailed(x, err),
     )

@@ -12,6 +12,7 @@
 import { isGatewayError } from '../failures.js';
 import type { AccountEntry, CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
+import type { BurstState } from '../store/store.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import { storeError } from './context.js';
 import type { Exchange, InvalidKeyReason, MeteredRoute, Prepared } from './core-types.js';
@@ -78,11 +79,23 @@ export function storeFailed(x: Exchange, err: unknown, without: WithoutStore): b
 }
 
 /** A counted request (or a HEAD's usage): the prices with usage spliced in, a 304, or the limit error. */
-export function answerCounted(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntry, used: number): void {
+export function answerCounted(
+  x: Exchange,
+  kind: CountedResult['kind'],
+  entry: AccountEntry,
+  used: number,
+  burst?: BurstState,
+): void {
   const { answers, metrics, clock } = x.g;
   const { limit, period, plan } = entry.allowance;
   const now = clock.now();
-  const rate = rateFields(entry, used, now);
+  const rate = rateFields(entry, used, now, burst);
+  // Over the burst: not counted, so no 304 either; the wait is until the window has room.
+  if (kind === 'burst') {
+    metrics.burstRejections.labels(plan).inc();
+    const retryAfter = Math.max(1, Math.ceil((burst?.resetMs ?? 0) / 1000));
+    return send(x, 429, answers.errorLimited('burst', retryAfter, rate), answers.errors.burst.body);
+  }
   // Not counted, a 304 is answered while the allowance is used up: it serves no data.
   if (x.notModified && (kind === 'ok' || !x.g.countNotModified))
     return send(x, 304, answers.notModified(x.etag as string, rate), '');

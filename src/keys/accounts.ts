@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/config-schema.js';
+import { burstLimit, overage } from '../config/plan-config.js';
 import { GatewayError } from '../failures.js';
 import type { Account, ExternalIds, Store, StoredAccount } from '../store/store.js';
 import { generateKey, hashKey } from './keys.js';
@@ -82,9 +83,11 @@ export const patchAccountInput = z
     anchor: isoInstant.optional(),
     label: label.optional(),
     external_ids: externalIdsPatch.nullable().optional(),
+    burst: burstLimit.nullable().optional(),
+    overage: overage.nullable().optional(),
   })
   .refine((p) => Object.keys(p).length > 0, {
-    message: 'expected at least one of status, plan, limit, anchor, label, external_ids',
+    message: 'expected at least one of status, plan, limit, anchor, label, external_ids, burst, overage',
   });
 
 export type CreateAccountInput = z.infer<typeof createAccountInput>;

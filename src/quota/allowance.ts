@@ -1,4 +1,5 @@
-import type { Config } from '../config/config-schema.js';
+import type { Config, PlanConfig } from '../config/config-schema.js';
+import type { BurstLimit } from '../config/plan-config.js';
 import type { Account } from '../store/store.js';
 import { monthlyPeriod, type Period, trialPeriod } from './period.js';
 
@@ -11,12 +12,20 @@ export interface Allowance {
   converted: boolean;
   /** Where the current plan's periods are counted from: the account's anchor, or the trial's end. */
   anchorMs: number;
+  /**
+   * What the period's count may reach: the limit plus the overage (a percent of the limit,
+   * rounded down), or the limit itself when no overage applies.
+   */
+  cap: number;
+  /** The cap on requests per sliding window, or null for none. */
+  burst: BurstLimit | null;
 }
 
 /**
  * Works out the allowance for an account at `nowMs`. A trial plan that names `converts_to`
  * switches to that plan when its first trial period ends, with the billing cycle anchored there
  * and that plan's limit (a per-account limit set on a trial is for the trial).
+ * An account's own burst and overage apply over its plan's, whichever plan that is.
  * Throws when the config no longer knows the account's plan or no limit applies (an enterprise
  * account created without one): the request fails as an internal error rather than going unmetered.
  */
@@ -26,11 +35,11 @@ export function allowanceFor(account: Account, plans: Config['plans'], zone: str
   let plan = Object.hasOwn(plans, name) ? plans[name] : undefined;
   if (!plan) throw new Error(`account ${account.id} has plan "${name}", which the config does not define`);
   if (plan.period === 'monthly')
-    return withLimit(name, account.limit ?? plan.limit, monthlyPeriod(anchorMs, nowMs, zone), false, anchorMs);
+    return withLimit(name, plan, account.limit ?? plan.limit, monthlyPeriod(anchorMs, nowMs, zone), false, anchorMs);
   const period = trialPeriod(anchorMs, nowMs, zone, plan.trial_days);
   const next = plan.converts_to;
   if (next === undefined || period.startMs <= anchorMs)
-    return withLimit(name, account.limit ?? plan.limit, period, false, anchorMs);
+    return withLimit(name, plan, account.limit ?? plan.limit, period, false, anchorMs);
   const firstEnd = trialPeriod(anchorMs, anchorMs, zone, plan.trial_days).endMs;
   name = next;
   plan = Object.hasOwn(plans, next) ? plans[next] : undefined;
@@ -39,16 +48,20 @@ export function allowanceFor(account: Account, plans: Config['plans'], zone: str
     plan.period === 'trial'
       ? trialPeriod(firstEnd, nowMs, zone, plan.trial_days)
       : monthlyPeriod(firstEnd, nowMs, zone);
-  return withLimit(name, plan.limit, converted, true, firstEnd);
+  return withLimit(name, plan, plan.limit, converted, true, firstEnd);
 
   function withLimit(
-    plan: string,
+    name: string,
+    plan: PlanConfig,
     limit: number | undefined,
     period: Period,
     converted: boolean,
     anchor: number,
   ): Allowance {
-    if (limit === undefined) throw new Error(`account ${account.id} on plan "${plan}" has no limit`);
-    return { plan, limit, period, converted, anchorMs: anchor };
+    if (limit === undefined) throw new Error(`account ${account.id} on plan "${name}" has no limit`);
+    const overage = account.overage ?? plan.overage;
+    const cap = overage === undefined ? limit : limit + Math.floor((limit * overage.max_percent) / 100);
+    const burst = account.burst ?? plan.burst ?? null;
+    return { plan: name, limit, period, converted, anchorMs: anchor, cap, burst };
   }
 }

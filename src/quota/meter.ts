@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config-schema.js';
 import type { KnownKey } from '../keys/key-hashes.js';
-import type { ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/store.js';
+import type { BurstState, ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/store.js';
 import { DayClock } from '../time/days.js';
 import { type Allowance, allowanceFor } from './allowance.js';
 import { alertsFor } from './thresholds.js';
@@ -22,14 +22,19 @@ export interface AccountEntry {
   live: boolean;
 }
 
-/** `day`: the ledger's day the request was counted on (YYYY-MM-DD), which a refund takes back from. */
+/**
+ * `day`: the ledger's day the request was counted on (YYYY-MM-DD), which a refund takes back from.
+ * `burst`: where the account stands in its burst window, when it has a burst limit.
+ */
 export type MeterResult =
-  | { kind: 'ok'; entry: AccountEntry; used: number; day: string }
-  | { kind: 'exhausted'; entry: AccountEntry; used: number; day: string }
+  | { kind: 'ok'; entry: AccountEntry; used: number; day: string; burst?: BurstState }
+  | { kind: 'exhausted'; entry: AccountEntry; used: number; day: string; burst?: BurstState }
+  /** Over the burst limit: not counted. */
+  | { kind: 'burst'; entry: AccountEntry; used: number; day: string; burst: BurstState }
   | { kind: 'inactive' }
   | { kind: 'unknown' };
 
-export type CountedResult = Extract<MeterResult, { kind: 'ok' | 'exhausted' }>;
+export type CountedResult = Extract<MeterResult, { kind: 'ok' | 'exhausted' | 'burst' }>;
 
 // An inactive copy is trusted only briefly: if a re-activation raced with loading it, the
 // entry would otherwise refuse a good key until it fell out of the cache.
@@ -101,7 +106,7 @@ export class Meter {
       const day = this.today();
       const result = await this.opts.store.consume(entry.spec, day);
       if (result.kind !== 'changed') {
-        return result.kind === 'inactive' ? result : { kind: result.kind, entry, used: result.used, day };
+        return result.kind === 'inactive' ? result : { ...result, entry, day };
       }
       this.accounts.delete(keyHash);
       if (attempt === MAX_ATTEMPTS) throw new Error(`account ${entry.account.id} kept changing while being metered`);
@@ -229,6 +234,7 @@ export class Meter {
       revision: account.revision,
       periodId: allowance.period.id,
       limit: allowance.limit,
+      cap: allowance.cap,
       expireAtMs: allowance.period.endMs + this.opts.retentionMs,
       record: {
         plan: allowance.plan,
@@ -237,6 +243,8 @@ export class Meter {
         endMs: allowance.period.endMs,
       },
     };
+    if (allowance.burst !== null)
+      spec.burst = { limit: allowance.burst.limit, windowMs: allowance.burst.window_s * 1000 };
     // Worked out once per account and period: the counts at which usage.threshold is raised.
     const percents = this.opts.plans[allowance.plan]?.alert_thresholds ?? [];
     if (percents.length > 0) {

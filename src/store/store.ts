@@ -20,6 +20,8 @@ export type { BillingEvent, BillingStore } from './billing/interface.js';
 export type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 export type {
   Alerts,
+  BurstSpec,
+  BurstState,
   ConsumeReceiver,
   ConsumeResult,
   ConsumeSpec,

@@ -58,7 +58,7 @@ async function admit(x: Exchange, route: ProxyRoute, target: Target): Promise<vo
   storeWorked(g);
   const counted = admitted(x, result);
   if (counted === null) return;
-  if (counted.kind === 'exhausted') return answerCounted(x, 'exhausted', counted.entry, counted.used);
+  if (counted.kind !== 'ok') return answerCounted(x, counted.kind, counted.entry, counted.used, counted.burst);
   return forward(x, route, target, counted);
 }
 
@@ -70,7 +70,7 @@ async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: 
   const { g } = x;
   const limit = counted?.entry.allowance.limit ?? 0;
   const rate = (used: number): Array<string | number> =>
-    counted ? rateHeaders(rateFields(counted.entry, used, g.clock.now())) : [];
+    counted ? rateHeaders(rateFields(counted.entry, used, g.clock.now(), counted.burst)) : [];
   const status = await route.proxy.forward(x.req, x.res, {
     route: route.name,
     path: target.path,

@@ -36,6 +36,26 @@ export interface ConsumeSpec {
   storeMemo?: object;
   /** Thresholds to raise `usage.threshold` at; absent: none. */
   alerts?: Alerts;
+  /**
+   * What the count may reach: `limit` plus the overage. Absent: `limit`. Past `limit` requests
+   * are counted (and raise thresholds) like any other; `limit` stays what the record shows.
+   */
+  cap?: number;
+  /** At most `limit` admitted requests of the account in any `windowMs` (docs/plans.md); absent: none. */
+  burst?: BurstSpec;
+}
+
+export interface BurstSpec {
+  limit: number;
+  windowMs: number;
+}
+
+/** Where an account stands in its burst window after a request (with a burst limit only). */
+export interface BurstState {
+  /** Admissions the window still has room for. */
+  remaining: number;
+  /** Milliseconds until that room next grows (an admission leaves the window); 0: it is empty. */
+  resetMs: number;
 }
 
 /** A period as its record keeps it: the invoice line, with the count read beside it. */
@@ -73,8 +93,10 @@ export interface PlanChange {
  * caller had (or is gone): nothing was counted, reload it and decide again.
  */
 export type ConsumeResult =
-  | { kind: 'ok'; used: number }
-  | { kind: 'exhausted'; used: number }
+  | { kind: 'ok'; used: number; burst?: BurstState }
+  | { kind: 'exhausted'; used: number; burst?: BurstState }
+  /** Over the burst limit: nothing counted; `burst.resetMs` is when a request may be admitted. */
+  | { kind: 'burst'; used: number; burst: BurstState }
   | { kind: 'inactive' }
   | { kind: 'changed' };
 
@@ -92,7 +114,8 @@ export interface ConsumeReceiver {
  */
 export interface CountingStore {
   /**
-   * Atomically: refuse if changed or inactive, refuse if used ≥ limit, else count one, in the
+   * Atomically: refuse if changed or inactive, refuse if used ≥ cap, refuse if over the burst
+   * limit, else count one, in the
    * period's counter and in its bucket for `day` (YYYY-MM-DD in the configured zone, worked out
    * by the caller), so the days of a period always sum to its counter.
    */

@@ -41,8 +41,8 @@ end
  */
 export const KEY = { account: 1, counter: 2, days: 3 } as const;
 export const CONSUME_KEYS = 3;
-export const ARG = { revision: 1, limit: 2, expiry: 3, record: 4, alerts: 5 } as const;
-export const CONSUME_ARGS = 5;
+export const ARG = { revision: 1, limit: 2, expiry: 3, record: 4, alerts: 5, cap: 6, burst: 7 } as const;
+export const CONSUME_ARGS = 7;
 export const TAIL = { day: 1, deadline: 2 } as const;
 export const CONSUME_TAIL = 2;
 
@@ -57,6 +57,11 @@ export function encodeThresholds(pending: readonly Threshold[]): string {
   return out;
 }
 
+/** A burst limit as ARG.burst carries it: `LIMIT WINDOW_MS`; '' for none. */
+export function encodeBurst(burst: { limit: number; windowMs: number } | undefined): string {
+  return burst === undefined ? '' : `${burst.limit} ${burst.windowMs}`;
+}
+
 /**
  * Counts a batch of metered requests in one call, each checked and counted independently of
  * the others, in order: a refused request leaves the count as it was, and requests of one
@@ -66,13 +71,17 @@ export function encodeThresholds(pending: readonly Threshold[]): string {
  * KEY.days the period's days (its ledger and record); ARG.revision the revision of the caller's
  * copy, ARG.limit the limit, ARG.expiry the counter's expiry (unix ms), ARG.record the period's
  * record (recordMeta), ARG.alerts the thresholds not yet raised (encodeThresholds; see ALERT
- * below). The call's TAIL.day is the day (YYYY-MM-DD in the configured zone) of every request
+ * below), ARG.cap what the count may reach (the limit plus any overage), ARG.burst the burst
+ * limit (encodeBurst; see BURST below). The call's TAIL.day is the day (YYYY-MM-DD in the configured zone) of every request
  * of the call; TAIL.deadline is a deadline (unix ms in Redis' clock, 0 for none): a call Redis
  * runs after it counts nothing and fails with EXPIRED, since its caller has timed out and
  * answered 503.
- * Returns {code1, used1, code2, used2, ...}: code 0 ok (used after counting), 1 exhausted
- * (used ≥ limit), 2 inactive, 3 changed (the account is gone or at another revision); used is 0
- * for codes 2 and 3. Integers only: they cost Redis and the client the least to encode and parse.
+ * Returns {code1, used1, [room1, wait1,] code2, used2, ...}: code 0 ok (used after counting),
+ * 1 exhausted (used ≥ cap), 2 inactive, 3 changed (the account is gone or at another revision),
+ * 4 over the burst limit; used is 0 for codes 2 and 3. A request with a burst limit has two
+ * more: the room left in its window and the milliseconds until that room next grows (0 when
+ * the window is empty, or for codes 2 and 3); the caller knows which requests have them.
+ * Integers only: they cost Redis and the client the least to encode and parse.
  *
  * The expiry is set once, when the counter is created: it is fixed for a period (its end plus
  * retention), so writing it on every increment would only add work and replication traffic.
@@ -94,12 +103,24 @@ export function encodeThresholds(pending: readonly Threshold[]): string {
  * rather than `=`: a limit lowered below the count mid-period still raises it. Both keys are
  * the counter's name plus a suffix: the account's hash tag, so the same Cluster slot, and not
  * sent with every request since only a crossing touches them.
+ *
+ * BURST (docs/plans.md): a sliding log. The account's `:burst` list holds the Redis times (µs)
+ * of its admitted requests of the last WINDOW, newest first: a request first drops the entries
+ * that left the window from its tail, and is admitted when fewer than LIMIT remain. So any
+ * WINDOW-long span of Redis time holds at most LIMIT admissions, whatever the number of
+ * gateways: they all read one clock, Redis' TIME, once per call. It is decided after the
+ * allowance, so a used-up account hears that rather than a wait; a request over it is taken
+ * back like one over the cap (not counted, not in the ledger, no threshold). The list is named
+ * from the account's key (same hash tag, same Cluster slot) and expires a WINDOW after its
+ * newest entry; an account with no burst limit never touches it. Each entry is pushed once and
+ * dropped once, so a request costs a fixed number of commands on average, whatever LIMIT is.
  */
 export const CONSUME = `${OPENED}
+local clock, stamp
 local deadline = tonumber(ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.deadline}])
 if deadline > 0 then
-  local now = redis.call('TIME')
-  if now[1] * 1000 + math.floor(now[2] / 1000) > deadline then
+  clock = redis.call('TIME')
+  if clock[1] * 1000 + math.floor(clock[2] / 1000) > deadline then
     return redis.error_reply('EXPIRED the caller stopped waiting for this consume')
   end
 end
@@ -110,21 +131,45 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local account, counter, days = KEYS[k + ${KEY.account}], KEYS[k + ${KEY.counter}], KEYS[k + ${KEY.days}]
   local limit, expiry = ARGV[a + ${ARG.limit}], ARGV[a + ${ARG.expiry}]
   local code, used = 0, 0
+  local burst, most, window, log, now, held, oldest = ARGV[a + ${ARG.burst}]
   local state = redis.call('HMGET', account, 'revision', 'status')
   if state[1] ~= ARGV[a + ${ARG.revision}] then code = 3
   elseif state[2] ~= 'active' then code = 2
   else
+    -- BURST (see above): the log is first rid of the admissions that left the window.
+    if burst ~= '' then
+      most, window = string.match(burst, '^(%d+) (%d+)$')
+      most, window = tonumber(most), tonumber(window) * 1000
+      clock = clock or redis.call('TIME')
+      -- Written as text: Lua would print a number this large in exponent form.
+      stamp = stamp or clock[1] .. string.format('%06d', tonumber(clock[2]))
+      now, log = tonumber(stamp), string.sub(account, 1, -8) .. 'burst'
+      oldest = tonumber(redis.call('LINDEX', log, -1))
+      while oldest and now - oldest >= window do
+        redis.call('RPOP', log)
+        oldest = tonumber(redis.call('LINDEX', log, -1))
+      end
+      held = oldest and redis.call('LLEN', log) or 0
+    end
     used = redis.call('INCR', counter)
     if used == 1 then redis.call('PEXPIREAT', counter, expiry) end
-    if used > tonumber(limit) then
+    if used > tonumber(ARGV[a + ${ARG.cap}]) then
       code = 1
       used = redis.call('DECR', counter)
-    elseif redis.call('HINCRBY', days, day, 1) == 1 and redis.call('PTTL', days) < 0 then
+    elseif log and held >= most then
+      code = 4
+      used = redis.call('DECR', counter)
+    elseif log then
+      held = redis.call('LPUSH', log, stamp)
+      redis.call('PEXPIRE', log, window / 1000)
+      oldest = oldest or now
+    end
+    if code == 0 and redis.call('HINCRBY', days, day, 1) == 1 and redis.call('PTTL', days) < 0 then
       opened(account, days, limit, expiry, ARGV[a + ${ARG.record}])
     end
     -- ALERT (see above)
     local al = ARGV[a + ${ARG.alerts}]
-    if al ~= '' and used >= tonumber(string.sub(al, 1, string.find(al, ':', 1, true) - 1)) then
+    if code < 2 and al ~= '' and used >= tonumber(string.sub(al, 1, string.find(al, ':', 1, true) - 1)) then
       local fired, outbox = counter .. ':alerted', counter .. ':outbox'
       for count, pct in string.gmatch(al, '(%d+):(%d+)') do
         if used >= tonumber(count) and redis.call('HSETNX', fired, pct, used) == 1 then
@@ -136,8 +181,13 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
     end
     -- end ALERT
   end
-  out[2 * i + 1] = code
-  out[2 * i + 2] = used
+  out[#out + 1] = code
+  out[#out + 1] = used
+  if burst ~= '' then
+    -- The window's room after this request, and when it next grows (ms; 0: it is empty).
+    out[#out + 1] = most and math.max(0, most - held) or 0
+    out[#out + 1] = oldest and math.ceil((oldest + window - now) / 1000) or 0
+  end
 end
 return out
 `;

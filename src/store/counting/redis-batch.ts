@@ -1,5 +1,15 @@
-import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, Threshold } from './interface.js';
-import { ARG, CONSUME_ARGS, CONSUME_KEYS, CONSUME_TAIL, encodeThresholds, KEY, recordMeta, TAIL } from './lua.js';
+import type { BurstState, ConsumeReceiver, ConsumeResult, ConsumeSpec, Threshold } from './interface.js';
+import {
+  ARG,
+  CONSUME_ARGS,
+  CONSUME_KEYS,
+  CONSUME_TAIL,
+  encodeBurst,
+  encodeThresholds,
+  KEY,
+  recordMeta,
+  TAIL,
+} from './lua.js';
 
 // Bounds how long one script call holds Redis (each request costs it a few microseconds).
 const MAX_BATCH = 512;
@@ -140,20 +150,26 @@ export class ConsumeBatcher {
       r?.plan ?? '',
     );
     args[ARG.alerts - 1] = '';
+    args[ARG.cap - 1] = String(spec.cap ?? spec.limit);
+    args[ARG.burst - 1] = encodeBurst(spec.burst);
     const noted = new Noted(this, keys, args);
     spec.storeMemo = noted;
     return noted;
   }
 
   private deliver(reply: number[], specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
+    let at = 0;
     for (let i = 0; i < receivers.length; i++) {
       const receiver = receivers[i] as ConsumeReceiver;
-      const result = decode(reply[2 * i], reply[2 * i + 1]);
-      this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(reply[2 * i])}`));
+      const spec = specs[i] as ConsumeSpec;
+      const code = reply[at];
+      const result = decode(code, reply[at + 1], spec.burst === undefined ? null : reply, at + 2);
+      at += spec.burst === undefined ? 2 : 4;
+      this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(code)}`));
       // After the answer: moving the crossing to the outbox is no part of the request.
-      const alerts = (specs[i] as ConsumeSpec).alerts;
+      const alerts = spec.alerts;
       if (alerts !== undefined && result !== null && 'used' in result && result.used >= alerts.next)
-        this.onReached(specs[i] as ConsumeSpec, result.used);
+        this.onReached(spec, result.used);
     }
   }
 
@@ -168,17 +184,32 @@ export class ConsumeBatcher {
   }
 }
 
-function decode(code: number | undefined, used: number | undefined): ConsumeResult | null {
+/** One request's reply: its code and count, and with a burst limit the window's room and wait at `at`. */
+function decode(
+  code: number | undefined,
+  used: number | undefined,
+  burstReply: number[] | null,
+  at: number,
+): ConsumeResult | null {
   if (typeof used !== 'number') return null;
+  let burst: BurstState | undefined;
+  if (burstReply !== null) {
+    const remaining = burstReply[at];
+    const resetMs = burstReply[at + 1];
+    if (typeof remaining !== 'number' || typeof resetMs !== 'number') return null;
+    burst = { remaining, resetMs };
+  }
   switch (code) {
     case 0:
-      return { kind: 'ok', used };
+      return burst === undefined ? { kind: 'ok', used } : { kind: 'ok', used, burst };
     case 1:
-      return { kind: 'exhausted', used };
+      return burst === undefined ? { kind: 'exhausted', used } : { kind: 'exhausted', used, burst };
     case 2:
       return INACTIVE;
     case 3:
       return CHANGED;
+    case 4:
+      return burst === undefined ? null : { kind: 'burst', used, burst };
   }
   return null;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { burstLimit, overage } from '../../config/plan-config.js';
 import type { AccountPatch, ExternalIds, StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
 
@@ -24,6 +25,8 @@ export function encodeAccount(a: StoredAccount): string[] {
   if (a.limit !== null) fields.push('limit', String(a.limit));
   const ids = externalIdsField(a.external_ids);
   if (ids !== null) fields.push('external_ids', ids);
+  if (a.burst !== undefined) fields.push('burst', JSON.stringify(a.burst));
+  if (a.overage !== undefined) fields.push('overage', JSON.stringify(a.overage));
   return fields;
 }
 
@@ -35,6 +38,8 @@ export function encodePatch(patch: AccountPatch): Record<string, string | null> 
     if (value !== undefined) out[field] = value === null ? null : String(value);
   }
   if (patch.external_ids !== undefined) out.external_ids = externalIdsField(patch.external_ids);
+  if (patch.burst !== undefined) out.burst = patch.burst === null ? null : JSON.stringify(patch.burst);
+  if (patch.overage !== undefined) out.overage = patch.overage === null ? null : JSON.stringify(patch.overage);
   return out;
 }
 
@@ -45,10 +50,11 @@ function externalIdsField(ids: ExternalIds | null | undefined): string | null {
 
 const externalIds = z.strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() });
 
-function decodeExternalIds(text: string | undefined): ExternalIds | undefined {
+/** A JSON field of the account hash, or undefined when absent or not what `schema` expects. */
+function decodeJson<T>(schema: z.ZodType<T>, text: string | undefined): T | undefined {
   if (text === undefined) return undefined;
   try {
-    const parsed = externalIds.safeParse(JSON.parse(text));
+    const parsed = schema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
@@ -57,7 +63,7 @@ function decodeExternalIds(text: string | undefined): ExternalIds | undefined {
 
 export function decodeAccount(h: Record<string, string>): StoredAccount | null {
   if (h.id === undefined || h.revision === undefined) return null;
-  const ids = decodeExternalIds(h.external_ids);
+  const ids = decodeJson(externalIds, h.external_ids);
   const account: StoredAccount = {
     id: h.id,
     // Anything but a clean 'active' refuses requests: fail closed on a damaged record.
@@ -71,6 +77,10 @@ export function decodeAccount(h: Record<string, string>): StoredAccount | null {
     key_hash: h.key_hash ?? '',
   };
   if (ids !== undefined) account.external_ids = ids;
+  const burst = decodeJson(burstLimit, h.burst);
+  if (burst !== undefined) account.burst = burst;
+  const over = decodeJson(overage, h.overage);
+  if (over !== undefined) account.overage = over;
   return account;
 }
 

@@ -6,6 +6,7 @@ import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
 import { eventsContract } from './events.js';
 import { ledgerContract } from './ledger.js';
+import { limitsContract } from './limits.js';
 import { pricesContract } from './prices.js';
 
 /**
@@ -16,6 +17,7 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   accountsContract(t, make);
   countingContract(t, make);
   ledgerContract(t, make);
+  limitsContract(t, make);
   pricesContract(t, make);
   coordinationContract(t, make);
   eventsContract(t, make);
