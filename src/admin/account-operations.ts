@@ -11,7 +11,7 @@ import {
 } from '../keys/accounts.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
-import type { Account, Store } from '../store/store.js';
+import type { Account, AccountStore, CountingStore } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { accountInput, parse } from './input.js';
 import { encodeCursor, listAccountsQuery } from './list-query.js';
@@ -22,12 +22,9 @@ export interface AccountView {
 }
 
 export interface AccountOperationsDeps {
-  /**
-   * Accounts (AccountStore) and their counters (CountingStore: usage, plan changes). The whole
-   * Store only because keys/accounts.ts's createAccount, updateAccount and rotateKey still take
-   * it; name the two concerns here once those helpers do.
-   */
-  store: Store;
+  accounts: AccountStore;
+  /** The accounts' counters: usage, plan changes. */
+  counting: CountingStore;
   plans: Config['plans'];
   zone: string;
   clock: Clock;
@@ -40,14 +37,16 @@ export interface AccountOperationsDeps {
  * (a remote address, or "cli").
  */
 export class AccountOperations {
-  private readonly store: Store;
+  private readonly accounts: AccountStore;
+  private readonly counting: CountingStore;
   private readonly plans: Config['plans'];
   private readonly zone: string;
   private readonly clock: Clock;
   private readonly audit: Audit;
 
   constructor(deps: AccountOperationsDeps) {
-    this.store = deps.store;
+    this.accounts = deps.accounts;
+    this.counting = deps.counting;
     this.plans = deps.plans;
     this.zone = deps.zone;
     this.clock = deps.clock;
@@ -56,7 +55,7 @@ export class AccountOperations {
 
   async createAccount(body: unknown, from: string): Promise<{ account: Account; api_key: string }> {
     const created = await createAccount(
-      this.store,
+      this.accounts,
       this.plans,
       accountInput(createAccountInput, body, this.plans),
       this.clock.now(),
@@ -73,7 +72,7 @@ export class AccountOperations {
   /** One page of accounts, in id order; follow `next_cursor` until it is null. Never a key or key hash. */
   async listAccounts(query: unknown): Promise<{ accounts: Account[]; next_cursor: string | null }> {
     const { filter, after, limit } = parse(listAccountsQuery, query);
-    const page = await this.store.listAccounts(filter, after, limit);
+    const page = await this.accounts.listAccounts(filter, after, limit);
     return {
       accounts: page.accounts.map(publicAccount),
       next_cursor: page.next === null ? null : encodeCursor(page.next),
@@ -82,7 +81,7 @@ export class AccountOperations {
 
   /** Removes the account: its key stops working on every instance (the store announces it). */
   async deleteAccount(id: string, from: string): Promise<{ account: Account }> {
-    const deleted = await this.store.deleteAccount(id);
+    const deleted = await this.accounts.deleteAccount(id);
     if (!deleted) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     this.audit({
       action: 'account.delete',
@@ -94,10 +93,10 @@ export class AccountOperations {
   }
 
   async showAccount(id: string): Promise<AccountView> {
-    const stored = await this.store.getAccount(id);
+    const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const a = allowanceFor(stored, this.plans, this.zone, this.clock.now());
-    const used = await this.store.usage(stored.id, a.period.id);
+    const used = await this.counting.usage(stored.id, a.period.id);
     return {
       account: publicAccount(stored),
       usage: usageObject(a, used),
@@ -106,7 +105,7 @@ export class AccountOperations {
 
   async patchAccount(id: string, body: unknown, from: string): Promise<{ account: Account }> {
     const patch = accountInput(patchAccountInput, body, this.plans);
-    const stored = await this.store.getAccount(id);
+    const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     // A converted trial is a computed state; the first change writes it down, so the change
     // neither restarts the billing cycle from the trial's start nor resets requests_used.
@@ -119,7 +118,7 @@ export class AccountOperations {
     const materialised = a?.converted
       ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...limited }
       : limited;
-    const account = await updateAccount(this.store, this.plans, stored, materialised);
+    const account = await updateAccount(this.accounts, this.plans, stored, materialised);
     await this.recordPlanChange(account, a);
     const fields = Object.keys(materialised) as Array<keyof typeof materialised>;
     const pick = (a: Account): Record<string, unknown> => Object.fromEntries(fields.map((f) => [f, a[f]]));
@@ -129,7 +128,7 @@ export class AccountOperations {
   }
 
   async rotateKey(id: string, from: string): Promise<{ account: Account; api_key: string }> {
-    const rotated = await rotateKey(this.store, id);
+    const rotated = await rotateKey(this.accounts, id);
     this.audit({ action: 'account.rotate_key', account_id: id, from });
     return rotated;
   }
@@ -144,7 +143,7 @@ export class AccountOperations {
     const samePeriod = before.period.id === after.period.id;
     if (samePeriod && before.plan === after.plan && before.limit === after.limit) return;
     const now = this.clock.now();
-    await this.store.recordPlanChange(account.id, before.period.id, now, {
+    await this.counting.recordPlanChange(account.id, before.period.id, now, {
       plan: after.plan,
       limit: after.limit,
       endMs: samePeriod ? after.period.endMs : now,
@@ -153,7 +152,7 @@ export class AccountOperations {
     // land on the record of an earlier one that did too (the first trial day). Its counter goes
     // on under the new plan, so its record must say so, and end where the new period ends.
     if (!samePeriod)
-      await this.store.recordPlanChange(account.id, after.period.id, now, {
+      await this.counting.recordPlanChange(account.id, after.period.id, now, {
         plan: after.plan,
         limit: after.limit,
         endMs: after.period.endMs,

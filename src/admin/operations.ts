@@ -24,7 +24,8 @@ export interface Operations {
 }
 
 export interface OperationsOptions {
-  store: Store;
+  /** The concerns the operations are handed, one or two each; not the store's life cycle. */
+  store: Pick<Store, 'accounts' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing'>;
   config: Config;
   book: PriceBook;
   clock: Clock;
@@ -40,18 +41,32 @@ export interface OperationsOptions {
 export function buildOperations(o: OperationsOptions): Operations {
   const { store, config, clock, audit } = o;
   return {
-    accounts: new AccountOperations({ store, plans: config.plans, zone: config.time_zone, clock, audit }),
+    accounts: new AccountOperations({
+      accounts: store.accounts,
+      counting: store.counting,
+      plans: config.plans,
+      zone: config.time_zone,
+      clock,
+      audit,
+    }),
     prices: new PriceOperations({
-      prices: store,
+      prices: store.prices,
       book: o.book,
       zone: config.time_zone,
       clock,
       audit,
       events: o.priceEvents,
     }),
-    cache: new CacheOperations({ coordination: store, audit }),
-    usage: new UsageOperations({ store, config, now: clock.now }),
-    webhooks: new WebhookOperations(store, config, clock, audit, o.enqueued),
+    cache: new CacheOperations({ coordination: store.coordination, audit }),
+    usage: new UsageOperations({ accounts: store.accounts, counting: store.counting, config, now: clock.now }),
+    webhooks: new WebhookOperations({
+      events: store.events,
+      accounts: store.accounts,
+      config,
+      clock,
+      audit,
+      enqueued: o.enqueued,
+    }),
     billing: new BillingOperations(store.billing, o.exporters, audit),
   };
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config/config-schema.js';
 import { burstLimit, overage } from '../config/plan-config.js';
 import { GatewayError } from '../failures.js';
-import type { Account, ExternalIds, Store, StoredAccount } from '../store/store.js';
+import type { Account, AccountStore, ExternalIds, StoredAccount } from '../store/store.js';
 import { generateKey, hashKey } from './keys.js';
 
 const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
@@ -107,7 +107,7 @@ function checkPlan(plans: Config['plans'], plan: string, limit: number | null): 
 
 /** Creates an account with a new key (input validated by the caller, at the edge). The key is returned once and never stored. */
 export async function createAccount(
-  store: Store,
+  accounts: AccountStore,
   plans: Config['plans'],
   data: CreateAccountInput,
   now: number,
@@ -128,7 +128,7 @@ export async function createAccount(
   };
   if (data.external_ids !== undefined && Object.keys(data.external_ids).length > 0)
     account.external_ids = data.external_ids;
-  await store.createAccount(account);
+  await accounts.createAccount(account);
   return { account: publicAccount(account), api_key: apiKey };
 }
 
@@ -145,14 +145,14 @@ function mergedIds(now: ExternalIds | undefined, patch: PatchAccountInput['exter
 
 /** Applies a validated patch to `current` (as just read by the caller). */
 export async function updateAccount(
-  store: Store,
+  accounts: AccountStore,
   plans: Config['plans'],
   current: StoredAccount,
   patch: PatchAccountInput,
 ): Promise<Account> {
   checkPlan(plans, patch.plan ?? current.plan, patch.limit === undefined ? current.limit : patch.limit);
   const { external_ids: ids, ...rest } = patch;
-  const updated = await store.updateAccount(
+  const updated = await accounts.updateAccount(
     current.id,
     ids === undefined ? rest : { ...rest, external_ids: mergedIds(current.external_ids, ids) },
   );
@@ -161,9 +161,9 @@ export async function updateAccount(
 }
 
 /** Replaces the key; the old one stops working at once on this instance, within a second elsewhere. */
-export async function rotateKey(store: Store, id: string): Promise<{ account: Account; api_key: string }> {
+export async function rotateKey(accounts: AccountStore, id: string): Promise<{ account: Account; api_key: string }> {
   const apiKey = generateKey();
-  const updated = await store.updateAccount(id, { key_hash: hashKey(apiKey) });
+  const updated = await accounts.updateAccount(id, { key_hash: hashKey(apiKey) });
   if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
   return { account: publicAccount(updated), api_key: apiKey };
 }

@@ -1,7 +1,16 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config-schema.js';
 import type { KnownKey } from '../keys/key-hashes.js';
-import type { BurstState, ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/store.js';
+import type {
+  AccountStore,
+  BurstState,
+  ConsumeReceiver,
+  ConsumeSpec,
+  CoordinationStore,
+  CountingStore,
+  PeriodRecord,
+  StoredAccount,
+} from '../store/store.js';
 import { DayClock } from '../time/days.js';
 import { type Allowance, allowanceFor } from './allowance.js';
 import { alertsFor } from './thresholds.js';
@@ -45,7 +54,10 @@ const MAX_UNKNOWN = 10_000;
 const MAX_ATTEMPTS = 3;
 
 export interface MeterOptions {
-  store: Store;
+  accounts: AccountStore;
+  counting: CountingStore;
+  /** Account announcements: a changed or deleted account leaves the cache. */
+  coordination: CoordinationStore;
   plans: Config['plans'];
   zone: string;
   now: () => number;
@@ -78,7 +90,7 @@ export class Meter {
       },
     });
     this.unknown = new LRUCache({ max: MAX_UNKNOWN, ttl: Math.max(1, opts.cache.negative_ttl_ms) });
-    opts.store.subscribe((event) => {
+    opts.coordination.subscribe((event) => {
       if (event.type !== 'account') return;
       this.generation++;
       // '*': announcements may have been missed (the subscription was down), so trust nothing cached.
@@ -104,7 +116,7 @@ export class Meter {
       if (entry === null) return { kind: 'unknown' };
       if (entry.account.status !== 'active') return { kind: 'inactive' };
       const day = this.today();
-      const result = await this.opts.store.consume(entry.spec, day);
+      const result = await this.opts.counting.consume(entry.spec, day);
       if (result.kind !== 'changed') {
         return result.kind === 'inactive' ? result : { ...result, entry, day };
       }
@@ -115,7 +127,7 @@ export class Meter {
 
   /** Takes back a request counted by `consume` whose answer failed (a pass-through the origin failed). */
   refund(entry: AccountEntry, day: string): Promise<void> {
-    return this.opts.store.refund(entry.account.id, entry.allowance.period.id, day);
+    return this.opts.counting.refund(entry.account.id, entry.allowance.period.id, day);
   }
 
   /** The ledger's day now (YYYY-MM-DD in the configured zone). */
@@ -125,7 +137,7 @@ export class Meter {
 
   /** The account's periods overlapping [fromMs, toMs), with their days (the usage history). */
   async periods(entry: AccountEntry, fromMs: number, toMs: number): Promise<PeriodRecord[]> {
-    return (await this.opts.store.periodRecords([entry.account.id], fromMs, toMs))[0] ?? [];
+    return (await this.opts.counting.periodRecords([entry.account.id], fromMs, toMs))[0] ?? [];
   }
 
   /**
@@ -156,7 +168,7 @@ export class Meter {
    */
   consumeInto(entry: AccountEntry, receiver: ConsumeReceiver): string {
     const day = this.today();
-    this.opts.store.consumeInto(entry.spec, day, receiver);
+    this.opts.counting.consumeInto(entry.spec, day, receiver);
     return day;
   }
 
@@ -169,7 +181,7 @@ export class Meter {
     const entry = await this.entry(keyHash);
     if (entry === null) return { kind: 'unknown' };
     if (entry.account.status !== 'active') return { kind: 'inactive' };
-    const used = await this.opts.store.usage(entry.account.id, entry.allowance.period.id);
+    const used = await this.opts.counting.usage(entry.account.id, entry.allowance.period.id);
     return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
 
@@ -220,7 +232,7 @@ export class Meter {
    */
   private async load(keyHash: string): Promise<AccountEntry | null> {
     const generation = this.generation;
-    const account = await this.opts.store.findByKeyHash(keyHash);
+    const account = await this.opts.accounts.findByKeyHash(keyHash);
     const current = generation === this.generation;
     if (account) return this.remember(keyHash, account, this.opts.now(), current);
     if (current && this.opts.cache.negative_ttl_ms > 0) this.unknown.set(keyHash, true);

@@ -42,7 +42,7 @@ t.test(
     t.equal(again.status, 200, 'admitted once the first admission left the window');
     t.match(await again.text(), /"requests_used":4,/);
     const [record] =
-      (await gw.app.store.periodRecords([(await newAccountId(gw, api_key)) as string], 0, NOW * 2))[0] ?? [];
+      (await gw.app.store.counting.periodRecords([(await newAccountId(gw, api_key)) as string], 0, NOW * 2))[0] ?? [];
     t.equal(record?.used, 4, 'the ledger has the admitted requests only');
     t.same(
       record?.days.map(([, n]) => n),
@@ -53,7 +53,7 @@ t.test(
 
 async function newAccountId(gw: Awaited<ReturnType<typeof startGateway>>, key: string): Promise<string | undefined> {
   const { hashKey } = await import('../../src/keys/keys.js');
-  return (await gw.app.store.findByKeyHash(hashKey(key)))?.id;
+  return (await gw.app.store.accounts.findByKeyHash(hashKey(key)))?.id;
 }
 
 t.test('the burst message is configurable; Retry-After is at least 1 s', async (t) => {

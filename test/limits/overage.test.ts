@@ -52,7 +52,7 @@ t.test(
     t.equal(over.status, 429, 'past 50% more: the limit answer as today');
     t.equal(await over.text(), '{"success":false,"message":"Monthly API request limit reached."}');
     t.equal(over.headers.get('x-ratelimit-remaining'), '0');
-    const [record] = (await gw.app.store.periodRecords([account.id], 0, NOW * 2))[0] ?? [];
+    const [record] = (await gw.app.store.counting.periodRecords([account.id], 0, NOW * 2))[0] ?? [];
     t.same([record?.limit, record?.used], [4, 6], 'the ledger counts the overage, the record keeps the limit');
     await waitFor('three threshold events', () => receiver.got.length >= 3);
     t.same(

@@ -46,7 +46,7 @@ t.test(
     const store = new RedisStore(config.store.redis, pino({ level: 'silent' }));
     t.teardown(() => store.close());
     const { account, api_key } = await createAccount(
-      store,
+      store.accounts,
       config.plans,
       { plan: 'starter', label: 'burst', status: 'active', limit: null },
       Date.now(),
@@ -106,8 +106,8 @@ t.test(
       `${admitted.length} admitted over ${span} ms: no more than the windows it spans allow`,
     );
     const period = allowanceFor(account, config.plans, config.time_zone, Date.now()).period;
-    t.equal(await store.usage(account.id, period.id), admitted.length, 'Redis counted the admitted ones only');
-    const [record] = (await store.periodRecords([account.id], 0, Date.now() + 86_400_000))[0] ?? [];
+    t.equal(await store.counting.usage(account.id, period.id), admitted.length, 'Redis counted the admitted ones only');
+    const [record] = (await store.counting.periodRecords([account.id], 0, Date.now() + 86_400_000))[0] ?? [];
     t.equal(record?.used, admitted.length, 'and the ledger too');
     for (const gw of gateways) t.equal(gw.child.exitCode, null, 'no gateway died');
   },
