@@ -182,7 +182,7 @@ export class Meter {
     if (entry === null) return { kind: 'unknown' };
     if (entry.account.status !== 'active') return { kind: 'inactive' };
     const used = await this.opts.counting.usage(entry.account.id, entry.allowance.period.id);
-    return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used, day: this.today() };
+    return { kind: used >= entry.allowance.cap ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
 
   /** Who the key belongs to, without reading usage: for requests refused before counting. */

@@ -33,6 +33,10 @@ t.test(
     const { account, api_key } = await newAccount(gw, { plan: 'starter', limit: 4 });
     const seen: Usage[] = [];
     for (let i = 0; i < 6; i++) {
+      if (i === 4) {
+        const head = await gw.get(SIMPLE, { method: 'HEAD', headers: { 'X-API-Key': api_key } });
+        t.equal(head.status, 200, 'HEAD at the limit: the overage still admits');
+      }
       const r = await gw.get(SIMPLE, withKey(api_key));
       t.equal(r.status, 200, `request ${i + 1} succeeds`);
       seen.push(((await r.json()) as { usage: Usage }).usage);
