@@ -137,3 +137,34 @@ t.test('config: burst and overage are checked; thresholds above 100 need the ove
   t.same(ok.plans['starter']?.alert_thresholds, [80, 100, 150]);
   t.equal(loadConfig({ env: {} }).plans['starter']?.burst, undefined, 'off by default');
 });
+
+t.test('a pass-through route: over the burst it answers 429 without reaching the origin or counting', async (t) => {
+  const { startOrigin } = await import('../helpers/origin.js');
+  const { waitFor } = await import('../helpers/wait.js');
+  const origin = await startOrigin(t);
+  const gw = await startGateway(t, {
+    upstream: {
+      url: origin.url,
+      api_key: origin.key,
+      poll_interval_ms: 60_000,
+      proxy_paths: ['/origin/*'],
+      cache: { max_bytes: 0 },
+    },
+    plans: { starter: { burst: { limit: 2, window_s: 3600 } } },
+  });
+  await waitFor('first poll', async () => (await gw.get('/readyz')).status === 200);
+  const { api_key } = await newAccount(gw, { plan: 'starter' }, Date.now());
+  for (let i = 1; i <= 2; i++) {
+    const r = await gw.get(`/origin/echo?api_key=${api_key}`);
+    t.equal(r.status, 200);
+    t.match(r.headers.get('ratelimit'), new RegExp(`, "burst";r=${2 - i};t=3600$`));
+    await r.text();
+  }
+  const seen = origin.seen.length;
+  const over = await gw.get(`/origin/echo?api_key=${api_key}`);
+  t.equal(over.status, 429);
+  t.equal(await over.text(), '{"success":false,"message":"Too many requests."}');
+  t.equal(over.headers.get('retry-after'), '3600');
+  t.equal(over.headers.get('x-ratelimit-remaining'), '1998', 'not counted');
+  t.equal(origin.seen.length, seen, 'the origin was not asked');
+});

@@ -46,6 +46,11 @@ export const CONSUME_ARGS = 7;
 export const TAIL = { day: 1, deadline: 2 } as const;
 export const CONSUME_TAIL = 2;
 
+/** The account hash's field that holds its burst log (see BURST below). */
+export const BURST_FIELD = 'admitted';
+/** Characters of one entry of the burst log: Redis' TIME in µs, 16 digits until the year 2286. */
+const STAMP = 16;
+
 /**
  * The thresholds of a request as ARG.alerts carries them: `count:percent` pairs by count, e.g.
  * `80:80,100:100` for a limit of 100; '' for none. The script reads the first count alone to
@@ -104,16 +109,17 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  * the counter's name plus a suffix: the account's hash tag, so the same Cluster slot, and not
  * sent with every request since only a crossing touches them.
  *
- * BURST (docs/plans.md): a sliding log. The account's `:burst` list holds the Redis times (µs)
- * of its admitted requests of the last WINDOW, newest first: a request first drops the entries
- * that left the window from its tail, and is admitted when fewer than LIMIT remain. So any
- * WINDOW-long span of Redis time holds at most LIMIT admissions, whatever the number of
- * gateways: they all read one clock, Redis' TIME, once per call. It is decided after the
- * allowance, so a used-up account hears that rather than a wait; a request over it is taken
- * back like one over the cap (not counted, not in the ledger, no threshold). The list is named
- * from the account's key (same hash tag, same Cluster slot) and expires a WINDOW after its
- * newest entry; an account with no burst limit never touches it. Each entry is pushed once and
- * dropped once, so a request costs a fixed number of commands on average, whatever LIMIT is.
+ * BURST (docs/plans.md): a sliding log. The account hash's BURST_FIELD holds the Redis times
+ * (µs, STAMP digits each, oldest first) of its last admitted requests; a request skips the
+ * entries that left the window (at least WINDOW old) and is admitted when fewer than LIMIT
+ * remain, which it then writes back with its own time appended. So any WINDOW-long span of
+ * Redis time holds at most LIMIT admissions, whatever the number of gateways: they all read
+ * one clock, Redis' TIME, once per call. It is decided after the allowance, so a used-up
+ * account hears that rather than a wait; a request over it is taken back like one over the cap
+ * (not counted, not in the ledger, no threshold). The log rides on the account hash, which the
+ * script reads anyway: one field more in its HMGET and one HSET per admitted request, the least
+ * a shared window can cost (the hash's own slot, so Cluster too). It holds at most LIMIT
+ * entries, and an account with no burst limit never reads or writes it.
  */
 export const CONSUME = `${OPENED}
 local clock, stamp
@@ -131,37 +137,38 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local account, counter, days = KEYS[k + ${KEY.account}], KEYS[k + ${KEY.counter}], KEYS[k + ${KEY.days}]
   local limit, expiry = ARGV[a + ${ARG.limit}], ARGV[a + ${ARG.expiry}]
   local code, used = 0, 0
-  local burst, most, window, log, now, held, oldest = ARGV[a + ${ARG.burst}]
-  local state = redis.call('HMGET', account, 'revision', 'status')
+  local burst, most, window, log, from, now, held, oldest = ARGV[a + ${ARG.burst}]
+  local state
+  if burst == '' then state = redis.call('HMGET', account, 'revision', 'status')
+  else state = redis.call('HMGET', account, 'revision', 'status', '${BURST_FIELD}') end
   if state[1] ~= ARGV[a + ${ARG.revision}] then code = 3
   elseif state[2] ~= 'active' then code = 2
   else
-    -- BURST (see above): the log is first rid of the admissions that left the window.
+    -- BURST (see above): the admissions that left the window are skipped first.
     if burst ~= '' then
       most, window = string.match(burst, '^(%d+) (%d+)$')
       most, window = tonumber(most), tonumber(window) * 1000
       clock = clock or redis.call('TIME')
       -- Written as text: Lua would print a number this large in exponent form.
       stamp = stamp or clock[1] .. string.format('%06d', tonumber(clock[2]))
-      now, log = tonumber(stamp), string.sub(account, 1, -8) .. 'burst'
-      oldest = tonumber(redis.call('LINDEX', log, -1))
-      while oldest and now - oldest >= window do
-        redis.call('RPOP', log)
-        oldest = tonumber(redis.call('LINDEX', log, -1))
+      now, log, from = tonumber(stamp), state[3] or '', 1
+      while from < #log and now - tonumber(string.sub(log, from, from + ${STAMP - 1})) >= window do
+        from = from + ${STAMP}
       end
-      held = oldest and redis.call('LLEN', log) or 0
+      held = (#log - from + 1) / ${STAMP}
+      if held > 0 then oldest = tonumber(string.sub(log, from, from + ${STAMP - 1})) end
     end
     used = redis.call('INCR', counter)
     if used == 1 then redis.call('PEXPIREAT', counter, expiry) end
     if used > tonumber(ARGV[a + ${ARG.cap}]) then
       code = 1
       used = redis.call('DECR', counter)
-    elseif log and held >= most then
+    elseif most and held >= most then
       code = 4
       used = redis.call('DECR', counter)
-    elseif log then
-      held = redis.call('LPUSH', log, stamp)
-      redis.call('PEXPIRE', log, window / 1000)
+    elseif most then
+      redis.call('HSET', account, '${BURST_FIELD}', string.sub(log, from) .. stamp)
+      held = held + 1
       oldest = oldest or now
     end
     if code == 0 and redis.call('HINCRBY', days, day, 1) == 1 and redis.call('PTTL', days) < 0 then
