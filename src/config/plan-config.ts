@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { posInt } from './fields.js';
 
-/** The most a burst limit may count: the store keeps one admission time per request it allows. */
-export const MAX_BURST_LIMIT = 100_000;
+/**
+ * The most a burst limit may count: the Redis store rewrites (and replicates) the account's log
+ * of admission times whole with each admission, 16 bytes an entry (counting/lua.ts BURST).
+ */
+export const MAX_BURST_LIMIT = 1000;
 
 /** A cap on requests per sliding window, over all of an account's keys (docs/plans.md). */
 export const burstLimit = z.strictObject({

@@ -111,6 +111,7 @@ t.test('a bad burst or overage in a PATCH is refused with what is wrong, and not
     [{ burst: { limit: 10, window_s: 0 } }, /burst\.window_s: expected at least 1/],
     [{ burst: { limit: 10, window_s: 3601 } }, /burst\.window_s: expected at most 3600/],
     [{ burst: { limit: 0, window_s: 1 } }, /burst\.limit/],
+    [{ burst: { limit: 1001, window_s: 1 } }, /burst\.limit: expected at most 1000/],
     [{ burst: '10/1' }, /burst/],
     [{ overage: { max_percent: 0 } }, /overage\.max_percent: expected at least 1/],
     [{ overage: { max_percent: 1001 } }, /overage\.max_percent: expected at most 1000/],
