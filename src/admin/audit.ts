@@ -5,6 +5,7 @@ export type AuditAction =
   | 'account.update'
   | 'account.rotate_key'
   | 'account.delete'
+  | 'account.grant'
   | 'prices.publish'
   | 'prices.cancel'
   | 'cache.purge'

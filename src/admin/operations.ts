@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
 import type { PriceBook } from '../prices/book.js';
+import { retentionMs } from '../quota/retention.js';
 import type { Store } from '../store/store.js';
 import { AccountOperations } from './account-operations.js';
 import type { Audit } from './audit.js';
@@ -48,6 +49,7 @@ export function buildOperations(o: OperationsOptions): Operations {
       zone: config.time_zone,
       clock,
       audit,
+      retentionMs: retentionMs(config),
     }),
     prices: new PriceOperations({
       prices: store.prices,

@@ -21,6 +21,8 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway accounts set-external-ids ID [--stripe-customer cus_…] [--billing-subject S]
                                              (sets those given, keeps the other; with neither, removes both)
        fuel-gateway accounts set-burst ID N/S|none  (at most N requests in any S seconds; none: the plan's)
+       fuel-gateway accounts grant ID N [--note T]   (N more requests for the account's current period)
+       fuel-gateway accounts grants ID       (its grants, each with its period)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
        fuel-gateway prices cancel DATE       (a set still scheduled)
        fuel-gateway prices show|history
@@ -142,6 +144,13 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
     }
     case 'accounts set-burst':
       return ops.accounts.patchAccount(need(a, 'account id'), { burst: burstOf(need(b, 'N/S or none')) }, FROM);
+    case 'accounts grant': {
+      const body: Record<string, unknown> = { requests: numberOrText(need(b, 'number of requests')) };
+      if (options.has('note')) body['note'] = options.get('note');
+      return ops.accounts.grant(need(a, 'account id'), body, FROM);
+    }
+    case 'accounts grants':
+      return ops.accounts.listGrants(need(a, 'account id'));
     case 'billing failures':
       return ops.billing.failures(listOptions(options));
     case 'billing retry': {

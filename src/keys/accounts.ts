@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config/config-schema.js';
 import { burstLimit, overage } from '../config/plan-config.js';
 import { GatewayError } from '../failures.js';
-import type { Account, AccountStore, ExternalIds, StoredAccount } from '../store/store.js';
+import type { Account, AccountStore, ExternalIds, Grant, StoredAccount } from '../store/store.js';
 import { generateKey, hashKey } from './keys.js';
 
 const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
@@ -90,11 +90,40 @@ export const patchAccountInput = z
     message: 'expected at least one of status, plan, limit, anchor, label, external_ids, burst, overage',
   });
 
+// A grant's size: a positive whole number of requests, bounded so a typo cannot make it endless.
+const MAX_GRANT = 1_000_000_000;
+
+/** `POST /admin/accounts/:id/grants` and `accounts grant`. */
+export const grantInput = z.strictObject({
+  requests: z.number().int().positive().max(MAX_GRANT),
+  note: label.nullable().optional(),
+});
+
 export type CreateAccountInput = z.infer<typeof createAccountInput>;
 export type PatchAccountInput = z.infer<typeof patchAccountInput>;
 
-/** The account as operators see it: never the key hash. */
-export const publicAccount = ({ key_hash: _omit, ...account }: StoredAccount): Account => account;
+/** The account as operators see it: never the key hash; its grants have their own route. */
+export const publicAccount = ({ key_hash: _omit, grants: _grants, ...account }: StoredAccount): Account => account;
+
+/** A grant as operators see it: its period by its start, as `usage` shows it. */
+export interface PublicGrant {
+  id: string;
+  requests: number;
+  note: string | null;
+  period_started_at: string;
+  created_at: string;
+}
+
+export const publicGrant = (g: Grant): PublicGrant => ({
+  id: g.id,
+  requests: g.requests,
+  note: g.note,
+  period_started_at: g.period_started_at,
+  created_at: g.created_at,
+});
+
+/** A new grant's id. */
+export const grantId = (): string => `grant_${randomBytes(8).toString('hex')}`;
 
 function checkPlan(plans: Config['plans'], plan: string, limit: number | null): void {
   // Own keys only: `constructor` or `__proto__` is no plan.

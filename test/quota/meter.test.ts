@@ -149,6 +149,7 @@ t.test('one usage object: the hot path splices exactly what the admin API serial
   const allowance = {
     plan: 'star"ter',
     limit: 2000,
+    granted: 0,
     period,
     converted: false,
     anchorMs: period.startMs,

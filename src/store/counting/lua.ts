@@ -21,7 +21,7 @@ export function recordMeta(periodId: string, kind: string, startMs: number, endM
  * KEYS: it shares the account's hash tag, so it is on the same Cluster slot, and naming it per
  * request would cost every request for what only the first of a period needs.
  */
-const OPENED = `
+export const OPENED = `
 local function opened(account, days, limit, expiry, meta)
   local id, kind, first, last, plan = string.match(meta, '^(%S+) (%S+) (%d+) (%d+) (.*)$')
   redis.call('HSET', days, 'plan', plan, 'kind', kind, 'limit', limit, 'start', first, 'end', last)
@@ -120,6 +120,11 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  * script reads anyway: one field more in its HMGET and one HSET per admitted request, the least
  * a shared window can cost (the hash's own slot, so Cluster too). It holds at most LIMIT
  * entries, and an account with no burst limit never reads or writes it.
+ *
+ * The limit is the caller's effective one (the plan's or the account's plus the period's grants),
+ * and the record opened here takes it as the period's limit before grants: a grant opens its
+ * period's record itself (accounts/lua.ts GRANT), so a record opened here is of a period without
+ * grants at the revision checked.
  */
 export const CONSUME = `${OPENED}
 local clock, stamp
