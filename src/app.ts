@@ -184,7 +184,7 @@ async function assemble(
   // Demo accounts only where nothing outside this process could make accounts in its store.
   const demo =
     config.demo_accounts && !store.capabilities.sharedAcrossProcesses
-      ? await ensureDemoAccounts(store.accounts, config.plans, clock.now())
+      ? await ensureDemoAccounts(store.accounts, store.keys, config.plans, clock.now())
       : { keys: {} };
   return {
     config,

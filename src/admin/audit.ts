@@ -5,6 +5,10 @@ export type AuditAction =
   | 'account.update'
   | 'account.rotate_key'
   | 'account.delete'
+  | 'key.create'
+  | 'key.update'
+  | 'key.rotate'
+  | 'key.revoke'
   | 'account.grant'
   | 'prices.publish'
   | 'prices.cancel'
@@ -23,6 +27,10 @@ export interface AuditEntry {
   action: AuditAction;
   from: string;
   account_id?: string;
+  key_id?: string;
+  /** A rotation: the key it replaced (`key_id` is the new one), and how long the old one goes on working. */
+  previous_key_id?: string;
+  grace_s?: number;
   webhook_id?: string;
   effective_date?: string;
   /** A history document published at once. */

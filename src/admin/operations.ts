@@ -7,6 +7,7 @@ import { AccountOperations } from './account-operations.js';
 import type { Audit } from './audit.js';
 import { BillingOperations } from './billing-routes.js';
 import { CacheOperations } from './cache-operations.js';
+import { KeyOperations } from './key-operations.js';
 import { PriceOperations, type PriceOperationsDeps } from './price-operations.js';
 import { UsageOperations } from './usage-operations.js';
 import { WebhookOperations } from './webhook-routes.js';
@@ -17,6 +18,7 @@ import { WebhookOperations } from './webhook-routes.js';
  */
 export interface Operations {
   accounts: AccountOperations;
+  keys: KeyOperations;
   prices: PriceOperations;
   cache: CacheOperations;
   usage: UsageOperations;
@@ -26,7 +28,7 @@ export interface Operations {
 
 export interface OperationsOptions {
   /** The concerns the operations are handed, one or two each; not the store's life cycle. */
-  store: Pick<Store, 'accounts' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing'>;
+  store: Pick<Store, 'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing'>;
   config: Config;
   book: PriceBook;
   clock: Clock;
@@ -41,6 +43,7 @@ export interface OperationsOptions {
 /** Hands each concern's operations the part of the store it uses. */
 export function buildOperations(o: OperationsOptions): Operations {
   const { store, config, clock, audit } = o;
+  const keys = new KeyOperations({ keys: store.keys, clock, audit, retentionMs: retentionMs(config) });
   return {
     accounts: new AccountOperations({
       accounts: store.accounts,
@@ -50,7 +53,9 @@ export function buildOperations(o: OperationsOptions): Operations {
       clock,
       audit,
       retentionMs: retentionMs(config),
+      keys,
     }),
+    keys,
     prices: new PriceOperations({
       prices: store.prices,
       book: o.book,

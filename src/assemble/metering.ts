@@ -23,13 +23,15 @@ export function buildMetering(o: MeteringOptions): { meter: Meter; throttle: Inv
     now: clock.now,
     cache: config.limits.account_cache,
     retentionMs: retentionMs(config),
+    keyWarningMs: config.keys.expiry_warning_days * 86_400_000,
   });
   const t = config.limits.invalid_key_throttle;
   const rule = { maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 };
   const { coordination } = store;
   // Shared through the store, so N instances behind a balancer do not give a scanner N times the tries.
   const share = store.capabilities.sharedAcrossProcesses
-    ? (address: string): void => void coordination.reportInvalidKey(address, rule).catch(() => undefined)
+    ? (address: string, attempts: number): void =>
+        void coordination.reportInvalidKey(address, rule, attempts).catch(() => undefined)
     : undefined;
   const throttle = new InvalidKeyThrottle(rule, clock.now, share);
   coordination.subscribe((event) => {

@@ -2,16 +2,8 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isValidTimeZone } from '../time/zone.js';
 import { billing } from './billing-config.js';
-import {
-  adminListenerProblem,
-  isAddressOrRange,
-  isOrigin,
-  listener,
-  message,
-  nonNegInt,
-  posInt,
-  redisNode,
-} from './fields.js';
+import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
+import { keys, messages } from './keys-config.js';
 import { plan } from './plan-config.js';
 import { upstream } from './upstream.js';
 import { webhooks } from './webhooks-config.js';
@@ -172,6 +164,7 @@ export const configSchema = z
     }),
     webhooks,
     billing,
+    keys,
     demo_accounts: z
       .boolean()
       .describe(
@@ -190,30 +183,7 @@ export const configSchema = z
         .min(65536)
         .describe('Log output held while stdout cannot take it; beyond it lines are dropped and counted'),
     }),
-    messages: z.strictObject({
-      missing_key: message,
-      invalid_key: message,
-      inactive_key: message,
-      limit_monthly: message,
-      limit_trial: message,
-      burst: message,
-      throttled: message,
-      invalid_month: message,
-      invalid_year: message,
-      bad_request: message,
-      request_timeout: message,
-      headers_too_large: message,
-      invalid_range: message,
-      invalid_format: message,
-      invalid_region: message,
-      historical_disabled: message,
-      not_found: message,
-      method_not_allowed: message,
-      unavailable: message,
-      upstream_unavailable: message,
-      upstream_timeout: message,
-      internal: message,
-    }),
+    messages,
   })
   .superRefine((cfg, ctx) => {
     if (cfg.server.headers_timeout_ms > cfg.server.request_timeout_ms) {

@@ -12,6 +12,7 @@
  * step before the answer (answer.ts): nothing here calls back into an earlier one.
  */
 import { isGatewayError } from '../failures.js';
+import type { KeyRefusal } from '../keys/gate.js';
 import type { AccountEntry, CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import type { BurstState } from '../store/store.js';
@@ -19,6 +20,7 @@ import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import type { Exchange, InvalidKeyReason, MeteredBody } from './core-types.js';
 import { type Compressed, negotiate, splicedGzip } from './encoding.js';
 import type { ErrorKind } from './error-kinds.js';
+import { keyCheck } from './key-check.js';
 import { storeError } from './listener-context.js';
 import { rateFields } from './rate.js';
 import { headerValue } from './request.js';
@@ -39,10 +41,17 @@ export interface MeteredRequest {
 }
 
 /** A key the meter refused: unknown (a scanner's sign, unless the store lost its data) or inactive. */
-export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive'): void {
+export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive' | KeyRefusal): void {
   if (kind === 'unknown') return invalidKey(x, 'unknown');
-  fail(x, 'inactive_key');
+  fail(x, KEY_REFUSALS[kind]);
 }
+
+const KEY_REFUSALS = {
+  inactive: 'inactive_key',
+  expired: 'expired_key',
+  scope: 'key_scope',
+  address: 'key_address',
+} as const satisfies Record<'inactive' | KeyRefusal, ErrorKind>;
 
 export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
   const { listener: l } = x;
@@ -59,6 +68,12 @@ export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
 export function admitted(x: Exchange, result: MeterResult): CountedResult | null {
   if (result.kind === 'unknown' || result.kind === 'inactive') {
     keyRefused(x, result.kind);
+    return null;
+  }
+  if (result.kind === 'refused') {
+    // Known: its answer names the account in the log and may carry X-API-Key-Expires.
+    x.account = result.entry;
+    keyRefused(x, result.reason);
     return null;
   }
   x.account = result.entry;
@@ -86,7 +101,7 @@ export function storeFailed(x: Exchange, keyHash: string, err: unknown, without:
     return false;
   }
   const unmetered = without === 'unmetered' && l.failOpen;
-  const goesOn = (unmetered || without === 'refusal') && l.meter.knowsActive(keyHash);
+  const goesOn = (unmetered || without === 'refusal') && l.meter.knowsActive(keyHash, keyCheck(x));
   storeError(l, err, !goesOn ? 'refused' : unmetered ? 'unmetered' : null);
   if (!goesOn) {
     failRetry(x, 'unavailable', 1);
@@ -183,12 +198,14 @@ function sendCoded(m: MeteredRequest, c: Compressed, rate: RateFields, usage: st
 export async function refuse(x: Exchange, keyHash: string, kind: ErrorKind): Promise<void> {
   let who: Awaited<ReturnType<Meter['identify']>>;
   try {
-    who = await x.listener.meter.identify(keyHash);
+    who = await x.listener.meter.identify(keyHash, keyCheck(x));
   } catch (err) {
     // A key known here as active may still hear what is wrong with its query.
     if (!storeFailed(x, keyHash, err, 'refusal')) return;
     who = 'active';
   }
+  // The key's answer may carry X-API-Key-Expires: its entry is cached now, when it was found.
+  if (who !== 'unknown' && who !== 'inactive') x.account = x.listener.meter.cached(keyHash) ?? null;
   if (who !== 'active') return keyRefused(x, who);
   if (kind === 'unavailable') return failRetry(x, kind, 1);
   fail(x, kind);

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config-schema.js';
-import type { AccountStore } from '../store/store.js';
+import type { AccountStore, KeyStore, StoredAccount, StoredKey } from '../store/store.js';
 import { createAccount, rotateKey } from './accounts.js';
 
 // Plans without a default limit (enterprise) need one to exist; a demo gets this.
@@ -23,6 +23,7 @@ export interface DemoAccounts {
  */
 export async function ensureDemoAccounts(
   accounts: AccountStore,
+  keyStore: KeyStore,
   plans: Config['plans'],
   now: number,
 ): Promise<DemoAccounts> {
@@ -32,7 +33,7 @@ export async function ensureDemoAccounts(
     return { keys };
   }
   const earlier = await findDemo(accounts, 'developer');
-  if (earlier !== null) keys['developer'] = (await rotateKey(accounts, earlier)).api_key;
+  if (earlier !== null) keys['developer'] = await rotateDemo(keyStore, earlier, now);
   else if (plans['developer'] !== undefined) keys['developer'] = await createDemo(accounts, plans, 'developer', now);
   return { keys };
 }
@@ -43,6 +44,12 @@ async function createDemo(accounts: AccountStore, plans: Config['plans'], plan: 
 }
 
 const demoLabel = (plan: string): string => `demo ${plan}`;
+
+/** The demo account's newest key, rotated with no grace (it is a demo: the old key stops). */
+async function rotateDemo(keys: KeyStore, account: StoredAccount, now: number): Promise<string> {
+  const key = account.keys.at(-1) as StoredKey;
+  return (await rotateKey(keys, account.id, key.id, 0, now)).api_key;
+}
 
 async function hasAnyAccount(accounts: AccountStore): Promise<boolean> {
   // A page may be empty while `next` is not null (the store bounds one call's work): follow it.
@@ -56,12 +63,12 @@ async function hasAnyAccount(accounts: AccountStore): Promise<boolean> {
 }
 
 /** The active demo account of `plan` from an earlier start (label match is by substring, so exact here). */
-async function findDemo(accounts: AccountStore, plan: string): Promise<string | null> {
+async function findDemo(accounts: AccountStore, plan: string): Promise<StoredAccount | null> {
   let after: string | null = null;
   do {
     const page = await accounts.listAccounts({ plan, status: 'active', label: demoLabel(plan) }, after, 100);
     const found = page.accounts.find((a) => a.label === demoLabel(plan));
-    if (found) return found.id;
+    if (found) return found;
     after = page.next;
   } while (after !== null);
   return null;

@@ -1,35 +1,21 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config-schema.js';
+import type { KeyRefusal } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type {
   AccountStore,
   BurstState,
   ConsumeReceiver,
-  ConsumeSpec,
   CoordinationStore,
   CountingStore,
   PeriodRecord,
   StoredAccount,
+  StoredKey,
 } from '../store/store.js';
 import { DayClock } from '../time/days.js';
-import { type Allowance, allowanceFor } from './allowance.js';
-import { alertsFor } from './thresholds.js';
-import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
+import { type AccountEntry, accountEntry } from './account-entry.js';
 
-/** A cached account with everything a request needs that stays fixed until its period ends. */
-export interface AccountEntry {
-  account: StoredAccount;
-  allowance: Allowance;
-  usage: UsageFragments;
-  /** The `RateLimit-Policy` header value of the allowance. */
-  ratePolicy: string;
-  /** What a consume for this account asks the store, built once with the entry. */
-  spec: ConsumeSpec;
-  /** The account id JSON-encoded, as the access log writes it. */
-  idJson: string;
-  /** False once the cache has dropped or replaced the entry: a KnownKey holding it must look again. */
-  live: boolean;
-}
+export type { AccountEntry } from './account-entry.js';
 
 /**
  * `day`: the ledger's day the request was counted on (YYYY-MM-DD), which a refund takes back from.
@@ -41,7 +27,12 @@ export type MeterResult =
   /** Over the burst limit: not counted. */
   | { kind: 'burst'; entry: AccountEntry; used: number; day: string; burst: BurstState }
   | { kind: 'inactive' }
-  | { kind: 'unknown' };
+  | { kind: 'unknown' }
+  /** The key exists but may not make this request (KeyGate): never counted. */
+  | { kind: 'refused'; reason: KeyRefusal; entry: AccountEntry };
+
+/** Why a request's key may not make it (KeyGate.refusal for the request's scope and address); null: it may. */
+export type KeyCheck = (entry: AccountEntry) => KeyRefusal | null;
 
 export type CountedResult = Extract<MeterResult, { kind: 'ok' | 'exhausted' | 'burst' }>;
 
@@ -63,6 +54,8 @@ export interface MeterOptions {
   now: () => number;
   cache: Config['limits']['account_cache'];
   retentionMs: number;
+  /** `keys.expiry_warning_days` in ms: answers to a key this close to its expiry say when it expires. */
+  keyWarningMs: number;
 }
 
 /**
@@ -110,12 +103,15 @@ export class Meter {
   }
 
   /** Counts one request when the account is active and within its allowance. */
-  async consume(keyHash: string): Promise<MeterResult> {
+  async consume(keyHash: string, check?: KeyCheck): Promise<MeterResult> {
     for (let attempt = 1; ; attempt++) {
       const entry = await this.entry(keyHash);
       if (entry === null) return { kind: 'unknown' };
       if (entry.account.status !== 'active') return { kind: 'inactive' };
+      const reason = check?.(entry) ?? null;
+      if (reason !== null) return { kind: 'refused', reason, entry };
       const day = this.today();
+      this.touch(entry, day);
       const result = await this.opts.counting.consume(entry.spec, day);
       if (result.kind !== 'changed') {
         return result.kind === 'inactive' ? result : { ...result, entry, day };
@@ -168,8 +164,20 @@ export class Meter {
    */
   consumeInto(entry: AccountEntry, receiver: ConsumeReceiver): string {
     const day = this.today();
+    if (entry.key.last_used_on !== day) this.touch(entry, day);
     this.opts.counting.consumeInto(entry.spec, day, receiver);
     return day;
+  }
+
+  /**
+   * The first consume of a key on a day notes the day in the store (ConsumeSpec.touch, in the
+   * same round trip): from then on this process's copy says it, so the key costs no more writes
+   * that day. A copy reloaded from the store (another gateway noted it) asks no write either.
+   */
+  private touch(entry: AccountEntry, day: string): void {
+    if (entry.key.last_used_on === day) return;
+    entry.key.last_used_on = day;
+    entry.spec.touch = entry.key.id;
   }
 
   forget(keyHash: string): void {
@@ -177,23 +185,37 @@ export class Meter {
   }
 
   /** Authenticates and reports usage without counting (HEAD). */
-  async peek(keyHash: string): Promise<MeterResult> {
+  async peek(keyHash: string, check?: KeyCheck): Promise<MeterResult> {
     const entry = await this.entry(keyHash);
     if (entry === null) return { kind: 'unknown' };
     if (entry.account.status !== 'active') return { kind: 'inactive' };
+    const reason = check?.(entry) ?? null;
+    if (reason !== null) return { kind: 'refused', reason, entry };
     const used = await this.opts.counting.usage(entry.account.id, entry.allowance.period.id);
     return { kind: used >= entry.allowance.cap ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
 
   /** Who the key belongs to, without reading usage: for requests refused before counting. */
-  async identify(keyHash: string): Promise<'unknown' | 'inactive' | 'active'> {
+  async identify(keyHash: string, check?: KeyCheck): Promise<'unknown' | 'inactive' | 'active' | KeyRefusal> {
     const entry = await this.entry(keyHash);
-    return entry === null ? 'unknown' : entry.account.status === 'active' ? 'active' : 'inactive';
+    if (entry === null) return 'unknown';
+    if (entry.account.status !== 'active') return 'inactive';
+    return check?.(entry) ?? 'active';
   }
 
-  /** Whether this process holds the key as an active account, without asking the store. */
-  knowsActive(keyHash: string): boolean {
-    return this.accounts.get(keyHash)?.account.status === 'active';
+  /** The entry this process holds for a key, without asking the store. */
+  cached(keyHash: string): AccountEntry | undefined {
+    return this.accounts.get(keyHash);
+  }
+
+  /**
+   * Whether this process holds the key as an active account's unexpired key (and, with `check`,
+   * one allowed this request), without asking the store.
+   */
+  knowsActive(keyHash: string, check?: KeyCheck): boolean {
+    const entry = this.accounts.get(keyHash);
+    if (entry?.account.status !== 'active' || this.opts.now() >= entry.gate.expiresMs) return false;
+    return check === undefined || check(entry) === null;
   }
 
   /** Share of lookups answered from the cache since start. */
@@ -207,7 +229,9 @@ export class Meter {
     const cached = this.accounts.get(keyHash);
     if (cached !== undefined) {
       this.hits++;
-      return now < cached.allowance.period.endMs ? cached : this.remember(keyHash, cached.account, now);
+      return now < cached.allowance.period.endMs
+        ? cached
+        : this.remember(keyHash, cached.account, now, true, cached.key);
     }
     if (this.unknown.has(keyHash)) {
       this.hits++;
@@ -234,45 +258,15 @@ export class Meter {
     const generation = this.generation;
     const account = await this.opts.accounts.findByKeyHash(keyHash);
     const current = generation === this.generation;
-    if (account) return this.remember(keyHash, account, this.opts.now(), current);
+    // The account carries every key; the entry is the one of this hash (findByKeyHash found it there).
+    const key = account?.keys.find((k) => k.key_hash === keyHash);
+    if (account && key) return this.remember(keyHash, account, this.opts.now(), current, key);
     if (current && this.opts.cache.negative_ttl_ms > 0) this.unknown.set(keyHash, true);
     return null;
   }
 
-  private remember(keyHash: string, account: StoredAccount, now: number, cache = true): AccountEntry {
-    const allowance = allowanceFor(account, this.opts.plans, this.opts.zone, now);
-    const spec: ConsumeSpec = {
-      accountId: account.id,
-      revision: account.revision,
-      periodId: allowance.period.id,
-      limit: allowance.limit,
-      cap: allowance.cap,
-      expireAtMs: allowance.period.endMs + this.opts.retentionMs,
-      record: {
-        plan: allowance.plan,
-        kind: allowance.period.kind,
-        startMs: allowance.period.startMs,
-        endMs: allowance.period.endMs,
-      },
-    };
-    if (allowance.burst !== null)
-      spec.burst = { limit: allowance.burst.limit, windowMs: allowance.burst.window_s * 1000 };
-    // Worked out once per account and period: the counts at which usage.threshold is raised.
-    const percents = this.opts.plans[allowance.plan]?.alert_thresholds ?? [];
-    if (percents.length > 0) {
-      const { period } = allowance;
-      const context = { plan: allowance.plan, period_started_at: period.startedAt, period_ends_at: period.endsAt };
-      spec.alerts = alertsFor(allowance.limit, percents, context);
-    }
-    const entry: AccountEntry = {
-      account,
-      allowance,
-      usage: usageFragments(allowance),
-      ratePolicy: ratePolicy(allowance),
-      spec,
-      idJson: JSON.stringify(account.id),
-      live: true,
-    };
+  private remember(keyHash: string, account: StoredAccount, now: number, cache: boolean, key: StoredKey): AccountEntry {
+    const entry = accountEntry(account, key, now, this.opts);
     if (cache) this.accounts.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }

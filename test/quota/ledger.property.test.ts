@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import t from 'tap';
 import { AccountOperations } from '../../src/admin/account-operations.js';
+import { KeyOperations } from '../../src/admin/key-operations.js';
 import type { Sink } from '../../src/admin/usage-export.js';
 import { UsageOperations } from '../../src/admin/usage-operations.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -113,9 +114,11 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
       now: clock.now,
       cache: config.limits.account_cache,
       retentionMs: retentionMs(config),
+      keyWarningMs: 7 * 86_400_000,
     });
   const meters = [meterOf(s0), meterOf(s1)];
   const audit = (): void => undefined;
+  const keys = new KeyOperations({ keys: s0.keys, clock, audit, retentionMs: retentionMs(config) });
   const ops = new AccountOperations({
     accounts: s0.accounts,
     counting: s0.counting,
@@ -124,6 +127,7 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
     clock,
     audit,
     retentionMs: retentionMs(config),
+    keys,
   });
   const usage = new UsageOperations({ accounts: s0.accounts, counting: s0.counting, config, now: clock.now });
   const ids: string[] = [];

@@ -12,10 +12,18 @@ import { PRICE_MEANING, schemas } from './schemas.js';
 
 export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const { path, openapiPath, openapi } of routes) {
+  for (const { path, openapiPath, openapi, scope } of routes) {
     // A route switched off (route null) answers HEAD as it answers GET: 404.
     if (openapi) {
-      const get = { ...openapi.get, responses: { ...openapi.get.responses, default: UNEXPECTED } };
+      const get = {
+        ...openapi.get,
+        ...(scope && {
+          description:
+            `${openapi.get.description ?? ''} Key scope: ${scope} (a key limited to other scopes gets 403).`.trim(),
+          'x-key-scope': scope,
+        }),
+        responses: { ...openapi.get.responses, default: UNEXPECTED },
+      };
       paths[openapiPath ?? path] = { get, head: headOf(get) };
     }
   }

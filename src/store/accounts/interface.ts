@@ -1,5 +1,6 @@
 import type { BurstLimit, Overage } from '../../config/plan-config.js';
 import type { PeriodMeta } from '../counting/interface.js';
+import type { StoredKey } from '../keys/key.js';
 
 export type AccountStatus = 'active' | 'inactive';
 
@@ -44,9 +45,12 @@ export interface Grant {
   created_at: string;
 }
 
-/** An account as the store keeps it: with the SHA-256 hash of its key, never the key. */
+/**
+ * An account as the store keeps it: with its keys (1–20 live ones, store/keys/interface.ts),
+ * each with the SHA-256 hash of the key, never the key.
+ */
 export interface StoredAccount extends Account {
-  key_hash: string;
+  keys: StoredKey[];
   /**
    * The grants of its recent periods, oldest first (absent: none). On the record, so the meter
    * works out the period's limit from the copy it caches, with no read of its own.
@@ -65,8 +69,8 @@ export interface GrantLedger {
   dropBeforeMs: number;
 }
 
+/** Keys change through the keys concern (store/keys/interface.ts), never through a patch. */
 export type AccountPatch = Partial<Pick<Account, 'status' | 'plan' | 'limit' | 'anchor' | 'label'>> & {
-  key_hash?: string;
   /** Replaces them; null (or none) removes them. */
   external_ids?: ExternalIds | null;
   /** Replaces it; null removes it (the plan's applies again). */
@@ -94,6 +98,7 @@ export interface AccountPage {
  * Proven for every backend by test/store/contract/accounts.ts.
  */
 export interface AccountStore {
+  /** The account one of whose keys (expired or not) has this hash. */
   findByKeyHash(keyHash: string): Promise<StoredAccount | null>;
   getAccount(id: string): Promise<StoredAccount | null>;
   createAccount(account: StoredAccount): Promise<void>;
@@ -106,7 +111,7 @@ export interface AccountStore {
    */
   listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage>;
   /**
-   * Removes the account and announces its key hash, so its key stops working everywhere. Its
+   * Removes the account and announces its key hashes, so its keys stop working everywhere. Its
    * usage history is not deleted: while it has period records, the account is kept as it was
    * for the exports (`listDeletedAccounts`) until the last of them expires.
    * Returns the account as it was; null when there is no such account.

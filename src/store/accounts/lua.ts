@@ -8,6 +8,24 @@ import { OPENED } from '../counting/lua.js';
  */
 
 /**
+ * The key hashes of the account hash KEYS[1]: from its `keys` (JSON), or the single `key_hash`
+ * of an account written before accounts had several keys.
+ */
+export const KEY_HASHES = `
+local function key_hashes(account)
+  local out = {}
+  local json = redis.call('HGET', account, 'keys')
+  if json then
+    for _, k in ipairs(cjson.decode(json)) do out[#out + 1] = k.key_hash end
+  else
+    local h = redis.call('HGET', account, 'key_hash')
+    if h then out[1] = h end
+  end
+  return out
+end
+`;
+
+/**
  * Creates an account unless one with that id exists, and announces it.
  *
  * KEYS[1] account hash. ARGV[1] channel, ARGV[2] announcement, ARGV[3..] field, value, … (a
@@ -23,28 +41,24 @@ return 1
 
 /**
  * Applies a patch and bumps the revision in one step, so no consume sees half a change, then
- * announces the account with its previous and current key hashes.
+ * announces the account with its key hashes.
  *
  * KEYS[1] account hash. ARGV[1] channel, ARGV[2] account id, ARGV[3] JSON object of
  * field → string, or null to remove the field.
- * Returns false (null) when there is no such account, else {previous key_hash, HGETALL after}.
+ * Returns false (null) when there is no such account, else its HGETALL after.
  */
-export const UPDATE_ACCOUNT = `
+export const UPDATE_ACCOUNT = `${KEY_HASHES}
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local previous = redis.call('HGET', KEYS[1], 'key_hash')
 for field, value in pairs(cjson.decode(ARGV[3])) do
   if value == cjson.null then redis.call('HDEL', KEYS[1], field) else redis.call('HSET', KEYS[1], field, value) end
 end
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
-local hashes = {previous}
-local current = redis.call('HGET', KEYS[1], 'key_hash')
-if current ~= previous then hashes[2] = current end
-redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = hashes}))
-return {previous, redis.call('HGETALL', KEYS[1])}
+redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = key_hashes(KEYS[1])}))
+return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
- * Removes an account and announces its key hash, so every instance forgets its cached copy. A
+ * Removes an account and announces its key hashes, so every instance forgets its cached copy. A
  * consume made from such a copy finds no revision and answers "changed"; the reload then finds
  * no account. Its usage history stays: when it has period records (its index of periods lives
  * until the last of them expires), the account's fields are kept under its `deleted` key until
@@ -55,10 +69,10 @@ return {previous, redis.call('HGETALL', KEYS[1])}
  * Returns false (null) when there is no such account, else {1 when kept (0 when not), its
  * HGETALL before removal}.
  */
-export const DELETE_ACCOUNT = `
+export const DELETE_ACCOUNT = `${KEY_HASHES}
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then return false end
-local hash = redis.call('HGET', KEYS[1], 'key_hash') or ''
+local hashes = key_hashes(KEYS[1])
 local keep = redis.call('PTTL', KEYS[2])
 if keep > 0 then
   redis.call('RENAME', KEYS[1], KEYS[3])
@@ -66,7 +80,7 @@ if keep > 0 then
 else
   redis.call('DEL', KEYS[1])
 end
-redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = {hash}}))
+redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = hashes}))
 return {keep > 0 and 1 or 0, fields}
 `;
 
@@ -82,7 +96,7 @@ return {keep > 0 and 1 or 0, fields}
  * period's limit before grants, ARGV[7] the record's expiry (unix ms), ARGV[8] the record
  * (recordMeta). Returns false (null) when there is no such account, else its HGETALL after.
  */
-export const GRANT = `${OPENED}
+export const GRANT = `${OPENED}${KEY_HASHES}
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local kept = {}
 local old = redis.call('HGET', KEYS[1], 'grants')
@@ -96,7 +110,6 @@ redis.call('HSET', KEYS[1], 'grants', cjson.encode(kept))
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
 if redis.call('PTTL', KEYS[2]) < 0 then opened(KEYS[1], KEYS[2], ARGV[6], ARGV[7], ARGV[8]) end
 redis.call('HINCRBY', KEYS[2], 'granted', ARGV[4])
-local hash = redis.call('HGET', KEYS[1], 'key_hash') or ''
-redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = {hash}}))
+redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = key_hashes(KEYS[1])}))
 return redis.call('HGETALL', KEYS[1])
 `;

@@ -37,6 +37,13 @@ export interface ConsumeSpec {
   /** Thresholds to raise `usage.threshold` at; absent: none. */
   alerts?: Alerts;
   /**
+   * The id of a key of the account whose `last_used_on` becomes the consume's day when the
+   * request is counted: set by the meter while its copy of the key names another day, so the
+   * day a key last worked costs one write per key per day, in the consume's own round trip.
+   * The store clears it once it has sent it (a refused request notes nothing).
+   */
+  touch?: string;
+  /**
    * What the count may reach: `limit` plus the overage. Absent: `limit`. Past `limit` requests
    * are counted (and raise thresholds) like any other; `limit` stays what the record shows.
    */

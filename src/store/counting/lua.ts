@@ -74,7 +74,9 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  *
  * Per request (layout above): KEY.account the account hash, KEY.counter the period's counter,
  * KEY.days the period's days (its ledger and record); ARG.revision the revision of the caller's
- * copy, ARG.limit the limit, ARG.expiry the counter's expiry (unix ms), ARG.record the period's
+ * copy (followed by a space and a key id when that key's last-used day, field `lu:ID` of the
+ * account hash, is to become the call's day if the request is counted: ConsumeSpec.touch),
+ * ARG.limit the limit, ARG.expiry the counter's expiry (unix ms), ARG.record the period's
  * record (recordMeta), ARG.alerts the thresholds not yet raised (encodeThresholds; see ALERT
  * below), ARG.cap what the count may reach (the limit plus any overage), ARG.burst the burst
  * limit (encodeBurst; see BURST below). The call's TAIL.day is the day (YYYY-MM-DD in the configured zone) of every request
@@ -143,10 +145,13 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local limit, expiry = ARGV[a + ${ARG.limit}], ARGV[a + ${ARG.expiry}]
   local code, used = 0, 0
   local burst, most, window, log, from, now, held, oldest = ARGV[a + ${ARG.burst}]
+  local revision, touch = ARGV[a + ${ARG.revision}], nil
+  local space = string.find(revision, ' ', 1, true)
+  if space then revision, touch = string.sub(revision, 1, space - 1), string.sub(revision, space + 1) end
   local state
   if burst == '' then state = redis.call('HMGET', account, 'revision', 'status')
   else state = redis.call('HMGET', account, 'revision', 'status', '${BURST_FIELD}') end
-  if state[1] ~= ARGV[a + ${ARG.revision}] then code = 3
+  if state[1] ~= revision then code = 3
   elseif state[2] ~= 'active' then code = 2
   else
     -- BURST (see above): the admissions that left the window are skipped first.
@@ -179,6 +184,7 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
     if code == 0 and redis.call('HINCRBY', days, day, 1) == 1 and redis.call('PTTL', days) < 0 then
       opened(account, days, limit, expiry, ARGV[a + ${ARG.record}])
     end
+    if touch and code == 0 then redis.call('HSET', account, 'lu:' .. touch, day) end
     -- ALERT (see above)
     local al = ARGV[a + ${ARG.alerts}]
     if code < 2 and al ~= '' and used >= tonumber(string.sub(al, 1, string.find(al, ':', 1, true) - 1)) then

@@ -100,9 +100,16 @@ export class ConsumeBatcher {
     const tailAt = argsAt + CONSUME_ARGS * n;
     const keysAndArgs = new Array<string>(tailAt + CONSUME_TAIL);
     for (let i = 0; i < n; i++) {
-      const noted = this.notedOf(specs[i] as ConsumeSpec);
+      const spec = specs[i] as ConsumeSpec;
+      const noted = this.notedOf(spec);
       for (let k = 0; k < CONSUME_KEYS; k++) keysAndArgs[CONSUME_KEYS * i + k] = noted.keys[k] as string;
-      for (let a = 0; a < CONSUME_ARGS; a++) keysAndArgs[argsAt + CONSUME_ARGS * i + a] = noted.args[a] as string;
+      const at = argsAt + CONSUME_ARGS * i;
+      for (let a = 0; a < CONSUME_ARGS; a++) keysAndArgs[at + a] = noted.args[a] as string;
+      if (spec.touch !== undefined) {
+        // Sent once: the meter set it for this day (ConsumeSpec.touch).
+        keysAndArgs[at + ARG.revision - 1] = `${noted.args[ARG.revision - 1]} ${spec.touch}`;
+        spec.touch = undefined;
+      }
     }
     keysAndArgs[tailAt + TAIL.day - 1] = day;
     keysAndArgs[tailAt + TAIL.deadline - 1] = String(this.deadline());

@@ -3,6 +3,7 @@ import { MemoryBilling } from '../billing/memory.js';
 import { MemoryCoordination } from '../coordination/memory.js';
 import { MemoryCounting } from '../counting/memory.js';
 import { MemoryEvents } from '../events/memory.js';
+import { MemoryKeys } from '../keys/memory.js';
 import { MemoryPrices } from '../prices/memory.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { MemoryData } from './state.js';
@@ -23,6 +24,7 @@ export class MemoryStore implements Store {
   readonly coordination: MemoryCoordination;
   readonly events: MemoryEvents;
   readonly billing: MemoryBilling;
+  readonly keys: MemoryKeys;
   private readonly data: MemoryData;
 
   /** `onWriteError`: a counter flush failed (it is tried again a second later). */
@@ -41,6 +43,7 @@ export class MemoryStore implements Store {
     this.coordination = new MemoryCoordination(data);
     this.events = new MemoryEvents(data);
     this.billing = new MemoryBilling(data);
+    this.keys = new MemoryKeys(data);
   }
 
   async ping(): Promise<void> {}

@@ -4,6 +4,7 @@ import type { Cursor } from '../billing/cursor.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
+import { keysOf } from '../keys/key-record.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './state-file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -123,13 +124,13 @@ export class MemoryData {
   }
 
   /**
-   * The account and its key hash's entry. Its counters and records stay until they expire (its
+   * The account and its key hashes' entries. Its counters and records stay until they expire (its
    * usage history outlives it); while any does, the account is kept as it was, for the exports.
    */
   removeAccount(account: StoredAccount): void {
     this.accounts.delete(account.id);
     this.accountJson.delete(account.id);
-    this.byKeyHash.delete(account.key_hash);
+    for (const k of account.keys) this.byKeyHash.delete(k.key_hash);
     let untilMs = 0;
     for (const c of this.counters.get(account.id)?.values() ?? [])
       if (c.record !== null) untilMs = Math.max(untilMs, c.expireAtMs);
@@ -151,6 +152,17 @@ export class MemoryData {
       periods.set(periodId, counter);
     }
     return counter;
+  }
+
+  /**
+   * After a change of the account that needs no announcement (a key's `last_used_on`): on disk
+   * with the next counter flush, at most a second later.
+   */
+  touchAccount(account: StoredAccount): void {
+    if (this.writer === null) return;
+    this.accountJson.set(account.id, JSON.stringify(account));
+    this.fixed = null;
+    this.countersDirty = true;
   }
 
   /** After a change of accounts: resolves once it is on disk (at once without a file). */
@@ -223,11 +235,13 @@ export class MemoryData {
 
   private restore(state: MemoryState): void {
     for (const a of state.accounts) {
-      this.accounts.set(a.id, a);
-      this.accountJson.set(a.id, JSON.stringify(a));
-      this.byKeyHash.set(a.key_hash, a.id);
+      const account = withKeys(a);
+      this.accounts.set(a.id, account);
+      this.accountJson.set(a.id, JSON.stringify(account));
+      for (const k of account.keys) this.byKeyHash.set(k.key_hash, a.id);
     }
-    for (const d of state.deleted ?? []) this.deleted.set(d.account.id, d);
+    for (const d of state.deleted ?? [])
+      this.deleted.set(d.account.id, { account: withKeys(d.account), untilMs: d.untilMs });
     for (const p of state.prices) this.prices.set(p.effective_date, p);
     this.priceSeq = state.price_seq ?? 0;
     for (const c of state.counters) {
@@ -248,4 +262,10 @@ export class MemoryData {
     for (const d of w.deliveries) this.deliveries.set(d.id, d);
     for (const [id, until] of w.seen) this.seenEvents.set(id, until);
   }
+}
+
+/** An account from the file: one written before accounts had several keys holds one `key_hash`, its default key. */
+function withKeys(a: MemoryState['accounts'][number]): StoredAccount {
+  const { key_hash, keys, ...rest } = a;
+  return { ...rest, keys: keysOf(keys && JSON.stringify(keys), key_hash, a.created_at) };
 }

@@ -4,6 +4,7 @@ import { RedisBilling } from '../billing/redis.js';
 import { RedisCoordination } from '../coordination/redis.js';
 import { RedisCounting } from '../counting/redis.js';
 import { RedisEvents } from '../events/redis.js';
+import { RedisKeys } from '../keys/redis.js';
 import { RedisPrices } from '../prices/redis.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { RedisBackend } from './backend.js';
@@ -27,6 +28,7 @@ export class RedisStore implements Store {
   readonly coordination: RedisCoordination;
   readonly events: RedisEvents;
   readonly billing: RedisBilling;
+  readonly keys: RedisKeys;
   private readonly backend: RedisBackend;
 
   /** `billingTtlMs`: how long an exporter's cursor outlives its last pass (the ledger's retention). */
@@ -39,6 +41,7 @@ export class RedisStore implements Store {
     this.prices = new RedisPrices(backend);
     this.coordination = new RedisCoordination(backend);
     this.billing = new RedisBilling(backend, billingTtlMs);
+    this.keys = new RedisKeys(backend);
     backend.start();
   }
 

@@ -1,6 +1,6 @@
 import type { Test } from 'tap';
 import type { Store, StoredAccount, StoreEvent } from '../../../src/store/store.js';
-import { account, DAY, spec, waitFor } from './fixtures.js';
+import { account, DAY, hashOf, spec, storedKey, waitFor } from './fixtures.js';
 
 /**
  * The accounts contract (store/accounts/interface.ts): every backend runs it unchanged. `make`
@@ -13,7 +13,7 @@ export function accountsContract(t: Test, make: () => Promise<Store>): void {
     t.teardown(() => store.close());
     const a = account();
     await store.accounts.createAccount(a);
-    t.same(await store.accounts.findByKeyHash(a.key_hash), a);
+    t.same(await store.accounts.findByKeyHash(hashOf(a)), a);
     t.same(await store.accounts.getAccount(a.id), a);
     t.equal(await store.accounts.findByKeyHash('no-such-hash'), null);
     t.equal(await store.accounts.getAccount('acct_missing'), null);
@@ -24,26 +24,23 @@ export function accountsContract(t: Test, make: () => Promise<Store>): void {
     t.teardown(() => store.close());
     const a = account();
     await store.accounts.createAccount(a);
-    await t.rejects(store.accounts.createAccount({ ...a, key_hash: 'other' }));
-    await t.rejects(store.accounts.createAccount({ ...account(), key_hash: a.key_hash }));
+    await t.rejects(store.accounts.createAccount({ ...a, keys: [storedKey()] }));
+    await t.rejects(store.accounts.createAccount(account({ keys: [storedKey({ key_hash: hashOf(a) })] })));
   });
 
-  t.test('rotating the key moves the account to the new hash and announces both hashes', async (t) => {
+  t.test('an account change announces every key hash of the account', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const events: StoreEvent[] = [];
     store.coordination.subscribe((e) => events.push(e));
-    const a = account();
+    const two = [storedKey(), storedKey({ name: 'second' })];
+    const a = account({ keys: two });
     await store.accounts.createAccount(a);
-    await store.accounts.updateAccount(a.id, { key_hash: `new-hash-${a.id}` });
-    t.equal(await store.accounts.findByKeyHash(a.key_hash), null);
-    t.equal((await store.accounts.findByKeyHash(`new-hash-${a.id}`))?.id, a.id);
-    await waitFor(() => events.some((e) => e.type === 'account' && e.keyHashes.includes(`new-hash-${a.id}`)));
-    const rotation = events.find((e) => e.type === 'account' && e.keyHashes.includes(`new-hash-${a.id}`));
-    t.same(
-      rotation && rotation.type === 'account' ? [...rotation.keyHashes].sort() : [],
-      [a.key_hash, `new-hash-${a.id}`].sort(),
-    );
+    t.equal((await store.accounts.findByKeyHash(two[1]?.key_hash as string))?.id, a.id, 'found by either key');
+    await store.accounts.updateAccount(a.id, { label: 'renamed' });
+    await waitFor(() => events.some((e) => e.type === 'account' && e.id === a.id && e.keyHashes.length === 2));
+    const change = events.filter((e) => e.type === 'account' && e.id === a.id).at(-1);
+    t.same(change && change.type === 'account' ? [...change.keyHashes].sort() : [], two.map((k) => k.key_hash).sort());
   });
 
   t.test('listing: id order, filters by status, plan and label (literal, any case), pages by cursor', async (t) => {
@@ -126,7 +123,7 @@ export function accountsContract(t: Test, make: () => Promise<Store>): void {
       events.length = 0;
       t.same(await store.accounts.deleteAccount(a.id), a, 'answers the account as it was');
       t.equal(await store.accounts.getAccount(a.id), null);
-      t.equal(await store.accounts.findByKeyHash(a.key_hash), null);
+      t.equal(await store.accounts.findByKeyHash(hashOf(a)), null);
       t.same(await store.counting.consume(spec(a), DAY), { kind: 'changed' }, 'a cached copy cannot count');
       t.equal(await store.accounts.updateAccount(a.id, { status: 'inactive' }), null, 'nor be patched back');
       t.same(
@@ -135,10 +132,10 @@ export function accountsContract(t: Test, make: () => Promise<Store>): void {
         'gone from the listing',
       );
       await waitFor(() => events.length >= 1);
-      t.same(events[0], { type: 'account', id: a.id, keyHashes: [a.key_hash] });
+      t.same(events[0], { type: 'account', id: a.id, keyHashes: [hashOf(a)] });
       t.equal(await store.accounts.deleteAccount(a.id), null, 'a second delete finds nothing');
       t.equal(await store.accounts.deleteAccount('acct_never'), null);
-      t.same(await store.accounts.findByKeyHash(kept.key_hash), kept, 'other accounts are untouched');
+      t.same(await store.accounts.findByKeyHash(hashOf(kept)), kept, 'other accounts are untouched');
     },
   );
 }

@@ -1,7 +1,7 @@
 import type { Test } from 'tap';
 import type { AccountPage, Store, StoredAccount } from '../../../src/store/store.js';
 import { waitFor } from '../../helpers/wait.js';
-import { account, DAY, spec } from './fixtures.js';
+import { account, DAY, hashOf, spec } from './fixtures.js';
 
 const WIDE: [number, number] = [0, 8e15];
 const RECORD = { plan: 'starter', kind: 'monthly' as const, startMs: 1000, endMs: 2000 };
@@ -38,7 +38,7 @@ export function deletedContract(t: Test, make: () => Promise<Store>): void {
       t.same(await store.accounts.getDeletedAccount(a.id), a);
       t.equal(await store.accounts.getDeletedAccount(b.id), null, 'one without records is not kept');
       t.equal(await store.accounts.getDeletedAccount(live.id), null, 'nor is one not deleted');
-      t.equal(await store.accounts.findByKeyHash(a.key_hash), null, 'its key finds nothing');
+      t.equal(await store.accounts.findByKeyHash(hashOf(a)), null, 'its key finds nothing');
       t.equal(await store.accounts.getAccount(a.id), null);
       t.same(
         (await store.accounts.listAccounts({}, null, 10)).accounts.map((x) => x.id),

@@ -1,6 +1,6 @@
 import type { Test } from 'tap';
 import type { ConsumeSpec, Grant, GrantLedger, Store, StoredAccount, StoreEvent } from '../../../src/store/store.js';
-import { account, DAY, spec, waitFor } from './fixtures.js';
+import { account, DAY, hashOf, spec, waitFor } from './fixtures.js';
 
 const START = Date.parse('2026-11-23T10:00:00+02:00');
 const END = Date.parse('2026-12-23T10:00:00+02:00');
@@ -55,11 +55,11 @@ export function grantsContract(t: Test, make: () => Promise<Store>): void {
       const updated = await store.accounts.addGrant(a.id, g, ledger());
       t.equal(updated?.revision, a.revision + 1, 'the revision is bumped');
       t.same(updated?.grants, [g], 'the grant is on the account');
-      t.same((await store.accounts.findByKeyHash(a.key_hash))?.grants, [g], 'and on the account found by its key');
+      t.same((await store.accounts.findByKeyHash(hashOf(a)))?.grants, [g], 'and on the account found by its key');
       await waitFor(() => events.some((e) => e.type === 'account' && e.id === a.id));
       t.same(
         events.find((e) => e.type === 'account'),
-        { type: 'account', id: a.id, keyHashes: [a.key_hash] },
+        { type: 'account', id: a.id, keyHashes: [hashOf(a)] },
         'announced with its key hash',
       );
       t.same(await store.counting.consume(before, DAY), { kind: 'changed' }, 'the copy from before the grant');

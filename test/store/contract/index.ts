@@ -7,6 +7,7 @@ import { countingContract } from './counting.js';
 import { deletedContract } from './deleted.js';
 import { eventsContract } from './events.js';
 import { grantsContract } from './grants.js';
+import { keysContract } from './keys.js';
 import { ledgerContract } from './ledger.js';
 import { limitsContract } from './limits.js';
 import { pricesContract } from './prices.js';
@@ -17,6 +18,7 @@ import { pricesContract } from './prices.js';
  */
 export function storeContract(t: Test, make: () => Promise<Store>): void {
   accountsContract(t, make);
+  keysContract(t, make);
   countingContract(t, make);
   ledgerContract(t, make);
   limitsContract(t, make);

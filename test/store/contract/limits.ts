@@ -1,7 +1,7 @@
 import type { Test } from 'tap';
 import type { ConsumeResult, Store } from '../../../src/store/store.js';
 import { waitFor } from '../../helpers/wait.js';
-import { account, DAY, spec } from './fixtures.js';
+import { account, DAY, hashOf, spec } from './fixtures.js';
 
 const WIDE: [number, number] = [0, Date.now() + 86_400_000];
 const record = { plan: 'starter', kind: 'monthly' as const, startMs: 1000, endMs: Date.now() + 86_400_000 };
@@ -125,7 +125,7 @@ export function limitsContract(t: Test, make: () => Promise<Store>): void {
       overage: { max_percent: 50 },
     });
     t.same([patched?.burst, patched?.overage], [{ limit: 5, window_s: 60 }, { max_percent: 50 }]);
-    const found = await store.accounts.findByKeyHash(a.key_hash);
+    const found = await store.accounts.findByKeyHash(hashOf(a));
     t.same([found?.burst, found?.overage], [{ limit: 5, window_s: 60 }, { max_percent: 50 }]);
     const cleared = await store.accounts.updateAccount(a.id, { burst: null, overage: null });
     t.notOk(cleared && 'burst' in cleared, 'no burst');
