@@ -12,6 +12,8 @@ import {
   posInt,
   redisNode,
 } from './fields.js';
+import { keys, secretScanning } from './keys-config.js';
+import { log } from './log-config.js';
 import { upstream } from './upstream.js';
 import { webhooks } from './webhooks-config.js';
 
@@ -190,24 +192,14 @@ export const configSchema = z
     }),
     webhooks,
     billing,
+    keys,
+    secret_scanning: secretScanning,
     demo_accounts: z
       .boolean()
       .describe(
         'Memory store: the first start (a store with no account) creates one demo account per plan; every start prints a curl line with a working developer demo key (rotated after the first)',
       ),
-    log: z.strictObject({
-      level: z
-        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-        .describe('Log level (env LOG_LEVEL)'),
-      access: z
-        .boolean()
-        .describe('One line per public request (account id, client address, redacted URL, status, time)'),
-      max_buffer_bytes: z
-        .number()
-        .int()
-        .min(65536)
-        .describe('Log output held while stdout cannot take it; beyond it lines are dropped and counted'),
-    }),
+    log,
     messages: z.strictObject({
       missing_key: message,
       invalid_key: message,
@@ -230,6 +222,10 @@ export const configSchema = z
       upstream_unavailable: message,
       upstream_timeout: message,
       internal: message,
+      invalid_signature: message,
+      report_too_large: message,
+      too_many_tokens: message,
+      invalid_report: message,
     }),
   })
   .superRefine((cfg, ctx) => {

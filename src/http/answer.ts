@@ -3,7 +3,7 @@ import { connectionClient } from './client.js';
 import type { Exchange } from './core-types.js';
 import { ERROR_STATUS, type ErrorKind } from './error-kinds.js';
 import { accessUrl, logUrl } from './request.js';
-import { type HeaderList, write } from './response-headers.js';
+import { ALLOWED_METHODS, type HeaderList, write } from './response-headers.js';
 
 /**
  * Sends an answer and accounts for it: metrics, then the access log line (account id and
@@ -34,6 +34,12 @@ export function record(x: Exchange, status: number): void {
 
 export function fail(x: Exchange, kind: ErrorKind): void {
   send(x, ERROR_STATUS[kind], x.g.answers.error(kind), x.g.answers.errors[kind].body);
+}
+
+/** 405 on a route that answers other methods than GET and HEAD: its `Allow` names them. */
+export function failNotAllowed(x: Exchange, methods: readonly string[]): void {
+  const headers = x.g.answers.error('method_not_allowed').map((v) => (v === ALLOWED_METHODS ? methods.join(', ') : v));
+  send(x, ERROR_STATUS.method_not_allowed, headers, x.g.answers.errors.method_not_allowed.body);
 }
 
 export function failRetry(x: Exchange, kind: ErrorKind, seconds: number): void {

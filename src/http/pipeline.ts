@@ -12,7 +12,7 @@ import type { Exchange } from './core-types.js';
 import { keyOf } from './metered.js';
 import { admitted, storeFailed } from './outcome.js';
 
-export { crashed, fail, record, send } from './answer.js';
+export { clientOf, crashed, fail, failRetry, record, send } from './answer.js';
 export { storeWorked } from './context.js';
 export { keyOf } from './metered.js';
 export { admitted, answerCounted, refuse, storeFailed } from './outcome.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { crashed, fail } from './answer.js';
+import { crashed, fail, failNotAllowed } from './answer.js';
 import { buildGateway, type PublicDeps } from './context.js';
 import type { Gateway } from './core-types.js';
 import { cors } from './cors.js';
@@ -34,8 +34,12 @@ export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): v
     x.route = entry;
     x.metrics = entry.metrics;
     if (g.corsOrigins !== null && cors(x, g.corsOrigins)) return;
-    if (req.method !== 'GET' && req.method !== 'HEAD') return fail(x, 'method_not_allowed');
     const { route } = entry;
+    if (route.kind === 'handler' && route.methods !== undefined) {
+      if (!route.methods.includes(req.method ?? '')) return failNotAllowed(x, route.methods);
+      return route.handle(x, target);
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return fail(x, 'method_not_allowed');
     if (route.kind === 'metered') return metered(x, route, target);
     route.handle(x, target);
   } catch (err) {

@@ -1,0 +1,45 @@
+/** The `keys` and `secret_scanning` sections of the config: key lifecycle and leak reports. */
+import { createPublicKey } from 'node:crypto';
+import { z } from 'zod';
+import { posInt } from './fields.js';
+
+export const keys = z.strictObject({
+  expiry_warning_days: posInt
+    .max(365, 'expected at most 365')
+    .describe('A key.expiring webhook event is raised this many days before a key expires, once per key'),
+});
+
+/** True for a PEM public key on P-256, the curve GitHub signs its reports with. */
+function isP256Pem(pem: string): boolean {
+  try {
+    const key = createPublicKey(pem);
+    return key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+  } catch {
+    return false;
+  }
+}
+
+const publicKey = z.strictObject({
+  key_identifier: z
+    .string()
+    .min(1)
+    .max(200)
+    .describe("The key's identifier, as the report's Github-Public-Key-Identifier names it"),
+  key: z.string().refine(isP256Pem, 'expected a PEM public key on the P-256 curve (-----BEGIN PUBLIC KEY-----)'),
+  // GitHub's published list marks its current key; every listed key verifies, so it is kept only
+  // to let an operator paste the list as it is.
+  is_current: z.boolean().optional(),
+});
+
+export const secretScanning = z.strictObject({
+  public_keys: z
+    .array(publicKey)
+    .describe(
+      "GitHub's secret-scanning public keys ({key_identifier, key} PEMs, from api.github.com/meta/public_keys/secret_scanning); empty: POST /fuel-api/secret-scanning answers 404",
+    ),
+  action: z
+    .enum(['revoke', 'notify'])
+    .describe(
+      'What a signed report of a live key does: revoke it at once, or only tell (audit line, key.leaked event)',
+    ),
+});
