@@ -12,7 +12,8 @@ export type AuditAction =
   | 'webhook.delete'
   | 'webhook.rotate_secret'
   | 'webhook.test'
-  | 'billing.retry';
+  | 'billing.retry'
+  | 'key.leak';
 
 /**
  * One admin change: what, to which account or price date, from where (the admin request's
@@ -22,6 +23,10 @@ export interface AuditEntry {
   action: AuditAction;
   from: string;
   account_id?: string;
+  key_id?: string;
+  /** A leak report: where the key was found, and what kind of place. */
+  url?: string;
+  source?: string;
   webhook_id?: string;
   effective_date?: string;
   /** A history document published at once. */

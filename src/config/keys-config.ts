@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { posInt } from './fields.js';
 
 export const keys = z.strictObject({
+  // At most the 30 days the outbox remembers an event id: that is what makes the warning once.
   expiry_warning_days: posInt
-    .max(365, 'expected at most 365')
+    .max(30, 'expected at most 30')
     .describe('A key.expiring webhook event is raised this many days before a key expires, once per key'),
 });
 

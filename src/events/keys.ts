@@ -7,8 +7,6 @@ export interface KeyRef {
   key_name: string;
 }
 
-/** What an operator (or the CLI) did to a key, or a leak report: `key.revoked` says which. */
-export type RevokeReason = 'operator' | 'leak';
 /** `secret_scanning.action`. */
 export type LeakAction = 'revoke' | 'notify';
 
@@ -23,7 +21,7 @@ export interface LeakSite {
 
 export function keyCreatedEvent(
   key: KeyRef,
-  extra: { hint: string; expires_at: string | null },
+  extra: { hint: string | null; expires_at: string | null },
   nowMs: number,
 ): OutboxEvent {
   const data = { ...key, hint: extra.hint, expires_at: extra.expires_at };
@@ -31,9 +29,8 @@ export function keyCreatedEvent(
 }
 
 /** A key is revoked once: its id never comes back. */
-export function keyRevokedEvent(key: KeyRef, reason: RevokeReason, nowMs: number): OutboxEvent {
-  const data = { ...key, reason };
-  return outboxEvent(eventId('key.revoked', key.key_id), 'key.revoked', data, nowMs, key.account_id);
+export function keyRevokedEvent(key: KeyRef, nowMs: number): OutboxEvent {
+  return outboxEvent(eventId('key.revoked', key.key_id), 'key.revoked', key, nowMs, key.account_id);
 }
 
 /** The new key and the one it replaces, which keeps working until `previous_expires_at` (now + grace). */

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { AccountFilter } from '../store/accounts/interface.js';
+import type { CoordinationStore } from '../store/coordination/interface.js';
+import type { StoredKey } from '../store/keys/interface.js';
+import type { KeyEvents } from './key-events.js';
+
+// How often the deployment looks for keys near their expiry, and the lease that makes one
+// gateway do it at a time (held over two rounds, so a gateway that stops hands over within that).
+export const EXPIRY_CHECK_EVERY_MS = 60_000;
+const LEASE = 'key-expiry-check';
+const PAGE = 500;
+
+/** What the check reads: the accounts with their keys, page by page (AccountStore.listAccounts). */
+export interface KeyedAccounts {
+  listAccounts(
+    filter: AccountFilter,
+    after: string | null,
+    limit: number,
+  ): Promise<{ accounts: Array<{ id: string; keys: readonly StoredKey[] }>; next: string | null }>;
+}
+
+/**
+ * Raises `key.expiring` once per key, `keys.expiry_warning_days` before its `expires_at`. One
+ * gateway of the deployment looks every minute (a lease), over every account's keys, off the
+ * request path. Once: the event's id is the key's id and expiry (events/keys.ts), so the outbox
+ * keeps it once whichever gateway offers it and however often; an expiry moved is news again.
+ * The outbox remembers ids for 30 days, longer than the longest warning (keys-config.ts caps it
+ * at 30 days), and a key stops being offered the moment it expires.
+ */
+export class KeyExpiryCheck {
+  private readonly holder = randomUUID();
+  private timer: unknown = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  /** Events this gateway has offered already: the outbox would drop them, but why ask. */
+  private readonly offered = new Set<string>();
+
+  constructor(
+    private readonly accounts: KeyedAccounts,
+    private readonly coordination: Pick<CoordinationStore, 'lease'>,
+    private readonly events: KeyEvents,
+    private readonly warningMs: number,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) this.clock.clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = this.clock.setTimeout(() => {
+      this.running = this.round()
+        .then(() => undefined)
+        .catch((err: unknown) =>
+          this.log.warn({ err: (err as Error).message }, 'key expiry check failed; it runs again in a minute'),
+        )
+        .finally(() => {
+          this.running = null;
+          if (!this.stopped) this.schedule(EXPIRY_CHECK_EVERY_MS);
+        });
+    }, ms);
+  }
+
+  /** One look over every key; returns how many events were offered. */
+  async round(): Promise<number> {
+    if (!(await this.coordination.lease(LEASE, this.holder, 2 * EXPIRY_CHECK_EVERY_MS))) return 0;
+    let offered = 0;
+    let after: string | null = null;
+    do {
+      const page = await this.accounts.listAccounts({}, after, PAGE);
+      for (const account of page.accounts)
+        for (const key of account.keys) if (await this.offer(account.id, key)) offered++;
+      after = page.next;
+    } while (after !== null && !this.stopped);
+    return offered;
+  }
+
+  private async offer(accountId: string, key: StoredKey): Promise<boolean> {
+    if (key.expires_at === null) return false;
+    const now = this.clock.now();
+    const endsMs = Date.parse(key.expires_at);
+    if (now < endsMs - this.warningMs || now >= endsMs) return false;
+    const memo = `${key.id} ${key.expires_at}`;
+    if (this.offered.has(memo)) return false;
+    await this.events.expiring(accountId, { ...key, expires_at: key.expires_at });
+    this.offered.add(memo);
+    return true;
+  }
+}
