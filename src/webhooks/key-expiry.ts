@@ -39,7 +39,7 @@ export class KeyExpiryCheck {
 
   constructor(
     private readonly accounts: KeyedAccounts,
-    private readonly coordination: Pick<CoordinationStore, 'lease'>,
+    private readonly coordination: Pick<CoordinationStore, 'lease' | 'releaseLease'>,
     private readonly events: KeyEvents,
     private readonly warningMs: number,
     private readonly clock: Clock,
@@ -50,10 +50,12 @@ export class KeyExpiryCheck {
     this.schedule(0);
   }
 
+  /** Stops looking, and hands the lease over: another gateway looks at its next minute. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) this.clock.clearTimeout(this.timer);
     await this.running;
+    await this.coordination.releaseLease(LEASE, this.holder).catch(() => undefined);
   }
 
   private schedule(ms: number): void {
