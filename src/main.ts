@@ -35,6 +35,7 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify(maskSecrets(loadConfig({ file: configFile })), null, 2)}\n`);
       return 0;
     case 'accounts':
+    case 'keys':
     case 'prices':
     case 'usage':
     case 'cache':

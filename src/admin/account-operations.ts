@@ -4,21 +4,24 @@ import { GatewayError } from '../failures.js';
 import {
   createAccount,
   createAccountInput,
+  liveKeys,
   patchAccountInput,
   publicAccount,
-  rotateKey,
   updateAccount,
 } from '../keys/accounts.js';
+import { type KeyView, rotateInput } from '../keys/api-keys.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
 import type { Account, Store } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { accountInput, parse } from './input.js';
+import type { KeyOperations } from './key-operations.js';
 import { encodeCursor, listAccountsQuery } from './list-query.js';
 
 export interface AccountView {
   account: Account;
   usage: Usage;
+  keys: KeyView[];
 }
 
 export interface AccountOperationsDeps {
@@ -32,6 +35,7 @@ export interface AccountOperationsDeps {
   zone: string;
   clock: Clock;
   audit: Audit;
+  keys: KeyOperations;
 }
 
 /**
@@ -45,8 +49,10 @@ export class AccountOperations {
   private readonly zone: string;
   private readonly clock: Clock;
   private readonly audit: Audit;
+  private readonly keys: KeyOperations;
 
   constructor(deps: AccountOperationsDeps) {
+    this.keys = deps.keys;
     this.store = deps.store;
     this.plans = deps.plans;
     this.zone = deps.zone;
@@ -101,6 +107,7 @@ export class AccountOperations {
     return {
       account: publicAccount(stored),
       usage: usageObject(a, used),
+      keys: (await this.keys.list(id)).keys,
     };
   }
 
@@ -128,10 +135,29 @@ export class AccountOperations {
     return { account };
   }
 
-  async rotateKey(id: string, from: string): Promise<{ account: Account; api_key: string }> {
-    const rotated = await rotateKey(this.store, id);
-    this.audit({ action: 'account.rotate_key', account_id: id, from });
-    return rotated;
+  /**
+   * Rotates the account's one key (`grace_s` as the per-key route). An account with several
+   * keys that have not expired has no "the key": 409, naming the per-key route.
+   */
+  async rotateKey(
+    id: string,
+    body: unknown,
+    from: string,
+  ): Promise<{ account: Account; api_key: string; key: KeyView; previous: KeyView }> {
+    const { grace_s } = parse(rotateInput, body ?? {});
+    const stored = await this.store.getAccount(id);
+    if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    const live = liveKeys(stored, this.clock.now());
+    const only = live.length === 1 ? live[0] : live.length === 0 ? stored.keys.at(-1) : undefined;
+    if (only === undefined)
+      throw new GatewayError(
+        'CONFLICT',
+        `account ${id} has ${live.length} keys: rotate one with POST /admin/accounts/${id}/keys/KEY_ID/rotate`,
+      );
+    const rotated = await this.keys.rotateWith(id, only.id, grace_s, from, 'account.rotate_key');
+    const account = await this.store.getAccount(id);
+    if (!account) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    return { account: publicAccount(account), api_key: rotated.api_key, key: rotated.key, previous: rotated.previous };
   }
 
   /**

@@ -15,6 +15,8 @@ const MAX_BODY_BYTES = 64 * 1024;
 interface Call {
   params: string[];
   body: () => Promise<unknown>;
+  /** The body when the request has one, else undefined (a route whose body is optional). */
+  optionalBody: () => Promise<unknown>;
   query: URLSearchParams;
   from: string;
 }
@@ -48,11 +50,13 @@ function browserProblem(req: IncomingMessage): GatewayError | null {
       'without an admin token, requests from a web page (Origin, Sec-Fetch-Site) are refused',
     );
   const type = req.headers['content-type'];
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if ((type !== undefined || hasBody) && !JSON_TYPE.test(type ?? ''))
+  if ((type !== undefined || hasBody(req)) && !JSON_TYPE.test(type ?? ''))
     return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'expected Content-Type: application/json, or no body');
   return null;
 }
+
+const hasBody = (req: IncomingMessage): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
 function readJson(req: IncomingMessage): Promise<unknown> {
   const type = req.headers['content-type'] ?? '';
@@ -93,6 +97,7 @@ export function adminHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const expected = token ? digest(token) : null;
   const id = (c: Call): string => c.params[0] as string;
+  const keyId = (c: Call): string => c.params[1] as string;
   const routes: AdminRoute[] = [
     {
       method: 'POST',
@@ -122,7 +127,35 @@ export function adminHandler(
     {
       method: 'POST',
       pattern: /^\/admin\/accounts\/([\w-]+)\/rotate-key$/,
-      handler: async (c) => [200, await ops.accounts.rotateKey(id(c), c.from)],
+      handler: async (c) => [200, await ops.accounts.rotateKey(id(c), await c.optionalBody(), c.from)],
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/keys$/,
+      handler: async (c) => [201, await ops.keys.create(id(c), await c.body(), c.from)],
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/keys$/,
+      handler: async (c) => [200, await ops.keys.list(id(c))],
+    },
+    {
+      method: 'PATCH',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/keys\/([\w-]+)$/,
+      handler: async (c) => [200, await ops.keys.update(id(c), keyId(c), await c.body(), c.from)],
+    },
+    {
+      method: 'DELETE',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/keys\/([\w-]+)$/,
+      handler: async (c) => {
+        await ops.keys.revoke(id(c), keyId(c), c.from);
+        return [204, null];
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/keys\/([\w-]+)\/rotate$/,
+      handler: async (c) => [201, await ops.keys.rotate(id(c), keyId(c), await c.optionalBody(), c.from)],
     },
     {
       method: 'PUT',
@@ -242,12 +275,17 @@ export function adminHandler(
     const answer = await hit.r.handler({
       params: (hit.m as RegExpExecArray).slice(1),
       body: () => readJson(req),
+      optionalBody: () => (hasBody(req) ? readJson(req) : Promise.resolve(undefined)),
       query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
       // The admin port is reached directly (never through the balancer), so the peer is who asks.
       from: canonicalIp(req.socket.remoteAddress ?? '') ?? 'unknown',
     });
     if (!Array.isArray(answer)) return stream(res, answer);
     const [status, body] = answer;
+    if (status === 204) {
+      res.writeHead(204, { 'Cache-Control': 'no-store' });
+      return void res.end();
+    }
     reply(res, status, JSON.stringify(body));
   }
 

@@ -5,6 +5,10 @@ export type AuditAction =
   | 'account.update'
   | 'account.rotate_key'
   | 'account.delete'
+  | 'key.create'
+  | 'key.update'
+  | 'key.rotate'
+  | 'key.revoke'
   | 'prices.publish'
   | 'prices.cancel'
   | 'cache.purge'
@@ -24,6 +28,9 @@ export interface AuditEntry {
   from: string;
   account_id?: string;
   key_id?: string;
+  /** A rotation: the key it replaced (`key_id` is the new one), and how long the old one goes on working. */
+  previous_key_id?: string;
+  grace_s?: number;
   /** A leak report: where the key was found, and what kind of place. */
   url?: string;
   source?: string;

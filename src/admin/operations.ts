@@ -6,6 +6,7 @@ import { AccountOperations } from './account-operations.js';
 import type { Audit } from './audit.js';
 import { BillingOperations } from './billing-routes.js';
 import { CacheOperations } from './cache-operations.js';
+import { KeyOperations } from './key-operations.js';
 import { PriceOperations, type PriceOperationsDeps } from './price-operations.js';
 import { UsageOperations } from './usage-operations.js';
 import { WebhookOperations } from './webhook-routes.js';
@@ -16,6 +17,7 @@ import { WebhookOperations } from './webhook-routes.js';
  */
 export interface Operations {
   accounts: AccountOperations;
+  keys: KeyOperations;
   prices: PriceOperations;
   cache: CacheOperations;
   usage: UsageOperations;
@@ -39,8 +41,11 @@ export interface OperationsOptions {
 /** Hands each concern's operations the part of the store it uses. */
 export function buildOperations(o: OperationsOptions): Operations {
   const { store, config, clock, audit } = o;
+  const retentionMs = config.usage.retention_days * 86_400_000;
+  const keys = new KeyOperations({ store, clock, audit, retentionMs });
   return {
-    accounts: new AccountOperations({ store, plans: config.plans, zone: config.time_zone, clock, audit }),
+    accounts: new AccountOperations({ store, plans: config.plans, zone: config.time_zone, clock, audit, keys }),
+    keys,
     prices: new PriceOperations({
       prices: store,
       book: o.book,

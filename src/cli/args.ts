@@ -20,6 +20,7 @@ export class UsageError extends Error {}
 const ID = ['ID'];
 const LIST = ['status', 'plan', 'label', 'limit', 'cursor'];
 const EXPORT = ['from', 'to', 'account', 'format', 'out'];
+const KEY = ['name', 'expires', 'scopes', 'allow'];
 
 /**
  * Every command, with what it accepts. The parser refuses anything else, so a typo (`--lable`)
@@ -36,11 +37,17 @@ export const COMMANDS: readonly Command[] = [
     options: ['plan', 'label', 'limit', 'anchor', 'status', 'stripe-customer', 'billing-subject'],
   },
   { words: ['accounts', 'list'], args: [], options: LIST },
-  ...['show', 'disable', 'enable', 'rotate-key', 'delete'].map((verb) => ({
+  ...['show', 'disable', 'enable', 'delete'].map((verb) => ({
     words: ['accounts', verb],
     args: ID,
     options: [],
   })),
+  { words: ['accounts', 'rotate-key'], args: ID, options: ['grace'] },
+  { words: ['keys', 'create'], args: ['ACCOUNT'], options: KEY },
+  { words: ['keys', 'list'], args: ['ACCOUNT'], options: [] },
+  { words: ['keys', 'update'], args: ['ACCOUNT', 'KEY_ID'], options: KEY },
+  { words: ['keys', 'revoke'], args: ['ACCOUNT', 'KEY_ID'], options: [] },
+  { words: ['keys', 'rotate'], args: ['ACCOUNT', 'KEY_ID'], options: ['grace'] },
   { words: ['accounts', 'set-plan'], args: ['ID', 'PLAN'], options: ['limit'] },
   { words: ['accounts', 'set-external-ids'], args: ID, options: ['stripe-customer', 'billing-subject'] },
   { words: ['prices', 'publish'], args: ['FILE'], options: [] },

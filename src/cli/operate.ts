@@ -16,7 +16,13 @@ import { writeExportFile } from './export-file.js';
 export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--label L] [--limit N] [--anchor ISO] [--status S]
                                              [--stripe-customer cus_…] [--billing-subject S]
        fuel-gateway accounts list [--status S] [--plan P] [--label L] [--limit N] [--cursor C]
-       fuel-gateway accounts show|disable|enable|rotate-key|delete ID
+       fuel-gateway accounts show|disable|enable|delete ID
+       fuel-gateway accounts rotate-key ID [--grace DURATION]   (an account with one key)
+       fuel-gateway keys create ACCOUNT --name N [--expires ISO|DURATION] [--scopes a,b] [--allow CIDR,…]
+       fuel-gateway keys list ACCOUNT
+       fuel-gateway keys update ACCOUNT KEY_ID [--name N] [--expires ISO|DURATION|never] [--scopes a,b] [--allow CIDR,…|none]
+       fuel-gateway keys revoke ACCOUNT KEY_ID
+       fuel-gateway keys rotate ACCOUNT KEY_ID [--grace DURATION]   (DURATION: 90s, 15m, 6h, 30d; default 0)
        fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
        fuel-gateway accounts set-external-ids ID [--stripe-customer cus_…] [--billing-subject S]
                                              (sets those given, keeps the other; with neither, removes both)
@@ -71,6 +77,36 @@ function externalIds(options: Map<string, string>): Record<string, string> {
   return ids;
 }
 
+const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** `90s`, `15m`, `6h`, `30d` (or plain seconds) as seconds; anything else as given, for validation to name. */
+function seconds(v: string): unknown {
+  const m = /^(\d+)([smhd]?)$/.exec(v);
+  return m ? Number(m[1]) * (UNITS[m[2] || 's'] as number) : v;
+}
+
+function graceBody(options: Map<string, string>): Record<string, unknown> {
+  const grace = options.get('grace');
+  return grace === undefined ? {} : { grace_s: seconds(grace) };
+}
+
+/** A key's options as the admin API's body: `--expires` a time, a duration from now, or `never`. */
+function keyBody(options: Map<string, string>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  const list = (v: string): string[] => v.split(',').filter((s) => s !== '');
+  if (options.has('name')) body['name'] = options.get('name');
+  const expires = options.get('expires');
+  if (expires !== undefined) {
+    const s = seconds(expires);
+    body['expires_at'] =
+      expires === 'never' ? null : typeof s === 'number' ? new Date(Date.now() + s * 1000).toISOString() : expires;
+  }
+  if (options.has('scopes')) body['scopes'] = list(options.get('scopes') as string);
+  const allow = options.get('allow');
+  if (allow !== undefined) body['allowed_cidrs'] = allow === 'none' ? [] : list(allow);
+  return body;
+}
+
 async function dispatch(ops: Operations, { positionals: [group, verb, a, b], options }: Args): Promise<unknown> {
   const command = `${group} ${verb ?? ''}`;
   switch (command) {
@@ -110,7 +146,19 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
     case 'accounts enable':
       return ops.accounts.patchAccount(need(a, 'account id'), { status: 'active' }, FROM);
     case 'accounts rotate-key':
-      return ops.accounts.rotateKey(need(a, 'account id'), FROM);
+      return ops.accounts.rotateKey(need(a, 'account id'), graceBody(options), FROM);
+    case 'keys create':
+      return ops.keys.create(need(a, 'account id'), keyBody(options), FROM);
+    case 'keys list':
+      return ops.keys.list(need(a, 'account id'));
+    case 'keys update':
+      return ops.keys.update(need(a, 'account id'), need(b, 'key id'), keyBody(options), FROM);
+    case 'keys revoke': {
+      const change = await ops.keys.revoke(need(a, 'account id'), need(b, 'key id'), FROM);
+      return { revoked: { account_id: change.account.id, key_id: change.key.id } };
+    }
+    case 'keys rotate':
+      return ops.keys.rotate(need(a, 'account id'), need(b, 'key id'), graceBody(options), FROM);
     case 'accounts delete':
       return ops.accounts.deleteAccount(need(a, 'account id'), FROM);
     case 'accounts set-plan': {

@@ -2,37 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/config-schema.js';
 import { GatewayError } from '../failures.js';
-import type { Account, ExternalIds, Store, StoredAccount } from '../store/store.js';
-import { generateKey, hashKey } from './keys.js';
-
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
-// Anchors outside this range are mistakes, and far ones are costly: periods are counted from them.
-const EARLIEST_ANCHOR = Date.UTC(2000, 0, 1);
-const LATEST_ANCHOR = Date.UTC(2100, 0, 1);
-
-/** True when every field is in range: Date.parse rolls 30 February over to March, and takes T24:00. */
-function isRealInstant(s: string): boolean {
-  const m = ISO_INSTANT.exec(s);
-  if (!m) return false;
-  const [y, mo, d, h, mi, sec = 0, oh = 0, om = 0] = m.slice(1).map((v) => (v === undefined ? undefined : Number(v)));
-  if (y === undefined || mo === undefined || d === undefined || h === undefined || mi === undefined) return false;
-  const day = new Date(Date.UTC(y, mo - 1, d));
-  return mo >= 1 && mo <= 12 && day.getUTCDate() === d && h < 24 && mi < 60 && sec < 60 && oh <= 14 && om < 60;
-}
-
-const isoInstant = z
-  .string()
-  .refine(isRealInstant, {
-    message: 'expected an ISO 8601 time with offset, e.g. 2026-11-04T09:30:00+02:00',
-    abort: true,
-  })
-  .refine(
-    (s) => {
-      const ms = Date.parse(s);
-      return ms >= EARLIEST_ANCHOR && ms < LATEST_ANCHOR;
-    },
-    { message: 'expected a time from 2000-01-01 to 2099-12-31' },
-  );
+import type { Account, ExternalIds, KeyChange, Store, StoredAccount, StoredKey } from '../store/store.js';
+import { newKey } from './api-keys.js';
+import { isoInstant } from './instant.js';
 
 const stripeCustomer = z
   .string()
@@ -90,8 +62,8 @@ export const patchAccountInput = z
 export type CreateAccountInput = z.infer<typeof createAccountInput>;
 export type PatchAccountInput = z.infer<typeof patchAccountInput>;
 
-/** The account as operators see it: never the key hash. */
-export const publicAccount = ({ key_hash: _omit, ...account }: StoredAccount): Account => account;
+/** The account as operators see it: never its keys' hashes (the keys are listed apart). */
+export const publicAccount = ({ keys: _omit, ...account }: StoredAccount): Account => account;
 
 function checkPlan(plans: Config['plans'], plan: string, limit: number | null): void {
   // Own keys only: `constructor` or `__proto__` is no plan.
@@ -110,7 +82,7 @@ export async function createAccount(
   now: number,
 ): Promise<{ account: Account; api_key: string }> {
   checkPlan(plans, data.plan, data.limit);
-  const apiKey = generateKey();
+  const { stored, apiKey } = newKey({ name: 'default' }, now);
   const created = new Date(now).toISOString();
   const account: StoredAccount = {
     id: `acct_${randomBytes(8).toString('hex')}`,
@@ -121,7 +93,7 @@ export async function createAccount(
     label: data.label,
     created_at: created,
     revision: 1,
-    key_hash: hashKey(apiKey),
+    keys: [stored],
   };
   if (data.external_ids !== undefined && Object.keys(data.external_ids).length > 0)
     account.external_ids = data.external_ids;
@@ -157,10 +129,22 @@ export async function updateAccount(
   return publicAccount(updated);
 }
 
-/** Replaces the key; the old one stops working at once on this instance, within a second elsewhere. */
-export async function rotateKey(store: Store, id: string): Promise<{ account: Account; api_key: string }> {
-  const apiKey = generateKey();
-  const updated = await store.updateAccount(id, { key_hash: hashKey(apiKey) });
-  if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
-  return { account: publicAccount(updated), api_key: apiKey };
+/**
+ * Replaces a key with a new one of the same name, scopes and allowlist; the old one works for
+ * `graceS` more seconds (0: stops at once on this instance, within a second elsewhere).
+ */
+export async function rotateKey(
+  store: Pick<Store, 'keys'>,
+  accountId: string,
+  keyId: string,
+  graceS: number,
+  now: number,
+): Promise<{ change: KeyChange; api_key: string }> {
+  const { stored, apiKey } = newKey({ name: 'rotated' }, now);
+  const change = await store.keys.rotateKey(accountId, keyId, stored, new Date(now + graceS * 1000).toISOString());
+  return { change, api_key: apiKey };
 }
+
+/** The account's keys that have not expired at `now`. */
+export const liveKeys = (account: StoredAccount, now: number): StoredKey[] =>
+  account.keys.filter((k) => k.expires_at === null || Date.parse(k.expires_at) > now);

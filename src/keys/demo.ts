@@ -1,5 +1,5 @@
 import type { Config } from '../config/config-schema.js';
-import type { Store } from '../store/store.js';
+import type { Store, StoredAccount, StoredKey } from '../store/store.js';
 import { createAccount, rotateKey } from './accounts.js';
 
 // Plans without a default limit (enterprise) need one to exist; a demo gets this.
@@ -28,7 +28,7 @@ export async function ensureDemoAccounts(store: Store, plans: Config['plans'], n
     return { keys };
   }
   const earlier = await findDemo(store, 'developer');
-  if (earlier !== null) keys['developer'] = (await rotateKey(store, earlier)).api_key;
+  if (earlier !== null) keys['developer'] = await rotateDemo(store, earlier, now);
   else if (plans['developer'] !== undefined) keys['developer'] = await createDemo(store, plans, 'developer', now);
   return { keys };
 }
@@ -39,6 +39,12 @@ async function createDemo(store: Store, plans: Config['plans'], plan: string, no
 }
 
 const demoLabel = (plan: string): string => `demo ${plan}`;
+
+/** The demo account's newest key, rotated with no grace (it is a demo: the old key stops). */
+async function rotateDemo(store: Store, account: StoredAccount, now: number): Promise<string> {
+  const key = account.keys.at(-1) as StoredKey;
+  return (await rotateKey(store, account.id, key.id, 0, now)).api_key;
+}
 
 async function hasAnyAccount(store: Store): Promise<boolean> {
   // A page may be empty while `next` is not null (the store bounds one call's work): follow it.
@@ -52,12 +58,12 @@ async function hasAnyAccount(store: Store): Promise<boolean> {
 }
 
 /** The active demo account of `plan` from an earlier start (label match is by substring, so exact here). */
-async function findDemo(store: Store, plan: string): Promise<string | null> {
+async function findDemo(store: Store, plan: string): Promise<StoredAccount | null> {
   let after: string | null = null;
   do {
     const page = await store.listAccounts({ plan, status: 'active', label: demoLabel(plan) }, after, 100);
     const found = page.accounts.find((a) => a.label === demoLabel(plan));
-    if (found) return found.id;
+    if (found) return found;
     after = page.next;
   } while (after !== null);
   return null;

@@ -5,6 +5,7 @@ import type { BillingStore } from './billing/interface.js';
 import type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './counting/interface.js';
 import type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
+import type { KeyStore } from './keys/interface.js';
 import type { PriceChange, PriceStore } from './prices/interface.js';
 import type { Store } from './store.js';
 
@@ -18,6 +19,7 @@ import type { Store } from './store.js';
 export abstract class CompositeStore implements Store {
   abstract readonly kind: 'memory' | 'redis';
   abstract readonly billing: BillingStore;
+  abstract readonly keys: KeyStore;
 
   constructor(
     readonly accounts: AccountStore,

@@ -3,6 +3,7 @@ import type { BillingStore } from './billing/interface.js';
 import type { CoordinationStore } from './coordination/interface.js';
 import type { CountingStore } from './counting/interface.js';
 import type { EventStore } from './events/interface.js';
+import type { KeyStore } from './keys/interface.js';
 import type { PriceStore } from './prices/interface.js';
 
 // Callers outside the store name its types from here, whichever concern defines them.
@@ -29,6 +30,15 @@ export type {
   PlanChange,
 } from './counting/interface.js';
 export type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
+export type {
+  AccountKey,
+  ApiKey,
+  KeyChange,
+  KeyPatch,
+  KeyScope,
+  KeyStore,
+  StoredKey,
+} from './keys/interface.js';
 export type { PriceChange, PriceStore } from './prices/interface.js';
 
 /**
@@ -44,6 +54,8 @@ export interface Store extends AccountStore, CountingStore, PriceStore, Coordina
   readonly prices: PriceStore;
   readonly coordination: CoordinationStore;
   readonly events: EventStore;
+  /** An account's keys (they live with the account; a change of one is a change of it). */
+  readonly keys: KeyStore;
   /** The billing exporters' cursors and outbox: a concern of its own, named where it is used. */
   readonly billing: BillingStore;
   /** Resolves when the store answers. */

@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import pino from 'pino';
 import t from 'tap';
 import { AccountOperations } from '../../src/admin/account-operations.js';
+import { KeyOperations } from '../../src/admin/key-operations.js';
 import type { Sink } from '../../src/admin/usage-export.js';
 import { UsageOperations } from '../../src/admin/usage-operations.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -114,7 +115,8 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
     });
   const meters = [meterOf(s0), meterOf(s1)];
   const audit = (): void => undefined;
-  const ops = new AccountOperations({ store: s0, plans: config.plans, zone: config.time_zone, clock, audit });
+  const keys = new KeyOperations({ store: s0, clock, audit, retentionMs: retentionMs(config) });
+  const ops = new AccountOperations({ store: s0, plans: config.plans, zone: config.time_zone, clock, audit, keys });
   const usage = new UsageOperations({ store: s0, config, now: clock.now });
   const ids: string[] = [];
   const hashes: string[] = [];

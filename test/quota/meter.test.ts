@@ -5,6 +5,7 @@ import { hashKey } from '../../src/keys/keys.js';
 import { Meter } from '../../src/quota/meter.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import type { StoredAccount } from '../../src/store/store.js';
+import { storedKey } from '../helpers/accounts.js';
 import { NOW } from '../helpers/fixtures.js';
 
 /** The real memory store, with key lookups held until the test lets them answer. */
@@ -78,7 +79,7 @@ t.test('a key created while a lookup for it was in flight is not refused afterwa
     label: '',
     created_at: '',
     revision: 1,
-    key_hash: hashKey(key),
+    keys: [storedKey({ key_hash: hashKey(key) })],
   };
   await store.createAccount(account);
   const late = meter.consume(hashKey(key));

@@ -1,11 +1,11 @@
 import t from 'tap';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
-import { account, spec } from './contract/fixtures.js';
+import { account, spec, storedKey } from './contract/fixtures.js';
 
 t.test("the memory store's billing cursors and outstanding events survive a restart from its file", async (t) => {
   const file = `${t.testdir()}/store.json`;
   const first = new MemoryStore(Date.now, file);
-  const a = account({ key_hash: 'ab'.repeat(32) });
+  const a = account({ keys: [storedKey({ key_hash: 'ab'.repeat(32) })] });
   await first.createAccount(a);
   const start = Date.now() - 1000;
   const s = spec(a, {

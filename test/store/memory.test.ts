@@ -1,7 +1,7 @@
 import t from 'tap';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { tempDir } from '../helpers/tmp.js';
-import { DAY } from './contract/fixtures.js';
+import { DAY, storedKey } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
 storeContract(t, async () => new MemoryStore());
@@ -18,7 +18,7 @@ t.test('expired counters start again from zero', async (t) => {
     label: '',
     created_at: '',
     revision: 1,
-    key_hash: 'h',
+    keys: [storedKey()],
   };
   await store.createAccount(a);
   await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }, DAY);
@@ -60,7 +60,7 @@ t.test('with a file, deletions and many sets at once are written at once: a new 
     label: '',
     created_at: '',
     revision: 1,
-    key_hash: `${'0'.repeat(63)}${id.slice(-1)}`,
+    keys: [storedKey({ key_hash: `${'0'.repeat(63)}${id.slice(-1)}` })],
   });
   const first = new MemoryStore(Date.now, file);
   await first.createAccount(account('acct_1'));
@@ -75,7 +75,7 @@ t.test('with a file, deletions and many sets at once are written at once: a new 
     (await second.listAccounts({}, null, 10)).accounts.map((a) => a.id),
     ['acct_2'],
   );
-  t.equal(await second.findByKeyHash(account('acct_1').key_hash), null);
+  t.equal(await second.findByKeyHash(`${'0'.repeat(63)}1`), null);
   t.same(
     (await second.listPriceSets()).map((s) => s.effective_date),
     ['2026-02-04'],

@@ -4,7 +4,7 @@ import t from 'tap';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { storedAccount } from '../helpers/accounts.js';
 import { startCluster } from '../helpers/redis.js';
-import { DAY } from './contract/fixtures.js';
+import { DAY, storedKey } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
 const cluster = await startCluster(t);
@@ -84,7 +84,7 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
     label: '',
     created_at: '',
     revision: 1,
-    key_hash: randomBytes(32).toString('hex'),
+    keys: [storedKey()],
   });
   const spec = { accountId: id, revision: 1, periodId: 'p', limit: 1000, expireAtMs: Date.now() + 600_000 };
   await store.consume(spec, DAY);

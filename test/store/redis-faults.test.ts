@@ -6,7 +6,7 @@ import type { ConsumeSpec, StoredAccount, StoreEvent } from '../../src/store/sto
 import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { startRedis } from '../helpers/redis.js';
 import { scaled, waitFor } from '../helpers/wait.js';
-import { DAY } from './contract/fixtures.js';
+import { DAY, hashOf } from './contract/fixtures.js';
 
 const COMMAND_TIMEOUT_MS = 500;
 const server = await startRedis(t);
@@ -41,7 +41,7 @@ t.test('while Redis is down every call rejects with STORE_UNAVAILABLE in under a
   await server.stop();
   const calls: Record<string, () => Promise<unknown>> = {
     consume: () => store.consume(spec(a), DAY),
-    findByKeyHash: () => store.findByKeyHash(a.key_hash),
+    findByKeyHash: () => store.findByKeyHash(hashOf(a)),
     ping: () => store.ping(),
   };
   for (const [name, call] of Object.entries(calls)) {

@@ -10,7 +10,7 @@ import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { StoredAccount, StoreEvent } from '../../src/store/store.js';
 import { startRedis, startSentinel } from '../helpers/redis.js';
 import { scaled, waitFor as waitUntil } from '../helpers/wait.js';
-import { DAY } from './contract/fixtures.js';
+import { DAY, hashOf, storedKey } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
 const waitFor = (cond: () => boolean, ms = 2000) => waitUntil('the store events', cond, ms);
@@ -43,7 +43,7 @@ const account = (over: Partial<StoredAccount> = {}): StoredAccount => ({
   label: 'redis test',
   created_at: '2026-11-01T00:00:00.000Z',
   revision: 1,
-  key_hash: hashKey(generateKey()),
+  keys: [storedKey({ key_hash: hashKey(generateKey()) })],
   ...over,
 });
 
@@ -53,7 +53,7 @@ t.test('a dump of the store holds key hashes, never the keys', async (t) => {
   const prefix = nextPrefix();
   const store = open(t, prefix);
   const key = generateKey();
-  const a = account({ key_hash: hashKey(key) });
+  const a = account({ keys: [storedKey({ key_hash: hashKey(key) })] });
   await store.createAccount(a);
   await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 }, DAY);
   await store.updateAccount(a.id, { label: 'renamed' });
@@ -70,7 +70,7 @@ t.test('a dump of the store holds key hashes, never the keys', async (t) => {
             : await raw.get(k);
     dump += `${k}\n${value}\n`;
   }
-  t.match(dump, a.key_hash);
+  t.match(dump, hashOf(a));
   t.notMatch(dump, key.slice(4, 36), 'not even the random part of the key');
 });
 
@@ -92,7 +92,7 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
   t.same(
     (await raw.keys(`${prefix}*`)).sort(),
     [
-      `${prefix}keyhash:${a.key_hash}`,
+      `${prefix}keyhash:${hashOf(a)}`,
       `${prefix}accounts`,
       accountKey,
       counterKey,
@@ -109,10 +109,10 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
     [a.id, '0'],
     'the listing index: ids, all of score 0',
   );
-  t.equal(await raw.get(`${prefix}keyhash:${a.key_hash}`), a.id);
+  t.equal(await raw.get(`${prefix}keyhash:${hashOf(a)}`), a.id);
   t.equal(await raw.call('PEXPIRETIME', counterKey), expireAtMs);
   t.equal(await raw.pttl(accountKey), -1, 'accounts do not expire');
-  t.same(await raw.hgetall(accountKey), { ...a, limit: '250', revision: '1' });
+  t.same(await raw.hgetall(accountKey), { ...a, limit: '250', revision: '1', keys: JSON.stringify(a.keys) });
 });
 
 t.test('a null limit is an absent field, and a patch can set and clear it', async (t) => {
@@ -135,18 +135,24 @@ t.test('a refused create leaves nothing behind, and a stray index entry finds no
   const clash = account({ id: a.id });
   const err: unknown = await store.createAccount(clash).catch((e: unknown) => e);
   t.ok(isGatewayError(err, 'CONFLICT'), 'same id');
-  t.equal(await raw.exists(`${prefix}keyhash:${clash.key_hash}`), 0, 'its key hash was released');
+  t.equal(await raw.exists(`${prefix}keyhash:${hashOf(clash)}`), 0, 'its key hash was released');
   t.ok(
-    isGatewayError(await store.createAccount(account({ key_hash: a.key_hash })).catch((e: unknown) => e), 'CONFLICT'),
+    isGatewayError(
+      await store.createAccount(account({ keys: [storedKey({ key_hash: hashOf(a) })] })).catch((e: unknown) => e),
+      'CONFLICT',
+    ),
     'same key hash',
   );
-  // What a rotation looks like between its two writes: the index names an account that does not (yet or any more) carry the hash.
+  // What a revoke looks like between its two writes: the index names an account that does not (yet or any more) carry the hash.
   await raw.set(`${prefix}keyhash:stray`, a.id);
   t.equal(await store.findByKeyHash('stray'), null);
   const other = account();
   await store.createAccount(other);
   t.ok(
-    isGatewayError(await store.updateAccount(a.id, { key_hash: other.key_hash }).catch((e: unknown) => e), 'CONFLICT'),
+    isGatewayError(
+      await store.keys.addKey(a.id, storedKey({ key_hash: hashOf(other) })).catch((e: unknown) => e),
+      'CONFLICT',
+    ),
     'a key hash in use elsewhere',
   );
 });
@@ -182,7 +188,7 @@ t.test('a listing stops after 5000 index entries and its cursor continues from t
       label: i === 5100 ? 'needle' : 'hay',
     });
     batch.zadd(`${prefix}accounts`, 0, a.id);
-    batch.hset(`${prefix}{acct:${a.id}}:account`, a);
+    batch.hset(`${prefix}{acct:${a.id}}:account`, { ...a, keys: JSON.stringify(a.keys) });
   }
   await batch.exec();
   const first = await store.listAccounts({ label: 'needle' }, null, 10);
@@ -261,8 +267,8 @@ t.test('a change on one instance reaches the subscriber of another within a seco
   await waitFor(() => events.length === 2, 1000);
   t.ok(Date.now() - start < 1000);
   t.same(events, [
-    { type: 'account', id: acct.id, keyHashes: [acct.key_hash] },
-    { type: 'account', id: acct.id, keyHashes: [acct.key_hash] },
+    { type: 'account', id: acct.id, keyHashes: [hashOf(acct)] },
+    { type: 'account', id: acct.id, keyHashes: [hashOf(acct)] },
   ]);
 });
 

@@ -1,3 +1,5 @@
+import type { StoredKey } from '../keys/interface.js';
+
 export type AccountStatus = 'active' | 'inactive';
 
 export interface Account {
@@ -22,13 +24,16 @@ export interface ExternalIds {
   billing_subject?: string;
 }
 
-/** An account as the store keeps it: with the SHA-256 hash of its key, never the key. */
+/**
+ * An account as the store keeps it: with its keys (1–20 live ones, store/keys/interface.ts),
+ * each with the SHA-256 hash of the key, never the key.
+ */
 export interface StoredAccount extends Account {
-  key_hash: string;
+  keys: StoredKey[];
 }
 
+/** Keys change through the keys concern (store/keys/interface.ts), never through a patch. */
 export type AccountPatch = Partial<Pick<Account, 'status' | 'plan' | 'limit' | 'anchor' | 'label'>> & {
-  key_hash?: string;
   /** Replaces them; null (or none) removes them. */
   external_ids?: ExternalIds | null;
 };
@@ -53,6 +58,7 @@ export interface AccountPage {
  * Proven for every backend by test/store/contract/accounts.ts.
  */
 export interface AccountStore {
+  /** The account one of whose keys (expired or not) has this hash. */
   findByKeyHash(keyHash: string): Promise<StoredAccount | null>;
   getAccount(id: string): Promise<StoredAccount | null>;
   createAccount(account: StoredAccount): Promise<void>;
@@ -65,7 +71,7 @@ export interface AccountStore {
    */
   listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage>;
   /**
-   * Removes the account and announces its key hash, so its key stops working everywhere.
+   * Removes the account and announces its key hashes, so its keys stop working everywhere.
    * Returns the account as it was; null when there is no such account.
    */
   deleteAccount(id: string): Promise<StoredAccount | null>;

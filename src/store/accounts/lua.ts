@@ -6,6 +6,24 @@
  */
 
 /**
+ * The key hashes of the account hash KEYS[1]: from its `keys` (JSON), or the single `key_hash`
+ * of an account written before accounts had several keys.
+ */
+export const KEY_HASHES = `
+local function key_hashes(account)
+  local out = {}
+  local json = redis.call('HGET', account, 'keys')
+  if json then
+    for _, k in ipairs(cjson.decode(json)) do out[#out + 1] = k.key_hash end
+  else
+    local h = redis.call('HGET', account, 'key_hash')
+    if h then out[1] = h end
+  end
+  return out
+end
+`;
+
+/**
  * Creates an account unless one with that id exists, and announces it.
  *
  * KEYS[1] account hash. ARGV[1] channel, ARGV[2] announcement, ARGV[3..] field, value, … (a
@@ -21,28 +39,24 @@ return 1
 
 /**
  * Applies a patch and bumps the revision in one step, so no consume sees half a change, then
- * announces the account with its previous and current key hashes.
+ * announces the account with its key hashes.
  *
  * KEYS[1] account hash. ARGV[1] channel, ARGV[2] account id, ARGV[3] JSON object of
  * field → string, or null to remove the field.
- * Returns false (null) when there is no such account, else {previous key_hash, HGETALL after}.
+ * Returns false (null) when there is no such account, else its HGETALL after.
  */
-export const UPDATE_ACCOUNT = `
+export const UPDATE_ACCOUNT = `${KEY_HASHES}
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local previous = redis.call('HGET', KEYS[1], 'key_hash')
 for field, value in pairs(cjson.decode(ARGV[3])) do
   if value == cjson.null then redis.call('HDEL', KEYS[1], field) else redis.call('HSET', KEYS[1], field, value) end
 end
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
-local hashes = {previous}
-local current = redis.call('HGET', KEYS[1], 'key_hash')
-if current ~= previous then hashes[2] = current end
-redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = hashes}))
-return {previous, redis.call('HGETALL', KEYS[1])}
+redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = key_hashes(KEYS[1])}))
+return redis.call('HGETALL', KEYS[1])
 `;
 
 /**
- * Removes an account and announces its key hash, so every instance forgets its cached copy. A
+ * Removes an account and announces its key hashes, so every instance forgets its cached copy. A
  * consume made from such a copy finds no revision and answers "changed"; the reload then finds
  * no account. Its counters are left to expire (they are not named in KEYS, so on Cluster this
  * script may not touch them; nothing reads them once the account is gone).
@@ -50,11 +64,11 @@ return {previous, redis.call('HGETALL', KEYS[1])}
  * KEYS[1] account hash. ARGV[1] channel, ARGV[2] account id.
  * Returns false (null) when there is no such account, else its HGETALL before removal.
  */
-export const DELETE_ACCOUNT = `
+export const DELETE_ACCOUNT = `${KEY_HASHES}
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then return false end
-local hash = redis.call('HGET', KEYS[1], 'key_hash') or ''
+local hashes = key_hashes(KEYS[1])
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = {hash}}))
+redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = hashes}))
 return fields
 `;

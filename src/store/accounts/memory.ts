@@ -1,4 +1,5 @@
 import { GatewayError } from '../../failures.js';
+import { copyKey } from '../keys/edit.js';
 import type { MemoryData } from '../memory/state.js';
 import { matchesFilter } from './filter.js';
 import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './interface.js';
@@ -18,13 +19,14 @@ export class MemoryAccounts implements AccountStore {
 
   async createAccount(account: StoredAccount): Promise<void> {
     const d = this.data;
-    if (d.accounts.has(account.id) || d.byKeyHash.has(account.key_hash)) {
+    const hashes = keyHashes(account);
+    if (d.accounts.has(account.id) || hashes.some((h) => d.byKeyHash.has(h))) {
       throw new GatewayError('CONFLICT', `account ${account.id} or its key already exists`);
     }
-    d.setAccount({ ...account });
-    d.byKeyHash.set(account.key_hash, account.id);
+    d.setAccount(copyAccount(account));
+    for (const h of hashes) d.byKeyHash.set(h, account.id);
     await d.save();
-    d.emit({ type: 'account', id: account.id, keyHashes: [account.key_hash] });
+    d.emit({ type: 'account', id: account.id, keyHashes: hashes });
   }
 
   async updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null> {
@@ -32,19 +34,15 @@ export class MemoryAccounts implements AccountStore {
     const current = d.accounts.get(id);
     if (!current) return null;
     const { external_ids, ...rest } = patch;
-    const next: StoredAccount = { ...current, ...rest, revision: current.revision + 1 };
+    const next: StoredAccount = { ...copyAccount(current), ...rest, revision: current.revision + 1 };
     if (external_ids === null || (external_ids !== undefined && Object.keys(external_ids).length === 0))
       delete next.external_ids;
     else if (external_ids !== undefined) next.external_ids = external_ids;
     d.epoch++;
-    if (next.key_hash !== current.key_hash) {
-      d.byKeyHash.delete(current.key_hash);
-      d.byKeyHash.set(next.key_hash, id);
-    }
     d.setAccount(next);
     await d.save();
-    d.emit({ type: 'account', id, keyHashes: [...new Set([current.key_hash, next.key_hash])] });
-    return { ...next };
+    d.emit({ type: 'account', id, keyHashes: keyHashes(next) });
+    return copyAccount(next);
   }
 
   async listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage> {
@@ -58,7 +56,7 @@ export class MemoryAccounts implements AccountStore {
       if (!matchesFilter(a, filter)) continue;
       // One match past a full page: there is more, so the page ends with a cursor.
       if (accounts.length === limit) return { accounts, next: (accounts[limit - 1] as StoredAccount).id };
-      accounts.push({ ...a });
+      accounts.push(copyAccount(a));
     }
     return { accounts, next: null };
   }
@@ -70,12 +68,17 @@ export class MemoryAccounts implements AccountStore {
     d.epoch++;
     d.removeAccount(current);
     await d.save();
-    d.emit({ type: 'account', id, keyHashes: [current.key_hash] });
-    return { ...current };
+    d.emit({ type: 'account', id, keyHashes: keyHashes(current) });
+    return copyAccount(current);
   }
 
   private copy(id: string): StoredAccount | null {
     const a = this.data.accounts.get(id);
-    return a ? { ...a } : null;
+    return a ? copyAccount(a) : null;
   }
 }
+
+/** A copy the caller may change without changing the store's (keys included). */
+export const copyAccount = (a: StoredAccount): StoredAccount => ({ ...a, keys: a.keys.map(copyKey) });
+
+export const keyHashes = (a: StoredAccount): string[] => a.keys.map((k) => k.key_hash);

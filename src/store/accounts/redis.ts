@@ -9,12 +9,7 @@ import { CREATE_ACCOUNT, DELETE_ACCOUNT, UPDATE_ACCOUNT } from './lua.js';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     fpgCreateAccount(account: string, channel: string, message: string, ...fields: string[]): Result<number, Context>;
-    fpgUpdateAccount(
-      account: string,
-      channel: string,
-      id: string,
-      patch: string,
-    ): Result<[string, string[]] | null, Context>;
+    fpgUpdateAccount(account: string, channel: string, id: string, patch: string): Result<string[] | null, Context>;
     fpgDeleteAccount(account: string, channel: string, id: string): Result<string[] | null, Context>;
   }
 }
@@ -42,9 +37,9 @@ export class RedisAccounts implements AccountStore {
       const id = await b.redis.get(b.indexKey(keyHash));
       if (id === null) return null;
       const account = decodeAccount(await b.redis.hgetall(b.accountKey(id)));
-      // While a key is rotated the old index entry outlives the switch by one command: the
-      // account itself says which key is current.
-      return account?.key_hash === keyHash ? account : null;
+      // A removed key's index entry outlives the change by one command: the account itself
+      // says which keys it has.
+      return account?.keys.some((k) => k.key_hash === keyHash) ? account : null;
     });
   }
 
@@ -55,11 +50,16 @@ export class RedisAccounts implements AccountStore {
 
   createAccount(account: StoredAccount): Promise<void> {
     const { b } = this;
-    const index = b.indexKey(account.key_hash);
-    const message = JSON.stringify({ type: 'account', id: account.id, keyHashes: [account.key_hash] });
+    const hashes = account.keys.map((k) => k.key_hash);
+    const message = JSON.stringify({ type: 'account', id: account.id, keyHashes: hashes });
     return b.run(async () => {
-      if ((await b.redis.set(index, account.id, 'NX')) === null) {
-        throw new GatewayError('CONFLICT', `an account with key hash ${account.key_hash} already exists`);
+      const claimed: string[] = [];
+      for (const h of hashes) {
+        if ((await b.redis.set(b.indexKey(h), account.id, 'NX')) === null) {
+          if (claimed.length > 0) await b.redis.del(...claimed);
+          throw new GatewayError('CONFLICT', `an account with key hash ${h} already exists`);
+        }
+        claimed.push(b.indexKey(h));
       }
       // Listed before it exists, so no account is ever missing from the listing; an entry whose
       // account was never written is skipped there. Kept on refusal: the id's account exists.
@@ -69,7 +69,7 @@ export class RedisAccounts implements AccountStore {
       if (
         (await b.redis.fpgCreateAccount(b.accountKey(account.id), b.channel, message, ...encodeAccount(account))) === 0
       ) {
-        await b.redis.del(index);
+        for (const index of claimed) await b.redis.del(index);
         throw new GatewayError('CONFLICT', `account ${account.id} already exists`);
       }
     });
@@ -77,23 +77,16 @@ export class RedisAccounts implements AccountStore {
 
   updateAccount(id: string, patch: AccountPatch): Promise<StoredAccount | null> {
     const { b } = this;
-    const newHash = patch.key_hash;
     return b.run(async () => {
-      // The new key's index entry is written first, so the key works the moment the account names it.
-      if (newHash !== undefined && (await b.redis.set(b.indexKey(newHash), id, 'NX')) === null) {
-        if ((await b.redis.get(b.indexKey(newHash))) !== id) {
-          throw new GatewayError('CONFLICT', `key hash ${newHash} belongs to another account`);
-        }
-      }
-      const reply = await b.redis.fpgUpdateAccount(b.accountKey(id), b.channel, id, JSON.stringify(encodePatch(patch)));
-      if (reply === null) {
-        if (newHash !== undefined) await b.redis.del(b.indexKey(newHash));
-        return null;
-      }
-      const [previous, fields] = reply;
+      const fields = await b.redis.fpgUpdateAccount(
+        b.accountKey(id),
+        b.channel,
+        id,
+        JSON.stringify(encodePatch(patch)),
+      );
+      if (fields === null) return null;
       const updated = decodeAccount(pairsToRecord(fields));
       if (!updated) throw new Error(`account ${id} came back unreadable`);
-      if (previous !== updated.key_hash) await b.redis.del(b.indexKey(previous));
       return updated;
     });
   }
@@ -138,8 +131,8 @@ export class RedisAccounts implements AccountStore {
       const fields = await b.redis.fpgDeleteAccount(b.accountKey(id), b.channel, id);
       if (fields === null) return null;
       const deleted = decodeAccount(pairsToRecord(fields));
-      // The key stopped working with the script (findByKeyHash checks the account); these only tidy up.
-      if (deleted?.key_hash) await b.redis.del(b.indexKey(deleted.key_hash));
+      // The keys stopped working with the script (findByKeyHash checks the account); these only tidy up.
+      for (const k of deleted?.keys ?? []) await b.redis.del(b.indexKey(k.key_hash));
       await b.redis.zrem(b.accountIndex, id);
       return deleted;
     });

@@ -29,6 +29,13 @@ export interface ConsumeSpec {
   storeMemo?: object;
   /** Thresholds to raise `usage.threshold` at; absent: none. */
   alerts?: Alerts;
+  /**
+   * The id of a key of the account whose `last_used_on` becomes the consume's day when the
+   * request is counted: set by the meter while its copy of the key names another day, so the
+   * day a key last worked costs one write per key per day, in the consume's own round trip.
+   * The store clears it once it has sent it (a refused request notes nothing).
+   */
+  touch?: string;
 }
 
 /** A period as its record keeps it: the invoice line, with the count read beside it. */

@@ -38,7 +38,9 @@ end
  * account in the same batch see each other's counts.
  *
  * For request i (1-based): KEYS[3i-2] account hash, KEYS[3i-1] counter of the period, KEYS[3i]
- * the period's days (its ledger and record); ARGV[5i-4] revision of the caller's copy, ARGV[5i-3]
+ * the period's days (its ledger and record); ARGV[5i-4] revision of the caller's copy, followed
+ * by a space and a key id when that key's last-used day (field `lu:ID` of the account hash) is to
+ * become the call's day if the request is counted (ConsumeSpec.touch), ARGV[5i-3]
  * limit, ARGV[5i-2] counter expiry (unix ms), ARGV[5i-1] the period's record (recordMeta),
  * ARGV[5i] thresholds not yet raised, `count:percent,…` by count ('' for none; see ALERT below);
  * then ARGV[#ARGV-1] the day (YYYY-MM-DD in the configured zone) of every request of the call;
@@ -82,8 +84,11 @@ local out = {}
 for i = 1, #KEYS / 3 do
   local k, a = 3 * i, 5 * i
   local code, used = 0, 0
+  local revision, touch = ARGV[a - 4], nil
+  local space = string.find(revision, ' ', 1, true)
+  if space then revision, touch = string.sub(revision, 1, space - 1), string.sub(revision, space + 1) end
   local account = redis.call('HMGET', KEYS[k - 2], 'revision', 'status')
-  if account[1] ~= ARGV[a - 4] then code = 3
+  if account[1] ~= revision then code = 3
   elseif account[2] ~= 'active' then code = 2
   else
     used = redis.call('INCR', KEYS[k - 1])
@@ -94,6 +99,7 @@ for i = 1, #KEYS / 3 do
     elseif redis.call('HINCRBY', KEYS[k], day, 1) == 1 and redis.call('PTTL', KEYS[k]) < 0 then
       opened(KEYS[k - 2], KEYS[k], ARGV[a - 3], ARGV[a - 2], ARGV[a - 1])
     end
+    if touch and code == 0 then redis.call('HSET', KEYS[k - 2], 'lu:' .. touch, day) end
     -- ALERT (see above)
     local al = ARGV[a]
     if al ~= '' and used >= tonumber(string.sub(al, 1, string.find(al, ':', 1, true) - 1)) then

@@ -89,6 +89,8 @@ export class MemoryCounting implements CountingStore {
   private consumeNow(spec: ConsumeSpec, day: string): ConsumeResult {
     const slot = this.slotOf(spec, this.data.now());
     if (slot === null) return CHANGED;
+    if (spec.touch !== undefined && (slot.account.status !== 'active' || slot.counter.used >= spec.limit))
+      spec.touch = undefined;
     if (slot.account.status !== 'active') return INACTIVE;
     const counter = slot.counter;
     const alerts = spec.alerts;
@@ -101,8 +103,18 @@ export class MemoryCounting implements CountingStore {
     counter.days.set(day, (counter.days.get(day) ?? 0) + 1);
     counter.record ??= recordOf(spec);
     this.data.countersDirty = true;
+    if (spec.touch !== undefined) this.touch(slot.account, spec, day);
     if (alerts !== undefined && counter.used >= alerts.next) this.cross(spec, counter);
     return { kind: 'ok', used: counter.used };
+  }
+
+  /** The day a key last worked, noted in the same synchronous step that counts (ConsumeSpec.touch). */
+  private touch(account: StoredAccount, spec: ConsumeSpec, day: string): void {
+    const key = account.keys.find((k) => k.id === spec.touch);
+    spec.touch = undefined;
+    if (key === undefined || (key.last_used_on !== null && key.last_used_on >= day)) return;
+    key.last_used_on = day;
+    this.data.touchAccount(account);
   }
 
   /**

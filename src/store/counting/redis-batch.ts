@@ -88,7 +88,12 @@ export class ConsumeBatcher {
       keysAndArgs[3 * i] = a[0];
       keysAndArgs[3 * i + 1] = a[1];
       keysAndArgs[3 * i + 2] = a[2];
-      keysAndArgs[3 * n + 5 * i] = a[3];
+      if (spec.touch === undefined) keysAndArgs[3 * n + 5 * i] = a[3];
+      else {
+        // Sent once: the meter set it for this day (ConsumeSpec.touch).
+        keysAndArgs[3 * n + 5 * i] = `${a[3]} ${spec.touch}`;
+        spec.touch = undefined;
+      }
       keysAndArgs[3 * n + 5 * i + 1] = a[4];
       keysAndArgs[3 * n + 5 * i + 2] = a[5];
       keysAndArgs[3 * n + 5 * i + 3] = a[6];

@@ -4,6 +4,7 @@ import { CompositeStore } from '../composite.js';
 import { MemoryCoordination } from '../coordination/memory.js';
 import { MemoryCounting } from '../counting/memory.js';
 import { MemoryEvents } from '../events/memory.js';
+import { MemoryKeys } from '../keys/memory.js';
 import { MemoryPrices } from '../prices/memory.js';
 import { MemoryData } from './state.js';
 
@@ -15,6 +16,7 @@ import { MemoryData } from './state.js';
 export class MemoryStore extends CompositeStore {
   readonly kind = 'memory';
   readonly billing: MemoryBilling;
+  readonly keys: MemoryKeys;
   private readonly data: MemoryData;
 
   /** `onWriteError`: a counter flush failed (it is tried again a second later). */
@@ -35,6 +37,7 @@ export class MemoryStore extends CompositeStore {
     );
     this.data = data;
     this.billing = new MemoryBilling(data);
+    this.keys = new MemoryKeys(data);
   }
 
   async ping(): Promise<void> {}

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { EVENT_TYPES } from '../../events/event.js';
 import { GatewayError } from '../../failures.js';
 import { describeIssues, priceSetDocument } from '../../prices/price-set-schema.js';
+import { storedKeySchema } from '../keys/key-record.js';
 import { openTemp, openTempSync, removeStaleTemps, tempOf } from './temp-file.js';
 
 const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);
@@ -77,7 +78,12 @@ const stateSchema = z.strictObject({
       label: z.string(),
       created_at: z.string(),
       revision: z.number().int().positive(),
-      key_hash: z.string().regex(/^[0-9a-f]{64}$/),
+      /** The one key of a file written before accounts had several keys. */
+      key_hash: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .optional(),
+      keys: z.array(storedKeySchema).min(1).optional(),
       external_ids: z
         .strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() })
         .optional(),

@@ -4,6 +4,7 @@ import type { Cursor } from '../billing/cursor.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
+import { keysOf } from '../keys/key-record.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './state-file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -118,12 +119,23 @@ export class MemoryData {
     if (this.writer !== null) this.accountJson.set(account.id, JSON.stringify(account));
   }
 
-  /** The account, its key hash's entry and its counters. */
+  /** The account, its key hashes' entries and its counters. */
   removeAccount(account: StoredAccount): void {
     this.accounts.delete(account.id);
     this.accountJson.delete(account.id);
-    this.byKeyHash.delete(account.key_hash);
+    for (const k of account.keys) this.byKeyHash.delete(k.key_hash);
     this.counters.delete(account.id);
+  }
+
+  /**
+   * After a change of the account that needs no announcement (a key's `last_used_on`): on disk
+   * with the next counter flush, at most a second later.
+   */
+  touchAccount(account: StoredAccount): void {
+    if (this.writer === null) return;
+    this.accountJson.set(account.id, JSON.stringify(account));
+    this.fixed = null;
+    this.countersDirty = true;
   }
 
   /** After a change of accounts: resolves once it is on disk (at once without a file). */
@@ -194,9 +206,12 @@ export class MemoryData {
 
   private restore(state: MemoryState): void {
     for (const a of state.accounts) {
-      this.accounts.set(a.id, a);
-      this.accountJson.set(a.id, JSON.stringify(a));
-      this.byKeyHash.set(a.key_hash, a.id);
+      // A file written before accounts had several keys holds one `key_hash`: its default key.
+      const { key_hash, keys, ...rest } = a;
+      const account: StoredAccount = { ...rest, keys: keysOf(keys && JSON.stringify(keys), key_hash, a.created_at) };
+      this.accounts.set(a.id, account);
+      this.accountJson.set(a.id, JSON.stringify(account));
+      for (const k of account.keys) this.byKeyHash.set(k.key_hash, a.id);
     }
     for (const p of state.prices) this.prices.set(p.effective_date, p);
     this.priceSeq = state.price_seq ?? 0;

@@ -16,7 +16,8 @@ export type Scripts = Record<string, { lua: string; numberOfKeys?: number }>;
  * and works again once it is back.
  *
  * Keys (prefix `fpg:` by default); all keys of one account share the hash tag `{acct:ID}`:
- *   fpg:{acct:ID}:account      hash of the StoredAccount fields (a null limit is an absent field)
+ *   fpg:{acct:ID}:account      hash of the StoredAccount fields (a null limit is an absent field;
+ *                              `keys` as JSON, `lu:KEYID` the day that key last worked)
  *   fpg:{acct:ID}:used:PERIOD  request counter of one period, expiring at period end + retention
  *   fpg:{acct:ID}:days:PERIOD  the period's ledger: a field per day (YYYY-MM-DD) counted with the
  *                              counter, and its record (plan, kind, limit, start, end, changes);

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { AccountPatch, ExternalIds, StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
+import { keysOf } from '../keys/key-record.js';
 
 /** How records look in Redis: accounts as hashes of strings, announcements as JSON. */
 
-const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label', 'key_hash'] as const;
+const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label'] as const;
 
 const storeEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('account'), id: z.string().min(1), keyHashes: z.array(z.string()) }),
@@ -20,7 +21,7 @@ const storeEvent = z.discriminatedUnion('type', [
 /** HSET arguments; a null limit is an absent field. */
 export function encodeAccount(a: StoredAccount): string[] {
   const fields = ['id', a.id, 'status', a.status, 'plan', a.plan, 'anchor', a.anchor, 'label', a.label];
-  fields.push('created_at', a.created_at, 'revision', String(a.revision), 'key_hash', a.key_hash);
+  fields.push('created_at', a.created_at, 'revision', String(a.revision), 'keys', JSON.stringify(a.keys));
   if (a.limit !== null) fields.push('limit', String(a.limit));
   const ids = externalIdsField(a.external_ids);
   if (ids !== null) fields.push('external_ids', ids);
@@ -68,7 +69,9 @@ export function decodeAccount(h: Record<string, string>): StoredAccount | null {
     label: h.label ?? '',
     created_at: h.created_at ?? '',
     revision: Number(h.revision),
-    key_hash: h.key_hash ?? '',
+    // `key_hash`: an account written before accounts had several keys. `lu:ID`: the day key ID
+    // last worked, written by the consume script beside the record.
+    keys: keysOf(h.keys, h.key_hash, h.created_at ?? '', (id) => h[`lu:${id}`]),
   };
   if (ids !== undefined) account.external_ids = ids;
   return account;

@@ -5,6 +5,7 @@ import { CompositeStore } from '../composite.js';
 import { RedisCoordination } from '../coordination/redis.js';
 import { RedisCounting } from '../counting/redis.js';
 import { RedisEvents } from '../events/redis.js';
+import { RedisKeys } from '../keys/redis.js';
 import { RedisPrices } from '../prices/redis.js';
 import { RedisBackend } from './backend.js';
 import { quit, type RedisStoreOptions } from './connection.js';
@@ -19,6 +20,7 @@ export type { RedisStoreOptions };
 export class RedisStore extends CompositeStore {
   readonly kind = 'redis';
   readonly billing: RedisBilling;
+  readonly keys: RedisKeys;
   private readonly backend: RedisBackend;
   private readonly counters: RedisCounting;
   private readonly coordinator: RedisCoordination;
@@ -34,6 +36,7 @@ export class RedisStore extends CompositeStore {
     this.counters = counting;
     this.coordinator = coordination;
     this.billing = new RedisBilling(backend, billingTtlMs);
+    this.keys = new RedisKeys(backend);
     backend.start();
   }
 

@@ -1,6 +1,9 @@
 import type { PriceSet } from '../../../src/prices/price-set-schema.js';
 import type { ConsumeSpec, StoredAccount } from '../../../src/store/store.js';
+import { storedKey } from '../../helpers/accounts.js';
 import { waitFor as waitUntil } from '../../helpers/wait.js';
+
+export { hashOf, storedKey } from '../../helpers/accounts.js';
 
 /** What every contract suite closes when a test ends. */
 export interface Closable {
@@ -26,7 +29,7 @@ export const account = (over: Partial<StoredAccount> = {}): StoredAccount => {
     label: 'contract',
     created_at: '2026-11-01T00:00:00.000Z',
     revision: 1,
-    key_hash: `hash-${seq}-${Math.random().toString(36).slice(2)}`,
+    keys: [storedKey()],
     ...over,
   };
 };

@@ -5,6 +5,7 @@ import { billingContract } from './billing.js';
 import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
 import { eventsContract } from './events.js';
+import { keysContract } from './keys.js';
 import { ledgerContract } from './ledger.js';
 import { pricesContract } from './prices.js';
 
@@ -14,6 +15,7 @@ import { pricesContract } from './prices.js';
  */
 export function storeContract(t: Test, make: () => Promise<Store>): void {
   accountsContract(t, make);
+  keysContract(t, make);
   countingContract(t, make);
   ledgerContract(t, make);
   pricesContract(t, make);
