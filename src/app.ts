@@ -27,6 +27,7 @@ import { type PassThrough, PassThroughCache } from './upstream/cache/cache.js';
 import { createOriginAgent } from './upstream/origin.js';
 import { UpstreamPoller } from './upstream/poller.js';
 import { OriginProxy } from './upstream/proxy.js';
+import { startKeyExpiryCheck } from './webhooks/key-expiry.js';
 import { PriceEvents } from './webhooks/price-events.js';
 import { WebhookWorker } from './webhooks/worker.js';
 
@@ -236,6 +237,18 @@ async function assemble(
   cleanups.push(() => delivery.stop());
   const billing = startBilling(store, config, metrics, log, clock.now);
   cleanups.push(() => billing.stop());
+  cleanups.push(startKeyExpiryCheck(store, config, clock, log.child({ component: 'key-expiry' }), kick));
+  const audit = auditLog(log);
+  const ops = buildOperations({
+    store,
+    config,
+    book,
+    clock,
+    audit,
+    priceEvents,
+    exporters: billing.names,
+    enqueued: kick,
+  });
 
   const handler = publicHandler({
     config,
@@ -247,7 +260,7 @@ async function assemble(
     log,
     storeDataLost: () => store.dataLost(),
     errors,
-    ...publicRoutes(config, storeReady, upstream, proxy),
+    ...publicRoutes(config, storeReady, upstream, proxy, (tokens, from) => ops.leaks.report(tokens, from)),
   });
   listeners.public.serve(handler);
   // Cleanups run last first: the public listener starts draining the moment a stop begins (every
@@ -261,17 +274,6 @@ async function assemble(
   const publicAddress = listeners.public.address;
   log.info({ address: publicAddress }, 'public listener ready');
 
-  const audit = auditLog(log);
-  const ops = buildOperations({
-    store,
-    config,
-    book,
-    clock,
-    audit,
-    priceEvents,
-    exporters: billing.names,
-    enqueued: kick,
-  });
   const { token } = config.listen.admin;
   listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers));
   const adminAddress = listeners.admin.address;

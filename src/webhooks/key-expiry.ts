@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { Config } from '../config/config-schema.js';
 import type { AccountFilter } from '../store/accounts/interface.js';
 import type { CoordinationStore } from '../store/coordination/interface.js';
 import type { StoredKey } from '../store/keys/interface.js';
-import type { KeyEvents } from './key-events.js';
+import type { Store } from '../store/store.js';
+import { KeyEvents } from './key-events.js';
 
 // How often the deployment looks for keys near their expiry, and the lease that makes one
 // gateway do it at a time (held over two rounds, so a gateway that stops hands over within that).
@@ -97,4 +99,19 @@ export class KeyExpiryCheck {
     this.offered.add(memo);
     return true;
   }
+}
+
+/** Starts the check in a gateway (never in the CLI); returns its stop. */
+export function startKeyExpiryCheck(
+  store: Store,
+  config: Config,
+  clock: Clock,
+  log: Logger,
+  enqueued: () => void,
+): () => Promise<void> {
+  const events = new KeyEvents(store.events, clock.now, enqueued);
+  const warningMs = config.keys.expiry_warning_days * 86_400_000;
+  const check = new KeyExpiryCheck(store.accounts, store.coordination, events, warningMs, clock, log);
+  check.start();
+  return () => check.stop();
 }
