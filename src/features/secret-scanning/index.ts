@@ -50,14 +50,15 @@ function receive(x: Exchange, signatures: ReportSignatures, leaks: LeakHandler):
   const { g, req } = x;
   const address = clientOf(x);
   const blockedMs = g.throttle.anyBlocked() ? g.throttle.blockedFor(address) : 0;
-  if (blockedMs > 0) return failRetry(x, 'throttled', Math.ceil(blockedMs / 1000));
+  if (blockedMs > 0) return unread(x, () => failRetry(x, 'throttled', Math.ceil(blockedMs / 1000)));
   const identifier = header(req, 'github-public-key-identifier');
   const signature = header(req, 'github-public-key-signature');
-  if (identifier === undefined || signature === undefined) return forged(x, address);
-  if (Number(req.headers['content-length'] ?? 0) > MAX_REPORT_BYTES) return tooLarge(x);
+  if (identifier === undefined || signature === undefined) return unread(x, () => forged(x, address));
+  const tooLarge = (): void => fail(x, 'report_too_large');
+  if (Number(req.headers['content-length'] ?? 0) > MAX_REPORT_BYTES) return unread(x, tooLarge);
   readBody(req, MAX_REPORT_BYTES)
     .then((body) => {
-      if (body === null) return tooLarge(x);
+      if (body === null) return unread(x, tooLarge);
       if (!signatures.verifies(identifier, signature, body)) return forged(x, address);
       const tokens = parseReport(body);
       if (typeof tokens === 'string') return fail(x, tokens);
@@ -74,15 +75,18 @@ const header = (req: IncomingMessage, name: string): string | undefined => {
   return typeof v === 'string' && v !== '' ? v : undefined;
 };
 
+/**
+ * Refused before its body is read (or all of it): the connection closes after the answer, rather
+ * than read and drop whatever the client goes on sending.
+ */
+function unread(x: Exchange, answer: () => void): void {
+  x.res.setHeader('Connection', 'close');
+  answer();
+}
+
 function forged(x: Exchange, address: string): void {
   x.g.throttle.fail(address);
   fail(x, 'invalid_signature');
-}
-
-/** The rest of the body is not read: the connection closes after the answer. */
-function tooLarge(x: Exchange): void {
-  x.res.setHeader('Connection', 'close');
-  fail(x, 'report_too_large');
 }
 
 function answer(x: Exchange, body: string): void {
