@@ -17,7 +17,8 @@
  *                  billing/ (the usage exporters to billing systems)
  *   6 features     features/<name>/ (each hands its routes to the core), admin/ (the admin
  *                  listener and its operations)
- *   7 composition  app.ts, public-routes.ts, main.ts, cli/, cluster/, topology/ (the runner of `npm run topology`:
+ *   7 composition  app.ts and assemble/ (its builders), public-routes.ts, main.ts, cli/, cluster/,
+ *                  topology/ (the runner of `npm run topology`:
  *                  it starts gateways as processes and imports no gateway code beyond config/)
  *
  * Type-only imports count (tsPreCompilationDeps): a type names the module it comes from as
@@ -30,7 +31,7 @@ const LAYERS = [
   { name: 'http', path: '^src/http/' },
   { name: 'upstream', path: '^src/(upstream|webhooks|billing)/' },
   { name: 'features', path: '^src/(features|admin)/' },
-  { name: 'composition', path: '^src/((app|main|public-routes)\\.ts$|(cli|cluster|topology)/)' },
+  { name: 'composition', path: '^src/((app|main|public-routes)\\.ts$|(assemble|cli|cluster|topology)/)' },
 ];
 
 /** One rule per layer: nothing in it imports a layer above it. */

@@ -76,7 +76,7 @@ async function seedRedis(url, count, name) {
   for (let done = 0; done < count; done += 1000) {
     const batch = Array.from({ length: Math.min(1000, count - done) }, () =>
       createAccount(
-        store,
+        store.accounts,
         config.plans,
         { plan: 'enterprise', limit: 1_000_000_000, label: 'bench', status: 'active' },
         Date.now(),

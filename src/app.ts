@@ -1,35 +1,27 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { adminHandler } from './admin/admin-server.js';
-import { auditLog } from './admin/audit.js';
-import { buildOperations } from './admin/operations.js';
-import { startBilling } from './billing/start.js';
+import type { Cleanups } from './assemble/cleanups.js';
+import { buildAdmin, buildPublic } from './assemble/listeners.js';
+import { buildMetering } from './assemble/metering.js';
+import { buildPrices } from './assemble/prices.js';
+import { buildUpstream } from './assemble/upstream.js';
+import { buildWorkers } from './assemble/workers.js';
 import { type Clock, systemClock } from './clock.js';
-import { type Config, priceFiles } from './config/config-schema.js';
+import type { Config } from './config/config-schema.js';
 import { GatewayError } from './failures.js';
 import { trustedProxies } from './http/client.js';
 import { buildErrorAnswers, type ErrorAnswers } from './http/error-kinds.js';
-import { publicHandler } from './http/public.js';
 import { type BoundListener, bind, close } from './http/public-server.js';
 import { ensureDemoAccounts } from './keys/demo.js';
-import { InvalidKeyThrottle } from './keys/throttle.js';
 import { createLogging, type Logging } from './log/logging.js';
 import { Metrics } from './metrics/gateway-metrics.js';
-import { bookOptions, PriceBook } from './prices/book.js';
-import { loadPriceFiles, watchPriceFile } from './prices/price-file.js';
-import { warnWhenStale } from './prices/staleness.js';
-import { publicRoutes } from './public-routes.js';
-import { Meter } from './quota/meter.js';
-import { retentionMs } from './quota/retention.js';
+import type { PriceBook } from './prices/book.js';
+import type { Meter } from './quota/meter.js';
 import { createStore } from './store/create.js';
 import type { Store } from './store/store.js';
-import { type PassThrough, PassThroughCache } from './upstream/cache/cache.js';
-import { createOriginAgent } from './upstream/origin.js';
-import { UpstreamPoller } from './upstream/poller.js';
-import { OriginProxy } from './upstream/proxy.js';
-import { startKeyExpiryCheck } from './webhooks/key-expiry.js';
-import { PriceEvents } from './webhooks/price-events.js';
-import { WebhookWorker } from './webhooks/worker.js';
+import type { PassThrough } from './upstream/cache/cache.js';
+import type { UpstreamPoller } from './upstream/poller.js';
+import type { WebhookWorker } from './webhooks/worker.js';
 
 export interface App {
   config: Config;
@@ -119,8 +111,6 @@ async function bindListeners(config: Config, errors: ErrorAnswers): Promise<List
   }
 }
 
-type Cleanups = Array<(drainMs: number) => void | Promise<void>>;
-
 async function assemble(
   config: Config,
   clock: Clock,
@@ -130,43 +120,11 @@ async function assemble(
   { listeners, errors }: { listeners: Listeners; errors: ErrorAnswers },
   cleanups: Cleanups,
 ): Promise<Omit<App, 'close'>> {
-  const seed = async (): Promise<void> => {
-    const added = await loadPriceFiles(store, priceFiles(config), false);
-    log.info({ files: priceFiles(config), added }, 'price files loaded into the store');
-  };
-  await seed();
   // The delivery worker starts once the listeners serve; events enqueued here wake it.
   let worker: WebhookWorker | null = null;
   const kick = (): void => worker?.kick();
-  const priceEvents = new PriceEvents(store, config.prices.source_name, clock.now, log, kick);
-  const book = new PriceBook(store, bookOptions(config), clock, log, seed, priceEvents);
-  cleanups.push(() => book.close());
-  await book.load();
-  cleanups.push(warnWhenStale(book, config.prices.max_age_days, clock.now, log));
-  const upstreamCfg = config.upstream.url === '' ? null : config.upstream;
-  // In front of an origin the file only fills the history: edits must not replace the origin's sets.
-  if (config.prices.watch_file && store.kind === 'memory' && !upstreamCfg)
-    for (const file of priceFiles(config)) cleanups.push(watchPriceFile(store, file, log));
-
-  const meter = new Meter({
-    store,
-    plans: config.plans,
-    zone: config.time_zone,
-    now: clock.now,
-    cache: config.limits.account_cache,
-    retentionMs: retentionMs(config),
-  });
-  const t = config.limits.invalid_key_throttle;
-  const rule = { maxAttempts: t.max_attempts, windowMs: t.window_s * 1000, blockMs: t.block_s * 1000 };
-  // Shared through Redis, so N instances behind a balancer do not give a scanner N times the tries.
-  const share =
-    store.kind === 'redis'
-      ? (address: string): void => void store.reportInvalidKey(address, rule).catch(() => undefined)
-      : undefined;
-  const throttle = new InvalidKeyThrottle(rule, clock.now, share);
-  store.subscribe((event) => {
-    if (event.type === 'blocked') throttle.block(event.address, event.ms);
-  });
+  const { book, priceEvents } = await buildPrices({ config, store, clock, log, kick, cleanups });
+  const { meter, throttle } = buildMetering({ config, store, clock });
   let upstream: UpstreamPoller | null = null;
   const metrics = new Metrics({
     cacheHitRatio: () => meter.hitRatio(),
@@ -175,113 +133,60 @@ async function assemble(
     storeDataLost: () => store.dataLost(),
     droppedLogLines,
     upstreamLastSuccessMs: async () => (upstream ? ((await upstream.view()).status?.last_success_ms ?? null) : null),
-    outbox: () => store.outboxStats(),
+    outbox: () => store.events.outboxStats(),
   });
-  const storeReady = (): Promise<boolean> =>
-    store.ping().then(
-      () => true,
-      () => false,
-    );
   let proxy: PassThrough | null = null;
-  if (upstreamCfg) {
-    const agent = createOriginAgent(upstreamCfg, upstreamCfg.max_sockets);
-    const pollAgent = createOriginAgent(upstreamCfg, 1);
-    cleanups.push(
-      () => agent.destroy(),
-      () => pollAgent.destroy(),
-    );
-    const poller = new UpstreamPoller(
-      upstreamCfg,
-      pollAgent,
-      store,
+  if (config.upstream.url !== '') {
+    const built = buildUpstream({
+      upstream: config.upstream,
+      coordination: store.coordination,
       book,
       metrics,
-      log.child({ component: 'upstream' }),
-      clock.now,
-    );
-    cleanups.push(() => poller.close());
-    poller.start();
-    upstream = poller;
-    const originProxy = new OriginProxy(
-      upstreamCfg,
-      agent,
       errors,
-      trustedProxies(config),
-      metrics,
-      log.child({ component: 'pass-through' }),
-    );
-    cleanups.push(() => originProxy.close());
-    const cache = new PassThroughCache(
-      upstreamCfg,
-      agent,
-      originProxy,
-      errors,
-      metrics,
-      log.child({ component: 'pass-through-cache' }),
-      clock.now,
-    );
-    // A purge from any instance, the admin API or the CLI reaches this one through the store.
-    const purgeOnPrices = upstreamCfg.cache.purge_on_prices;
-    store.subscribe((event) => {
-      if (event.type === 'cache_purge') cache.purge(event.path);
-      else if (event.type === 'prices' && purgeOnPrices) cache.purge(null);
+      trusted: trustedProxies(config),
+      clock,
+      log,
+      cleanups,
     });
-    proxy = cache;
+    upstream = built.poller;
+    proxy = built.proxy;
   }
-
-  const delivery = new WebhookWorker(store, config, metrics, log.child({ component: 'webhooks' }), clock.now);
-  delivery.start();
+  const { delivery, exporters } = buildWorkers({ config, store, metrics, clock, log, cleanups });
   worker = delivery;
-  // Cleanups run last first: this one after the listeners have drained (SIGTERM answers at
-  // once with `Connection: close`), before the store closes, so attempts under way are recorded.
-  cleanups.push(() => delivery.stop());
-  const billing = startBilling(store, config, metrics, log, clock.now);
-  cleanups.push(() => billing.stop());
-  cleanups.push(startKeyExpiryCheck(store, config, clock, log.child({ component: 'key-expiry' }), kick));
-  const audit = auditLog(log);
-  const ops = buildOperations({
+  // Built first: the public leak-report route revokes through its operations.
+  const { address: adminAddress, leaks } = buildAdmin({
+    listener: listeners.admin,
+    config,
     store,
-    config,
     book,
-    clock,
-    audit,
     priceEvents,
-    exporters: billing.names,
-    enqueued: kick,
+    metrics,
+    exporters,
+    kick,
+    clock,
+    log,
   });
-
-  const handler = publicHandler({
+  const publicAddress = buildPublic({
+    listener: listeners.public,
+    admin: listeners.admin,
     config,
+    store,
     meter,
     book,
     throttle,
     metrics,
+    errors,
+    upstream,
+    proxy,
+    leaks,
     clock,
     log,
-    storeDataLost: () => store.dataLost(),
-    errors,
-    ...publicRoutes(config, storeReady, upstream, proxy, (tokens, from) => ops.leaks.report(tokens, from)),
+    cleanups,
   });
-  listeners.public.serve(handler);
-  // Cleanups run last first: the public listener starts draining the moment a stop begins (every
-  // answer from then on says Connection: close), and the admin listener closes after it.
-  cleanups.push(() => close(listeners.admin.server, 0, config.server.request_timeout_ms));
-  cleanups.push((drainMs) => {
-    handler.gateway.draining = true;
-    handler.gateway.storeOutage.close();
-    return close(listeners.public.server, drainMs, config.server.request_timeout_ms);
-  });
-  const publicAddress = listeners.public.address;
-  log.info({ address: publicAddress }, 'public listener ready');
-
-  const { token } = config.listen.admin;
-  listeners.admin.serve(adminHandler(ops, metrics, token, log, config.server.max_headers));
-  const adminAddress = listeners.admin.address;
-  log.info({ address: adminAddress, auth: token ? 'bearer token' : 'none (loopback only)' }, 'admin listener ready');
-
+  // Demo accounts only where nothing outside this process could make accounts in its store.
   const demo =
-    config.demo_accounts && store.kind === 'memory'
-      ? await ensureDemoAccounts(store, config.plans, clock.now())
+    config.demo_accounts && !store.capabilities.sharedAcrossProcesses
+      ? await ensureDemoAccounts(store.accounts, store.keys, config.plans, clock.now())
       : { keys: {} };
   return {
     config,

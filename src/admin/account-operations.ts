@@ -12,7 +12,7 @@ import {
 import { type KeyView, rotateInput } from '../keys/api-keys.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
-import type { Account, Store } from '../store/store.js';
+import type { Account, AccountStore, CountingStore } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { accountInput, parse } from './input.js';
 import type { KeyOperations } from './key-operations.js';
@@ -25,12 +25,9 @@ export interface AccountView {
 }
 
 export interface AccountOperationsDeps {
-  /**
-   * Accounts (AccountStore) and their counters (CountingStore: usage, plan changes). The whole
-   * Store only because keys/accounts.ts's createAccount, updateAccount and rotateKey still take
-   * it; name the two concerns here once those helpers do.
-   */
-  store: Store;
+  accounts: AccountStore;
+  /** The accounts' counters: usage, plan changes. */
+  counting: CountingStore;
   plans: Config['plans'];
   zone: string;
   clock: Clock;
@@ -44,7 +41,8 @@ export interface AccountOperationsDeps {
  * (a remote address, or "cli").
  */
 export class AccountOperations {
-  private readonly store: Store;
+  private readonly accounts: AccountStore;
+  private readonly counting: CountingStore;
   private readonly plans: Config['plans'];
   private readonly zone: string;
   private readonly clock: Clock;
@@ -53,7 +51,8 @@ export class AccountOperations {
 
   constructor(deps: AccountOperationsDeps) {
     this.keys = deps.keys;
-    this.store = deps.store;
+    this.accounts = deps.accounts;
+    this.counting = deps.counting;
     this.plans = deps.plans;
     this.zone = deps.zone;
     this.clock = deps.clock;
@@ -62,7 +61,7 @@ export class AccountOperations {
 
   async createAccount(body: unknown, from: string): Promise<{ account: Account; api_key: string }> {
     const created = await createAccount(
-      this.store,
+      this.accounts,
       this.plans,
       accountInput(createAccountInput, body, this.plans),
       this.clock.now(),
@@ -79,7 +78,7 @@ export class AccountOperations {
   /** One page of accounts, in id order; follow `next_cursor` until it is null. Never a key or key hash. */
   async listAccounts(query: unknown): Promise<{ accounts: Account[]; next_cursor: string | null }> {
     const { filter, after, limit } = parse(listAccountsQuery, query);
-    const page = await this.store.listAccounts(filter, after, limit);
+    const page = await this.accounts.listAccounts(filter, after, limit);
     return {
       accounts: page.accounts.map(publicAccount),
       next_cursor: page.next === null ? null : encodeCursor(page.next),
@@ -88,7 +87,7 @@ export class AccountOperations {
 
   /** Removes the account: its key stops working on every instance (the store announces it). */
   async deleteAccount(id: string, from: string): Promise<{ account: Account }> {
-    const deleted = await this.store.deleteAccount(id);
+    const deleted = await this.accounts.deleteAccount(id);
     if (!deleted) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     this.audit({
       action: 'account.delete',
@@ -100,10 +99,10 @@ export class AccountOperations {
   }
 
   async showAccount(id: string): Promise<AccountView> {
-    const stored = await this.store.getAccount(id);
+    const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const a = allowanceFor(stored, this.plans, this.zone, this.clock.now());
-    const used = await this.store.usage(stored.id, a.period.id);
+    const used = await this.counting.usage(stored.id, a.period.id);
     return {
       account: publicAccount(stored),
       usage: usageObject(a, used),
@@ -113,7 +112,7 @@ export class AccountOperations {
 
   async patchAccount(id: string, body: unknown, from: string): Promise<{ account: Account }> {
     const patch = accountInput(patchAccountInput, body, this.plans);
-    const stored = await this.store.getAccount(id);
+    const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     // A converted trial is a computed state; the first change writes it down, so the change
     // neither restarts the billing cycle from the trial's start nor resets requests_used.
@@ -126,7 +125,7 @@ export class AccountOperations {
     const materialised = a?.converted
       ? { plan: a.plan, anchor: new Date(a.anchorMs).toISOString(), limit: null, ...limited }
       : limited;
-    const account = await updateAccount(this.store, this.plans, stored, materialised);
+    const account = await updateAccount(this.accounts, this.plans, stored, materialised);
     await this.recordPlanChange(account, a);
     const fields = Object.keys(materialised) as Array<keyof typeof materialised>;
     const pick = (a: Account): Record<string, unknown> => Object.fromEntries(fields.map((f) => [f, a[f]]));
@@ -145,7 +144,7 @@ export class AccountOperations {
     from: string,
   ): Promise<{ account: Account; api_key: string; key: KeyView; previous: KeyView }> {
     const { grace_s } = parse(rotateInput, body ?? {});
-    const stored = await this.store.getAccount(id);
+    const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const live = liveKeys(stored, this.clock.now());
     const only = live.length === 1 ? live[0] : live.length === 0 ? stored.keys.at(-1) : undefined;
@@ -155,7 +154,7 @@ export class AccountOperations {
         `account ${id} has ${live.length} keys: rotate one with POST /admin/accounts/${id}/keys/KEY_ID/rotate`,
       );
     const rotated = await this.keys.rotateWith(id, only.id, grace_s, from, 'account.rotate_key');
-    const account = await this.store.getAccount(id);
+    const account = await this.accounts.getAccount(id);
     if (!account) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     return { account: publicAccount(account), api_key: rotated.api_key, key: rotated.key, previous: rotated.previous };
   }
@@ -170,7 +169,7 @@ export class AccountOperations {
     const samePeriod = before.period.id === after.period.id;
     if (samePeriod && before.plan === after.plan && before.limit === after.limit) return;
     const now = this.clock.now();
-    await this.store.recordPlanChange(account.id, before.period.id, now, {
+    await this.counting.recordPlanChange(account.id, before.period.id, now, {
       plan: after.plan,
       limit: after.limit,
       endMs: samePeriod ? after.period.endMs : now,
@@ -179,7 +178,7 @@ export class AccountOperations {
     // land on the record of an earlier one that did too (the first trial day). Its counter goes
     // on under the new plan, so its record must say so, and end where the new period ends.
     if (!samePeriod)
-      await this.store.recordPlanChange(account.id, after.period.id, now, {
+      await this.counting.recordPlanChange(account.id, after.period.id, now, {
         plan: after.plan,
         limit: after.limit,
         endMs: after.period.endMs,

@@ -2,12 +2,12 @@ import type { Clock } from '../clock.js';
 import { GatewayError } from '../failures.js';
 import { rotateKey } from '../keys/accounts.js';
 import { createKeyInput, type KeyView, newKey, patchKeyInput, publicKey, rotateInput } from '../keys/api-keys.js';
-import type { KeyChange, Store, StoredKey } from '../store/store.js';
+import type { KeyChange, KeyStore, StoredKey } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { parse } from './input.js';
 
 export interface KeyOperationsDeps {
-  store: Pick<Store, 'keys'>;
+  keys: KeyStore;
   clock: Clock;
   audit: Audit;
   /** `usage.retention_days` in ms: expired keys are kept this long for the audit, then forgotten. */
@@ -44,7 +44,7 @@ export class KeyOperations {
     const now = this.d.clock.now();
     await this.forget(accountId, now);
     const { stored, apiKey } = newKey(input, now);
-    const change = await this.d.store.keys.addKey(accountId, stored);
+    const change = await this.d.keys.addKey(accountId, stored);
     this.d.audit({ action: 'key.create', account_id: accountId, key_id: stored.id, from, after: audited(stored) });
     await this.changed('created', change);
     return { key: publicKey(change.key, now), api_key: apiKey };
@@ -52,7 +52,7 @@ export class KeyOperations {
 
   async list(accountId: string): Promise<{ keys: KeyView[] }> {
     const now = this.d.clock.now();
-    const keys = await this.d.store.keys.listKeys(accountId);
+    const keys = await this.d.keys.listKeys(accountId);
     if (keys === null) throw new GatewayError('NOT_FOUND', `no account with id ${accountId}`);
     return { keys: this.visible(keys, now).map((k) => publicKey(k, now)) };
   }
@@ -62,7 +62,7 @@ export class KeyOperations {
     const now = this.d.clock.now();
     const normalised =
       patch.expires_at == null ? patch : { ...patch, expires_at: new Date(Date.parse(patch.expires_at)).toISOString() };
-    const change = await this.d.store.keys.updateKey(accountId, keyId, normalised);
+    const change = await this.d.keys.updateKey(accountId, keyId, normalised);
     const fields = Object.keys(patch) as Array<keyof typeof patch>;
     const pick = (k: StoredKey | undefined): Record<string, unknown> =>
       Object.fromEntries(fields.map((f) => [f, k?.[f]]));
@@ -79,7 +79,7 @@ export class KeyOperations {
   }
 
   async revoke(accountId: string, keyId: string, from: string): Promise<KeyChange> {
-    const change = await this.d.store.keys.revoke(accountId, keyId);
+    const change = await this.d.keys.revoke(accountId, keyId);
     this.d.audit({ action: 'key.revoke', account_id: accountId, key_id: keyId, from, before: audited(change.key) });
     await this.changed('revoked', change);
     return change;
@@ -105,7 +105,7 @@ export class KeyOperations {
   ): Promise<{ key: KeyView; api_key: string; previous: KeyView }> {
     const now = this.d.clock.now();
     await this.forget(accountId, now);
-    const { change, api_key } = await rotateKey(this.d.store, accountId, keyId, graceS, now);
+    const { change, api_key } = await rotateKey(this.d.keys, accountId, keyId, graceS, now);
     const previous = change.previous as StoredKey;
     this.d.audit({
       action,
@@ -128,7 +128,7 @@ export class KeyOperations {
   }
 
   private async forget(accountId: string, now: number): Promise<void> {
-    await this.d.store.keys.forgetExpired(accountId, now - this.d.retentionMs);
+    await this.d.keys.forgetExpired(accountId, now - this.d.retentionMs);
   }
 
   private async changed(action: Parameters<KeyChangeListener>[0], change: KeyChange, graceS?: number): Promise<void> {

@@ -30,7 +30,8 @@ export interface Operations {
 }
 
 export interface OperationsOptions {
-  store: Store;
+  /** The concerns the operations are handed, one or two each; not the store's life cycle. */
+  store: Pick<Store, 'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing'>;
   config: Config;
   book: PriceBook;
   clock: Clock;
@@ -46,7 +47,7 @@ export interface OperationsOptions {
 export function buildOperations(o: OperationsOptions): Operations {
   const { store, config, clock, audit } = o;
   const retentionMs = config.usage.retention_days * 86_400_000;
-  const keys = new KeyOperations({ store, clock, audit, retentionMs });
+  const keys = new KeyOperations({ keys: store.keys, clock, audit, retentionMs });
   const keyEvents = new KeyEvents(store.events, clock.now, o.enqueued);
   keys.onChange((action, change, graceS) => {
     if (action === 'created') return keyEvents.created(change);
@@ -63,20 +64,35 @@ export function buildOperations(o: OperationsOptions): Operations {
     action: config.secret_scanning.action,
   });
   return {
-    accounts: new AccountOperations({ store, plans: config.plans, zone: config.time_zone, clock, audit, keys }),
+    accounts: new AccountOperations({
+      accounts: store.accounts,
+      counting: store.counting,
+      plans: config.plans,
+      zone: config.time_zone,
+      clock,
+      audit,
+      keys,
+    }),
     keys,
     leaks,
     prices: new PriceOperations({
-      prices: store,
+      prices: store.prices,
       book: o.book,
       zone: config.time_zone,
       clock,
       audit,
       events: o.priceEvents,
     }),
-    cache: new CacheOperations({ coordination: store, audit }),
-    usage: new UsageOperations({ store, config, now: clock.now }),
-    webhooks: new WebhookOperations(store, config, clock, audit, o.enqueued),
+    cache: new CacheOperations({ coordination: store.coordination, audit }),
+    usage: new UsageOperations({ accounts: store.accounts, counting: store.counting, config, now: clock.now }),
+    webhooks: new WebhookOperations({
+      events: store.events,
+      accounts: store.accounts,
+      config,
+      clock,
+      audit,
+      enqueued: o.enqueued,
+    }),
     billing: new BillingOperations(store.billing, o.exporters, audit),
   };
 }

@@ -8,7 +8,7 @@ import type { Config } from '../config/config-schema.js';
 import { isGatewayError } from '../failures.js';
 import { allowanceFor } from '../quota/allowance.js';
 import { dayTotals } from '../quota/day-totals.js';
-import type { AccountPage, PeriodRecord, Store, StoredAccount } from '../store/store.js';
+import type { AccountPage, AccountStore, CountingStore, PeriodRecord, StoredAccount } from '../store/store.js';
 import type { DayRange } from '../time/days.js';
 import { formatInZone } from '../time/zone.js';
 import type { ExportQuery } from './usage-query.js';
@@ -190,7 +190,7 @@ async function put(sink: Sink, chunk: string): Promise<void> {
 }
 
 /** The accounts to export, a page at a time: one account, or every account in id order. */
-async function* accountPages(store: Store, only: StoredAccount | null): AsyncGenerator<StoredAccount[]> {
+async function* accountPages(accounts: AccountStore, only: StoredAccount | null): AsyncGenerator<StoredAccount[]> {
   if (only !== null) {
     yield [only];
     return;
@@ -198,7 +198,7 @@ async function* accountPages(store: Store, only: StoredAccount | null): AsyncGen
   let after: string | null = null;
   do {
     const from: string | null = after;
-    const page: AccountPage = await patiently(() => store.listAccounts({}, from, PAGE));
+    const page: AccountPage = await patiently(() => accounts.listAccounts({}, from, PAGE));
     if (page.accounts.length > 0) yield page.accounts;
     after = page.next;
   } while (after !== null);
@@ -212,7 +212,7 @@ export function usageExport(
   kind: 'days' | 'periods',
   q: ExportQuery,
   only: StoredAccount | null,
-  store: Store,
+  store: { accounts: AccountStore; counting: CountingStore },
   config: Config,
   now: () => number,
 ): UsageExport {
@@ -227,9 +227,9 @@ export function usageExport(
         : `${columns.join(',')}\r\n`;
       await put(sink, head);
       let first = true;
-      for await (const accounts of accountPages(store, only)) {
+      for await (const accounts of accountPages(store.accounts, only)) {
         const ids = accounts.map((a) => a.id);
-        const ledgers = await patiently(() => store.periodRecords(ids, range.fromMs, range.toMs));
+        const ledgers = await patiently(() => store.counting.periodRecords(ids, range.fromMs, range.toMs));
         let chunk = '';
         for (const [i, a] of accounts.entries()) {
           const records = ledgers[i] ?? [];

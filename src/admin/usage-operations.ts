@@ -1,6 +1,6 @@
 import type { Config } from '../config/config-schema.js';
 import { GatewayError } from '../failures.js';
-import type { Store } from '../store/store.js';
+import type { AccountStore, CountingStore } from '../store/store.js';
 import { queryRecord } from './list-query.js';
 import { type UsageExport, usageExport } from './usage-export.js';
 import { exportQuery } from './usage-query.js';
@@ -8,22 +8,24 @@ import { exportQuery } from './usage-query.js';
 export interface UsageOperationsDeps {
   /**
    * Accounts (AccountStore: the one asked for, or every page) and their period records
-   * (CountingStore). The whole Store only because usage-export.ts's usageExport still takes it;
-   * name the two concerns here once it does.
+   * (CountingStore).
    */
-  store: Store;
+  accounts: AccountStore;
+  counting: CountingStore;
   config: Config;
   now: () => number;
 }
 
 /** Usage exports, for `GET /admin/usage[/periods]` and `usage export|periods` alike. */
 export class UsageOperations {
-  private readonly store: Store;
+  private readonly accounts: AccountStore;
+  private readonly counting: CountingStore;
   private readonly config: Config;
   private readonly now: () => number;
 
   constructor(deps: UsageOperationsDeps) {
-    this.store = deps.store;
+    this.accounts = deps.accounts;
+    this.counting = deps.counting;
     this.config = deps.config;
     this.now = deps.now;
   }
@@ -38,9 +40,9 @@ export class UsageOperations {
     const q = exportQuery(record, this.config.time_zone, this.config.messages.invalid_range);
     let only = null;
     if (q.account !== null) {
-      only = await this.store.getAccount(q.account);
+      only = await this.accounts.getAccount(q.account);
       if (!only) throw new GatewayError('NOT_FOUND', `no account with id ${q.account}`);
     }
-    return usageExport(kind, q, only, this.store, this.config, this.now);
+    return usageExport(kind, q, only, { accounts: this.accounts, counting: this.counting }, this.config, this.now);
   }
 }

@@ -5,10 +5,10 @@ import type { Config } from '../config/config-schema.js';
 import { EVENT_TYPES, eventId, outboxEvent } from '../events/event.js';
 import { newSecret } from '../events/signing.js';
 import { GatewayError } from '../failures.js';
-import { describeIssues } from '../prices/price-set-schema.js';
-import type { Delivery, Endpoint, Store } from '../store/store.js';
+import type { AccountStore, Delivery, Endpoint, EventStore } from '../store/store.js';
 import { checkedAddress, RefusedAddress } from '../webhooks/send.js';
 import type { Audit } from './audit.js';
+import { parse } from './input.js';
 
 // The old secret keeps signing beside the new one this long after a rotation.
 const ROTATION_GRACE_MS = 86_400_000;
@@ -20,13 +20,6 @@ const createInput = z.strictObject({
   description: z.string().max(500).nullable().optional(),
 });
 const deliveriesQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });
-
-function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  const r = schema.safeParse(body);
-  if (r.success) return r.data;
-  const lines = describeIssues(r.error);
-  throw new GatewayError('BAD_REQUEST', lines.join('; '), lines);
-}
 
 /** An endpoint as the admin API shows it: never its secrets. */
 export interface EndpointView {
@@ -59,14 +52,31 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
  * delivery. The secret is shown once, at creation and at rotation, and never logged.
  */
 export class WebhookOperations {
-  constructor(
-    private readonly store: Store,
-    private readonly config: Config,
-    private readonly clock: Clock,
-    private readonly audit: Audit,
+  private readonly events: EventStore;
+  private readonly accounts: AccountStore;
+  private readonly config: Config;
+  private readonly clock: Clock;
+  private readonly audit: Audit;
+  private readonly enqueued: () => void;
+
+  constructor(deps: {
+    /** Endpoints, their deliveries and test events. */
+    events: EventStore;
+    /** An endpoint's account must exist. */
+    accounts: AccountStore;
+    config: Config;
+    clock: Clock;
+    audit: Audit;
     /** An event was enqueued: the local worker looks at once (none in the CLI). */
-    private readonly enqueued: () => void = () => undefined,
-  ) {}
+    enqueued?: (() => void) | undefined;
+  }) {
+    this.events = deps.events;
+    this.accounts = deps.accounts;
+    this.config = deps.config;
+    this.clock = deps.clock;
+    this.audit = deps.audit;
+    this.enqueued = deps.enqueued ?? (() => undefined);
+  }
 
   async create(
     body: unknown,
@@ -75,7 +85,7 @@ export class WebhookOperations {
     const input = parse(createInput, body);
     const url = await this.checkUrl(input.url);
     const accountId = input.account_id ?? null;
-    if (accountId !== null && !(await this.store.getAccount(accountId)))
+    if (accountId !== null && !(await this.accounts.getAccount(accountId)))
       throw new GatewayError('BAD_REQUEST', `account_id: no account with id ${accountId}`);
     const endpoint: Endpoint = {
       id: `wh_${randomBytes(8).toString('hex')}`,
@@ -88,21 +98,21 @@ export class WebhookOperations {
       previous_until_ms: null,
       created_at: new Date(this.clock.now()).toISOString(),
     };
-    await this.store.putEndpoint(endpoint);
+    await this.events.putEndpoint(endpoint);
     this.audit({ action: 'webhook.create', webhook_id: endpoint.id, from, after: this.audited(endpoint) });
     const { id, events, account_id, description, created_at, secret } = endpoint;
     return { id, url: endpoint.url, events, account_id, description, secret, created_at };
   }
 
   async list(): Promise<{ webhooks: EndpointView[] }> {
-    const all = await this.store.listEndpoints();
+    const all = await this.events.listEndpoints();
     all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
     return { webhooks: all.map((e) => this.view(e)) };
   }
 
   async remove(id: string, from: string): Promise<{ webhook: EndpointView }> {
     const endpoint = await this.find(id);
-    if (!(await this.store.deleteEndpoint(id))) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
+    if (!(await this.events.deleteEndpoint(id))) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
     this.audit({ action: 'webhook.delete', webhook_id: id, from, before: this.audited(endpoint) });
     return { webhook: this.view(endpoint) };
   }
@@ -120,7 +130,7 @@ export class WebhookOperations {
       previous_secret: endpoint.secret,
       previous_until_ms: until,
     };
-    await this.store.putEndpoint(rotated);
+    await this.events.putEndpoint(rotated);
     this.audit({ action: 'webhook.rotate_secret', webhook_id: id, from });
     return { id, secret: rotated.secret, previous_secret_expires_at: new Date(until).toISOString() };
   }
@@ -135,7 +145,7 @@ export class WebhookOperations {
       { webhook_id: id, url: endpoint.url },
       now,
     );
-    await this.store.enqueueEvent(event, id);
+    await this.events.enqueueEvent(event, id);
     this.enqueued();
     this.audit({ action: 'webhook.test', webhook_id: id, from });
     return { event_id: event.id, type: 'webhook.test' };
@@ -144,7 +154,7 @@ export class WebhookOperations {
   async deliveries(id: string, query: unknown): Promise<{ deliveries: DeliveryView[] }> {
     const { limit } = parse(deliveriesQuery, query);
     await this.find(id);
-    const list = await this.store.listDeliveries(id, limit);
+    const list = await this.events.listDeliveries(id, limit);
     return {
       deliveries: list.map((d) => ({
         event_id: d.event_id,
@@ -160,7 +170,7 @@ export class WebhookOperations {
   }
 
   private async find(id: string): Promise<Endpoint> {
-    const endpoint = await this.store.getEndpoint(id);
+    const endpoint = await this.events.getEndpoint(id);
     if (!endpoint) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
     return endpoint;
   }

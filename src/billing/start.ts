@@ -5,16 +5,19 @@ import { BillingExporter, type BillingMetrics } from './exporter.js';
 import { sendersFor } from './senders.js';
 
 /** The configured exporters, started (a no-op without any); `names` for the admin operations. */
-export function startBilling(
-  store: AccountStore & CoordinationStore & { billing: BillingStore },
-  config: Config,
-  metrics: BillingMetrics,
-  log: Logger,
-  now: () => number,
-): { names: string[]; stop(): Promise<void> } {
+export function startBilling(o: {
+  accounts: AccountStore;
+  coordination: CoordinationStore;
+  billing: BillingStore;
+  config: Config;
+  metrics: BillingMetrics;
+  log: Logger;
+  now: () => number;
+}): { names: string[]; stop(): Promise<void> } {
+  const { config, metrics, log, now } = o;
   const senders = sendersFor(config.billing.exporters, process.env);
   const exporter = new BillingExporter(
-    { accounts: store, billing: store.billing, coordination: store },
+    { accounts: o.accounts, billing: o.billing, coordination: o.coordination },
     config.billing,
     senders,
     metrics,

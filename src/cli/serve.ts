@@ -21,7 +21,7 @@ function urlHost({ address, family }: AddressInfo): string {
  * again). The CLI's `accounts` commands cannot reach the memory store inside the running server.
  */
 function demoBanner(app: App): string {
-  if (!app.config.demo_accounts || app.store.kind !== 'memory') return '';
+  if (!app.config.demo_accounts || app.store.capabilities.sharedAcrossProcesses) return '';
   const api = `http://${urlHost(app.publicAddress)}:${app.publicAddress.port}/fuel-api/api/simple-current.php`;
   const entries = Object.entries(app.demoKeys);
   const [plan, key] = entries.find(([p]) => p === 'developer') ?? entries[0] ?? [];

@@ -2,18 +2,8 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { isValidTimeZone } from '../time/zone.js';
 import { billing } from './billing-config.js';
-import {
-  adminListenerProblem,
-  isAddressOrRange,
-  isOrigin,
-  listener,
-  message,
-  nonNegInt,
-  posInt,
-  redisNode,
-} from './fields.js';
-import { keys, secretScanning } from './keys-config.js';
-import { log } from './log-config.js';
+import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
+import { keys, messages, secretScanning } from './keys-config.js';
 import { upstream } from './upstream.js';
 import { webhooks } from './webhooks-config.js';
 
@@ -199,34 +189,20 @@ export const configSchema = z
       .describe(
         'Memory store: the first start (a store with no account) creates one demo account per plan; every start prints a curl line with a working developer demo key (rotated after the first)',
       ),
-    log,
-    messages: z.strictObject({
-      missing_key: message,
-      invalid_key: message,
-      inactive_key: message,
-      limit_monthly: message,
-      limit_trial: message,
-      throttled: message,
-      invalid_month: message,
-      invalid_year: message,
-      bad_request: message,
-      request_timeout: message,
-      headers_too_large: message,
-      invalid_range: message,
-      invalid_format: message,
-      invalid_region: message,
-      historical_disabled: message,
-      not_found: message,
-      method_not_allowed: message,
-      unavailable: message,
-      upstream_unavailable: message,
-      upstream_timeout: message,
-      internal: message,
-      invalid_signature: message,
-      report_too_large: message,
-      too_many_tokens: message,
-      invalid_report: message,
+    log: z.strictObject({
+      level: z
+        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+        .describe('Log level (env LOG_LEVEL)'),
+      access: z
+        .boolean()
+        .describe('One line per public request (account id, client address, redacted URL, status, time)'),
+      max_buffer_bytes: z
+        .number()
+        .int()
+        .min(65536)
+        .describe('Log output held while stdout cannot take it; beyond it lines are dropped and counted'),
     }),
+    messages,
   })
   .superRefine((cfg, ctx) => {
     if (cfg.server.headers_timeout_ms > cfg.server.request_timeout_ms) {

@@ -1,13 +1,18 @@
-/** The `keys` and `secret_scanning` sections of the config: key lifecycle and leak reports. */
+/**
+ * The `keys` and `secret_scanning` sections of the config (key lifecycle and leak reports), and
+ * the `messages` every error answer takes its text from.
+ */
 import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
-import { posInt } from './fields.js';
+import { message, posInt } from './fields.js';
 
 export const keys = z.strictObject({
-  // At most the 30 days the outbox remembers an event id: that is what makes the warning once.
+  // At most the 30 days the outbox remembers an event id: that is what makes key.expiring once.
   expiry_warning_days: posInt
     .max(30, 'expected at most 30')
-    .describe('A key.expiring webhook event is raised this many days before a key expires, once per key'),
+    .describe(
+      'While a key expires within this many days, every answer to it carries X-API-Key-Expires; a key.expiring webhook event is raised once when it enters this window',
+    ),
 });
 
 /** True for a PEM public key on P-256, the curve GitHub signs its reports with. */
@@ -43,4 +48,35 @@ export const secretScanning = z.strictObject({
     .describe(
       'What a signed report of a live key does: revoke it at once, or only tell (audit line, key.leaked event)',
     ),
+});
+
+export const messages = z.strictObject({
+  missing_key: message,
+  invalid_key: message,
+  expired_key: message,
+  inactive_key: message,
+  key_scope: message,
+  key_address: message,
+  limit_monthly: message,
+  limit_trial: message,
+  throttled: message,
+  invalid_month: message,
+  invalid_year: message,
+  bad_request: message,
+  request_timeout: message,
+  headers_too_large: message,
+  invalid_range: message,
+  invalid_format: message,
+  invalid_region: message,
+  historical_disabled: message,
+  not_found: message,
+  method_not_allowed: message,
+  unavailable: message,
+  upstream_unavailable: message,
+  upstream_timeout: message,
+  internal: message,
+  invalid_signature: message,
+  report_too_large: message,
+  too_many_tokens: message,
+  invalid_report: message,
 });

@@ -7,7 +7,10 @@ import type { Messages } from '../config/config-schema.js';
 export const ERROR_STATUS = {
   missing_key: 401,
   invalid_key: 401,
+  expired_key: 401,
   inactive_key: 403,
+  key_scope: 403,
+  key_address: 403,
   limit_monthly: 429,
   limit_trial: 429,
   throttled: 429,

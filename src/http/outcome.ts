@@ -10,21 +10,30 @@
  * Expected outcomes are values; only store failures and bugs are exceptions.
  */
 import { isGatewayError } from '../failures.js';
+import type { KeyRefusal } from '../keys/gate.js';
 import type { AccountEntry, CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import { storeError } from './context.js';
 import type { Exchange, InvalidKeyReason, MeteredRoute, Prepared } from './core-types.js';
 import { type Compressed, negotiate, type SplicedGzip, splicedGzip } from './encoding.js';
+import type { ErrorKind } from './error-kinds.js';
 import { rateFields } from './rate.js';
 import { headerValue } from './request.js';
 import type { RateFields } from './response-headers.js';
 
 /** A key the meter refused: unknown (a scanner's sign, unless the store lost its data) or inactive. */
-export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive'): void {
+export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive' | KeyRefusal): void {
   if (kind === 'unknown') return invalidKey(x, 'unknown');
-  fail(x, 'inactive_key');
+  fail(x, KEY_REFUSALS[kind]);
 }
+
+const KEY_REFUSALS = {
+  inactive: 'inactive_key',
+  expired: 'expired_key',
+  scope: 'key_scope',
+  address: 'key_address',
+} as const satisfies Record<'inactive' | KeyRefusal, ErrorKind>;
 
 export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
   // A key unknown because the store lost its data is no sign of a scanner.
@@ -40,6 +49,10 @@ export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
 export function admitted(x: Exchange, result: MeterResult): CountedResult | null {
   if (result.kind === 'unknown' || result.kind === 'inactive') {
     keyRefused(x, result.kind);
+    return null;
+  }
+  if (result.kind === 'refused') {
+    keyRefused(x, result.reason);
     return null;
   }
   x.entry = result.entry;

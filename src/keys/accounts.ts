@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/config-schema.js';
 import { GatewayError } from '../failures.js';
-import type { Account, ExternalIds, KeyChange, Store, StoredAccount, StoredKey } from '../store/store.js';
+import type {
+  Account,
+  AccountStore,
+  ExternalIds,
+  KeyChange,
+  KeyStore,
+  StoredAccount,
+  StoredKey,
+} from '../store/store.js';
 import { newKey } from './api-keys.js';
 import { isoInstant } from './instant.js';
 
@@ -76,7 +84,7 @@ function checkPlan(plans: Config['plans'], plan: string, limit: number | null): 
 
 /** Creates an account with a new key (input validated by the caller, at the edge). The key is returned once and never stored. */
 export async function createAccount(
-  store: Store,
+  accounts: AccountStore,
   plans: Config['plans'],
   data: CreateAccountInput,
   now: number,
@@ -97,7 +105,7 @@ export async function createAccount(
   };
   if (data.external_ids !== undefined && Object.keys(data.external_ids).length > 0)
     account.external_ids = data.external_ids;
-  await store.createAccount(account);
+  await accounts.createAccount(account);
   return { account: publicAccount(account), api_key: apiKey };
 }
 
@@ -114,14 +122,14 @@ function mergedIds(now: ExternalIds | undefined, patch: PatchAccountInput['exter
 
 /** Applies a validated patch to `current` (as just read by the caller). */
 export async function updateAccount(
-  store: Store,
+  accounts: AccountStore,
   plans: Config['plans'],
   current: StoredAccount,
   patch: PatchAccountInput,
 ): Promise<Account> {
   checkPlan(plans, patch.plan ?? current.plan, patch.limit === undefined ? current.limit : patch.limit);
   const { external_ids: ids, ...rest } = patch;
-  const updated = await store.updateAccount(
+  const updated = await accounts.updateAccount(
     current.id,
     ids === undefined ? rest : { ...rest, external_ids: mergedIds(current.external_ids, ids) },
   );
@@ -134,14 +142,14 @@ export async function updateAccount(
  * `graceS` more seconds (0: stops at once on this instance, within a second elsewhere).
  */
 export async function rotateKey(
-  store: Pick<Store, 'keys'>,
+  keys: KeyStore,
   accountId: string,
   keyId: string,
   graceS: number,
   now: number,
 ): Promise<{ change: KeyChange; api_key: string }> {
   const { stored, apiKey } = newKey({ name: 'rotated' }, now);
-  const change = await store.keys.rotateKey(accountId, keyId, stored, new Date(now + graceS * 1000).toISOString());
+  const change = await keys.rotateKey(accountId, keyId, stored, new Date(now + graceS * 1000).toISOString());
   return { change, api_key: apiKey };
 }
 

@@ -17,6 +17,9 @@ const cidr = z.string().transform((s, ctx) => {
   const text = s.includes('/') ? s : `${s}/${s.includes(':') ? 128 : 32}`;
   try {
     const [addr, bits] = ipaddr.parseCIDR(text);
+    // An IPv4-mapped range is its IPv4 range: requests from mapped peers are matched as IPv4.
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96)
+      return `${(addr as ipaddr.IPv6).toIPv4Address().toString()}/${bits - 96}`;
     return `${addr.toString()}/${bits}`;
   } catch {
     ctx.addIssue({ code: 'custom', message: `expected an IPv4 or IPv6 CIDR such as 203.0.113.0/24, got "${s}"` });

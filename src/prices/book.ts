@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
-import type { PriceChange, Store } from '../store/store.js';
+import type { CoordinationStore, PriceChange, PriceStore } from '../store/store.js';
 import { localTimeToMs } from '../time/zone.js';
 import type { PriceSet } from './price-set-schema.js';
 import { buildSnapshot, type CurrentPrices, EMPTY_SNAPSHOT, type Snapshot } from './snapshot.js';
@@ -78,8 +78,11 @@ export class PriceBook {
   /** Dates whose taking effect this process has told of. */
   private readonly announced = new Set<string>();
 
+  private readonly prices: PriceStore;
+
   constructor(
-    private readonly store: Store,
+    /** The history (prices) and its announcements from other instances (coordination). */
+    { prices, coordination }: { prices: PriceStore; coordination: CoordinationStore },
     private readonly opts: PriceBookOptions,
     private readonly clock: Clock,
     private readonly log: Logger,
@@ -87,7 +90,8 @@ export class PriceBook {
     private readonly seed?: () => Promise<unknown>,
     private readonly events?: BookEvents,
   ) {
-    store.subscribe((event) => {
+    this.prices = prices;
+    coordination.subscribe((event) => {
       if (event.type === 'prices') this.load().catch((err: unknown) => log.error({ err }, 'reloading prices failed'));
     });
   }
@@ -96,10 +100,10 @@ export class PriceBook {
     // Loads can overlap (announcements arrive back to back); the one started last read the
     // newest history, so an earlier one that finishes after it must not overwrite it.
     const ticket = ++this.loadsStarted;
-    let history = await this.store.listPriceSets();
+    let history = await this.prices.listPriceSets();
     if (history.length === 0 && this.seed) {
       await this.seed();
-      history = await this.store.listPriceSets();
+      history = await this.prices.listPriceSets();
     }
     if (ticket < this.loadApplied) return;
     this.loadApplied = ticket;
@@ -118,14 +122,14 @@ export class PriceBook {
    * by an operator or by the upstream poller. Every other instance reloads on the announcement.
    */
   async publish(set: PriceSet): Promise<void> {
-    const change = await this.store.putPriceSet(set, true);
+    const change = await this.prices.putPriceSet(set, true);
     if (change) await this.events?.published([{ set, seq: change.seq }]);
     await this.load();
   }
 
   /** `publish` for many sets: stored and announced at once, so none is current on the way. */
   async publishMany(sets: PriceSet[]): Promise<void> {
-    const changes = await this.store.putPriceSets(sets, true);
+    const changes = await this.prices.putPriceSets(sets, true);
     const byDate = new Map(sets.map((s) => [s.effective_date, s]));
     const told = changes.flatMap((c: PriceChange) => {
       const set = byDate.get(c.effective_date);

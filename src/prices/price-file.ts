@@ -1,7 +1,7 @@
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import type { Logger } from 'pino';
 import { GatewayError } from '../failures.js';
-import type { Store } from '../store/store.js';
+import type { PriceStore } from '../store/store.js';
 import { describeIssues, type PriceSet, priceHistoryDocument } from './price-set-schema.js';
 
 /**
@@ -56,21 +56,21 @@ export function readPriceFiles(files: readonly string[]): PriceSet[] {
 }
 
 /** Loads the files' sets into the store. With `replace` false a set already published for a date is kept. */
-export async function loadPriceFiles(store: Store, files: readonly string[], replace: boolean): Promise<number> {
+export async function loadPriceFiles(prices: PriceStore, files: readonly string[], replace: boolean): Promise<number> {
   // One announcement for the whole history: instances reload once, not once per set. Async, so
   // a bad file is a rejection (the watcher catches it), never a throw.
-  return (await store.putPriceSets(readPriceFiles(files), replace)).length;
+  return (await prices.putPriceSets(readPriceFiles(files), replace)).length;
 }
 
 /**
  * Picks up edits to the price file: the file's sets replace those of the same dates. A bad edit
  * is logged and changes nothing. Editors often replace the file, so the watch follows the path.
  */
-export function watchPriceFile(store: Store, file: string, log: Logger): () => void {
+export function watchPriceFile(prices: PriceStore, file: string, log: Logger): () => void {
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | undefined;
   const reload = (): void => {
-    loadPriceFiles(store, [file], true)
+    loadPriceFiles(prices, [file], true)
       .then((n) => log.info({ file, sets: n }, 'price file reloaded'))
       .catch((err: unknown) => log.error({ err, file }, 'price file rejected; prices unchanged'));
   };

@@ -1,15 +1,32 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config-schema.js';
 import { alertList, firstCount } from '../events/event.js';
+import { KeyGate, type KeyRefusal } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
-import type { ConsumeReceiver, ConsumeSpec, PeriodRecord, Store, StoredAccount } from '../store/store.js';
+import type {
+  AccountStore,
+  ConsumeReceiver,
+  ConsumeSpec,
+  CoordinationStore,
+  CountingStore,
+  PeriodRecord,
+  StoredAccount,
+  StoredKey,
+} from '../store/store.js';
 import { DayClock } from '../time/days.js';
 import { type Allowance, allowanceFor } from './allowance.js';
 import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
 
-/** A cached account with everything a request needs that stays fixed until its period ends. */
+/**
+ * A cached account, as one of its keys reaches it, with everything a request needs that stays
+ * fixed until its period ends. Cached by key hash: each key of an account has its own entry.
+ */
 export interface AccountEntry {
   account: StoredAccount;
+  /** The key the entry was found by: its own copy (its `last_used_on` is this process's view). */
+  key: StoredKey;
+  /** The key's expiry, scopes and allowlist, checked per request in process. */
+  gate: KeyGate;
   allowance: Allowance;
   usage: UsageFragments;
   /** The `RateLimit-Policy` header value of the allowance. */
@@ -27,7 +44,12 @@ export type MeterResult =
   | { kind: 'ok'; entry: AccountEntry; used: number; day: string }
   | { kind: 'exhausted'; entry: AccountEntry; used: number; day: string }
   | { kind: 'inactive' }
-  | { kind: 'unknown' };
+  | { kind: 'unknown' }
+  /** The key exists but may not make this request (KeyGate): never counted. */
+  | { kind: 'refused'; reason: KeyRefusal; entry: AccountEntry };
+
+/** Why a request's key may not make it (KeyGate.refusal for the request's scope and address); null: it may. */
+export type KeyCheck = (entry: AccountEntry) => KeyRefusal | null;
 
 export type CountedResult = Extract<MeterResult, { kind: 'ok' | 'exhausted' }>;
 
@@ -40,12 +62,17 @@ const MAX_UNKNOWN = 10_000;
 const MAX_ATTEMPTS = 3;
 
 export interface MeterOptions {
-  store: Store;
+  accounts: AccountStore;
+  counting: CountingStore;
+  /** Account announcements: a changed or deleted account leaves the cache. */
+  coordination: CoordinationStore;
   plans: Config['plans'];
   zone: string;
   now: () => number;
   cache: Config['limits']['account_cache'];
   retentionMs: number;
+  /** `keys.expiry_warning_days` in ms: answers to a key this close to its expiry say when it expires. */
+  keyWarningMs: number;
 }
 
 /**
@@ -73,7 +100,7 @@ export class Meter {
       },
     });
     this.unknown = new LRUCache({ max: MAX_UNKNOWN, ttl: Math.max(1, opts.cache.negative_ttl_ms) });
-    opts.store.subscribe((event) => {
+    opts.coordination.subscribe((event) => {
       if (event.type !== 'account') return;
       this.generation++;
       // '*': announcements may have been missed (the subscription was down), so trust nothing cached.
@@ -93,13 +120,16 @@ export class Meter {
   }
 
   /** Counts one request when the account is active and within its allowance. */
-  async consume(keyHash: string): Promise<MeterResult> {
+  async consume(keyHash: string, check?: KeyCheck): Promise<MeterResult> {
     for (let attempt = 1; ; attempt++) {
       const entry = await this.entry(keyHash);
       if (entry === null) return { kind: 'unknown' };
       if (entry.account.status !== 'active') return { kind: 'inactive' };
+      const reason = check?.(entry) ?? null;
+      if (reason !== null) return { kind: 'refused', reason, entry };
       const day = this.today();
-      const result = await this.opts.store.consume(entry.spec, day);
+      this.touch(entry, day);
+      const result = await this.opts.counting.consume(entry.spec, day);
       if (result.kind !== 'changed') {
         return result.kind === 'inactive' ? result : { kind: result.kind, entry, used: result.used, day };
       }
@@ -110,7 +140,7 @@ export class Meter {
 
   /** Takes back a request counted by `consume` whose answer failed (a pass-through the origin failed). */
   refund(entry: AccountEntry, day: string): Promise<void> {
-    return this.opts.store.refund(entry.account.id, entry.allowance.period.id, day);
+    return this.opts.counting.refund(entry.account.id, entry.allowance.period.id, day);
   }
 
   /** The ledger's day now (YYYY-MM-DD in the configured zone). */
@@ -120,7 +150,7 @@ export class Meter {
 
   /** The account's periods overlapping [fromMs, toMs), with their days (the usage history). */
   async periods(entry: AccountEntry, fromMs: number, toMs: number): Promise<PeriodRecord[]> {
-    return (await this.opts.store.periodRecords([entry.account.id], fromMs, toMs))[0] ?? [];
+    return (await this.opts.counting.periodRecords([entry.account.id], fromMs, toMs))[0] ?? [];
   }
 
   /**
@@ -151,8 +181,20 @@ export class Meter {
    */
   consumeInto(entry: AccountEntry, receiver: ConsumeReceiver): string {
     const day = this.today();
-    this.opts.store.consumeInto(entry.spec, day, receiver);
+    if (entry.key.last_used_on !== day) this.touch(entry, day);
+    this.opts.counting.consumeInto(entry.spec, day, receiver);
     return day;
+  }
+
+  /**
+   * The first consume of a key on a day notes the day in the store (ConsumeSpec.touch, in the
+   * same round trip): from then on this process's copy says it, so the key costs no more writes
+   * that day. A copy reloaded from the store (another gateway noted it) asks no write either.
+   */
+  private touch(entry: AccountEntry, day: string): void {
+    if (entry.key.last_used_on === day) return;
+    entry.key.last_used_on = day;
+    entry.spec.touch = entry.key.id;
   }
 
   forget(keyHash: string): void {
@@ -160,23 +202,28 @@ export class Meter {
   }
 
   /** Authenticates and reports usage without counting (HEAD). */
-  async peek(keyHash: string): Promise<MeterResult> {
+  async peek(keyHash: string, check?: KeyCheck): Promise<MeterResult> {
     const entry = await this.entry(keyHash);
     if (entry === null) return { kind: 'unknown' };
     if (entry.account.status !== 'active') return { kind: 'inactive' };
-    const used = await this.opts.store.usage(entry.account.id, entry.allowance.period.id);
+    const reason = check?.(entry) ?? null;
+    if (reason !== null) return { kind: 'refused', reason, entry };
+    const used = await this.opts.counting.usage(entry.account.id, entry.allowance.period.id);
     return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
 
   /** Who the key belongs to, without reading usage: for requests refused before counting. */
-  async identify(keyHash: string): Promise<'unknown' | 'inactive' | 'active'> {
+  async identify(keyHash: string, check?: KeyCheck): Promise<'unknown' | 'inactive' | 'active' | KeyRefusal> {
     const entry = await this.entry(keyHash);
-    return entry === null ? 'unknown' : entry.account.status === 'active' ? 'active' : 'inactive';
+    if (entry === null) return 'unknown';
+    if (entry.account.status !== 'active') return 'inactive';
+    return check?.(entry) ?? 'active';
   }
 
-  /** Whether this process holds the key as an active account, without asking the store. */
+  /** Whether this process holds the key as an active account's unexpired key, without asking the store. */
   knowsActive(keyHash: string): boolean {
-    return this.accounts.get(keyHash)?.account.status === 'active';
+    const entry = this.accounts.get(keyHash);
+    return entry?.account.status === 'active' && this.opts.now() < entry.gate.expiresMs;
   }
 
   /** Share of lookups answered from the cache since start. */
@@ -190,7 +237,9 @@ export class Meter {
     const cached = this.accounts.get(keyHash);
     if (cached !== undefined) {
       this.hits++;
-      return now < cached.allowance.period.endMs ? cached : this.remember(keyHash, cached.account, now);
+      return now < cached.allowance.period.endMs
+        ? cached
+        : this.remember(keyHash, cached.account, now, true, cached.key);
     }
     if (this.unknown.has(keyHash)) {
       this.hits++;
@@ -215,14 +264,16 @@ export class Meter {
    */
   private async load(keyHash: string): Promise<AccountEntry | null> {
     const generation = this.generation;
-    const account = await this.opts.store.findByKeyHash(keyHash);
+    const account = await this.opts.accounts.findByKeyHash(keyHash);
     const current = generation === this.generation;
-    if (account) return this.remember(keyHash, account, this.opts.now(), current);
+    // The account carries every key; the entry is the one of this hash (findByKeyHash found it there).
+    const key = account?.keys.find((k) => k.key_hash === keyHash);
+    if (account && key) return this.remember(keyHash, account, this.opts.now(), current, key);
     if (current && this.opts.cache.negative_ttl_ms > 0) this.unknown.set(keyHash, true);
     return null;
   }
 
-  private remember(keyHash: string, account: StoredAccount, now: number, cache = true): AccountEntry {
+  private remember(keyHash: string, account: StoredAccount, now: number, cache: boolean, key: StoredKey): AccountEntry {
     const allowance = allowanceFor(account, this.opts.plans, this.opts.zone, now);
     const spec: ConsumeSpec = {
       accountId: account.id,
@@ -246,6 +297,8 @@ export class Meter {
     }
     const entry: AccountEntry = {
       account,
+      key: { ...key },
+      gate: new KeyGate(key, this.opts.keyWarningMs),
       allowance,
       usage: usageFragments(allowance),
       ratePolicy: ratePolicy(allowance),

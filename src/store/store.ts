@@ -42,13 +42,33 @@ export type {
 export type { PriceChange, PriceStore } from './prices/interface.js';
 
 /**
- * The shared state of the gateway, as one object for wiring: the five concerns (each an
- * interface of its own in store/<concern>/interface.ts, with a memory and a Redis
- * implementation beside it) and the backend's life cycle. memory.ts and redis.ts bundle them.
+ * What a backend can do that its callers must know, named by the question each asks: the
+ * gateway decides by these, never by which backend it runs on.
  */
-export interface Store extends AccountStore, CountingStore, PriceStore, CoordinationStore, EventStore {
-  readonly kind: 'memory' | 'redis';
-  /** The concerns by name: a consumer takes the ones it uses (the forwarding methods are going). */
+export interface StoreCapabilities {
+  /**
+   * Other gateway processes (and the CLI) read and write the same data: a throttle report reaches
+   * every instance, and what this process does not hold (a price file, demo accounts) can be
+   * managed from outside it. False: the data lives in this process only.
+   */
+  readonly sharedAcrossProcesses: boolean;
+  /**
+   * A usage threshold crossing can be counted and left behind, not yet moved to the outbox, by a
+   * process that died between the two steps: `counting.recoverCrossings` has something to find.
+   */
+  readonly crossingsCanBeStranded: boolean;
+}
+
+/**
+ * The shared state of the gateway, as a plain record for the composition root: the concerns by
+ * name (each an interface of its own in store/<concern>/interface.ts, with a memory and a Redis
+ * implementation beside it), what the backend can do, and its life cycle. A consumer takes the
+ * concerns it uses, never the record. memory/memory-store.ts and redis/redis-store.ts build it.
+ */
+export interface Store {
+  /** The backend's name, for messages and tests; code decides by `capabilities`. */
+  readonly kind: string;
+  readonly capabilities: StoreCapabilities;
   readonly accounts: AccountStore;
   readonly counting: CountingStore;
   readonly prices: PriceStore;
@@ -56,7 +76,7 @@ export interface Store extends AccountStore, CountingStore, PriceStore, Coordina
   readonly events: EventStore;
   /** An account's keys (they live with the account; a change of one is a change of it). */
   readonly keys: KeyStore;
-  /** The billing exporters' cursors and outbox: a concern of its own, named where it is used. */
+  /** The billing exporters' cursors and outbox. */
   readonly billing: BillingStore;
   /** Resolves when the store answers. */
   ping(): Promise<void>;

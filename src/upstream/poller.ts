@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Metrics } from '../metrics/gateway-metrics.js';
 import type { PriceBook } from '../prices/book.js';
 import { type PriceSet, priceSetDocument, sameSet } from '../prices/price-set-schema.js';
-import type { Store } from '../store/store.js';
+import type { CoordinationStore } from '../store/store.js';
 import { getFromOrigin, OriginFailure, type UpstreamConfig } from './origin.js';
 
 const LEASE = 'upstream-poll';
@@ -71,7 +71,7 @@ export class UpstreamPoller {
   constructor(
     private readonly cfg: UpstreamConfig,
     private readonly agent: Agent,
-    private readonly store: Store,
+    private readonly coordination: CoordinationStore,
     private readonly book: PriceBook,
     private readonly metrics: Metrics,
     private readonly log: Logger,
@@ -89,7 +89,7 @@ export class UpstreamPoller {
     this.closed = true;
     clearTimeout(this.leaseTimer);
     clearTimeout(this.pollTimer);
-    if (this.holding) await this.store.releaseLease(LEASE, this.holder).catch(() => undefined);
+    if (this.holding) await this.coordination.releaseLease(LEASE, this.holder).catch(() => undefined);
   }
 
   /** The poller's status: this instance's own when it polls, else the poller's as the store has it. */
@@ -97,7 +97,7 @@ export class UpstreamPoller {
     if (this.holding) return { role: 'poller', status: this.status };
     const now = this.now();
     if (!this.shared || now - this.shared.at >= NOTE_TTL_MS) {
-      const text = await this.store.getNote(NOTE).catch(() => null);
+      const text = await this.coordination.getNote(NOTE).catch(() => null);
       this.shared = { at: now, status: parseStatus(text) };
     }
     return { role: 'follower', status: this.shared.status };
@@ -106,7 +106,7 @@ export class UpstreamPoller {
   private async renewLease(): Promise<void> {
     const interval = this.cfg.poll_interval_ms;
     // Without the store nothing could be published anyway: not holding is the safe answer.
-    const held = await this.store.lease(LEASE, this.holder, Math.ceil(interval * 1.5)).catch(() => false);
+    const held = await this.coordination.lease(LEASE, this.holder, Math.ceil(interval * 1.5)).catch(() => false);
     if (this.closed) return;
     if (held !== this.holding) {
       this.holding = held;
@@ -159,7 +159,7 @@ export class UpstreamPoller {
       if (ok) this.log.info(line, 'origin polled successfully');
       else this.log.warn(line, 'polling the origin failed; serving the last good prices');
     }
-    void this.store.putNote(NOTE, JSON.stringify(this.status)).catch(() => undefined);
+    void this.coordination.putNote(NOTE, JSON.stringify(this.status)).catch(() => undefined);
   }
 
   /** One poll: fetch, validate, and publish the set when it differs from the stored one. */

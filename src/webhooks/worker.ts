@@ -6,7 +6,14 @@ import { signatureHeader } from '../events/signing.js';
 import { OutageLog } from '../log/outage.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
 import { allowanceFor } from '../quota/allowance.js';
-import type { Claimed, Store } from '../store/store.js';
+import type {
+  AccountStore,
+  Claimed,
+  CoordinationStore,
+  CountingStore,
+  EventStore,
+  StoreCapabilities,
+} from '../store/store.js';
 import { type SendPolicy, sendWebhook } from './send.js';
 
 // Deliveries one gateway attempts side by side. An attempt that hangs costs only a socket until
@@ -46,13 +53,40 @@ export class WebhookWorker {
   /** Rounds fail while the store is down, one per poll interval: logged as an outage, not each. */
   private readonly outage: OutageLog<'failed_rounds'>;
 
-  constructor(
-    private readonly store: Store,
-    private readonly config: Config,
-    private readonly metrics: Metrics,
-    private readonly log: Logger,
-    private readonly now: () => number,
-  ) {
+  private readonly events: EventStore;
+  private readonly accounts: AccountStore;
+  private readonly counting: CountingStore;
+  private readonly coordination: CoordinationStore;
+  private readonly capabilities: StoreCapabilities;
+  private readonly config: Config;
+  private readonly metrics: Metrics;
+  private readonly log: Logger;
+  private readonly now: () => number;
+
+  constructor(o: {
+    events: EventStore;
+    /** The plan of an account whose crossing is recovered. */
+    accounts: AccountStore;
+    /** Crossings left behind, found by `recoverCrossings`. */
+    counting: CountingStore;
+    /** The lease that lets one gateway at a time sweep. */
+    coordination: CoordinationStore;
+    capabilities: StoreCapabilities;
+    config: Config;
+    metrics: Metrics;
+    log: Logger;
+    now: () => number;
+  }) {
+    this.events = o.events;
+    this.accounts = o.accounts;
+    this.counting = o.counting;
+    this.coordination = o.coordination;
+    this.capabilities = o.capabilities;
+    this.config = o.config;
+    this.metrics = o.metrics;
+    this.log = o.log;
+    this.now = o.now;
+    const { config, log } = o;
     const w = config.webhooks;
     this.policy = { timeoutMs: w.timeout_ms, allowPrivate: w.allow_private_addresses, allowHttp: w.allow_http };
     this.outage = new OutageLog(log, ['failed_rounds'], {
@@ -113,7 +147,7 @@ export class WebhookWorker {
     while (!this.stopped) {
       const want = Math.min(CLAIM_AT_ONCE, MAX_IN_FLIGHT - this.inFlight.size);
       if (want <= 0) return;
-      const claimed = await this.store.claimDeliveries(
+      const claimed = await this.events.claimDeliveries(
         this.holder,
         this.now(),
         leaseMs(this.config.webhooks.timeout_ms),
@@ -171,7 +205,7 @@ export class WebhookWorker {
         { ...line, error: sent.error, next_attempt_ms: nextAttemptMs },
         'webhook delivery failed; will retry',
       );
-    await this.store
+    await this.events
       .recordAttempt(delivery.id, this.holder, {
         status: sent.status,
         error: sent.error,
@@ -190,15 +224,15 @@ export class WebhookWorker {
   /** Crossings left behind by a gateway that died between counting and moving them (Redis). */
   private async sweep(): Promise<void> {
     const now = this.now();
-    if (this.store.kind !== 'redis' || now - this.lastSweepMs < SWEEP_EVERY_MS) return;
+    if (!this.capabilities.crossingsCanBeStranded || now - this.lastSweepMs < SWEEP_EVERY_MS) return;
     this.lastSweepMs = now;
-    if (!(await this.store.lease(SWEEP_LEASE, this.holder, SWEEP_EVERY_MS))) return;
-    const found = await this.store.recoverCrossings((id, period) => this.contextOf(id, period));
+    if (!(await this.coordination.lease(SWEEP_LEASE, this.holder, SWEEP_EVERY_MS))) return;
+    const found = await this.counting.recoverCrossings((id, period) => this.contextOf(id, period));
     if (found > 0) this.log.info({ found }, 'moved usage threshold events left behind to the outbox');
   }
 
   private async contextOf(accountId: string, periodId: string): Promise<ThresholdContext | null> {
-    const account = await this.store.getAccount(accountId);
+    const account = await this.accounts.getAccount(accountId);
     if (!account) return null;
     try {
       const a = allowanceFor(account, this.config.plans, this.config.time_zone, Number(periodId));

@@ -135,7 +135,7 @@ t.test(
   async (t) => {
     const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
     const events: StoreEvent[] = [];
-    gw.app.store.subscribe((e) => events.push(e));
+    gw.app.store.coordination.subscribe((e) => events.push(e));
     const doc = [...SHIPPED, set('2026-10-07', '25.00'), set('2026-12-02', '26.00')];
     const r = await adminCall(gw, 'PUT', '/admin/prices', doc);
     t.equal(r.status, 201, JSON.stringify(r.body).slice(0, 300));

@@ -119,9 +119,9 @@ t.test('SIGTERM under load on Redis: the same', async (t) => {
   const store = new RedisStore(config.store.redis, pino({ level: 'silent' }));
   t.teardown(() => store.close());
   await drain(t, file, async (id) => {
-    const account = await store.getAccount(id);
+    const account = await store.accounts.getAccount(id);
     if (!account) throw new Error('no account');
-    return store.usage(id, allowanceFor(account, config.plans, config.time_zone, Date.now()).period.id);
+    return store.counting.usage(id, allowanceFor(account, config.plans, config.time_zone, Date.now()).period.id);
   });
 });
 

@@ -16,7 +16,12 @@ export const STARTER_FIRST_USAGE = {
 };
 
 export async function newAccount(gw: TestGateway, input: Partial<CreateAccountInput> & { plan: string }, now = NOW) {
-  return createAccount(gw.app.store, gw.config.plans, { label: 'test', status: 'active', limit: null, ...input }, now);
+  return createAccount(
+    gw.app.store.accounts,
+    gw.config.plans,
+    { label: 'test', status: 'active', limit: null, ...input },
+    now,
+  );
 }
 
 const REGION_COASTAL =

@@ -114,7 +114,7 @@ t.test('an inactive account gets 403 and is not counted', async (t) => {
   await expectError(t, await gw.get(`${SIMPLE}?api_key=${api_key}`), 403, 'API key is inactive.');
   await expectError(t, await gw.get(`/fuel-api/api/current.php?api_key=${api_key}`), 403, 'API key is inactive.');
   const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, NOW);
-  t.equal(await gw.app.store.usage(account.id, period.id), 0, 'nothing counted in its period');
+  t.equal(await gw.app.store.counting.usage(account.id, period.id), 0, 'nothing counted in its period');
 });
 
 t.test('an exhausted allowance gets 429 with Retry-After until the period ends', async (t) => {
@@ -250,7 +250,7 @@ t.test('an unexpected failure answers 500 without a stack trace and the process 
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
   // An account whose plan the config no longer defines cannot be metered.
   const { api_key, account } = await newAccount(gw, { plan: 'starter' });
-  await gw.app.store.updateAccount(account.id, { plan: 'retired' });
+  await gw.app.store.accounts.updateAccount(account.id, { plan: 'retired' });
   await expectError(t, await gw.get(`${SIMPLE}?api_key=${api_key}`), 500, 'Internal server error.');
   t.equal((await gw.get(`${SIMPLE}?api_key=${gw.app.demoKeys['developer']}`)).status, 200);
 });

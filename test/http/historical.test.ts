@@ -58,7 +58,7 @@ t.test('historical never shows a set before it takes effect', async (t) => {
     diesel_50ppm: null,
     diesel_500ppm: null,
   };
-  await gw.app.store.putPriceSet(
+  await gw.app.store.prices.putPriceSet(
     { effective_date: '2026-12-02', updated_at: '2026-11-30 10:00:00', coastal: region, inland: region },
     false,
   );

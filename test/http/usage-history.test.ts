@@ -243,11 +243,11 @@ t.test('an export waits for a reader that stops reading, and ends when the reade
   for (let i = 0; i < 2000; i++) {
     const { account } = await newAccount(gw, { plan: 'starter', label: `customer ${i} ${'x'.repeat(100)}` });
     const spec = { accountId: account.id, revision: account.revision, periodId: 'p', limit: 100, expireAtMs: 8e15 };
-    for (let d = 1; d <= 30; d++) await store.consume(spec, `2026-11-${String(d).padStart(2, '0')}`);
+    for (let d = 1; d <= 30; d++) await store.counting.consume(spec, `2026-11-${String(d).padStart(2, '0')}`);
   }
-  const read = store.periodRecords.bind(store);
+  const read = store.counting.periodRecords.bind(store);
   let pages = 0;
-  store.periodRecords = (...args) => {
+  store.counting.periodRecords = (...args) => {
     pages++;
     return read(...args);
   };

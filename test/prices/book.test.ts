@@ -46,14 +46,14 @@ t.test(
     const file = join(t.testdir(), 'store.json');
     const clock = new ManualClock(NOW);
     const first = await startGateway(t, { store: { memory: { file } } }, { clock });
-    const sets = await first.app.store.listPriceSets();
+    const sets = await first.app.store.prices.listPriceSets();
     t.equal(sets.length, 177, 'both shipped files, every set');
     t.equal(sets[0]?.effective_date, '2012-01-04');
     const mine = { ...set('2015-03-04', '99.99'), source: 'operator' };
     await first.app.book.publish(mine);
     await first.app.close();
     const second = await startGateway(t, { store: { memory: { file } } }, { clock });
-    const again = await second.app.store.listPriceSets();
+    const again = await second.app.store.prices.listPriceSets();
     t.equal(again.length, 177, 'loading again adds nothing');
     t.equal(
       again.find((s) => s.effective_date === '2015-03-04')?.coastal.petrol_95,
@@ -68,7 +68,7 @@ t.test('a set published for a later date becomes current by itself at 00:01 loca
   const gw = await startGateway(t, {}, { clock });
   const key = gw.app.demoKeys['business'] as string;
   t.equal(await effectiveDate(await gw.get(`${SIMPLE}?api_key=${key}`)), '2026-09-02');
-  await gw.app.store.putPriceSet(set('2026-10-07', '25.55'), false);
+  await gw.app.store.prices.putPriceSet(set('2026-10-07', '25.55'), false);
   t.equal(gw.app.book.view().scheduled.length, 1, 'scheduled, not yet current');
   clock.advanceTo(Date.parse('2026-10-07T00:00:59+02:00'));
   t.equal(await effectiveDate(await gw.get(`${SIMPLE}?api_key=${key}`)), '2026-09-02', 'still the old set at 00:00:59');
@@ -83,7 +83,7 @@ t.test('a set published for a later date becomes current by itself at 00:01 loca
 t.test('the switch timer fires on time without any request', async (t) => {
   const clock = new ManualClock(NOW);
   const gw = await startGateway(t, {}, { clock });
-  await gw.app.store.putPriceSet(set('2026-12-02', '24.00'), false);
+  await gw.app.store.prices.putPriceSet(set('2026-12-02', '24.00'), false);
   t.equal(clock.pending(), 1, 'one timer armed for the next switch');
   clock.advanceTo(Date.parse('2026-12-02T00:01:00+02:00'));
   t.equal(gw.app.book.view().current?.effective_date, '2026-12-02');
@@ -93,7 +93,7 @@ t.test('the switch timer fires on time without any request', async (t) => {
 t.test('a switch far in the future re-arms rather than overflowing the timer', async (t) => {
   const clock = new ManualClock(NOW);
   const gw = await startGateway(t, {}, { clock });
-  await gw.app.store.putPriceSet(set('2028-01-05', '30.00'), false);
+  await gw.app.store.prices.putPriceSet(set('2028-01-05', '30.00'), false);
   clock.advance(2 ** 31 - 1);
   t.equal(gw.app.book.view().current?.effective_date, '2026-09-02');
   t.equal(clock.pending(), 1, 're-armed');
@@ -150,14 +150,19 @@ t.test('overlapping reloads: a slow earlier reload never overwrites a newer one'
   let release: () => void = () => undefined;
   class SlowFirstRead extends MemoryStore {
     private reads = 0;
-    override async listPriceSets() {
-      const snapshot = await super.listPriceSets();
-      if (++this.reads === 1) await new Promise<void>((r) => (release = r));
-      return snapshot;
+    constructor() {
+      super();
+      const prices = this.prices;
+      const list = prices.listPriceSets.bind(prices);
+      prices.listPriceSets = async () => {
+        const snapshot = await list();
+        if (++this.reads === 1) await new Promise<void>((r) => (release = r));
+        return snapshot;
+      };
     }
   }
   const store = new SlowFirstRead();
-  await store.putPriceSet(set('2026-01-07', '21.00'), false);
+  await store.prices.putPriceSet(set('2026-01-07', '21.00'), false);
   const clock = new ManualClock(NOW);
   const book = new PriceBook(
     store,
@@ -166,7 +171,7 @@ t.test('overlapping reloads: a slow earlier reload never overwrites a newer one'
     (await import('pino')).default({ level: 'silent' }),
   );
   const first = book.load();
-  await store.putPriceSet(set('2026-02-04', '22.00'), false);
+  await store.prices.putPriceSet(set('2026-02-04', '22.00'), false);
   await book.load();
   t.equal(book.view().current?.effective_date, '2026-02-04');
   release();

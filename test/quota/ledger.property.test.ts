@@ -106,23 +106,34 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
   const [s0, s1] = clients.stores;
   const meterOf = (store: Store) =>
     new Meter({
-      store,
+      accounts: store.accounts,
+      counting: store.counting,
+      coordination: store.coordination,
       plans: config.plans,
       zone: ZONE,
       now: clock.now,
       cache: config.limits.account_cache,
       retentionMs: retentionMs(config),
+      keyWarningMs: 7 * 86_400_000,
     });
   const meters = [meterOf(s0), meterOf(s1)];
   const audit = (): void => undefined;
-  const keys = new KeyOperations({ store: s0, clock, audit, retentionMs: retentionMs(config) });
-  const ops = new AccountOperations({ store: s0, plans: config.plans, zone: config.time_zone, clock, audit, keys });
-  const usage = new UsageOperations({ store: s0, config, now: clock.now });
+  const keys = new KeyOperations({ keys: s0.keys, clock, audit, retentionMs: retentionMs(config) });
+  const ops = new AccountOperations({
+    accounts: s0.accounts,
+    counting: s0.counting,
+    plans: config.plans,
+    zone: config.time_zone,
+    clock,
+    audit,
+    keys,
+  });
+  const usage = new UsageOperations({ accounts: s0.accounts, counting: s0.counting, config, now: clock.now });
   const ids: string[] = [];
   const hashes: string[] = [];
   for (let i = 0; i < ACCOUNTS; i++) {
     const { account, api_key } = await createAccount(
-      s0,
+      s0.accounts,
       config.plans,
       { plan: i === 0 ? 'daily' : 'small', label: `acct ${i}`, status: 'active', limit: null },
       START,
@@ -183,7 +194,7 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
     perPeriod.set(p, (perPeriod.get(p) ?? 0) + 1);
     perDay.set(`${id} ${c.day}`, (perDay.get(`${id} ${c.day}`) ?? 0) + 1);
   }
-  const ledgers = await s1.periodRecords(live, 0, 8e15);
+  const ledgers = await s1.counting.periodRecords(live, 0, 8e15);
   const seenPeriods = new Map<string, number>();
   for (const [i, records] of ledgers.entries()) {
     for (const r of records) {

@@ -13,15 +13,22 @@ class HeldLookups extends MemoryStore {
   held: Array<() => void> = [];
   usageReads = 0;
   lookups = 0;
-  override async findByKeyHash(keyHash: string): Promise<StoredAccount | null> {
-    this.lookups++;
-    const answer = await super.findByKeyHash(keyHash);
-    await new Promise<void>((resolve) => this.held.push(resolve));
-    return answer;
-  }
-  override async usage(accountId: string, periodId: string): Promise<number> {
-    this.usageReads++;
-    return super.usage(accountId, periodId);
+  constructor(...args: ConstructorParameters<typeof MemoryStore>) {
+    super(...args);
+    const accounts = this.accounts;
+    const find = accounts.findByKeyHash.bind(accounts);
+    accounts.findByKeyHash = async (keyHash: string): Promise<StoredAccount | null> => {
+      this.lookups++;
+      const answer = await find(keyHash);
+      await new Promise<void>((resolve) => this.held.push(resolve));
+      return answer;
+    };
+    const counting = this.counting;
+    const usage = counting.usage.bind(counting);
+    counting.usage = async (accountId: string, periodId: string): Promise<number> => {
+      this.usageReads++;
+      return usage(accountId, periodId);
+    };
   }
   release(): void {
     for (const r of this.held.splice(0)) r();
@@ -31,12 +38,15 @@ class HeldLookups extends MemoryStore {
 const config = loadConfig({ env: {} });
 const meterFor = (store: MemoryStore) =>
   new Meter({
-    store,
+    accounts: store.accounts,
+    counting: store.counting,
+    coordination: store.coordination,
     plans: config.plans,
     zone: config.time_zone,
     now: () => NOW,
     cache: config.limits.account_cache,
     retentionMs: 0,
+    keyWarningMs: 7 * 86_400_000,
   });
 const settle = () => new Promise((r) => setImmediate(r));
 
@@ -44,7 +54,7 @@ t.test('concurrent requests for one uncached key share one lookup', async (t) =>
   const store = new HeldLookups(() => NOW);
   const meter = meterFor(store);
   const { api_key } = await createAccount(
-    store,
+    store.accounts,
     config.plans,
     { plan: 'starter', label: '', status: 'active', limit: null },
     NOW,
@@ -81,7 +91,7 @@ t.test('a key created while a lookup for it was in flight is not refused afterwa
     revision: 1,
     keys: [storedKey({ key_hash: hashKey(key) })],
   };
-  await store.createAccount(account);
+  await store.accounts.createAccount(account);
   const late = meter.consume(hashKey(key));
   await settle();
   store.release();
@@ -99,7 +109,7 @@ t.test('an account read before a change is announced is not cached', async (t) =
   const store = new HeldLookups(() => NOW);
   const meter = meterFor(store);
   const { api_key, account } = await createAccount(
-    store,
+    store.accounts,
     config.plans,
     { plan: 'starter', label: '', status: 'active', limit: null },
     NOW,
@@ -107,7 +117,7 @@ t.test('an account read before a change is announced is not cached', async (t) =
   const hash = hashKey(api_key);
   const first = meter.identify(hash);
   await settle();
-  await store.updateAccount(account.id, { status: 'inactive' });
+  await store.accounts.updateAccount(account.id, { status: 'inactive' });
   store.release();
   t.equal(await first, 'active', 'the in-flight read predates the change');
   t.equal(meter.knowsActive(hash), false, 'but it was not cached as active');
@@ -117,7 +127,7 @@ t.test('identify answers without reading usage', async (t) => {
   const store = new HeldLookups(() => NOW);
   const meter = meterFor(store);
   const { api_key } = await createAccount(
-    store,
+    store.accounts,
     config.plans,
     { plan: 'starter', label: '', status: 'active', limit: null },
     NOW,

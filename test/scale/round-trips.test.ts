@@ -71,13 +71,13 @@ t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each 
   const accounts: StoredAccount[] = [];
   for (let i = 0; i < 20; i++) {
     const a = storedAccount({ status: i === 3 ? 'inactive' : 'active', label: 'batch' });
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     accounts.push(a);
   }
   const spec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec =>
     consumeSpec(a, { limit: 2, ...over });
   // The script's first call on a connection is an EVAL that loads it; EVALSHA after that.
-  t.same(await store.consume(spec(accounts[0] as StoredAccount, { periodId: 'warm-up' }), DAY), {
+  t.same(await store.counting.consume(spec(accounts[0] as StoredAccount, { periodId: 'warm-up' }), DAY), {
     kind: 'ok',
     used: 1,
   });
@@ -85,11 +85,11 @@ t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each 
   const callsBefore = store.consumeCalls();
   const first = accounts[0] as StoredAccount;
   const results = await Promise.all([
-    ...accounts.map((a) => store.consume(spec(a), DAY)),
+    ...accounts.map((a) => store.counting.consume(spec(a), DAY)),
     // The same account three more times in the same batch, limit 2: counted in order.
-    store.consume(spec(first), DAY),
-    store.consume(spec(first), DAY),
-    store.consume(spec(first, { revision: 7 }), DAY),
+    store.counting.consume(spec(first), DAY),
+    store.counting.consume(spec(first), DAY),
+    store.counting.consume(spec(first, { revision: 7 }), DAY),
   ]);
   t.equal(store.consumeCalls() - callsBefore, 1, 'one script call');
   t.same(

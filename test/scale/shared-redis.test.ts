@@ -45,7 +45,7 @@ async function exactlyOnce(t: Test, file: string): Promise<void> {
   const store = storeFor(t, file);
   const config = loadConfig({ file, env: {} });
   const { account, api_key } = await createAccount(
-    store,
+    store.accounts,
     config.plans,
     { plan: 'developer', label: 'scale', status: 'active', limit: null },
     Date.now(),
@@ -71,7 +71,7 @@ async function exactlyOnce(t: Test, file: string): Promise<void> {
     'every other answer is the limit error',
   );
   const period = allowanceFor(account, config.plans, config.time_zone, Date.now()).period;
-  t.equal(await store.usage(account.id, period.id), 100, 'Redis holds 100');
+  t.equal(await store.counting.usage(account.id, period.id), 100, 'Redis holds 100');
   for (const gw of gateways) t.equal(gw.child.exitCode, null, 'no gateway died');
 }
 
@@ -178,12 +178,12 @@ t.test(
     const store = storeFor(t, file);
     const config = loadConfig({ file, env: {} });
     const { account, api_key } = await createAccount(
-      store,
+      store.accounts,
       config.plans,
       { plan: 'enterprise', label: 'faults', status: 'active', limit: 1_000_000 },
       Date.now(),
     );
-    const stored = await store.getAccount(account.id);
+    const stored = await store.accounts.getAccount(account.id);
 
     const results: Array<{ status: number; body: string; ms: number }> = [];
     let stop = false;
@@ -223,7 +223,7 @@ t.test(
     // The test's own connection reconnects in its own time, like the gateways'.
     await waitFor(
       'the account restored',
-      () => store.createAccount(stored as NonNullable<typeof stored>).then(() => true),
+      () => store.accounts.createAccount(stored as NonNullable<typeof stored>).then(() => true),
       10_000,
       { every: 100 },
     );

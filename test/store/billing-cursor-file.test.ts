@@ -6,7 +6,7 @@ t.test("the memory store's billing cursors and outstanding events survive a rest
   const file = `${t.testdir()}/store.json`;
   const first = new MemoryStore(Date.now, file);
   const a = account({ keys: [storedKey({ key_hash: 'ab'.repeat(32) })] });
-  await first.createAccount(a);
+  await first.accounts.createAccount(a);
   const start = Date.now() - 1000;
   const s = spec(a, {
     periodId: String(start),
@@ -14,9 +14,9 @@ t.test("the memory store's billing cursors and outstanding events survive a rest
     expireAtMs: Date.now() + 3_600_000,
     record: { plan: 'starter', kind: 'monthly', startMs: start, endMs: start + 86_400_000 },
   });
-  for (let i = 0; i < 4; i++) await first.consume(s, '2026-11-26');
+  for (let i = 0; i < 4; i++) await first.counting.consume(s, '2026-11-26');
   const [sent] = await first.billing.billingPrepare('stripe', a.id, 'cus_File1', 1_795_000_000_000);
-  for (let i = 0; i < 2; i++) await first.consume(s, '2026-11-26');
+  for (let i = 0; i < 2; i++) await first.counting.consume(s, '2026-11-26');
   await first.close();
 
   const second = new MemoryStore(Date.now, file);

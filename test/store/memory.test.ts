@@ -20,18 +20,24 @@ t.test('expired counters start again from zero', async (t) => {
     revision: 1,
     keys: [storedKey()],
   };
-  await store.createAccount(a);
-  await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }, DAY);
-  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }, DAY), {
-    kind: 'exhausted',
-    used: 1,
-  });
+  await store.accounts.createAccount(a);
+  await store.counting.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }, DAY);
+  t.same(
+    await store.counting.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 2_000 }, DAY),
+    {
+      kind: 'exhausted',
+      used: 1,
+    },
+  );
   now = 2_000;
-  t.equal(await store.usage('a', 'p'), 0);
-  t.same(await store.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 3_000 }, DAY), {
-    kind: 'ok',
-    used: 1,
-  });
+  t.equal(await store.counting.usage('a', 'p'), 0);
+  t.same(
+    await store.counting.consume({ accountId: 'a', revision: 1, periodId: 'p', limit: 1, expireAtMs: 3_000 }, DAY),
+    {
+      kind: 'ok',
+      used: 1,
+    },
+  );
 });
 
 t.test('with a file, deletions and many sets at once are written at once: a new store reads them back', async (t) => {
@@ -63,21 +69,21 @@ t.test('with a file, deletions and many sets at once are written at once: a new 
     keys: [storedKey({ key_hash: `${'0'.repeat(63)}${id.slice(-1)}` })],
   });
   const first = new MemoryStore(Date.now, file);
-  await first.createAccount(account('acct_1'));
-  await first.createAccount(account('acct_2'));
-  await first.putPriceSets([set('2026-01-07'), set('2026-02-04')], false);
-  await first.deleteAccount('acct_1');
-  await first.deletePriceSet('2026-01-07');
+  await first.accounts.createAccount(account('acct_1'));
+  await first.accounts.createAccount(account('acct_2'));
+  await first.prices.putPriceSets([set('2026-01-07'), set('2026-02-04')], false);
+  await first.accounts.deleteAccount('acct_1');
+  await first.prices.deletePriceSet('2026-01-07');
   // No close(): a crash right after the changes.
   const second = new MemoryStore(Date.now, file);
   t.teardown(() => Promise.all([first.close(), second.close()]));
   t.same(
-    (await second.listAccounts({}, null, 10)).accounts.map((a) => a.id),
+    (await second.accounts.listAccounts({}, null, 10)).accounts.map((a) => a.id),
     ['acct_2'],
   );
-  t.equal(await second.findByKeyHash(`${'0'.repeat(63)}1`), null);
+  t.equal(await second.accounts.findByKeyHash(`${'0'.repeat(63)}1`), null);
   t.same(
-    (await second.listPriceSets()).map((s) => s.effective_date),
+    (await second.prices.listPriceSets()).map((s) => s.effective_date),
     ['2026-02-04'],
   );
 });
@@ -89,15 +95,15 @@ t.test('with a file, counts written after an account or price change carry that 
   const file = join(tempDir('fpg-mem-'), 'store.json');
   const store = new MemoryStore(Date.now, file);
   const a = storedAccount();
-  await store.createAccount(a);
-  await store.consume(consumeSpec(a), DAY);
+  await store.accounts.createAccount(a);
+  await store.counting.consume(consumeSpec(a), DAY);
   await store.close(); // counts only: accounts and prices as encoded at the creation
   const reopened = new MemoryStore(Date.now, file);
-  await reopened.updateAccount(a.id, { label: 'renamed' });
+  await reopened.accounts.updateAccount(a.id, { label: 'renamed' });
   const b = storedAccount();
-  await reopened.createAccount(b);
-  await reopened.consume(consumeSpec({ ...a, revision: 2 }), DAY);
-  await reopened.consume(consumeSpec(b), DAY);
+  await reopened.accounts.createAccount(b);
+  await reopened.counting.consume(consumeSpec({ ...a, revision: 2 }), DAY);
+  await reopened.counting.consume(consumeSpec(b), DAY);
   await reopened.close();
   const state = JSON.parse(readFileSync(file, 'utf8'));
   t.same(
@@ -115,7 +121,7 @@ t.test('with a file, counts written after an account or price change carry that 
     ],
   );
   const third = new MemoryStore(Date.now, file);
-  t.equal(await third.usage(a.id, 'p'), 2, 'the file reads back');
+  t.equal(await third.counting.usage(a.id, 'p'), 2, 'the file reads back');
   await third.close();
 });
 
@@ -132,7 +138,7 @@ t.test('with a file, changes made together share one write and each resolves onc
   // Each settled create must find itself in the file as it is on disk at that moment.
   await Promise.all(
     accounts.map((a) =>
-      store.createAccount(a).then(() => {
+      store.accounts.createAccount(a).then(() => {
         const text = readFileSync(file, 'utf8');
         if (!texts.has(text)) writes++;
         texts.add(text);
@@ -153,19 +159,19 @@ t.test(
     const errors: unknown[] = [];
     const store = new MemoryStore(Date.now, join(dir, 'store.json'), (err) => errors.push(err));
     const a = storedAccount();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     // The folder becomes a plain file: every write from now on fails.
     rmSync(dir, { recursive: true });
     writeFileSync(dir, 'not a folder');
-    await t.rejects(store.createAccount(storedAccount()), 'the change is not confirmed');
-    await store.consume(consumeSpec(a), DAY);
+    await t.rejects(store.accounts.createAccount(storedAccount()), 'the change is not confirmed');
+    await store.counting.consume(consumeSpec(a), DAY);
     await new Promise((r) => setTimeout(r, 1200));
     t.ok(errors.length >= 1, 'the failed flush was reported');
     // The folder is back: the next flush writes the count that failed before.
     rmSync(dir);
     await new Promise((r) => setTimeout(r, 1200));
     const reopened = new MemoryStore(Date.now, join(dir, 'store.json'));
-    t.equal(await reopened.usage(a.id, 'p'), 1, 'the count reached the disk on a later flush');
+    t.equal(await reopened.counting.usage(a.id, 'p'), 1, 'the count reached the disk on a later flush');
     await reopened.close();
     await store.close();
   },
@@ -177,21 +183,21 @@ t.test('with a file, the ledger (days, records, plan changes) survives a restart
   const file = join(tempDir('fpg-mem-'), 'store.json');
   const store = new MemoryStore(Date.now, file);
   const a = storedAccount();
-  await store.createAccount(a);
+  await store.accounts.createAccount(a);
   const spec = {
     ...consumeSpec(a),
     record: { plan: 'starter', kind: 'monthly' as const, startMs: 1_000, endMs: 2_000 },
   };
-  await store.consume(spec, '2026-11-24');
-  await store.consume(spec, '2026-11-25');
-  await store.consume(spec, '2026-11-25');
-  await store.refund(a.id, spec.periodId, '2026-11-24');
-  await store.recordPlanChange(a.id, spec.periodId, 1_500, { plan: 'business', limit: 10_000, endMs: 2_000 });
-  const before = await store.periodRecords([a.id], 0, 3_000);
+  await store.counting.consume(spec, '2026-11-24');
+  await store.counting.consume(spec, '2026-11-25');
+  await store.counting.consume(spec, '2026-11-25');
+  await store.counting.refund(a.id, spec.periodId, '2026-11-24');
+  await store.counting.recordPlanChange(a.id, spec.periodId, 1_500, { plan: 'business', limit: 10_000, endMs: 2_000 });
+  const before = await store.counting.periodRecords([a.id], 0, 3_000);
   await store.close();
   const reopened = new MemoryStore(Date.now, file);
   t.teardown(() => reopened.close());
-  const after = await reopened.periodRecords([a.id], 0, 3_000);
+  const after = await reopened.counting.periodRecords([a.id], 0, 3_000);
   t.same(after, before);
   t.same(after[0]?.[0]?.days, [['2026-11-25', 2]]);
   t.equal(after[0]?.[0]?.plan, 'business');

@@ -43,10 +43,10 @@ t.test('600 concurrent consumes from two instances, limit 100: exactly 100 succe
   const stores = [open(prefix), open(prefix)];
   t.teardown(() => Promise.all(stores.map((s) => s.close())));
   const a = storedAccount({ label: 'cluster' });
-  await stores[0]?.createAccount(a);
+  await stores[0]?.accounts.createAccount(a);
   const spec = { accountId: a.id, revision: 1, periodId: '2026-11', limit: 100, expireAtMs: Date.now() + 60_000 };
   const results = await Promise.all(
-    Array.from({ length: 600 }, (_, i) => (stores[i % 2] as RedisStore).consume(spec, DAY)),
+    Array.from({ length: 600 }, (_, i) => (stores[i % 2] as RedisStore).counting.consume(spec, DAY)),
   );
   const used = results.flatMap((r) => (r.kind === 'ok' ? [r.used] : [])).sort((x, y) => x - y);
   t.same(
@@ -57,7 +57,7 @@ t.test('600 concurrent consumes from two instances, limit 100: exactly 100 succe
     results.every((r) => r.kind === 'ok' || (r.kind === 'exhausted' && r.used === 100)),
     'every other request is refused at 100',
   );
-  t.equal(await stores[1]?.usage(a.id, '2026-11'), 100);
+  t.equal(await stores[1]?.counting.usage(a.id, '2026-11'), 100);
 });
 
 t.test('a consume whose node connection drops mid-command is never resent, so never counted twice', async (t) => {
@@ -75,7 +75,7 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
   );
   t.teardown(() => store.close());
   const id = `acct_${randomBytes(6).toString('hex')}`;
-  await store.createAccount({
+  await store.accounts.createAccount({
     id,
     status: 'active',
     plan: 'developer',
@@ -87,7 +87,7 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
     keys: [storedKey()],
   });
   const spec = { accountId: id, revision: 1, periodId: 'p', limit: 1000, expireAtMs: Date.now() + 600_000 };
-  await store.consume(spec, DAY);
+  await store.counting.consume(spec, DAY);
   const counter = `${prefix}{acct:${id}}:used:p`;
   const owners = await Promise.all(
     cluster.nodes.map(async (n) => {
@@ -115,7 +115,7 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
     // Keep the node busy so the consume sits unanswered in its queue, then cut the gateway's connection.
     const hog = busy.eval('local i=0 while i<20000000 do i=i+1 end return 1', 0);
     await new Promise((r) => setTimeout(r, 20));
-    const call = store.consume(spec, DAY).then(
+    const call = store.counting.consume(spec, DAY).then(
       (r) => {
         answered++;
         if (r.kind === 'ok') ok++;
@@ -137,7 +137,9 @@ t.test('a primary down at start fails only its own slots: the other nodes serve 
   await cluster.servers[2]?.stop();
   const store = open('down:');
   t.teardown(() => store.close());
-  const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => store.usage(`acct_${i}`, 'p')));
+  const results = await Promise.allSettled(
+    Array.from({ length: 30 }, (_, i) => store.counting.usage(`acct_${i}`, 'p')),
+  );
   const served = results.filter((r) => r.status === 'fulfilled').length;
   t.ok(served > 0 && served < 30, `${served} of 30 served`);
 });

@@ -20,7 +20,7 @@ const options = {
 const store = new RedisStore(options, log);
 t.teardown(() => store.close());
 const events: StoreEvent[] = [];
-store.subscribe((e) => events.push(e));
+store.coordination.subscribe((e) => events.push(e));
 
 const account = (): StoredAccount => storedAccount({ label: 'faults' });
 const spec = (a: StoredAccount): ConsumeSpec => consumeSpec(a);
@@ -37,11 +37,11 @@ async function failure(call: () => Promise<unknown>): Promise<{ ms: number; unav
 
 t.test('while Redis is down every call rejects with STORE_UNAVAILABLE in under a second', async (t) => {
   const a = account();
-  await store.createAccount(a);
+  await store.accounts.createAccount(a);
   await server.stop();
   const calls: Record<string, () => Promise<unknown>> = {
-    consume: () => store.consume(spec(a), DAY),
-    findByKeyHash: () => store.findByKeyHash(hashOf(a)),
+    consume: () => store.counting.consume(spec(a), DAY),
+    findByKeyHash: () => store.accounts.findByKeyHash(hashOf(a)),
     ping: () => store.ping(),
   };
   for (const [name, call] of Object.entries(calls)) {
@@ -64,8 +64,8 @@ t.test('when Redis is back the same store works again by itself, and caches are 
     5000,
   );
   const a = account();
-  await store.createAccount(a);
-  t.same(await store.consume(spec(a), DAY), { kind: 'ok', used: 1 });
+  await store.accounts.createAccount(a);
+  t.same(await store.counting.consume(spec(a), DAY), { kind: 'ok', used: 1 });
   await waitFor('the store', async () => events.some((e) => e.type === 'account' && e.id === '*'), 3000);
   t.ok(
     events.some((e) => e.type === 'prices'),
@@ -76,7 +76,7 @@ t.test('when Redis is back the same store works again by itself, and caches are 
 t.test('a stalled Redis fails a command within about command_timeout_ms', async (t) => {
   await store.ping();
   await server.cli('CLIENT', 'PAUSE', '1000', 'ALL');
-  const { ms, unavailable } = await failure(() => store.consume(spec(account()), DAY));
+  const { ms, unavailable } = await failure(() => store.counting.consume(spec(account()), DAY));
   t.ok(unavailable, 'STORE_UNAVAILABLE');
   t.ok(ms >= COMMAND_TIMEOUT_MS - 50 && ms < COMMAND_TIMEOUT_MS + scaled(300), `rejected after ${ms} ms`);
   // The late reply to the abandoned command must not be taken for the answer to a later one.
@@ -90,8 +90,8 @@ t.test('a stalled Redis fails a command within about command_timeout_ms', async 
     3000,
   );
   const a = account();
-  await store.createAccount(a);
-  t.same(await store.consume(spec(a), DAY), { kind: 'ok', used: 1 });
+  await store.accounts.createAccount(a);
+  t.same(await store.counting.consume(spec(a), DAY), { kind: 'ok', used: 1 });
 });
 
 t.test('a store created while Redis is down fails fast and connects once Redis is up', async (t) => {

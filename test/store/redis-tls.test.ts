@@ -74,7 +74,7 @@ t.test('rediss:// connects over TLS, verifying the server against the configured
   t.teardown(() => store.close());
   await t.resolves(store.ping(), 'TLS handshake and PING');
   t.match(
-    await store.putPriceSet(
+    await store.prices.putPriceSet(
       { effective_date: '2026-01-07', updated_at: '2026-01-07 00:01:00', coastal: region(), inland: region() },
       false,
     ),

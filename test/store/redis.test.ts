@@ -54,9 +54,12 @@ t.test('a dump of the store holds key hashes, never the keys', async (t) => {
   const store = open(t, prefix);
   const key = generateKey();
   const a = account({ keys: [storedKey({ key_hash: hashKey(key) })] });
-  await store.createAccount(a);
-  await store.consume({ accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 }, DAY);
-  await store.updateAccount(a.id, { label: 'renamed' });
+  await store.accounts.createAccount(a);
+  await store.counting.consume(
+    { accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 },
+    DAY,
+  );
+  await store.accounts.updateAccount(a.id, { label: 'renamed' });
   let dump = '';
   for (const k of await raw.keys('*')) {
     const type = await raw.type(k);
@@ -78,10 +81,10 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
   const prefix = nextPrefix();
   const store = open(t, prefix);
   const a = account({ limit: 250 });
-  await store.createAccount(a);
+  await store.accounts.createAccount(a);
   const expireAtMs = Date.now() + 3_600_000;
-  await store.consume({ accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs }, DAY);
-  await store.consume(
+  await store.counting.consume({ accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs }, DAY);
+  await store.counting.consume(
     { accountId: a.id, revision: 1, periodId: '2026-11', limit: 5, expireAtMs: expireAtMs + 5000 },
     DAY,
   );
@@ -119,35 +122,37 @@ t.test('a null limit is an absent field, and a patch can set and clear it', asyn
   const prefix = nextPrefix();
   const store = open(t, prefix);
   const a = account();
-  await store.createAccount(a);
+  await store.accounts.createAccount(a);
   t.notOk(await raw.hexists(`${prefix}{acct:${a.id}}:account`, 'limit'));
-  t.equal((await store.updateAccount(a.id, { limit: 7 }))?.limit, 7);
-  const cleared = await store.updateAccount(a.id, { limit: null, label: '' });
+  t.equal((await store.accounts.updateAccount(a.id, { limit: 7 }))?.limit, 7);
+  const cleared = await store.accounts.updateAccount(a.id, { limit: null, label: '' });
   t.same(cleared, { ...a, limit: null, label: '', revision: 3 });
-  t.same(await store.getAccount(a.id), cleared);
+  t.same(await store.accounts.getAccount(a.id), cleared);
 });
 
 t.test('a refused create leaves nothing behind, and a stray index entry finds nothing', async (t) => {
   const prefix = nextPrefix();
   const store = open(t, prefix);
   const a = account();
-  await store.createAccount(a);
+  await store.accounts.createAccount(a);
   const clash = account({ id: a.id });
-  const err: unknown = await store.createAccount(clash).catch((e: unknown) => e);
+  const err: unknown = await store.accounts.createAccount(clash).catch((e: unknown) => e);
   t.ok(isGatewayError(err, 'CONFLICT'), 'same id');
   t.equal(await raw.exists(`${prefix}keyhash:${hashOf(clash)}`), 0, 'its key hash was released');
   t.ok(
     isGatewayError(
-      await store.createAccount(account({ keys: [storedKey({ key_hash: hashOf(a) })] })).catch((e: unknown) => e),
+      await store.accounts
+        .createAccount(account({ keys: [storedKey({ key_hash: hashOf(a) })] }))
+        .catch((e: unknown) => e),
       'CONFLICT',
     ),
     'same key hash',
   );
   // What a revoke looks like between its two writes: the index names an account that does not (yet or any more) carry the hash.
   await raw.set(`${prefix}keyhash:stray`, a.id);
-  t.equal(await store.findByKeyHash('stray'), null);
+  t.equal(await store.accounts.findByKeyHash('stray'), null);
   const other = account();
-  await store.createAccount(other);
+  await store.accounts.createAccount(other);
   t.ok(
     isGatewayError(
       await store.keys.addKey(a.id, storedKey({ key_hash: hashOf(other) })).catch((e: unknown) => e),
@@ -161,19 +166,21 @@ t.test('listing reads the index in chunks: a sparse filter across chunks, a stra
   const prefix = nextPrefix();
   const store = open(t, prefix);
   const ids = Array.from({ length: 450 }, (_, i) => `acct_${String(i).padStart(4, '0')}`);
-  await Promise.all(ids.map((id, i) => store.createAccount(account({ id, label: i % 150 === 7 ? 'needle' : 'hay' }))));
+  await Promise.all(
+    ids.map((id, i) => store.accounts.createAccount(account({ id, label: i % 150 === 7 ? 'needle' : 'hay' }))),
+  );
   // What a create looks like between its index entry and its account, or a delete after its script.
   await raw.zadd(`${prefix}accounts`, 0, 'acct_0008');
-  const all = await store.listAccounts({}, null, 1000);
+  const all = await store.accounts.listAccounts({}, null, 1000);
   t.equal(all.accounts.length, 450);
   t.equal(all.next, null);
-  const first = await store.listAccounts({ label: 'needle' }, null, 2);
+  const first = await store.accounts.listAccounts({ label: 'needle' }, null, 2);
   t.same(
     first.accounts.map((a) => a.id),
     ['acct_0007', 'acct_0157'],
   );
   t.equal(first.next, 'acct_0157', 'a third match exists, so a cursor');
-  const second = await store.listAccounts({ label: 'needle' }, first.next, 2);
+  const second = await store.accounts.listAccounts({ label: 'needle' }, first.next, 2);
   t.same(second, { accounts: [second.accounts[0]], next: null });
   t.equal(second.accounts[0]?.id, 'acct_0307');
 });
@@ -191,9 +198,9 @@ t.test('a listing stops after 5000 index entries and its cursor continues from t
     batch.hset(`${prefix}{acct:${a.id}}:account`, { ...a, keys: JSON.stringify(a.keys) });
   }
   await batch.exec();
-  const first = await store.listAccounts({ label: 'needle' }, null, 10);
+  const first = await store.accounts.listAccounts({ label: 'needle' }, null, 10);
   t.same(first, { accounts: [], next: 'acct_04999' }, 'an empty page with a cursor: the work of one call is bounded');
-  const second = await store.listAccounts({ label: 'needle' }, first.next, 10);
+  const second = await store.accounts.listAccounts({ label: 'needle' }, first.next, 10);
   t.same(
     second.accounts.map((a) => a.id),
     ['acct_05100'],
@@ -207,12 +214,12 @@ t.test(
     const prefix = nextPrefix();
     const store = open(t, prefix);
     const a = account();
-    await store.createAccount(a);
-    await store.consume(
+    await store.accounts.createAccount(a);
+    await store.counting.consume(
       { accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 },
       DAY,
     );
-    await store.deleteAccount(a.id);
+    await store.accounts.deleteAccount(a.id);
     t.same(
       (await raw.keys(`${prefix}*`)).sort(),
       [
@@ -231,10 +238,10 @@ t.test('malformed announcements and failing listeners are ignored', async (t) =>
   const prefix = nextPrefix();
   const store = open(t, prefix);
   const events: StoreEvent[] = [];
-  store.subscribe(() => {
+  store.coordination.subscribe(() => {
     throw new Error('a broken listener');
   });
-  store.subscribe((e) => events.push(e));
+  store.coordination.subscribe((e) => events.push(e));
   await store.ping();
   const channel = `${prefix}events`;
   for (const bad of [
@@ -258,12 +265,12 @@ t.test('a change on one instance reaches the subscriber of another within a seco
   const prefix = nextPrefix();
   const [a, b] = [open(t, prefix), open(t, prefix)];
   const events: StoreEvent[] = [];
-  b.subscribe((e) => events.push(e));
+  b.coordination.subscribe((e) => events.push(e));
   await b.ping();
   const acct = account();
-  await a.createAccount(acct);
+  await a.accounts.createAccount(acct);
   const start = Date.now();
-  await a.updateAccount(acct.id, { status: 'inactive' });
+  await a.accounts.updateAccount(acct.id, { status: 'inactive' });
   await waitFor(() => events.length === 2, 1000);
   t.ok(Date.now() - start < 1000);
   t.same(events, [
@@ -275,7 +282,7 @@ t.test('a change on one instance reaches the subscriber of another within a seco
 t.test('after the subscriber reconnects, listeners are told that anything may have changed', async (t) => {
   const store = open(t);
   const events: StoreEvent[] = [];
-  store.subscribe((e) => events.push(e));
+  store.coordination.subscribe((e) => events.push(e));
   await store.ping();
   await raw.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
   await waitFor(() => events.length >= 3);
@@ -299,9 +306,9 @@ t.test('through Sentinel, the store finds the master by name', async (t) => {
   );
   t.teardown(() => store.close());
   const a = account();
-  await store.createAccount(a);
+  await store.accounts.createAccount(a);
   t.same(
-    await store.consume(
+    await store.counting.consume(
       { accountId: a.id, revision: 1, periodId: 'p', limit: 1, expireAtMs: Date.now() + 60_000 },
       DAY,
     ),
@@ -331,15 +338,15 @@ t.test('a consume receiver that throws does not keep the rest of its batch from 
   const store = new RedisStore(options(), pino({ level: 'error' }, { write: (l: string) => void lines.push(l) }));
   t.teardown(() => store.close());
   const a = account();
-  await store.createAccount(a);
+  await store.accounts.createAccount(a);
   const spec = { accountId: a.id, revision: 1, periodId: 'p', limit: 5, expireAtMs: Date.now() + 60_000 };
-  store.consumeInto(spec, DAY, {
+  store.counting.consumeInto(spec, DAY, {
     consumed: () => {
       throw new Error('a broken receiver');
     },
     failed: () => undefined,
   });
-  t.same(await store.consume(spec, DAY), { kind: 'ok', used: 2 }, 'the next request in the batch is answered');
+  t.same(await store.counting.consume(spec, DAY), { kind: 'ok', used: 2 }, 'the next request in the batch is answered');
   t.match(lines.join(''), /a broken receiver/, 'the failure is logged');
 });
 
@@ -350,20 +357,20 @@ t.test(
     const a = open(t, prefix);
     const b = open(t, prefix);
     const heard: StoreEvent[] = [];
-    b.subscribe((e) => heard.push(e));
+    b.coordination.subscribe((e) => heard.push(e));
     const rule = { maxAttempts: 3, windowMs: 60_000, blockMs: 1234 };
     const address = `192.0.2.${process.pid % 250}`;
-    await a.reportInvalidKey(address, rule);
-    await b.reportInvalidKey(address, rule);
+    await a.coordination.reportInvalidKey(address, rule);
+    await b.coordination.reportInvalidKey(address, rule);
     // A marker announced after both reports: once it is heard, a blocked they raised would be too.
-    await a.purgeCache('/marker-1');
+    await a.coordination.purgeCache('/marker-1');
     await waitFor(() => heard.some((e) => e.type === 'cache_purge' && e.path === '/marker-1'));
     t.same(
       heard.filter((e) => e.type === 'blocked'),
       [],
       'two of three: nothing announced',
     );
-    await a.reportInvalidKey(address, rule);
+    await a.coordination.reportInvalidKey(address, rule);
     await waitFor(() => heard.some((e) => e.type === 'blocked'));
     t.same(
       heard.filter((e) => e.type === 'blocked'),

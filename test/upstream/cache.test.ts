@@ -43,10 +43,10 @@ async function setup(
 }
 
 async function counted(gw: TestGateway, accountId: string): Promise<number> {
-  const account = await gw.app.store.getAccount(accountId);
+  const account = await gw.app.store.accounts.getAccount(accountId);
   if (!account) throw new Error('no account');
   const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, Date.now());
-  return gw.app.store.usage(accountId, period.id);
+  return gw.app.store.counting.usage(accountId, period.id);
 }
 
 async function metric(gw: TestGateway, line: RegExp): Promise<number> {

@@ -136,10 +136,10 @@ async function gateway(t: Test, origin: Origin, cacheBytes: number): Promise<Tes
 }
 
 async function counted(gw: TestGateway, accountId: string): Promise<number> {
-  const account = await gw.app.store.getAccount(accountId);
+  const account = await gw.app.store.accounts.getAccount(accountId);
   if (!account) throw new Error('no account');
   const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, Date.now());
-  return gw.app.store.usage(accountId, period.id);
+  return gw.app.store.counting.usage(accountId, period.id);
 }
 
 /** The whole answer as a client sees it: status, every header, the body. */

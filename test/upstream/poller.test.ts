@@ -93,7 +93,7 @@ t.test('an unchanged origin causes no rebuild and no announcement; a 304 is hono
   await waitFor('first poll', async () => (await ready(gw)).status === 200);
   const snapshot = gw.app.book.snapshot();
   let announcements = 0;
-  gw.app.store.subscribe((e) => {
+  gw.app.store.coordination.subscribe((e) => {
     if (e.type === 'prices') announcements++;
   });
   const polls = origin.polls();

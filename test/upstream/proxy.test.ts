@@ -36,10 +36,10 @@ async function setup(
 
 /** Requests the account has counted in its current period, as the store holds it. */
 async function counted(gw: TestGateway, accountId: string): Promise<number> {
-  const account = await gw.app.store.getAccount(accountId);
+  const account = await gw.app.store.accounts.getAccount(accountId);
   if (!account) throw new Error('no account');
   const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, Date.now());
-  return gw.app.store.usage(accountId, period.id);
+  return gw.app.store.counting.usage(accountId, period.id);
 }
 
 t.test('a JSON success gets the gateway usage as its last key; the client key never reaches the origin', async (t) => {

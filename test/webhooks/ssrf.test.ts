@@ -102,7 +102,7 @@ t.test('an endpoint stored with an embedded-IPv4 address is refused again at eve
     // As an endpoint registered before this rule, or under webhooks.allow_private_addresses.
     const id = `wh_embedded${i}`;
     ids.push(id);
-    await gw.app.store.putEndpoint({
+    await gw.app.store.events.putEndpoint({
       id,
       url: `http://${host}:9/h`,
       events: ['prices.published'],

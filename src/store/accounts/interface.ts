@@ -1,4 +1,4 @@
-import type { StoredKey } from '../keys/interface.js';
+import type { StoredKey } from '../keys/key.js';
 
 export type AccountStatus = 'active' | 'inactive';
 

@@ -1,20 +1,28 @@
 import { MemoryAccounts } from '../accounts/memory.js';
 import { MemoryBilling } from '../billing/memory.js';
-import { CompositeStore } from '../composite.js';
 import { MemoryCoordination } from '../coordination/memory.js';
 import { MemoryCounting } from '../counting/memory.js';
 import { MemoryEvents } from '../events/memory.js';
 import { MemoryKeys } from '../keys/memory.js';
 import { MemoryPrices } from '../prices/memory.js';
+import type { Store, StoreCapabilities } from '../store.js';
 import { MemoryData } from './state.js';
 
+// Counting moves a crossing to the outbox in the same synchronous step, so none is left behind.
+const CAPABILITIES: StoreCapabilities = { sharedAcrossProcesses: false, crossingsCanBeStranded: false };
+
 /**
- * The embedded single-process store: the memory implementations of the five concerns
- * composite.ts bundles (accounts, counting, prices, coordination, events) and of billing, over one
+ * The embedded single-process store: the memory implementations of the six concerns over one
  * MemoryData (memory/state.ts), optionally kept in a file across restarts.
  */
-export class MemoryStore extends CompositeStore {
+export class MemoryStore implements Store {
   readonly kind = 'memory';
+  readonly capabilities = CAPABILITIES;
+  readonly accounts: MemoryAccounts;
+  readonly counting: MemoryCounting;
+  readonly prices: MemoryPrices;
+  readonly coordination: MemoryCoordination;
+  readonly events: MemoryEvents;
   readonly billing: MemoryBilling;
   readonly keys: MemoryKeys;
   private readonly data: MemoryData;
@@ -28,14 +36,12 @@ export class MemoryStore extends CompositeStore {
     },
   ) {
     const data = new MemoryData(now, file, onWriteError);
-    super(
-      new MemoryAccounts(data),
-      new MemoryCounting(data),
-      new MemoryPrices(data),
-      new MemoryCoordination(data),
-      new MemoryEvents(data),
-    );
     this.data = data;
+    this.accounts = new MemoryAccounts(data);
+    this.counting = new MemoryCounting(data);
+    this.prices = new MemoryPrices(data);
+    this.coordination = new MemoryCoordination(data);
+    this.events = new MemoryEvents(data);
     this.billing = new MemoryBilling(data);
     this.keys = new MemoryKeys(data);
   }

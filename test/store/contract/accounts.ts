@@ -1,46 +1,43 @@
 import type { Test } from 'tap';
-import type { AccountStore, CountingStore, Store, StoredAccount, StoreEvent } from '../../../src/store/store.js';
-import { account, type Closable, DAY, hashOf, spec, storedKey, waitFor } from './fixtures.js';
+import type { Store, StoredAccount, StoreEvent } from '../../../src/store/store.js';
+import { account, DAY, hashOf, spec, storedKey, waitFor } from './fixtures.js';
 
 /**
  * The accounts contract (store/accounts/interface.ts): every backend runs it unchanged. `make`
  * returns a fresh, empty store; each test gets its own. Announcements are heard through
  * `subscribe`, and a deleted account's cached copy is tried with `consume`.
  */
-export function accountsContract(
-  t: Test,
-  make: () => Promise<AccountStore & Pick<CountingStore, 'consume'> & Pick<Store, 'subscribe'> & Closable>,
-): void {
+export function accountsContract(t: Test, make: () => Promise<Store>): void {
   t.test('an account is found by its key hash and by id, and unknown hashes find nothing', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
-    t.same(await store.findByKeyHash(hashOf(a)), a);
-    t.same(await store.getAccount(a.id), a);
-    t.equal(await store.findByKeyHash('no-such-hash'), null);
-    t.equal(await store.getAccount('acct_missing'), null);
+    await store.accounts.createAccount(a);
+    t.same(await store.accounts.findByKeyHash(hashOf(a)), a);
+    t.same(await store.accounts.getAccount(a.id), a);
+    t.equal(await store.accounts.findByKeyHash('no-such-hash'), null);
+    t.equal(await store.accounts.getAccount('acct_missing'), null);
   });
 
   t.test('creating an account whose id or key hash exists is refused', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
-    await t.rejects(store.createAccount({ ...a, keys: [storedKey()] }));
-    await t.rejects(store.createAccount(account({ keys: [storedKey({ key_hash: hashOf(a) })] })));
+    await store.accounts.createAccount(a);
+    await t.rejects(store.accounts.createAccount({ ...a, keys: [storedKey()] }));
+    await t.rejects(store.accounts.createAccount(account({ keys: [storedKey({ key_hash: hashOf(a) })] })));
   });
 
   t.test('an account change announces every key hash of the account', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const events: StoreEvent[] = [];
-    store.subscribe((e) => events.push(e));
+    store.coordination.subscribe((e) => events.push(e));
     const two = [storedKey(), storedKey({ name: 'second' })];
     const a = account({ keys: two });
-    await store.createAccount(a);
-    t.equal((await store.findByKeyHash(two[1]?.key_hash as string))?.id, a.id, 'found by either key');
-    await store.updateAccount(a.id, { label: 'renamed' });
+    await store.accounts.createAccount(a);
+    t.equal((await store.accounts.findByKeyHash(two[1]?.key_hash as string))?.id, a.id, 'found by either key');
+    await store.accounts.updateAccount(a.id, { label: 'renamed' });
     await waitFor(() => events.some((e) => e.type === 'account' && e.id === a.id && e.keyHashes.length === 2));
     const change = events.filter((e) => e.type === 'account' && e.id === a.id).at(-1);
     t.same(change && change.type === 'account' ? [...change.keyHashes].sort() : [], two.map((k) => k.key_hash).sort());
@@ -56,34 +53,46 @@ export function accountsContract(
       account({ id: 'acct_c', label: 'Beta', plan: 'starter' }),
       account({ id: 'acct_e', label: 'acmex', plan: 'starter' }),
     ];
-    for (const a of made) await store.createAccount(a);
+    for (const a of made) await store.accounts.createAccount(a);
     const ids = (page: { accounts: StoredAccount[] }) => page.accounts.map((a) => a.id);
 
-    const all = await store.listAccounts({}, null, 10);
+    const all = await store.accounts.listAccounts({}, null, 10);
     t.same(ids(all), ['acct_a', 'acct_b', 'acct_c', 'acct_d', 'acct_e'], 'in id order');
     t.equal(all.next, null, 'the last page has no cursor');
     t.same(all.accounts[0], made[1], 'accounts come back whole');
-    t.same(ids(await store.listAccounts({ status: 'inactive' }, null, 10)), ['acct_a']);
-    t.same(ids(await store.listAccounts({ plan: 'starter', status: 'active' }, null, 10)), [
+    t.same(ids(await store.accounts.listAccounts({ status: 'inactive' }, null, 10)), ['acct_a']);
+    t.same(ids(await store.accounts.listAccounts({ plan: 'starter', status: 'active' }, null, 10)), [
       'acct_b',
       'acct_c',
       'acct_e',
     ]);
     t.same(
-      ids(await store.listAccounts({ label: 'ACME' }, null, 10)),
+      ids(await store.accounts.listAccounts({ label: 'ACME' }, null, 10)),
       ['acct_a', 'acct_b', 'acct_e'],
       'a substring, ignoring case',
     );
-    t.same(ids(await store.listAccounts({ label: '.' }, null, 10)), ['acct_d'], 'a dot is a dot, not any character');
-    t.same(ids(await store.listAccounts({ label: '(retail)' }, null, 10)), ['acct_a'], 'parentheses are literal');
-    t.same(ids(await store.listAccounts({ label: '.*' }, null, 10)), [], 'no pattern matching');
-    t.same(ids(await store.listAccounts({ plan: 'gold' }, null, 10)), []);
+    t.same(
+      ids(await store.accounts.listAccounts({ label: '.' }, null, 10)),
+      ['acct_d'],
+      'a dot is a dot, not any character',
+    );
+    t.same(
+      ids(await store.accounts.listAccounts({ label: '(retail)' }, null, 10)),
+      ['acct_a'],
+      'parentheses are literal',
+    );
+    t.same(ids(await store.accounts.listAccounts({ label: '.*' }, null, 10)), [], 'no pattern matching');
+    t.same(ids(await store.accounts.listAccounts({ plan: 'gold' }, null, 10)), []);
 
     // Following the cursor visits every match once, pages never longer than the limit.
     const seen: string[] = [];
     let after: string | null = null;
     for (let pages = 0; pages < 10; pages++) {
-      const page: Awaited<ReturnType<Store['listAccounts']>> = await store.listAccounts({ plan: 'starter' }, after, 2);
+      const page: Awaited<ReturnType<Store['accounts']['listAccounts']>> = await store.accounts.listAccounts(
+        { plan: 'starter' },
+        after,
+        2,
+      );
       t.ok(page.accounts.length <= 2, 'at most the limit');
       seen.push(...ids(page));
       if (page.next === null) break;
@@ -91,11 +100,11 @@ export function accountsContract(
     }
     t.same(seen, ['acct_a', 'acct_b', 'acct_c', 'acct_e']);
     t.same(
-      ids(await store.listAccounts({}, 'acct_bz', 10)),
+      ids(await store.accounts.listAccounts({}, 'acct_bz', 10)),
       ['acct_c', 'acct_d', 'acct_e'],
       'a cursor naming no account continues after it',
     );
-    t.same(await store.listAccounts({}, 'acct_e', 10), { accounts: [], next: null }, 'past the end');
+    t.same(await store.accounts.listAccounts({}, 'acct_e', 10), { accounts: [], next: null }, 'past the end');
   });
 
   t.test(
@@ -104,29 +113,29 @@ export function accountsContract(
       const store = await make();
       t.teardown(() => store.close());
       const events: StoreEvent[] = [];
-      store.subscribe((e) => events.push(e));
+      store.coordination.subscribe((e) => events.push(e));
       const a = account();
       const kept = account();
-      await store.createAccount(a);
-      await store.createAccount(kept);
-      await store.consume(spec(a), DAY);
+      await store.accounts.createAccount(a);
+      await store.accounts.createAccount(kept);
+      await store.counting.consume(spec(a), DAY);
       await waitFor(() => events.filter((e) => e.type === 'account').length >= 2);
       events.length = 0;
-      t.same(await store.deleteAccount(a.id), a, 'answers the account as it was');
-      t.equal(await store.getAccount(a.id), null);
-      t.equal(await store.findByKeyHash(hashOf(a)), null);
-      t.same(await store.consume(spec(a), DAY), { kind: 'changed' }, 'a cached copy cannot count');
-      t.equal(await store.updateAccount(a.id, { status: 'inactive' }), null, 'nor be patched back');
+      t.same(await store.accounts.deleteAccount(a.id), a, 'answers the account as it was');
+      t.equal(await store.accounts.getAccount(a.id), null);
+      t.equal(await store.accounts.findByKeyHash(hashOf(a)), null);
+      t.same(await store.counting.consume(spec(a), DAY), { kind: 'changed' }, 'a cached copy cannot count');
+      t.equal(await store.accounts.updateAccount(a.id, { status: 'inactive' }), null, 'nor be patched back');
       t.same(
-        (await store.listAccounts({}, null, 10)).accounts.map((x) => x.id),
+        (await store.accounts.listAccounts({}, null, 10)).accounts.map((x) => x.id),
         [kept.id],
         'gone from the listing',
       );
       await waitFor(() => events.length >= 1);
       t.same(events[0], { type: 'account', id: a.id, keyHashes: [hashOf(a)] });
-      t.equal(await store.deleteAccount(a.id), null, 'a second delete finds nothing');
-      t.equal(await store.deleteAccount('acct_never'), null);
-      t.same(await store.findByKeyHash(hashOf(kept)), kept, 'other accounts are untouched');
+      t.equal(await store.accounts.deleteAccount(a.id), null, 'a second delete finds nothing');
+      t.equal(await store.accounts.deleteAccount('acct_never'), null);
+      t.same(await store.accounts.findByKeyHash(hashOf(kept)), kept, 'other accounts are untouched');
     },
   );
 }

@@ -1,14 +1,6 @@
 import type { Test } from 'tap';
-import type {
-  AccountStore,
-  BillingStore,
-  ConsumeSpec,
-  CountingStore,
-  StoredAccount,
-} from '../../../src/store/store.js';
-import { account, type Closable, spec } from './fixtures.js';
-
-type BillingContractStore = CountingStore & AccountStore & Closable & { billing: BillingStore };
+import type { ConsumeSpec, Store, StoredAccount } from '../../../src/store/store.js';
+import { account, spec } from './fixtures.js';
 
 const START = Date.now() - 86_400_000;
 const periodSpec = (a: StoredAccount, periodId = String(START), over: Partial<ConsumeSpec> = {}): ConsumeSpec =>
@@ -21,8 +13,8 @@ const periodSpec = (a: StoredAccount, periodId = String(START), over: Partial<Co
   });
 const TS = Date.parse('2026-11-26T10:00:00Z');
 
-async function counted(store: BillingContractStore, s: ConsumeSpec, n: number): Promise<void> {
-  for (let i = 0; i < n; i++) await store.consume(s, '2026-11-26');
+async function counted(store: Store, s: ConsumeSpec, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await store.counting.consume(s, '2026-11-26');
 }
 
 /**
@@ -30,14 +22,14 @@ async function counted(store: BillingContractStore, s: ConsumeSpec, n: number): 
  * same event until the receiver takes it, refunds netted, one event however many passes race.
  * Runs on every backend.
  */
-export function billingContract(t: Test, make: () => Promise<BillingContractStore>): void {
+export function billingContract(t: Test, make: () => Promise<Store>): void {
   t.test(
     'billing: the ledger growth becomes one event, the same one until it is taken, then the next span',
     async (t) => {
       const store = await make();
       t.teardown(() => store.close());
       const a = account();
-      await store.createAccount(a);
+      await store.accounts.createAccount(a);
       const s = periodSpec(a);
       t.same(await store.billing.billingPrepare('stripe', a.id, 'cus_A', TS), [], 'no growth, no event');
       await counted(store, s, 3);
@@ -62,13 +54,13 @@ export function billingContract(t: Test, make: () => Promise<BillingContractStor
       const store = await make();
       t.teardown(() => store.close());
       const a = account();
-      await store.createAccount(a);
+      await store.accounts.createAccount(a);
       await counted(store, periodSpec(a, String(START)), 2);
       await counted(store, periodSpec(a, String(START + 1000)), 2);
       const [e] = await store.billing.billingPrepare('ce', a.id, a.id, TS);
       t.match(e, { from: 0, to: 4, value: 4 });
       await store.billing.billingAck(e as never);
-      await store.refund(a.id, String(START + 1000), '2026-11-26');
+      await store.counting.refund(a.id, String(START + 1000), '2026-11-26');
       t.same(await store.billing.billingPrepare('ce', a.id, a.id, TS), [], 'a shrunk ledger sends nothing');
       await counted(store, periodSpec(a, String(START + 1000)), 1);
       t.same(await store.billing.billingPrepare('ce', a.id, a.id, TS), [], 'the refund is made up first');
@@ -82,7 +74,7 @@ export function billingContract(t: Test, make: () => Promise<BillingContractStor
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     await counted(store, periodSpec(a), 7);
     const results = await Promise.all(
       Array.from({ length: 6 }, () => store.billing.billingPrepare('stripe', a.id, 'cus_A', TS)),
@@ -99,7 +91,7 @@ export function billingContract(t: Test, make: () => Promise<BillingContractStor
       const store = await make();
       t.teardown(() => store.close());
       const a = account();
-      await store.createAccount(a);
+      await store.accounts.createAccount(a);
       await counted(store, periodSpec(a), 4);
       const [e] = await store.billing.billingPrepare('stripe', a.id, 'cus_A', TS);
       if (e === undefined) throw new Error('no event');
@@ -136,10 +128,10 @@ export function billingContract(t: Test, make: () => Promise<BillingContractStor
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     await counted(store, periodSpec(a), 2);
     const [e] = await store.billing.billingPrepare('ce', a.id, a.id, TS);
-    await store.deleteAccount(a.id);
+    await store.accounts.deleteAccount(a.id);
     const listed = (await store.billing.billingOutstanding('ce')).filter((x) => x.account_id === a.id);
     t.same(
       listed.map((x) => x.id),

@@ -1,20 +1,20 @@
 import type { Test } from 'tap';
-import type { AccountStore, CountingStore, StoredAccount } from '../../../src/store/store.js';
-import { account, type Closable, DAY, spec } from './fixtures.js';
+import type { Store, StoredAccount } from '../../../src/store/store.js';
+import { account, DAY, spec } from './fixtures.js';
 
 /**
  * The counting contract (store/counting/interface.ts): every backend runs it unchanged. `make`
  * returns a fresh, empty store; each test gets its own. Accounts are set up and changed through
  * the accounts concern, since a consume is checked against its account.
  */
-export function countingContract(t: Test, make: () => Promise<CountingStore & AccountStore & Closable>): void {
+export function countingContract(t: Test, make: () => Promise<Store>): void {
   t.test('consume counts successes up to the limit and never past it', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const results = [];
-    for (let i = 0; i < 5; i++) results.push(await store.consume(spec(a), DAY));
+    for (let i = 0; i < 5; i++) results.push(await store.counting.consume(spec(a), DAY));
     t.same(results, [
       { kind: 'ok', used: 1 },
       { kind: 'ok', used: 2 },
@@ -22,57 +22,63 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
       { kind: 'exhausted', used: 3 },
       { kind: 'exhausted', used: 3 },
     ]);
-    t.equal(await store.usage(a.id, '1000'), 3, 'rejected requests are not counted');
+    t.equal(await store.counting.usage(a.id, '1000'), 3, 'rejected requests are not counted');
   });
 
   t.test('concurrent consumes admit exactly the limit with distinct counts', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
-    const results = await Promise.all(Array.from({ length: 60 }, () => store.consume(spec(a, { limit: 20 }), DAY)));
+    await store.accounts.createAccount(a);
+    const results = await Promise.all(
+      Array.from({ length: 60 }, () => store.counting.consume(spec(a, { limit: 20 }), DAY)),
+    );
     const ok = results.filter((r) => r.kind === 'ok').map((r) => (r.kind === 'ok' ? r.used : 0));
     t.equal(ok.length, 20);
     t.same(
       [...ok].sort((x, y) => x - y),
       Array.from({ length: 20 }, (_, i) => i + 1),
     );
-    t.equal(await store.usage(a.id, '1000'), 20);
+    t.equal(await store.counting.usage(a.id, '1000'), 20);
   });
 
   t.test('each period has its own counter', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
-    await store.consume(spec(a, { periodId: 'p1' }), DAY);
-    await store.consume(spec(a, { periodId: 'p1' }), DAY);
-    t.same(await store.consume(spec(a, { periodId: 'p2' }), DAY), { kind: 'ok', used: 1 });
-    t.equal(await store.usage(a.id, 'p1'), 2);
-    t.equal(await store.usage(a.id, 'unused'), 0);
+    await store.accounts.createAccount(a);
+    await store.counting.consume(spec(a, { periodId: 'p1' }), DAY);
+    await store.counting.consume(spec(a, { periodId: 'p1' }), DAY);
+    t.same(await store.counting.consume(spec(a, { periodId: 'p2' }), DAY), { kind: 'ok', used: 1 });
+    t.equal(await store.counting.usage(a.id, 'p1'), 2);
+    t.equal(await store.counting.usage(a.id, 'unused'), 0);
   });
 
   t.test('an inactive account is refused and nothing is counted', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account({ status: 'inactive' });
-    await store.createAccount(a);
-    t.same(await store.consume(spec(a), DAY), { kind: 'inactive' });
-    t.equal(await store.usage(a.id, '1000'), 0);
+    await store.accounts.createAccount(a);
+    t.same(await store.counting.consume(spec(a), DAY), { kind: 'inactive' });
+    t.equal(await store.counting.usage(a.id, '1000'), 0);
   });
 
   t.test('a consume made from an outdated copy of the account is refused as changed', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
-    const updated = await store.updateAccount(a.id, { status: 'inactive' });
+    await store.accounts.createAccount(a);
+    const updated = await store.accounts.updateAccount(a.id, { status: 'inactive' });
     t.equal(updated?.revision, 2);
     t.equal(updated?.status, 'inactive');
-    t.same(await store.consume(spec(a), DAY), { kind: 'changed' }, 'old revision');
-    t.same(await store.consume(spec(a, { accountId: 'acct_gone' }), DAY), { kind: 'changed' }, 'no such account');
-    t.equal(await store.usage(a.id, '1000'), 0);
-    t.equal(await store.updateAccount('acct_gone', { status: 'active' }), null);
+    t.same(await store.counting.consume(spec(a), DAY), { kind: 'changed' }, 'old revision');
+    t.same(
+      await store.counting.consume(spec(a, { accountId: 'acct_gone' }), DAY),
+      { kind: 'changed' },
+      'no such account',
+    );
+    t.equal(await store.counting.usage(a.id, '1000'), 0);
+    t.equal(await store.accounts.updateAccount('acct_gone', { status: 'active' }), null);
   });
 
   t.test('a spec used again (as the meter keeps one per account) sees every change made since', async (t) => {
@@ -80,46 +86,50 @@ export function countingContract(t: Test, make: () => Promise<CountingStore & Ac
     t.teardown(() => store.close());
     const a = account();
     const other = account();
-    await store.createAccount(a);
-    await store.createAccount(other);
+    await store.accounts.createAccount(a);
+    await store.accounts.createAccount(other);
     const kept = spec(a, { limit: 5 });
-    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 1 });
-    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 2 });
-    await store.updateAccount(other.id, { label: 'another account changed' });
-    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 3 }, 'a change of another account changes nothing');
-    await store.refund(a.id, '1000', DAY);
-    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 3 }, 'a refund is seen');
-    await store.updateAccount(a.id, { status: 'inactive' });
-    t.same(await store.consume(kept, DAY), { kind: 'changed' }, 'its account changed');
-    const now = await store.getAccount(a.id);
+    t.same(await store.counting.consume(kept, DAY), { kind: 'ok', used: 1 });
+    t.same(await store.counting.consume(kept, DAY), { kind: 'ok', used: 2 });
+    await store.accounts.updateAccount(other.id, { label: 'another account changed' });
+    t.same(
+      await store.counting.consume(kept, DAY),
+      { kind: 'ok', used: 3 },
+      'a change of another account changes nothing',
+    );
+    await store.counting.refund(a.id, '1000', DAY);
+    t.same(await store.counting.consume(kept, DAY), { kind: 'ok', used: 3 }, 'a refund is seen');
+    await store.accounts.updateAccount(a.id, { status: 'inactive' });
+    t.same(await store.counting.consume(kept, DAY), { kind: 'changed' }, 'its account changed');
+    const now = await store.accounts.getAccount(a.id);
     const current = spec(now as StoredAccount, { limit: 5 });
-    t.same(await store.consume(current, DAY), { kind: 'inactive' });
-    await store.deleteAccount(a.id);
-    t.same(await store.consume(current, DAY), { kind: 'changed' }, 'its account is gone');
+    t.same(await store.counting.consume(current, DAY), { kind: 'inactive' });
+    await store.accounts.deleteAccount(a.id);
+    t.same(await store.counting.consume(current, DAY), { kind: 'changed' }, 'its account is gone');
   });
 
   t.test('a spec used again after its counter expired starts a new count', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const kept = spec(a, { limit: 5, expireAtMs: Date.now() + 1500 });
-    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 1 });
-    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 2 });
+    t.same(await store.counting.consume(kept, DAY), { kind: 'ok', used: 1 });
+    t.same(await store.counting.consume(kept, DAY), { kind: 'ok', used: 2 });
     await new Promise((r) => setTimeout(r, 2100));
-    t.same(await store.consume(kept, DAY), { kind: 'ok', used: 1 }, 'the expired counter was not reused');
+    t.same(await store.counting.consume(kept, DAY), { kind: 'ok', used: 1 }, 'the expired counter was not reused');
   });
 
   t.test('a plan change mid-period keeps the count and the new limit applies at once', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
-    await store.consume(spec(a, { limit: 5 }), DAY);
-    await store.consume(spec(a, { limit: 5 }), DAY);
-    const b = await store.updateAccount(a.id, { plan: 'starter', limit: 2 });
+    await store.accounts.createAccount(a);
+    await store.counting.consume(spec(a, { limit: 5 }), DAY);
+    await store.counting.consume(spec(a, { limit: 5 }), DAY);
+    const b = await store.accounts.updateAccount(a.id, { plan: 'starter', limit: 2 });
     t.ok(b);
-    t.same(await store.consume(spec(b as StoredAccount, { limit: 2 }), DAY), { kind: 'exhausted', used: 2 });
-    t.same(await store.consume(spec(b as StoredAccount, { limit: 10 }), DAY), { kind: 'ok', used: 3 });
+    t.same(await store.counting.consume(spec(b as StoredAccount, { limit: 2 }), DAY), { kind: 'exhausted', used: 2 });
+    t.same(await store.counting.consume(spec(b as StoredAccount, { limit: 10 }), DAY), { kind: 'ok', used: 3 });
   });
 }

@@ -1,7 +1,7 @@
 import type { Test } from 'tap';
 import { isGatewayError } from '../../../src/failures.js';
 import type { Store, StoredKey, StoreEvent } from '../../../src/store/store.js';
-import { account, type Closable, DAY, hashOf, spec, storedKey, waitFor } from './fixtures.js';
+import { account, DAY, hashOf, spec, storedKey, waitFor } from './fixtures.js';
 
 const refusal = async (p: Promise<unknown>): Promise<string> => {
   const err = await p.then(
@@ -16,12 +16,12 @@ const refusal = async (p: Promise<unknown>): Promise<string> => {
  * their account: a change bumps its revision (so a consume from an older copy answers
  * `changed`) and announces every key hash of the account.
  */
-export function keysContract(t: Test, make: () => Promise<Store & Closable>): void {
+export function keysContract(t: Test, make: () => Promise<Store>): void {
   t.test('a key hash finds its account and key; the keys are listed oldest first', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const found = await store.keys.findByKeyHash(hashOf(a));
     t.same(found, { account: a, key: a.keys[0] });
     t.equal(await store.keys.findByKeyHash('0'.repeat(64)), null);
@@ -40,15 +40,19 @@ export function keysContract(t: Test, make: () => Promise<Store & Closable>): vo
     const store = await make();
     t.teardown(() => store.close());
     const events: StoreEvent[] = [];
-    store.subscribe((e) => events.push(e));
+    store.coordination.subscribe((e) => events.push(e));
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const added = storedKey({ name: 'telematics' });
     const change = await store.keys.addKey(a.id, added);
     t.equal(change.account.revision, a.revision + 1);
     t.same(change.key, added);
-    t.same(await store.consume(spec(a), DAY), { kind: 'changed' }, 'a copy from before the change cannot count');
-    t.same(await store.consume(spec(change.account), DAY), { kind: 'ok', used: 1 });
+    t.same(
+      await store.counting.consume(spec(a), DAY),
+      { kind: 'changed' },
+      'a copy from before the change cannot count',
+    );
+    t.same(await store.counting.consume(spec(change.account), DAY), { kind: 'ok', used: 1 });
     await waitFor(() => events.some((e) => e.type === 'account' && e.keyHashes.includes(added.key_hash)));
     const e = events.find((x) => x.type === 'account' && x.keyHashes.includes(added.key_hash));
     t.same(e?.type === 'account' ? [...e.keyHashes].sort() : [], [hashOf(a), added.key_hash].sort());
@@ -58,7 +62,7 @@ export function keysContract(t: Test, make: () => Promise<Store & Closable>): vo
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const k = a.keys[0] as StoredKey;
     const change = await store.keys.updateKey(a.id, k.id, {
       scopes: ['history'],
@@ -82,7 +86,7 @@ export function keysContract(t: Test, make: () => Promise<Store & Closable>): vo
     t.teardown(() => store.close());
     const old = storedKey({ name: 'erp', scopes: ['prices'], allowed_cidrs: ['10.0.0.0/8'] });
     const a = account({ keys: [old] });
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const next = storedKey({ name: 'ignored' });
     const until = new Date(Date.now() + 3_600_000).toISOString();
     const change = await store.keys.rotateKey(a.id, old.id, next, until);
@@ -100,15 +104,15 @@ export function keysContract(t: Test, make: () => Promise<Store & Closable>): vo
     const store = await make();
     t.teardown(() => store.close());
     const events: StoreEvent[] = [];
-    store.subscribe((e) => events.push(e));
+    store.coordination.subscribe((e) => events.push(e));
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const second = storedKey({ name: 'second' });
     await store.keys.addKey(a.id, second);
     const change = await store.keys.revoke(a.id, second.id);
     t.same(change.key, second, 'answers the key as it was');
     t.equal(await store.keys.findByKeyHash(second.key_hash), null);
-    t.equal(await store.findByKeyHash(second.key_hash), null);
+    t.equal(await store.accounts.findByKeyHash(second.key_hash), null);
     t.same(
       (await store.keys.listKeys(a.id))?.map((k) => k.id),
       [a.keys[0]?.id],
@@ -126,7 +130,7 @@ export function keysContract(t: Test, make: () => Promise<Store & Closable>): vo
     const store = await make();
     t.teardown(() => store.close());
     const a = account({ keys: [storedKey({ expires_at: '2020-01-01T00:00:00.000Z' })] });
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     for (let i = 0; i < 20; i++) await store.keys.addKey(a.id, storedKey({ name: `k${i}` }));
     t.equal(await refusal(store.keys.addKey(a.id, storedKey())), 'CONFLICT');
     t.equal((await store.keys.listKeys(a.id))?.length, 21);
@@ -136,18 +140,18 @@ export function keysContract(t: Test, make: () => Promise<Store & Closable>): vo
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const k = a.keys[0] as StoredKey;
     const s = spec(a, { limit: 1 });
     s.touch = k.id;
-    t.same(await store.consume(s, DAY), { kind: 'ok', used: 1 });
+    t.same(await store.counting.consume(s, DAY), { kind: 'ok', used: 1 });
     t.equal(s.touch, undefined, 'the store took the note');
     const after = await store.keys.findByKeyHash(k.key_hash);
     t.equal(after?.key.last_used_on, DAY);
     t.equal(after?.account.revision, a.revision, 'no copy is stale for it');
     const refused = spec(a, { limit: 1 });
     refused.touch = k.id;
-    t.same(await store.consume(refused, '2026-11-26'), { kind: 'exhausted', used: 1 });
+    t.same(await store.counting.consume(refused, '2026-11-26'), { kind: 'exhausted', used: 1 });
     t.equal((await store.keys.findByKeyHash(k.key_hash))?.key.last_used_on, DAY, 'a refused request is no use');
     await store.keys.markUsed(a.id, k.id, '2026-11-27');
     await store.keys.markUsed(a.id, k.id, '2026-11-20');
@@ -160,7 +164,7 @@ export function keysContract(t: Test, make: () => Promise<Store & Closable>): vo
     const old = storedKey({ expires_at: '2026-01-01T00:00:00.000Z' });
     const recent = storedKey({ expires_at: '2026-11-01T00:00:00.000Z' });
     const a = account({ keys: [old, recent, storedKey()] });
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const forgotten = await store.keys.forgetExpired(a.id, Date.parse('2026-06-01T00:00:00Z'));
     t.same(
       forgotten.map((k) => k.id),
@@ -170,7 +174,7 @@ export function keysContract(t: Test, make: () => Promise<Store & Closable>): vo
     t.ok(await store.keys.findByKeyHash(recent.key_hash), 'within the retention it is kept');
     t.same(await store.keys.forgetExpired(a.id, Date.parse('2026-06-01T00:00:00Z')), [], 'nothing twice');
     const lone = account({ keys: [storedKey({ expires_at: '2026-01-01T00:00:00.000Z' })] });
-    await store.createAccount(lone);
+    await store.accounts.createAccount(lone);
     t.same(await store.keys.forgetExpired(lone.id, Date.now()), []);
   });
 }

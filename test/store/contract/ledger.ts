@@ -1,6 +1,6 @@
 import type { Test } from 'tap';
-import type { AccountStore, ConsumeSpec, CountingStore, StoredAccount } from '../../../src/store/store.js';
-import { account, type Closable, spec } from './fixtures.js';
+import type { ConsumeSpec, Store, StoredAccount } from '../../../src/store/store.js';
+import { account, spec } from './fixtures.js';
 
 const START = Date.parse('2026-11-23T10:00:00+02:00');
 const END = Date.parse('2026-12-23T10:00:00+02:00');
@@ -18,21 +18,21 @@ const periodSpec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeS
  * The usage ledger of the counting concern: days counted with the counter, refunds from the day
  * counted on, period records and their plan changes. Runs on every backend.
  */
-export function ledgerContract(t: Test, make: () => Promise<CountingStore & AccountStore & Closable>): void {
+export function ledgerContract(t: Test, make: () => Promise<Store>): void {
   t.test(
     'ledger: each counted request is in its day, refused ones nowhere, and the days sum to the counter',
     async (t) => {
       const store = await make();
       t.teardown(() => store.close());
       const a = account();
-      await store.createAccount(a);
+      await store.accounts.createAccount(a);
       const s = periodSpec(a, { limit: 4 });
-      await store.consume(s, '2026-11-23');
-      await store.consume(s, '2026-11-23');
-      await store.consume(s, '2026-11-24');
-      await store.consume(s, '2026-11-25');
-      t.same(await store.consume(s, '2026-11-25'), { kind: 'exhausted', used: 4 });
-      const [records] = await store.periodRecords([a.id], ...WIDE);
+      await store.counting.consume(s, '2026-11-23');
+      await store.counting.consume(s, '2026-11-23');
+      await store.counting.consume(s, '2026-11-24');
+      await store.counting.consume(s, '2026-11-25');
+      t.same(await store.counting.consume(s, '2026-11-25'), { kind: 'exhausted', used: 4 });
+      const [records] = await store.counting.periodRecords([a.id], ...WIDE);
       t.same(records, [
         {
           periodId: String(START),
@@ -57,17 +57,17 @@ export function ledgerContract(t: Test, make: () => Promise<CountingStore & Acco
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
+    await store.accounts.createAccount(a);
     const s = periodSpec(a);
-    await store.consume(s, '2026-11-23');
-    await store.consume(s, '2026-11-24');
-    await store.refund(a.id, String(START), '2026-11-23');
-    await store.refund(a.id, String(START), '2026-11-23');
-    let [records] = await store.periodRecords([a.id], ...WIDE);
+    await store.counting.consume(s, '2026-11-23');
+    await store.counting.consume(s, '2026-11-24');
+    await store.counting.refund(a.id, String(START), '2026-11-23');
+    await store.counting.refund(a.id, String(START), '2026-11-23');
+    let [records] = await store.counting.periodRecords([a.id], ...WIDE);
     t.same(records?.[0]?.days, [['2026-11-24', 1]]);
     t.equal(records?.[0]?.used, 0, 'the second refund took the counter to zero');
-    await store.refund(a.id, String(START), '2026-11-24');
-    [records] = await store.periodRecords([a.id], ...WIDE);
+    await store.counting.refund(a.id, String(START), '2026-11-24');
+    [records] = await store.counting.periodRecords([a.id], ...WIDE);
     t.equal(records?.[0]?.used, 0, 'never below zero');
     t.same(records?.[0]?.days, [['2026-11-24', 1]], 'a refund with nothing counted touches no day');
   });
@@ -77,12 +77,12 @@ export function ledgerContract(t: Test, make: () => Promise<CountingStore & Acco
     t.teardown(() => store.close());
     const a = account();
     const b = account();
-    await store.createAccount(a);
-    await store.createAccount(b);
+    await store.accounts.createAccount(a);
+    await store.accounts.createAccount(b);
     const next = { plan: 'business', kind: 'monthly' as const, startMs: END, endMs: END + 31 * 86_400_000 };
-    await store.consume(periodSpec(a, { periodId: String(END), record: next }), '2026-12-23');
-    await store.consume(periodSpec(a), '2026-11-30');
-    const [both, none] = await store.periodRecords([a.id, b.id], START, END + 1);
+    await store.counting.consume(periodSpec(a, { periodId: String(END), record: next }), '2026-12-23');
+    await store.counting.consume(periodSpec(a), '2026-11-30');
+    const [both, none] = await store.counting.periodRecords([a.id, b.id], START, END + 1);
     t.same(
       both?.map((r) => [r.periodId, r.plan]),
       [
@@ -91,9 +91,9 @@ export function ledgerContract(t: Test, make: () => Promise<CountingStore & Acco
       ],
     );
     t.same(none, [], 'an account with nothing counted has no records');
-    const [early] = await store.periodRecords([a.id], START - 86_400_000, START);
+    const [early] = await store.counting.periodRecords([a.id], START - 86_400_000, START);
     t.same(early, [], 'a range that ends where a period starts does not overlap it');
-    const [late] = await store.periodRecords([a.id], END, END + 1);
+    const [late] = await store.counting.periodRecords([a.id], END, END + 1);
     t.same(
       late?.map((r) => r.periodId),
       [String(END)],
@@ -104,17 +104,21 @@ export function ledgerContract(t: Test, make: () => Promise<CountingStore & Acco
     const store = await make();
     t.teardown(() => store.close());
     const a = account();
-    await store.createAccount(a);
-    await store.recordPlanChange(a.id, String(START), START + 1000, { plan: 'x', limit: 1, endMs: END });
-    await store.consume(periodSpec(a), '2026-11-23');
-    await store.consume(periodSpec(a), '2026-11-23');
-    await store.recordPlanChange(a.id, String(START), START + 5000, { plan: 'business', limit: 10000, endMs: END });
-    await store.recordPlanChange(a.id, String(START), START + 9000, {
+    await store.accounts.createAccount(a);
+    await store.counting.recordPlanChange(a.id, String(START), START + 1000, { plan: 'x', limit: 1, endMs: END });
+    await store.counting.consume(periodSpec(a), '2026-11-23');
+    await store.counting.consume(periodSpec(a), '2026-11-23');
+    await store.counting.recordPlanChange(a.id, String(START), START + 5000, {
+      plan: 'business',
+      limit: 10000,
+      endMs: END,
+    });
+    await store.counting.recordPlanChange(a.id, String(START), START + 9000, {
       plan: 'developer',
       limit: 100,
       endMs: START + 9000,
     });
-    const [records] = await store.periodRecords([a.id], ...WIDE);
+    const [records] = await store.counting.periodRecords([a.id], ...WIDE);
     t.same(records?.[0]?.changes, [
       { atMs: START + 5000, plan: 'starter', limit: 5, used: 2 },
       { atMs: START + 9000, plan: 'business', limit: 10000, used: 2 },

@@ -1,37 +1,38 @@
 import type { Test } from 'tap';
-import type { PriceStore, Store, StoreEvent } from '../../../src/store/store.js';
-import { type Closable, priceSet, waitFor } from './fixtures.js';
+import type { Store, StoreEvent } from '../../../src/store/store.js';
+import { priceSet, waitFor } from './fixtures.js';
 
 /**
  * The price-history contract (store/prices/interface.ts): every backend runs it unchanged.
  * `make` returns a fresh, empty store; each test gets its own.
  */
-export function pricesContract(
-  t: Test,
-  make: () => Promise<PriceStore & Pick<Store, 'subscribe' | 'purgeCache'> & Closable>,
-): void {
+export function pricesContract(t: Test, make: () => Promise<Store>): void {
   t.test('price sets: one per date, oldest first; replace decides whether a date is overwritten', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
     const events: StoreEvent[] = [];
-    store.subscribe((e) => events.push(e));
-    t.same(await store.putPriceSet(priceSet('2026-02-04'), false), { effective_date: '2026-02-04', seq: 1 });
-    t.same(await store.putPriceSet(priceSet('2026-01-07'), false), { effective_date: '2026-01-07', seq: 2 });
-    t.equal(await store.putPriceSet(priceSet('2026-01-07', '99.99'), false), null, 'kept');
+    store.coordination.subscribe((e) => events.push(e));
+    t.same(await store.prices.putPriceSet(priceSet('2026-02-04'), false), { effective_date: '2026-02-04', seq: 1 });
+    t.same(await store.prices.putPriceSet(priceSet('2026-01-07'), false), { effective_date: '2026-01-07', seq: 2 });
+    t.equal(await store.prices.putPriceSet(priceSet('2026-01-07', '99.99'), false), null, 'kept');
     t.same(
-      (await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
+      (await store.prices.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
       [
         ['2026-01-07', '21.00'],
         ['2026-02-04', '21.00'],
       ],
     );
     t.same(
-      await store.putPriceSet(priceSet('2026-01-07', '22.22'), true),
+      await store.prices.putPriceSet(priceSet('2026-01-07', '22.22'), true),
       { effective_date: '2026-01-07', seq: 3 },
       'replaced',
     );
-    t.equal(await store.putPriceSet(priceSet('2026-01-07', '22.22'), true), null, 'the same set again is no change');
-    t.same(await store.listPriceSets(), [priceSet('2026-01-07', '22.22'), priceSet('2026-02-04')]);
+    t.equal(
+      await store.prices.putPriceSet(priceSet('2026-01-07', '22.22'), true),
+      null,
+      'the same set again is no change',
+    );
+    t.same(await store.prices.listPriceSets(), [priceSet('2026-01-07', '22.22'), priceSet('2026-02-04')]);
     await waitFor(() => events.filter((e) => e.type === 'prices').length >= 3);
     t.pass('every accepted set is announced');
   });
@@ -40,12 +41,12 @@ export function pricesContract(
     const store = await make();
     t.teardown(() => store.close());
     const events: StoreEvent[] = [];
-    store.subscribe((e) => events.push(e));
-    await store.putPriceSet(priceSet('2026-01-07', '11.11'), false);
+    store.coordination.subscribe((e) => events.push(e));
+    await store.prices.putPriceSet(priceSet('2026-01-07', '11.11'), false);
     await waitFor(() => events.length >= 1);
     events.length = 0;
     t.same(
-      await store.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04'), priceSet('2026-03-04')], false),
+      await store.prices.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04'), priceSet('2026-03-04')], false),
       [
         { effective_date: '2026-02-04', seq: 2 },
         { effective_date: '2026-03-04', seq: 3 },
@@ -53,7 +54,7 @@ export function pricesContract(
       'the existing date is kept',
     );
     t.same(
-      (await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
+      (await store.prices.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
       [
         ['2026-01-07', '11.11'],
         ['2026-02-04', '21.00'],
@@ -61,17 +62,20 @@ export function pricesContract(
       ],
     );
     t.same(
-      await store.putPriceSets([priceSet('2026-02-04'), priceSet('2026-01-07', '22.22'), priceSet('2026-04-01')], true),
+      await store.prices.putPriceSets(
+        [priceSet('2026-02-04'), priceSet('2026-01-07', '22.22'), priceSet('2026-04-01')],
+        true,
+      ),
       [
         { effective_date: '2026-01-07', seq: 4 },
         { effective_date: '2026-04-01', seq: 5 },
       ],
       'the set a date holds already is no change',
     );
-    t.equal((await store.listPriceSets())[0]?.coastal.petrol_95, '22.22', 'replaced');
-    t.same(await store.putPriceSets([priceSet('2026-04-01')], false), [], 'nothing new');
+    t.equal((await store.prices.listPriceSets())[0]?.coastal.petrol_95, '22.22', 'replaced');
+    t.same(await store.prices.putPriceSets([priceSet('2026-04-01')], false), [], 'nothing new');
     // A marker announced after the calls above: once it is heard, their announcements have been.
-    await store.purgeCache('/marker');
+    await store.coordination.purgeCache('/marker');
     await waitFor(() => events.some((e) => e.type === 'cache_purge'));
     t.equal(events.filter((e) => e.type === 'prices').length, 2, 'one announcement per call that stored something');
   });
@@ -80,18 +84,18 @@ export function pricesContract(
     const store = await make();
     t.teardown(() => store.close());
     const events: StoreEvent[] = [];
-    store.subscribe((e) => events.push(e));
-    await store.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04')], false);
+    store.coordination.subscribe((e) => events.push(e));
+    await store.prices.putPriceSets([priceSet('2026-01-07'), priceSet('2026-02-04')], false);
     await waitFor(() => events.length >= 1);
     events.length = 0;
-    t.same(await store.deletePriceSet('2026-02-04'), { effective_date: '2026-02-04', seq: 3 }, 'a change too');
+    t.same(await store.prices.deletePriceSet('2026-02-04'), { effective_date: '2026-02-04', seq: 3 }, 'a change too');
     t.same(
-      (await store.listPriceSets()).map((s) => s.effective_date),
+      (await store.prices.listPriceSets()).map((s) => s.effective_date),
       ['2026-01-07'],
     );
     await waitFor(() => events.some((e) => e.type === 'prices'));
-    t.equal(await store.deletePriceSet('2026-02-04'), null, 'a second time finds none');
-    t.equal(await store.deletePriceSet('1999-01-01'), null);
+    t.equal(await store.prices.deletePriceSet('2026-02-04'), null, 'a second time finds none');
+    t.equal(await store.prices.deletePriceSet('1999-01-01'), null);
   });
 
   t.test(
@@ -100,14 +104,14 @@ export function pricesContract(
       const store = await make();
       t.teardown(() => store.close());
       const seqs: Array<number | undefined> = [];
-      seqs.push((await store.putPriceSet(priceSet('2027-01-06', '30.00'), true))?.seq);
-      seqs.push((await store.deletePriceSet('2027-01-06'))?.seq);
-      seqs.push((await store.putPriceSet(priceSet('2027-01-06', '30.00'), true))?.seq);
+      seqs.push((await store.prices.putPriceSet(priceSet('2027-01-06', '30.00'), true))?.seq);
+      seqs.push((await store.prices.deletePriceSet('2027-01-06'))?.seq);
+      seqs.push((await store.prices.putPriceSet(priceSet('2027-01-06', '30.00'), true))?.seq);
       for (const p of ['31.00', '32.00', '31.00'])
-        seqs.push((await store.putPriceSet(priceSet('2027-01-13', p), true))?.seq);
+        seqs.push((await store.prices.putPriceSet(priceSet('2027-01-13', p), true))?.seq);
       t.same(seqs, [1, 2, 3, 4, 5, 6], 'each change numbered, one after the other');
       t.same(
-        (await store.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
+        (await store.prices.listPriceSets()).map((s) => [s.effective_date, s.coastal.petrol_95]),
         [
           ['2027-01-06', '30.00'],
           ['2027-01-13', '31.00'],

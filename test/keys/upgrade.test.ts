@@ -1,0 +1,108 @@
+/**
+ * A Redis written by the previous release (one key per account, the account hash's `key_hash`)
+ * works unchanged under this one: each account's key is its `default` key. The previous release
+ * is built from its commit into a directory of its own and writes the store through its own CLI.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import t from 'tap';
+import { adminCall } from '../helpers/admin.js';
+import { ROOT } from '../helpers/cli.js';
+import { startGateway } from '../helpers/gateway.js';
+import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const PREVIOUS = 'b6a89d5';
+const SIMPLE = '/fuel-api/api/simple-current.php';
+
+/** The previous release, built once: its dist/ runs against the shared node_modules. */
+function buildPrevious(): string {
+  const dir = tempDir('fpg-previous-');
+  execFileSync('sh', ['-c', `git -C "${ROOT}" archive ${PREVIOUS} | tar -x -C "${dir}"`]);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], {
+    cwd: dir,
+  });
+  return dir;
+}
+
+function previousCli(dir: string, config: string, args: string[]): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['dist/main.js', ...args, '--config', config], {
+      cwd: dir,
+      env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '' },
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`previous release: exit ${code}: ${err}`)),
+    );
+  });
+}
+
+t.test('accounts written by the previous release keep their key, as their default key', async (t) => {
+  const redis = await startRedis(t);
+  const dir = buildPrevious();
+  const config = join(dir, 'redis.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } }),
+  );
+  const made = (await previousCli(dir, config, ['accounts', 'create', '--plan', 'starter'])) as {
+    account: { id: string };
+    api_key: string;
+  };
+  const other = (await previousCli(dir, config, ['accounts', 'create', '--plan', 'developer'])) as typeof made;
+  // The previous release's rotation: the account hash's key_hash replaced.
+  const rotated = (await previousCli(dir, config, ['accounts', 'rotate-key', other.account.id])) as { api_key: string };
+  const raw = new Redis(redis.url);
+  t.teardown(() => raw.quit());
+  const accountKey = (id: string): string => `fpg:{acct:${id}}:account`;
+  t.ok(await raw.hexists(accountKey(made.account.id), 'key_hash'), 'the store is in the previous layout');
+  t.notOk(await raw.hexists(accountKey(made.account.id), 'keys'));
+
+  const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url } } });
+  const status = async (key: string): Promise<number> => (await gw.get(`${SIMPLE}?api_key=${key}`)).status;
+  t.equal(await status(made.api_key), 200, 'the key works');
+  t.equal(await status(rotated.api_key), 200, 'so does one rotated by the previous release');
+  t.equal(await status(other.api_key), 401, 'and the key it replaced still does not');
+
+  const shown = await adminCall(gw, 'GET', `/admin/accounts/${made.account.id}`);
+  t.equal(shown.status, 200);
+  t.equal(shown.body.keys.length, 1);
+  t.match(shown.body.keys[0], {
+    id: /^key_[0-9a-f]{16}$/,
+    name: 'default',
+    expires_at: null,
+    expired: false,
+    scopes: ['prices', 'history', 'usage', 'passthrough'],
+    allowed_cidrs: [],
+    hint: null,
+  });
+  const listed = await adminCall(gw, 'GET', `/admin/accounts/${made.account.id}/keys`);
+  t.equal(listed.body.keys[0].id, shown.body.keys[0].id, 'its id is the same on every read');
+  t.match(listed.body.keys[0].last_used_on, /^\d{4}-\d{2}-\d{2}$/, 'the request above was noted');
+
+  // The first change writes the keys in this release's layout; the key goes on working.
+  const added = await adminCall(gw, 'POST', `/admin/accounts/${made.account.id}/keys`, { name: 'dashboard' });
+  t.equal(added.status, 201);
+  t.notOk(await raw.hexists(accountKey(made.account.id), 'key_hash'), 'the old field goes');
+  t.equal(await status(made.api_key), 200, 'the default key works after the change');
+  t.equal(await status(added.body.api_key), 200, 'and so does the new key');
+  const after = await adminCall(gw, 'GET', `/admin/accounts/${made.account.id}/keys`);
+  t.same(
+    after.body.keys.map((k: { id: string; name: string }) => [k.id, k.name]),
+    [
+      [shown.body.keys[0].id, 'default'],
+      [added.body.key.id, 'dashboard'],
+    ],
+  );
+  const revoked = await adminCall(gw, 'DELETE', `/admin/accounts/${made.account.id}/keys/${shown.body.keys[0].id}`);
+  t.equal(revoked.status, 204);
+  t.equal(await status(made.api_key), 401, 'the default key can be revoked like any other');
+});

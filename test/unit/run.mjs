@@ -1,0 +1,47 @@
+// `npm run test:unit`: the quick inner loop. The listed files need no child process and no Redis
+// (memory store, real HTTP on loopback). Each runs as its own node process through tsx, whose
+// esbuild transpile costs a fraction of tap's ts-node per process; coverage is `npm test`'s job,
+// so the source-map caveat of tsx under tap does not apply here.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+
+const files = readFileSync(new URL('./files.txt', import.meta.url), 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l !== '' && !l.startsWith('#'));
+const only = process.argv.slice(2);
+const queue = only.length > 0 ? files.filter((f) => only.some((o) => f.includes(o))) : [...files];
+const started = Date.now();
+const failed = [];
+let asserts = 0;
+
+function run(file) {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+      env: { ...process.env, TAP_TIMEOUT: process.env.TAP_TIMEOUT ?? '120' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code) => {
+      const total = /# \{ total: (\d+), pass: (\d+)/.exec(out);
+      if (total) asserts += Number(total[1]);
+      if (code !== 0) failed.push({ file, out });
+      process.stdout.write(`${code === 0 ? 'ok' : 'FAIL'} ${file}${total ? ` (${total[1]})` : ''}\n`);
+      done();
+    });
+  });
+}
+
+async function worker() {
+  for (let f = queue.shift(); f !== undefined; f = queue.shift()) await run(f);
+}
+await Promise.all(Array.from({ length: Math.max(2, availableParallelism()) }, worker));
+for (const { file, out } of failed) process.stdout.write(`\n==== ${file}\n${out}`);
+const secs = ((Date.now() - started) / 1000).toFixed(1);
+process.stdout.write(
+  `\n${failed.length === 0 ? 'passed' : `${failed.length} file(s) failed`}: ${asserts} assertions in ${secs} s\n`,
+);
+process.exitCode = failed.length === 0 ? 0 : 1;
