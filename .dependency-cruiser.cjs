@@ -34,6 +34,21 @@ const LAYERS = [
   { name: 'composition', path: '^src/((app|main|public-routes)\\.ts$|(assemble|cli|cluster|topology)/)' },
 ];
 
+/**
+ * The walk of one metered request through http/, in order (docs/architecture.md): the front door,
+ * the metered pipeline, the key, the count, the store's reply, the outcome, the answer. A step hands on to later
+ * steps only, so the walk never comes back to a file it left.
+ */
+const STEPS = ['public', 'metered', 'api-key', 'count', 'count-reply', 'outcome', 'answer'];
+const step = (name) => `^src/http/${name}\\.ts$`;
+const oneWay = STEPS.slice(1).map((name, i) => ({
+  name: `pipeline-one-way-from-${name}`,
+  comment: `http/${name}.ts is a step of the request's walk: it imports no earlier step (${STEPS.slice(0, i + 1).join(', ')}).`,
+  severity: 'error',
+  from: { path: step(name) },
+  to: { path: STEPS.slice(0, i + 1).map((s) => `(${step(s)})`).join('|') },
+}));
+
 /** One rule per layer: nothing in it imports a layer above it. */
 const upward = LAYERS.slice(0, -1).map((layer, i) => ({
   name: `no-upward-import-from-${layer.name}`,
@@ -55,6 +70,17 @@ module.exports = {
       to: { circular: true },
     },
     ...upward,
+    ...oneWay,
+    {
+      name: 'pipeline-steps-stay-in-http',
+      comment:
+        'Outside http/, the request pipeline is http/pipeline.ts (the features) and http/public.ts (assemble/listeners.ts builds the listener with it): its steps and their context are the core\'s own.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/http/' },
+      to: {
+        path: '^src/http/(api-key|metered|count|count-reply|outcome|answer|listener-context|routes|cors|rate|response-headers)\\.ts$',
+      },
+    },
     {
       name: 'no-feature-imports-another-feature',
       comment:
@@ -66,7 +92,7 @@ module.exports = {
     {
       name: 'features-use-the-pipeline-api',
       comment:
-        'A feature reaches the request pipeline through http/pipeline.ts (take the key, map the meter outcome, answer), never its steps (metered.ts, outcome.ts, answer.ts, context.ts ...); beside it only the route-definition modules: types, the error table, the API document, encoding, whole answers, ETags.',
+        'A feature reaches the request pipeline through http/pipeline.ts (take the key, map the meter outcome, answer), never its steps (api-key.ts, metered.ts, count.ts, count-reply.ts, outcome.ts, answer.ts, listener-context.ts ...); beside it only the route-definition modules: types, the error table, the API document, encoding, prebuilt answers, ETags.',
       severity: 'error',
       from: { path: '^src/features/' },
       to: { path: '^src/http/', pathNot: '^src/http/(pipeline|core-types|error-kinds|openapi|encoding|prebuilt|etag)\\.ts$' },

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { FAILURE_STATUS, GatewayError, isGatewayError } from '../failures.js';
 import { canonicalIp } from '../http/client.js';
-import { headProblem } from '../http/public-server.js';
+import { headProblem } from '../http/request.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';

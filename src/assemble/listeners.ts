@@ -65,8 +65,7 @@ export function buildPublic(o: PublicOptions): AddressInfo {
   // answer from then on says Connection: close), and the admin listener closes after it.
   cleanups.push(() => close(o.admin.server, 0, config.server.request_timeout_ms));
   cleanups.push((drainMs) => {
-    handler.gateway.draining = true;
-    handler.gateway.storeOutage.close();
+    handler.drain();
     return close(o.listener.server, drainMs, config.server.request_timeout_ms);
   });
   log.info({ address: o.listener.address }, 'public listener ready');

@@ -1,3 +1,7 @@
+/**
+ * The answer (status, headers and bytes sent to the client) and its record: every step that
+ * ends a request ends it here, and nothing here calls back into a step.
+ */
 import { performance } from 'node:perf_hooks';
 import { connectionClient } from './client.js';
 import type { Exchange } from './core-types.js';
@@ -10,51 +14,55 @@ import { ALLOWED_METHODS, type HeaderList, write } from './response-headers.js';
  * client address, never the key; the URL with `api_key` redacted).
  */
 export function send(x: Exchange, status: number, headers: HeaderList, body: string | Buffer): void {
-  const { g, req, res } = x;
+  const { listener, req, res } = x;
   // Draining for shutdown: this answer closes its connection, so the client sends nothing more on it.
-  if (g.draining) res.setHeader('Connection', 'close');
+  if (listener.draining) res.setHeader('Connection', 'close');
   write(res, req.method === 'HEAD', status, headers, body);
   record(x, status);
 }
 
 /** Metrics and the access log line of an answer written elsewhere (status 0: none was written). */
 export function record(x: Exchange, status: number): void {
-  const { g, req } = x;
+  const { listener, req } = x;
   const seconds = (performance.now() - x.start) / 1000;
-  x.metrics.observe(status, seconds);
-  g.access?.write(
+  x.route.metrics.observe(status, seconds);
+  listener.access?.write(
     req.method ?? '',
     x.loggedUrl ?? accessUrl(req.url ?? ''),
     status,
     Math.round(seconds * 1e4) / 10,
-    x.entry?.idJson,
+    x.account?.idJson,
     clientOf(x),
   );
 }
 
 export function fail(x: Exchange, kind: ErrorKind): void {
-  send(x, ERROR_STATUS[kind], x.g.answers.error(kind), x.g.answers.errors[kind].body);
+  const { headers } = x.listener;
+  send(x, ERROR_STATUS[kind], headers.error(kind), headers.errors[kind].body);
 }
 
 /** 405 on a route that answers other methods than GET and HEAD: its `Allow` names them. */
 export function failNotAllowed(x: Exchange, methods: readonly string[]): void {
-  const headers = x.g.answers.error('method_not_allowed').map((v) => (v === ALLOWED_METHODS ? methods.join(', ') : v));
-  send(x, ERROR_STATUS.method_not_allowed, headers, x.g.answers.errors.method_not_allowed.body);
+  const { headers } = x.listener;
+  const list = headers.error('method_not_allowed').map((v) => (v === ALLOWED_METHODS ? methods.join(', ') : v));
+  send(x, ERROR_STATUS.method_not_allowed, list, headers.errors.method_not_allowed.body);
 }
 
+/** An error answer with `Retry-After` (throttled, unavailable). */
 export function failRetry(x: Exchange, kind: ErrorKind, seconds: number): void {
-  send(x, ERROR_STATUS[kind], x.g.answers.errorRetry(kind, seconds), x.g.answers.errors[kind].body);
+  const { headers } = x.listener;
+  send(x, ERROR_STATUS[kind], headers.errorRetry(kind, seconds), headers.errors[kind].body);
 }
 
 /** A bug or an unexpected failure: logged, answered 500 (or the connection dropped when the answer had begun). */
 export function crashed(x: Exchange, err: unknown): void {
-  x.g.log.error({ err, url: logUrl(x.req.url ?? '') }, 'request failed');
+  x.listener.log.error({ err, url: logUrl(x.req.url ?? '') }, 'request failed');
   if (x.res.headersSent) return void x.res.destroy();
   fail(x, 'internal');
 }
 
 /** The client address as the throttle and the access log see it, worked out once per request. */
 export function clientOf(x: Exchange): string {
-  x.address ??= connectionClient(x.req, x.g.trustedProxies);
+  x.address ??= connectionClient(x.req, x.listener.trustedProxies);
   return x.address;
 }

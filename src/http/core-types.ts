@@ -1,6 +1,6 @@
 /**
  * The shapes the server core and the features share: a route as a feature hands it over, the
- * request in flight, and the Gateway (everything the request path reads, built once). They refer
+ * request in flight, and the listener's context (everything the request path reads, built once). They refer
  * to one another (a route's handler takes the request, which knows its route), so they live in one
  * module that imports nothing of http/ but types: the rest of the core and every feature import
  * these, and no import runs back.
@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { KeyHashes, KnownKey } from '../keys/key-hashes.js';
+import type { KeyHashes } from '../keys/key-hashes.js';
 import type { InvalidKeyThrottle } from '../keys/throttle.js';
 import type { AccessLog } from '../log/access.js';
 import type { StoreOutageLog } from '../log/outage.js';
@@ -22,10 +22,13 @@ import type { ErrorKind } from './error-kinds.js';
 import type { EntityTags } from './etag.js';
 import type { PathItem } from './openapi.js';
 import type { Target } from './request.js';
-import type { Answers } from './response-headers.js';
+import type { HeaderLists } from './response-headers.js';
 
-/** What a metered route will answer once the request is counted: `head + usage + tail`. */
-export interface Prepared {
+/**
+ * The body a metered route sends once the request is counted, `head + usage + tail`, built
+ * before the count (by `prepare`, once per price set and query).
+ */
+export interface MeteredBody {
   contentType: string;
   head: string;
   tail: string;
@@ -44,10 +47,10 @@ export interface MeteredRoute {
   name: string;
   /**
    * Validates the query (the raw text after `?`, parsed only by routes that read it) and, for a
-   * pattern route, the path, and picks the answer; an error kind refuses the request before it
+   * pattern route, the path, and picks the body; an error kind refuses the request before it
    * is counted.
    */
-  prepare(search: string, snapshot: Snapshot, path: string): Prepared | ErrorKind;
+  prepare(search: string, snapshot: Snapshot, path: string): MeteredBody | ErrorKind;
   /**
    * A request header (lower case) that carries the key too, beside `X-API-Key` and `api_key`:
    * FuelSA's clients send theirs in `key`.
@@ -93,23 +96,33 @@ export interface RouteDef {
   openapi?: PathItem;
 }
 
-/** A route with its metrics bound once. */
-export interface RouteEntry {
+/**
+ * What a request's steps read of its route, built once when the listener is built (fastify's
+ * per-route Context) and never changed: its metrics, its access-log line, its options.
+ */
+export interface RouteContext {
+  readonly metrics: RouteMetrics;
+  /** The access log's URL for `PATH?api_key=K`, the usual request (null for patterns and no route). */
+  readonly plainKeyUrl: string | null;
+  /** `MeteredRoute.keyHeader`: the other request header that carries the key, if any. */
+  readonly keyHeader: string | undefined;
+}
+
+/** A served route in the route table: its context, and how it is answered. */
+export interface RouteEntry extends RouteContext {
   /** The path, or the pattern of a pattern route. */
-  path: string;
-  route: Route;
-  metrics: RouteMetrics;
-  /** The access log's URL for `PATH?api_key=K`, the usual request (null for patterns). */
-  plainKeyUrl: string | null;
+  readonly path: string;
+  readonly route: Route;
 }
 
 export type InvalidKeyReason = 'missing' | 'malformed' | 'unknown' | 'throttled';
 
 /**
  * Everything the public listener's request path reads, worked out once when the listener is
- * built (context.ts): a request only looks things up in here.
+ * built (listener-context.ts): a request only looks things up in here. Two fields change while
+ * it serves: `draining` and `storeFailedAt`.
  */
-export interface Gateway {
+export interface ListenerContext {
   meter: Meter;
   book: PriceBook;
   throttle: InvalidKeyThrottle;
@@ -121,9 +134,9 @@ export interface Gateway {
   routes: ReadonlyMap<string, RouteEntry>;
   /** Pattern routes, tried in order when no exact path matches. */
   patterns: readonly RouteEntry[];
-  /** Metrics of requests that match no route (404, 400). */
-  unmatched: RouteMetrics;
-  answers: Answers;
+  /** The context of requests that match no route (404, 400). */
+  unmatched: RouteContext;
+  headers: HeaderLists;
   keyHashes: KeyHashes<AccountEntry>;
   maxKeyLength: number;
   /** `server.max_headers`. */
@@ -149,26 +162,21 @@ export interface Gateway {
 }
 
 /**
- * One request in flight: what its answer, log line and metrics need. The metered pipeline's
- * class (metered.ts) implements it and also receives the store's answer to its consume.
+ * One request in flight, as every step sees it: what its answer, log line and metrics need.
+ * What only the metered steps need (the key, the body, the ETag) they pass on as arguments
+ * (metered.ts, count.ts), so no step here reads a field an earlier step may not have set.
  */
 export interface Exchange {
-  readonly g: Gateway;
+  readonly listener: ListenerContext;
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly start: number;
-  metrics: RouteMetrics;
-  keyHash: string;
-  key: KnownKey<AccountEntry> | null;
+  /** Its route's context: the listener's `unmatched` until the route is found. */
+  route: RouteContext;
+  /** The account the request is answered for, once the meter names it: the access log names it. */
+  account: AccountEntry | null;
+  /** The client address, worked out at the first use (answer.ts `clientOf`). */
   address: string | null;
   /** The route's access-log URL, set once the request is known to be `PATH?api_key=K`. */
   loggedUrl: string | null;
-  route: RouteEntry | null;
-  entry: AccountEntry | null;
-  prepared: Prepared | null;
-  storeStart: number;
-  /** The ETag a conditional route's answer carries, once known. */
-  etag: string | null;
-  /** Set when If-None-Match matched: the answer is a 304 without a body. */
-  notModified: boolean;
 }

@@ -43,8 +43,7 @@ export function cors(x: Exchange, origins: ReadonlySet<string>): boolean {
   if (!origins.has(origin)) return false;
   x.res.setHeader('Access-Control-Allow-Origin', origin);
   if (x.req.method === 'OPTIONS' && x.req.headers['access-control-request-method'] !== undefined) {
-    const route = x.route?.route;
-    const keyHeader = route?.kind === 'metered' ? route.keyHeader : undefined;
+    const { keyHeader } = x.route;
     send(x, 204, keyHeader === undefined ? PREFLIGHT : withKeyHeader(keyHeader), '');
     return true;
   }

@@ -106,7 +106,7 @@ export function splicedGzip(s: SplicedGzip, tail: string): Buffer {
 }
 
 /**
- * The compressed forms of a metered answer (types.ts `Prepared`), kept with it: a whole one is
+ * The compressed forms of a metered body (core-types.ts `MeteredBody`), kept with it: a whole one is
  * encoded at the first request that accepts a coding; one with `usage` spliced in gets its head
  * gzipped once and the usage added per request as a stored block.
  */
@@ -115,7 +115,7 @@ export interface Compressed {
   spliced: SplicedGzip | null;
 }
 
-/** For a prepared answer of `head` (and, `withUsage`, a usage and `tail` after it); null below MIN_COMPRESS_BYTES. */
+/** For a metered body of `head` (and, `withUsage`, a usage and `tail` after it); null below MIN_COMPRESS_BYTES. */
 export function compressible(head: string, withUsage: boolean): Compressed | null {
   if (Buffer.byteLength(head) < MIN_COMPRESS_BYTES) return null;
   if (withUsage) return { whole: null, spliced: spliceableGzip(head) };

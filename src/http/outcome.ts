@@ -7,20 +7,35 @@
  * - the store unreachable: 503, or, under `store.on_error: allow`, the answer unmetered for a key
  *   this process already knows as active (the fail-open policy, here once).
  *
- * Expected outcomes are values; only store failures and bugs are exceptions.
+ * Expected outcomes are values; only store failures and bugs are exceptions. This is the last
+ * step before the answer (answer.ts): nothing here calls back into an earlier one.
  */
 import { isGatewayError } from '../failures.js';
 import type { KeyRefusal } from '../keys/gate.js';
 import type { AccountEntry, CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
-import { storeError } from './context.js';
-import type { Exchange, InvalidKeyReason, MeteredRoute, Prepared } from './core-types.js';
-import { type Compressed, negotiate, type SplicedGzip, splicedGzip } from './encoding.js';
+import type { Exchange, InvalidKeyReason, MeteredBody } from './core-types.js';
+import { type Compressed, negotiate, splicedGzip } from './encoding.js';
 import type { ErrorKind } from './error-kinds.js';
+import { storeError } from './listener-context.js';
 import { rateFields } from './rate.js';
 import { headerValue } from './request.js';
 import type { RateFields } from './response-headers.js';
+
+/**
+ * A metered request on its way to the count (metered.ts → count.ts): its key's hash, and what
+ * its answer needs besides the count. Set once, before the count; no field is filled in later.
+ */
+export interface MeteredRequest {
+  readonly x: Exchange;
+  readonly keyHash: string;
+  readonly body: MeteredBody;
+  /** The ETag its answer carries (a conditional route, etag.ts), or null. */
+  readonly etag: string | null;
+  /** If-None-Match matched `etag`: the answer is a 304 without a body. */
+  readonly notModified: boolean;
+}
 
 /** A key the meter refused: unknown (a scanner's sign, unless the store lost its data) or inactive. */
 export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive' | KeyRefusal): void {
@@ -36,9 +51,10 @@ const KEY_REFUSALS = {
 } as const satisfies Record<'inactive' | KeyRefusal, ErrorKind>;
 
 export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
+  const { listener: l } = x;
   // A key unknown because the store lost its data is no sign of a scanner.
-  if (reason !== 'unknown' || !x.g.storeDataLost()) x.g.throttle.fail(clientOf(x));
-  x.g.invalidKeys[reason].inc();
+  if (reason !== 'unknown' || !l.storeDataLost()) l.throttle.fail(clientOf(x));
+  l.invalidKeys[reason].inc();
   fail(x, 'invalid_key');
 }
 
@@ -55,7 +71,7 @@ export function admitted(x: Exchange, result: MeterResult): CountedResult | null
     keyRefused(x, result.reason);
     return null;
   }
-  x.entry = result.entry;
+  x.account = result.entry;
   return result;
 }
 
@@ -70,89 +86,98 @@ export type WithoutStore = 'unmetered' | 'refusal' | 'nothing';
 /**
  * A request's store call failed. An outage (STORE_UNAVAILABLE) is counted and logged with what it
  * cost the request; anything else is a bug, answered 500. Only a key this process already knows
- * as active goes on (true): an unknown or inactive key must not get in just because the store
- * cannot say no. Otherwise the request is answered 503 here (false).
+ * as active (`keyHash`) goes on (true): an unknown or inactive key must not get in just because
+ * the store cannot say no. Otherwise the request is answered 503 here (false).
  */
-export function storeFailed(x: Exchange, err: unknown, without: WithoutStore): boolean {
-  const { g } = x;
+export function storeFailed(x: Exchange, keyHash: string, err: unknown, without: WithoutStore): boolean {
+  const { listener: l } = x;
   if (!isGatewayError(err, 'STORE_UNAVAILABLE')) {
     crashed(x, err);
     return false;
   }
-  const unmetered = without === 'unmetered' && g.failOpen;
-  const goesOn = (unmetered || without === 'refusal') && g.meter.knowsActive(x.keyHash);
-  storeError(g, err, !goesOn ? 'refused' : unmetered ? 'unmetered' : null);
+  const unmetered = without === 'unmetered' && l.failOpen;
+  const goesOn = (unmetered || without === 'refusal') && l.meter.knowsActive(keyHash);
+  storeError(l, err, !goesOn ? 'refused' : unmetered ? 'unmetered' : null);
   if (!goesOn) {
     failRetry(x, 'unavailable', 1);
     return false;
   }
-  if (unmetered) g.metrics.unmetered.inc();
+  if (unmetered) l.metrics.unmetered.inc();
   return true;
 }
 
-/** A counted request (or a HEAD's usage): the prices with usage spliced in, a 304, or the limit error. */
-export function answerCounted(x: Exchange, kind: 'ok' | 'exhausted', entry: AccountEntry, used: number): void {
-  const { answers, metrics, clock } = x.g;
-  const { limit, period, plan } = entry.allowance;
+/** A counted metered request (or a HEAD's usage): its body with usage spliced in, a 304, or the limit error. */
+export function answerCounted(m: MeteredRequest, kind: 'ok' | 'exhausted', entry: AccountEntry, used: number): void {
+  const { x, body: b, etag } = m;
+  const { headers, clock, countNotModified } = x.listener;
   const now = clock.now();
   const rate = rateFields(entry, used, now);
   // Not counted, a 304 is answered while the allowance is used up: it serves no data.
-  if (x.notModified && (kind === 'ok' || !x.g.countNotModified))
-    return send(x, 304, answers.notModified(x.etag as string, rate), '');
-  if (kind === 'exhausted') {
-    metrics.quotaRejections.labels(plan).inc();
-    const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
-    const retryAfter = Math.max(1, Math.ceil((period.endMs - now) / 1000));
-    return send(x, 429, answers.errorLimited(errorKind, retryAfter, rate), answers.errors[errorKind].body);
-  }
-  const p = x.prepared as Prepared;
-  const usage = p.withUsage ? usageJson(entry.usage, used, limit) : '';
-  if (p.compressed !== null) return sendCoded(x, p, p.compressed, rate, usage);
-  if (!p.withUsage) return send(x, 200, answers.counted200(p.contentType, p.bytes, rate, x.etag), p.head + p.tail);
-  send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate, x.etag), p.head + usage + p.tail);
+  if (m.notModified && etag !== null && (kind === 'ok' || !countNotModified))
+    return send(x, 304, headers.notModified(etag, rate), '');
+  if (kind === 'exhausted') return limited(x, entry, rate, now);
+  const usage = b.withUsage ? usageJson(entry.usage, used, entry.allowance.limit) : '';
+  if (b.compressed !== null) return sendCoded(m, b.compressed, rate, usage);
+  if (!b.withUsage) return send(x, 200, headers.counted200(b.contentType, b.bytes, rate, etag), b.head + b.tail);
+  send(x, 200, headers.counted200(b.contentType, b.bytes + usage.length, rate, etag), b.head + usage + b.tail);
 }
 
-/** A metered route's answer served unmetered (storeFailed said it goes on): no rate headers, `usage` null. */
-export function answerUnmetered(x: Exchange): void {
-  const { answers } = x.g;
-  if (x.notModified) return send(x, 304, answers.notModifiedUnrated(x.etag as string), '');
-  const p = x.prepared as Prepared;
-  const body = p.withUsage ? `${p.head}null${p.tail}` : p.head + p.tail;
-  send(x, 200, answers.unrated(p.contentType, p.bytes + (p.withUsage ? 4 : 0)), body);
+/** The allowance used up (the pass-through's count): 429 with the rate headers. */
+export function answerLimited(x: Exchange, entry: AccountEntry, used: number): void {
+  const now = x.listener.clock.now();
+  limited(x, entry, rateFields(entry, used, now), now);
+}
+
+function limited(x: Exchange, entry: AccountEntry, rate: RateFields, now: number): void {
+  const { headers, metrics } = x.listener;
+  const { period, plan } = entry.allowance;
+  metrics.quotaRejections.labels(plan).inc();
+  const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
+  const retryAfter = Math.max(1, Math.ceil((period.endMs - now) / 1000));
+  send(x, 429, headers.errorLimited(errorKind, retryAfter, rate), headers.errors[errorKind].body);
+}
+
+/** A metered request served unmetered (storeFailed said it goes on): no rate headers, `usage` null. */
+export function answerUnmetered(m: MeteredRequest): void {
+  const { x, body: b, etag } = m;
+  const { headers } = x.listener;
+  if (m.notModified && etag !== null) return send(x, 304, headers.notModifiedUnrated(etag), '');
+  const body = b.withUsage ? `${b.head}null${b.tail}` : b.head + b.tail;
+  send(x, 200, headers.unrated(b.contentType, b.bytes + (b.withUsage ? 4 : 0)), body);
 }
 
 /**
  * A metered answer of 1 KiB or more (historical.php, changes.php) in the coding the request
- * prefers, from the compressed forms kept with its Prepared (encoding.ts): nothing is compressed
+ * prefers, from the compressed forms kept with its body (encoding.ts): nothing is compressed
  * here but a first-time whole answer, once.
  */
-function sendCoded(x: Exchange, p: Prepared, c: Compressed, rate: RateFields, usage: string): void {
+function sendCoded(m: MeteredRequest, c: Compressed, rate: RateFields, usage: string): void {
+  const { x, body: b, etag } = m;
   const accept = headerValue(x.req, 'accept-encoding');
-  const { answers } = x.g;
+  const { headers } = x.listener;
   if (c.whole !== null) {
     const enc = accept === undefined ? null : c.whole();
     const coding = negotiate(accept, enc?.br != null, enc?.gzip != null);
-    const bytes = coding === 'identity' ? null : (enc?.[coding] as Buffer);
-    if (bytes === null)
-      return send(x, 200, answers.counted200(p.contentType, p.bytes, rate, x.etag, coding), p.head + p.tail);
-    return send(x, 200, answers.counted200(p.contentType, bytes.length, rate, x.etag, coding), bytes);
+    const bytes = coding === 'identity' ? null : enc?.[coding];
+    if (!bytes) return send(x, 200, headers.counted200(b.contentType, b.bytes, rate, etag, coding), b.head + b.tail);
+    return send(x, 200, headers.counted200(b.contentType, bytes.length, rate, etag, coding), bytes);
   }
   const coding = negotiate(accept, false, c.spliced !== null);
-  const tail = usage + p.tail;
-  if (coding === 'identity')
-    return send(x, 200, answers.counted200(p.contentType, p.bytes + usage.length, rate, x.etag, coding), p.head + tail);
-  const body = splicedGzip(c.spliced as SplicedGzip, tail);
-  send(x, 200, answers.counted200(p.contentType, body.length, rate, x.etag, coding), body);
+  const tail = usage + b.tail;
+  if (coding === 'identity' || c.spliced === null)
+    return send(x, 200, headers.counted200(b.contentType, b.bytes + usage.length, rate, etag, coding), b.head + tail);
+  const body = splicedGzip(c.spliced, tail);
+  send(x, 200, headers.counted200(b.contentType, body.length, rate, etag, coding), body);
 }
 
 /** A request refused for its query or for lack of prices: the key still comes first, and nothing is counted. */
-export async function refuse(x: Exchange, kind: Exclude<ReturnType<MeteredRoute['prepare']>, Prepared>): Promise<void> {
+export async function refuse(x: Exchange, keyHash: string, kind: ErrorKind): Promise<void> {
   let who: Awaited<ReturnType<Meter['identify']>>;
   try {
-    who = await x.g.meter.identify(x.keyHash);
+    who = await x.listener.meter.identify(keyHash);
   } catch (err) {
     // A key known here as active may still hear what is wrong with its query.
-    if (!storeFailed(x, err, 'refusal')) return;
+    if (!storeFailed(x, keyHash, err, 'refusal')) return;
     who = 'active';
   }
   if (who !== 'active') return keyRefused(x, who);

@@ -2,20 +2,20 @@
  * The request pipeline as a feature's own handler sees it: take the request's key (`keyOf`), map
  * the meter's outcome to the answer (outcome.ts, the one mapping every route that takes a key
  * shares), answer, and account for an answer written elsewhere. Features import the pipeline
- * from here only (.dependency-cruiser.cjs); its steps (metered.ts, outcome.ts, answer.ts,
- * context.ts) may change behind it.
+ * from here only (.dependency-cruiser.cjs); its steps (api-key.ts, metered.ts, count.ts, count-reply.ts,
+ * outcome.ts, answer.ts, listener-context.ts) may change behind it.
  */
 import type { CountedResult } from '../quota/meter.js';
 import { crashed } from './answer.js';
-import { storeWorked } from './context.js';
+import { keyOf } from './api-key.js';
 import type { Exchange } from './core-types.js';
-import { keyOf } from './metered.js';
+import { storeWorked } from './listener-context.js';
 import { admitted, storeFailed } from './outcome.js';
 
 export { clientOf, crashed, fail, failRetry, record, send } from './answer.js';
-export { storeWorked } from './context.js';
-export { keyOf } from './metered.js';
-export { admitted, answerCounted, refuse, storeFailed } from './outcome.js';
+export { keyOf } from './api-key.js';
+export { storeWorked } from './listener-context.js';
+export { admitted, answerLimited, refuse, storeFailed } from './outcome.js';
 export { rateFields, rateHeaders } from './rate.js';
 export type { Target } from './request.js';
 
@@ -30,15 +30,16 @@ export function uncounted(
   search: string,
   answer: (x: Exchange, counted: CountedResult) => void | Promise<void>,
 ): void {
-  const keyHash = keyOf(x, search);
-  if (keyHash === null) return;
-  x.g.meter
-    .peek(keyHash)
+  const key = keyOf(x, search);
+  if (key === null) return;
+  const { listener: l } = x;
+  l.meter
+    .peek(key.hash)
     .then((result) => {
-      storeWorked(x.g);
+      storeWorked(l);
       const counted = admitted(x, result);
       return counted === null ? undefined : answer(x, counted);
     })
-    .catch((err: unknown) => void storeFailed(x, err, 'nothing'))
+    .catch((err: unknown) => void storeFailed(x, key.hash, err, 'nothing'))
     .catch((err: unknown) => crashed(x, err));
 }

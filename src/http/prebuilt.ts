@@ -60,7 +60,7 @@ export function sendWhole(x: Exchange, w: Whole): void {
     if (inm !== undefined && noneMatchHits(inm, w.etag)) return send(x, 304, w.notModified, '');
   }
   const coding = negotiate(headerValue(x.req, 'accept-encoding'), w.br !== null, w.gzip !== null);
-  const v = coding === 'br' ? (w.br as Variant) : coding === 'gzip' ? (w.gzip as Variant) : w.identity;
+  const v = (coding === 'br' && w.br) || (coding === 'gzip' && w.gzip) || w.identity;
   send(x, 200, v.headers, v.body);
 }
 

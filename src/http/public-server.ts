@@ -3,7 +3,7 @@ import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import type { Config } from '../config/config-schema.js';
 import type { ErrorAnswer } from './error-kinds.js';
 
-export interface ParserAnswers {
+export interface ParserErrors {
   bad: ErrorAnswer;
   large: ErrorAnswer;
   timeout: ErrorAnswer;
@@ -33,7 +33,7 @@ const refused = new WeakSet<Socket>();
  * closes the socket within LINGER_MS whatever the client does: a half-closed socket whose client
  * never closes would hold a descriptor for ever (slowloris).
  */
-function onClientError(err: NodeJS.ErrnoException, socket: HttpSocket, answers: ParserAnswers, waitMs: number): void {
+function onClientError(err: NodeJS.ErrnoException, socket: HttpSocket, errors: ParserErrors, waitMs: number): void {
   if (refused.has(socket)) return;
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
   // A connection that has answered before may still be reading the unread body of that request:
@@ -42,10 +42,10 @@ function onClientError(err: NodeJS.ErrnoException, socket: HttpSocket, answers: 
   refused.add(socket);
   const a =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? answers.large
+      ? errors.large
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? answers.timeout
-        : answers.bad;
+        ? errors.timeout
+        : errors.bad;
   const reason = REASONS[a.status] ?? 'Bad Request';
   const refusal =
     `HTTP/1.1 ${a.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${a.length}\r\n` +
@@ -62,27 +62,10 @@ function onClientError(err: NodeJS.ErrnoException, socket: HttpSocket, answers: 
   answerWhenDone();
 }
 
-/**
- * Refuses what Node's parser lets through: a second `Host` (400), none on HTTP/1.1 (400, which
- * Node would answer without our body), more header fields than `max_headers` (431: Node would
- * drop those beyond its own count silently, and they do not count towards `max_header_bytes`).
- */
-export function headProblem(req: IncomingMessage, maxHeaders: number): 'bad_request' | 'headers_too_large' | null {
-  const raw = req.rawHeaders;
-  if (raw.length > 2 * maxHeaders) return 'headers_too_large';
-  let hosts = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string;
-    // The usual spellings first: toLowerCase makes a new string of every other.
-    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host')) hosts++;
-  }
-  return hosts > 1 || (hosts === 0 && req.httpVersion === '1.1') ? 'bad_request' : null;
-}
-
 export function createListener(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   settings: Config['server'],
-  answers: ParserAnswers,
+  errors: ParserErrors,
 ): Server {
   const server = createServer(
     {
@@ -93,12 +76,12 @@ export function createListener(
       maxHeaderSize: settings.max_header_bytes,
       // Node looks for timed-out requests every 30 s by default, far too late for these timeouts.
       connectionsCheckingInterval: Math.min(1000, settings.headers_timeout_ms),
-      // headProblem answers a missing Host with our error body.
+      // request.ts headProblem answers a missing Host with our error body.
       requireHostHeader: false,
     },
     handler,
   );
-  // One beyond the limit, so that headProblem sees a head that has too many.
+  // One beyond the limit, so that request.ts headProblem sees a head that has too many.
   server.maxHeadersCount = settings.max_headers + 1;
   const open = new Set<Socket>();
   sockets.set(server, open);
@@ -107,7 +90,7 @@ export function createListener(
     s.once('close', () => open.delete(s));
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
-    onClientError(err, socket, answers, settings.request_timeout_ms),
+    onClientError(err, socket, errors, settings.request_timeout_ms),
   );
   return server;
 }
@@ -139,7 +122,7 @@ export interface BoundListener {
  */
 export async function bind(
   settings: Config['server'],
-  answers: ParserAnswers,
+  errors: ParserErrors,
   notReady: ErrorAnswer,
   host: string,
   port: number,
@@ -154,7 +137,7 @@ export async function bind(
     });
     res.end(notReady.body);
   };
-  const server = createListener((req, res) => handler(req, res), settings, answers);
+  const server = createListener((req, res) => handler(req, res), settings, errors);
   const address = await listen(server, host, port);
   return { server, address, serve: (h) => (handler = h) };
 }

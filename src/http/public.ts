@@ -1,39 +1,53 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { crashed, fail, failNotAllowed } from './answer.js';
-import { buildGateway, type PublicDeps } from './context.js';
-import type { Gateway } from './core-types.js';
+import type { Exchange, ListenerContext } from './core-types.js';
 import { cors } from './cors.js';
-import { metered, RequestExchange } from './metered.js';
-import { headProblem } from './public-server.js';
-import { parseTarget } from './request.js';
+import { buildListenerContext, type PublicDeps } from './listener-context.js';
+import { metered } from './metered.js';
+import { headProblem, parseTarget } from './request.js';
 import { routeFor } from './routes.js';
 
 export type { PublicDeps };
 
-/** The public listener's request handler, with its Gateway (everything a request reads) built once. */
-export function publicHandler(
-  deps: PublicDeps,
-): ((req: IncomingMessage, res: ServerResponse) => void) & { gateway: Gateway } {
-  const g = buildGateway(deps);
-  return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(g, req, res), { gateway: g });
+/** The public listener's request handler, with its context (everything a request reads) built once. */
+export function publicHandler(deps: PublicDeps): ((req: IncomingMessage, res: ServerResponse) => void) & {
+  /** Shutdown has begun: every answer from now on closes its connection, and the outage log is closed. */
+  drain(): void;
+} {
+  const l = buildListenerContext(deps);
+  const drain = (): void => {
+    l.draining = true;
+    l.storeOutage.close();
+  };
+  return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(l, req, res), { drain });
 }
 
 /**
- * Head → target → route → CORS → method, then the metered pipeline (metered.ts) or the route's
- * own handler. The core knows no feature: the routes come from the features, through app.ts.
+ * The front door: head → target → route → CORS → method, then the metered pipeline
+ * (metered.ts) or the route's own handler. The core knows no feature: the routes come from the
+ * features, through app.ts.
  */
-export function handle(g: Gateway, req: IncomingMessage, res: ServerResponse): void {
-  const x = new RequestExchange(g, req, res);
+function handle(listener: ListenerContext, req: IncomingMessage, res: ServerResponse): void {
+  const x: Exchange = {
+    listener,
+    req,
+    res,
+    start: performance.now(),
+    route: listener.unmatched,
+    account: null,
+    address: null,
+    loggedUrl: null,
+  };
   try {
-    const problem = headProblem(req, g.maxHeaders);
+    const problem = headProblem(req, listener.maxHeaders);
     if (problem) return fail(x, problem);
     const target = parseTarget(req.url ?? '');
     if (!target) return fail(x, 'bad_request');
-    const entry = routeFor(g, target.path);
+    const entry = routeFor(listener, target.path);
     if (!entry) return fail(x, 'not_found');
     x.route = entry;
-    x.metrics = entry.metrics;
-    if (g.corsOrigins !== null && cors(x, g.corsOrigins)) return;
+    if (listener.corsOrigins !== null && cors(x, listener.corsOrigins)) return;
     const { route } = entry;
     if (route.kind === 'handler' && route.methods !== undefined) {
       if (!route.methods.includes(req.method ?? '')) return failNotAllowed(x, route.methods);

@@ -1,6 +1,23 @@
 import type { IncomingMessage } from 'node:http';
 import { scrubKeys } from '../log/scrub.js';
 
+/**
+ * Refuses what Node's parser lets through: a second `Host` (400), none on HTTP/1.1 (400, which
+ * Node would answer without our body), more header fields than `max_headers` (431: Node would
+ * drop those beyond its own count silently, and they do not count towards `max_header_bytes`).
+ */
+export function headProblem(req: IncomingMessage, maxHeaders: number): 'bad_request' | 'headers_too_large' | null {
+  const raw = req.rawHeaders;
+  if (raw.length > 2 * maxHeaders) return 'headers_too_large';
+  let hosts = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    // The usual spellings first: toLowerCase makes a new string of every other.
+    if (name.length === 4 && (name === 'Host' || name === 'host' || name.toLowerCase() === 'host')) hosts++;
+  }
+  return hosts > 1 || (hosts === 0 && req.httpVersion === '1.1') ? 'bad_request' : null;
+}
+
 export interface Target {
   path: string;
   /** The raw query, after `?`; parsed only where it is read. */

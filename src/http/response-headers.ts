@@ -78,8 +78,8 @@ export interface RateFields {
   rate: string;
 }
 
-/** Every header list and error body the public listener writes, built once per listener. */
-export class Answers {
+/** Every header list (and error body) the public listener writes, built once per listener. */
+export class HeaderLists {
   readonly errors: ErrorAnswers;
   /** Plain error answers: the whole list is fixed. */
   private readonly plain = new Map<ErrorKind, HeaderList>();

@@ -1,6 +1,6 @@
 import { proxyPathMatches } from '../config/upstream.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
-import type { Gateway, Route, RouteDef, RouteEntry } from './core-types.js';
+import type { ListenerContext, Route, RouteDef, RouteEntry } from './core-types.js';
 import { accessUrl, PLAIN_KEY_PARAM } from './request.js';
 
 /**
@@ -19,23 +19,22 @@ export function routeTable(
   const routes = new Map<string, RouteEntry>();
   for (const { path, pattern, route } of served) {
     if (pattern || patternDefs.some((p) => proxyPathMatches(p.path, path))) continue;
-    routes.set(path, {
-      path,
-      route,
-      metrics: metrics.forRoute(route.name),
-      // The line a plain-key request would get, made by the same redaction.
-      plainKeyUrl: accessUrl(`${path}?${PLAIN_KEY_PARAM}K`),
-    });
+    // The line a plain-key request would get, made by the same redaction.
+    routes.set(path, entry(path, route, metrics, accessUrl(`${path}?${PLAIN_KEY_PARAM}K`)));
   }
-  const patterns = patternDefs.map(({ path, route }) => ({
-    path,
-    route,
-    metrics: metrics.forRoute(route.name),
-    plainKeyUrl: null,
-  }));
+  const patterns = patternDefs.map(({ path, route }) => entry(path, route, metrics, null));
   return { routes, patterns };
 }
 
+/** A route's context, built once: every request on it reads these and changes none. */
+const entry = (path: string, route: Route, metrics: Metrics, plainKeyUrl: string | null): RouteEntry => ({
+  path,
+  route,
+  metrics: metrics.forRoute(route.name),
+  plainKeyUrl,
+  keyHeader: route.kind === 'metered' ? route.keyHeader : undefined,
+});
+
 /** The route of a path: exact first, else the first pattern that matches. */
-export const routeFor = (g: Gateway, path: string): RouteEntry | undefined =>
-  g.routes.get(path) ?? g.patterns.find((e) => proxyPathMatches(e.path, path));
+export const routeFor = (l: ListenerContext, path: string): RouteEntry | undefined =>
+  l.routes.get(path) ?? l.patterns.find((e) => proxyPathMatches(e.path, path));

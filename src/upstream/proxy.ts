@@ -28,7 +28,7 @@ export interface ForwardSpec {
 }
 
 /** One pass-through in flight. */
-interface Exchange {
+interface InFlight {
   spec: ForwardSpec;
   added: OutgoingHttpHeaders;
   refunded: OutgoingHttpHeaders;
@@ -50,7 +50,7 @@ interface Exchange {
  */
 export class OriginProxy {
   private readonly proxy: ProxyServer;
-  private readonly pending = new WeakMap<IncomingMessage, Exchange>();
+  private readonly pending = new WeakMap<IncomingMessage, InFlight>();
   private readonly base: string;
   private readonly guard: KeyGuard;
   private readonly refusals: RefusalLog;
@@ -90,7 +90,7 @@ export class OriginProxy {
   /** Forwards an admitted request; resolves with the status written (0 when no answer was written). */
   forward(req: IncomingMessage, res: ServerResponse, spec: ForwardSpec): Promise<number> {
     return new Promise((resolve) => {
-      const x: Exchange = {
+      const x: InFlight = {
         spec,
         added: headerObject(spec.headers),
         refunded: headerObject(spec.refunded),
@@ -179,7 +179,7 @@ export class OriginProxy {
 
   /** An answer read whole and checked: a JSON success with our `usage` as its last key, anything else as it came. */
   private whole(
-    x: Exchange,
+    x: InFlight,
     req: IncomingMessage,
     proxyRes: IncomingMessage,
     res: ServerResponse,
@@ -204,7 +204,7 @@ export class OriginProxy {
   }
 
   /** An error status from the origin: its body when it is the spec's error body, else ours. Not counted. */
-  private originError(x: Exchange, proxyRes: IncomingMessage, res: ServerResponse, status: number): void {
+  private originError(x: InFlight, proxyRes: IncomingMessage, res: ServerResponse, status: number): void {
     read(proxyRes, MAX_ERROR_BYTES, (chunks, state) => {
       if (x.settled) return;
       // The rest of an oversized error body is not worth reading: that connection is dropped.
@@ -229,7 +229,7 @@ export class OriginProxy {
    * One whose Content-Encoding would have to be undone to check it is refused.
    */
   private stream(
-    x: Exchange,
+    x: InFlight,
     proxyRes: IncomingMessage,
     res: ServerResponse,
     status: number,
@@ -256,13 +256,13 @@ export class OriginProxy {
   }
 
   /** The origin's answer carries the service key, or cannot be read to tell: never passed on (502, not counted). */
-  private refuse(x: Exchange, res: ServerResponse, why: Exclude<Checked, 'clean'>): void {
+  private refuse(x: InFlight, res: ServerResponse, why: Exclude<Checked, 'clean'>): void {
     this.refusals.note(x.spec.route, Number(x.outcome), why);
     this.fail(x, res, 'upstream_unavailable', why === 'key' ? 'key_echoed' : 'unreadable');
   }
 
   /** No usable answer from the origin: our error body, or a cut connection once headers are out. */
-  private fail(x: Exchange, res: ServerResponse, kind: ErrorKind, outcome: string): void {
+  private fail(x: InFlight, res: ServerResponse, kind: ErrorKind, outcome: string): void {
     if (x.settled) return;
     x.outcome = outcome;
     x.proxyReq?.destroy();
@@ -276,7 +276,7 @@ export class OriginProxy {
     this.settle(x, e.status, false);
   }
 
-  private settle(x: Exchange, status: number, success: boolean): void {
+  private settle(x: InFlight, status: number, success: boolean): void {
     if (x.settled) return;
     x.settled = true;
     clearTimeout(x.timer);

@@ -1,6 +1,6 @@
 /**
  * FuelSA-compatible routes (`compat.fuelsa.enabled`): /exapi/fuel/current and
- * /exapi/fuel/byyear/{year}, in the shape FuelSA's clients parse (answers.ts), so such a client
+ * /exapi/fuel/byyear/{year}, in the shape FuelSA's clients parse (fuelsa-bodies.ts), so such a client
  * moves here by changing its base URL. They are metered routes like current.php: the same key
  * (also in FuelSA's `key` header), allowance, errors, ETag/304, rate headers and webhooks.
  */
@@ -8,7 +8,7 @@ import type { Config } from '../../config/config-schema.js';
 import type { RouteDef } from '../../http/core-types.js';
 import type { ErrorKind } from '../../http/error-kinds.js';
 import { conditional, type GetItem, jsonOk, meteredPath } from '../../http/openapi.js';
-import { BYYEAR_PREFIX, byYear, current } from './answers.js';
+import { BYYEAR_PREFIX, byYear, current } from './fuelsa-bodies.js';
 
 const TAG = 'compat';
 const KEY_HEADER = 'key';

@@ -3,22 +3,22 @@
  * full envelope, with the request's `usage` spliced in by the metered pipeline.
  */
 import type { Config } from '../../config/config-schema.js';
-import type { Prepared, RouteDef } from '../../http/core-types.js';
+import type { MeteredBody, RouteDef } from '../../http/core-types.js';
 import type { ErrorKind } from '../../http/error-kinds.js';
 import { conditional, jsonOk, meteredPath } from '../../http/openapi.js';
 import type { CurrentPrices } from '../../prices/snapshot.js';
 
 const JSON_TYPE = 'application/json';
 
-// One Prepared per price set and envelope, so a current-price request allocates none.
-const simple = new WeakMap<CurrentPrices, Prepared>();
-const full = new WeakMap<CurrentPrices, Prepared>();
+// One MeteredBody per price set and envelope, so a current-price request allocates none.
+const simple = new WeakMap<CurrentPrices, MeteredBody>();
+const full = new WeakMap<CurrentPrices, MeteredBody>();
 
 function envelope(
-  cache: WeakMap<CurrentPrices, Prepared>,
+  cache: WeakMap<CurrentPrices, MeteredBody>,
   current: CurrentPrices | null,
   head: (c: CurrentPrices) => string,
-): Prepared | ErrorKind {
+): MeteredBody | ErrorKind {
   if (current === null) return 'unavailable';
   let p = cache.get(current);
   if (!p) {

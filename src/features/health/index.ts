@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config/config-schema.js';
-import type { Exchange, Gateway, RouteDef } from '../../http/core-types.js';
+import type { Exchange, ListenerContext, RouteDef } from '../../http/core-types.js';
 import { jsonOk, PUBLIC } from '../../http/openapi.js';
 import { crashed, send } from '../../http/pipeline.js';
 import { priceAge } from '../../prices/staleness.js';
@@ -32,7 +32,7 @@ export function healthRoutes(config: Config, deps: HealthDeps): RouteDef[] {
       route: {
         kind: 'handler',
         name: 'healthz',
-        handle: (x) => send(x, 200, x.g.answers.unrated(JSON_TYPE, HEALTHY.length), HEALTHY),
+        handle: (x) => send(x, 200, x.listener.headers.unrated(JSON_TYPE, HEALTHY.length), HEALTHY),
       },
       openapi: {
         get: {
@@ -81,31 +81,31 @@ class Readiness {
   }
 
   async answer(x: Exchange): Promise<void> {
-    const { g } = x;
-    const current = g.book.current();
-    const store = await this.storeUp(g);
-    const age = priceAge(g.book, this.staleness.maxAgeDays, g.clock.now());
+    const { listener: l } = x;
+    const current = l.book.current();
+    const store = await this.storeUp(l);
+    const age = priceAge(l.book, this.staleness.maxAgeDays, l.clock.now());
     const status = current && store && !(age?.stale && this.staleness.unready) ? 200 : 503;
     const poller = this.deps.upstream;
-    const upstream = poller && (await upstreamView(g, poller, current?.set.effective_date ?? null));
+    const upstream = poller && (await upstreamView(l, poller, current?.set.effective_date ?? null));
     const body = JSON.stringify({
       ready: status === 200,
       store,
       prices: current !== null,
-      ...(g.storeDataLost() && { store_data_lost: true }),
+      ...(l.storeDataLost() && { store_data_lost: true }),
       ...age,
       ...(upstream && { upstream }),
     });
-    send(x, status, g.answers.unrated(JSON_TYPE, Buffer.byteLength(body)), body);
+    send(x, status, l.headers.unrated(JSON_TYPE, Buffer.byteLength(body)), body);
   }
 
   /**
    * Readiness probes arrive from every balancer and orchestrator: ask the store at most once a
    * second. Not ready while requests have failed for the store recently (the core notes when).
    */
-  private async storeUp(g: Gateway): Promise<boolean> {
+  private async storeUp(l: ListenerContext): Promise<boolean> {
     const now = performance.now();
-    if (now - g.storeFailedAt < STORE_ERROR_UNREADY_MS) return false;
+    if (now - l.storeFailedAt < STORE_ERROR_UNREADY_MS) return false;
     if (this.storeCheck && now - this.storeCheck.at < READY_TTL_MS) return this.storeCheck.up;
     const up = await this.deps.storeReady();
     this.storeCheck = { at: performance.now(), up };
@@ -114,7 +114,7 @@ class Readiness {
 }
 /** The origin as /readyz reports it: who polls, how the last poll went, and how long ago prices were confirmed. */
 async function upstreamView(
-  g: Gateway,
+  l: ListenerContext,
   poller: UpstreamPoller,
   effectiveDate: string | null,
 ): Promise<Record<string, unknown>> {
@@ -125,7 +125,7 @@ async function upstreamView(
     state: status?.state ?? 'waiting',
     reason: status?.reason ?? null,
     last_success_at: last === null ? null : new Date(last).toISOString(),
-    snapshot_age_s: last === null ? null : Math.max(0, Math.round((g.clock.now() - last) / 1000)),
+    snapshot_age_s: last === null ? null : Math.max(0, Math.round((l.clock.now() - last) / 1000)),
     effective_date: effectiveDate,
   };
 }

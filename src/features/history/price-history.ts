@@ -4,7 +4,7 @@
  * query allocates nothing and a new price set starts afresh.
  */
 import { LRUCache } from 'lru-cache';
-import type { Prepared } from '../../http/core-types.js';
+import type { MeteredBody } from '../../http/core-types.js';
 import { compressible } from '../../http/encoding.js';
 import type { ErrorKind } from '../../http/error-kinds.js';
 import { CHANGES_CSV_HEADER } from '../../prices/changes.js';
@@ -27,13 +27,13 @@ export const MAX_RANGE_MONTHS = 120;
 // Distinct queries remembered per snapshot; beyond that the least recent is assembled again.
 const CACHED_QUERIES = 512;
 
-const answers = new WeakMap<Snapshot, LRUCache<string, Prepared>>();
+const bodies = new WeakMap<Snapshot, LRUCache<string, MeteredBody>>();
 
-function cached(snap: Snapshot, key: string, build: () => Prepared): Prepared {
-  let cache = answers.get(snap);
+function cached(snap: Snapshot, key: string, build: () => MeteredBody): MeteredBody {
+  let cache = bodies.get(snap);
   if (!cache) {
     cache = new LRUCache({ max: CACHED_QUERIES });
-    answers.set(snap, cache);
+    bodies.set(snap, cache);
   }
   let p = cache.get(key);
   if (!p) {
@@ -78,7 +78,7 @@ function range(query: URLSearchParams, snap: Snapshot): { from: string; to: stri
 const inRange = (history: readonly HistoryEntry[], from: string, to: string): HistoryEntry[] =>
   history.filter((e) => e.month >= from && e.month <= to);
 
-const whole = (contentType: string, body: string): Prepared => ({
+const whole = (contentType: string, body: string): MeteredBody => ({
   contentType,
   head: body,
   tail: '',
@@ -100,7 +100,7 @@ function formatAndRegion(query: URLSearchParams): { format: 'json' | 'csv'; choi
  * `month`+`year`, or `from`+`to` (not both); `region` coastal|inland (default both);
  * `format` json|csv (default json).
  */
-export function historical(search: string, snap: Snapshot): Prepared | ErrorKind {
+export function historical(search: string, snap: Snapshot): MeteredBody | ErrorKind {
   const query = new URLSearchParams(search);
   const options = formatAndRegion(query);
   if (typeof options === 'string') return options;
@@ -133,7 +133,7 @@ export function historical(search: string, snap: Snapshot): Prepared | ErrorKind
  * `from`+`to`: one entry per set effective in the range; `region` and `format` as historical.php.
  * JSON carries `usage`, spliced in per request; CSV, like historical.php's, does not.
  */
-export function changes(search: string, snap: Snapshot): Prepared | ErrorKind {
+export function changes(search: string, snap: Snapshot): MeteredBody | ErrorKind {
   const query = new URLSearchParams(search);
   const options = formatAndRegion(query);
   if (typeof options === 'string') return options;

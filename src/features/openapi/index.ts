@@ -37,7 +37,7 @@ export function openApi(routes: readonly RouteDef[]): OpenApi {
       kind: 'handler',
       name: 'openapi',
       handle: (x) => {
-        const etag = x.g.etags.of(x.g.book.snapshot(), x.g.clock.now());
+        const etag = x.listener.etags.of(x.listener.book.snapshot(), x.listener.clock.now());
         if (tagged?.etag !== etag) tagged = build().json.tagged(etag);
         sendWhole(x, tagged);
       },

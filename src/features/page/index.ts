@@ -38,8 +38,8 @@ export function pageRoutes(config: Config, document: () => OpenApiDocument): Rou
         kind: 'handler',
         name: 'page',
         handle: (x) => {
-          const snap = x.g.book.snapshot();
-          sendWhole(x, page.render(snap, x.g.etags.of(snap, x.g.clock.now())));
+          const snap = x.listener.book.snapshot();
+          sendWhole(x, page.render(snap, x.listener.etags.of(snap, x.listener.clock.now())));
         },
       },
       openapi,

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { Exchange } from '../../http/core-types.js';
 import {
   admitted,
-  answerCounted,
+  answerLimited,
   crashed,
   keyOf,
   rateFields,
@@ -34,31 +34,32 @@ export interface ProxyRoute {
 }
 
 export function proxied(x: Exchange, route: ProxyRoute, target: Target): void {
-  if (keyOf(x, target.search) === null) return;
+  const key = keyOf(x, target.search);
+  if (key === null) return;
   // A path the origin would read as another one, or a body (which could reach the origin as a
   // second, smuggled request on a shared connection), is refused before anything is counted.
   if (!isSafeProxyPath(target.path) || hasBody(x.req))
-    return void refuse(x, 'bad_request').catch((err: unknown) => crashed(x, err));
-  admit(x, route, target).catch((err: unknown) => crashed(x, err));
+    return void refuse(x, key.hash, 'bad_request').catch((err: unknown) => crashed(x, err));
+  admit(x, key.hash, route, target).catch((err: unknown) => crashed(x, err));
 }
 
-async function admit(x: Exchange, route: ProxyRoute, target: Target): Promise<void> {
-  const { g } = x;
-  x.storeStart = performance.now();
+async function admit(x: Exchange, keyHash: string, route: ProxyRoute, target: Target): Promise<void> {
+  const { listener: l } = x;
+  const storeStart = performance.now();
   let result: MeterResult;
   try {
-    result = await g.meter.consume(x.keyHash);
+    result = await l.meter.consume(keyHash);
   } catch (err) {
-    g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
+    l.metrics.storeLatency.observe((performance.now() - storeStart) / 1000);
     // store.on_error: allow serves keys known here as active unmetered, as on the own routes.
-    if (storeFailed(x, err, 'unmetered')) return forward(x, route, target, null);
+    if (storeFailed(x, keyHash, err, 'unmetered')) return forward(x, route, target, null);
     return;
   }
-  g.metrics.storeLatency.observe((performance.now() - x.storeStart) / 1000);
-  storeWorked(g);
+  l.metrics.storeLatency.observe((performance.now() - storeStart) / 1000);
+  storeWorked(l);
   const counted = admitted(x, result);
   if (counted === null) return;
-  if (counted.kind === 'exhausted') return answerCounted(x, 'exhausted', counted.entry, counted.used);
+  if (counted.kind === 'exhausted') return answerLimited(x, counted.entry, counted.used);
   return forward(x, route, target, counted);
 }
 
@@ -67,10 +68,10 @@ async function admit(x: Exchange, route: ProxyRoute, target: Target): Promise<vo
  * refunded, and its answer shows the count after the refund.
  */
 async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: Counted | null): Promise<void> {
-  const { g } = x;
+  const { listener: l } = x;
   const limit = counted?.entry.allowance.limit ?? 0;
   const rate = (used: number): Array<string | number> =>
-    counted ? rateHeaders(rateFields(counted.entry, used, g.clock.now())) : [];
+    counted ? rateHeaders(rateFields(counted.entry, used, l.clock.now())) : [];
   const status = await route.proxy.forward(x.req, x.res, {
     route: route.name,
     path: target.path,
@@ -80,10 +81,10 @@ async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: 
     refunded: rate((counted?.used ?? 1) - 1),
     onFailure: () => {
       if (!counted) return;
-      g.meter
+      l.meter
         .refund(counted.entry, counted.day)
         .catch((err: unknown) =>
-          g.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
+          l.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
         );
     },
   });

@@ -47,9 +47,9 @@ export function secretScanningRoutes(config: Config, leaks: LeakHandler): RouteD
  * invalid key does: a forger gets no more tries than a key scanner.
  */
 function receive(x: Exchange, signatures: ReportSignatures, leaks: LeakHandler): void {
-  const { g, req } = x;
+  const { listener: l, req } = x;
   const address = clientOf(x);
-  const blockedMs = g.throttle.anyBlocked() ? g.throttle.blockedFor(address) : 0;
+  const blockedMs = l.throttle.anyBlocked() ? l.throttle.blockedFor(address) : 0;
   if (blockedMs > 0) return unread(x, () => failRetry(x, 'throttled', Math.ceil(blockedMs / 1000)));
   const identifier = header(req, 'github-public-key-identifier');
   const signature = header(req, 'github-public-key-signature');
@@ -64,7 +64,7 @@ function receive(x: Exchange, signatures: ReportSignatures, leaks: LeakHandler):
       if (typeof tokens === 'string') return fail(x, tokens);
       return leaks(tokens, address).then(
         (live) => answer(x, JSON.stringify(tokens.map((t, i) => labelOf(t, live[i] === true)))),
-        (err: unknown) => void storeFailed(x, err, 'nothing'),
+        (err: unknown) => void storeFailed(x, '', err, 'nothing'),
       );
     })
     .catch((err: unknown) => crashed(x, err));
@@ -85,7 +85,7 @@ function unread(x: Exchange, answer: () => void): void {
 }
 
 function forged(x: Exchange, address: string): void {
-  x.g.throttle.fail(address);
+  x.listener.throttle.fail(address);
   fail(x, 'invalid_signature');
 }
 

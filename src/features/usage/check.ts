@@ -18,5 +18,10 @@ export function usageCheck(x: Exchange, search: string): void {
 
 function answer(x: Exchange, { entry, used }: CountedResult): void {
   const body = `${HEAD}${usageJson(entry.usage, used, entry.allowance.limit)}}`;
-  send(x, 200, x.g.answers.counted200(JSON_TYPE, body.length, rateFields(entry, used, x.g.clock.now())), body);
+  send(
+    x,
+    200,
+    x.listener.headers.counted200(JSON_TYPE, body.length, rateFields(entry, used, x.listener.clock.now())),
+    body,
+  );
 }

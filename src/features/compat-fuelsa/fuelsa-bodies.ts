@@ -6,7 +6,7 @@
  * contract, and the allowance travels in the rate headers as on every metered answer.
  */
 
-import type { Prepared } from '../../http/core-types.js';
+import type { MeteredBody } from '../../http/core-types.js';
 import { compressible } from '../../http/encoding.js';
 import type { ErrorKind } from '../../http/error-kinds.js';
 import { type PriceSet, REGIONS } from '../../prices/price-set-schema.js';
@@ -58,7 +58,7 @@ function items(set: PriceSet, petrol: string[], diesel: string[]): void {
   }
 }
 
-function answer(sets: readonly PriceSet[]): Prepared {
+function bodyOf(sets: readonly PriceSet[]): MeteredBody {
   const petrol: string[] = [];
   const diesel: string[] = [];
   for (const set of sets) items(set, petrol, diesel);
@@ -73,16 +73,16 @@ function answer(sets: readonly PriceSet[]): Prepared {
   };
 }
 
-const EMPTY = answer([]);
+const EMPTY = bodyOf([]);
 
-interface Answers {
-  current: Prepared | null;
-  years: ReadonlyMap<string, Prepared>;
+interface Bodies {
+  current: MeteredBody | null;
+  years: ReadonlyMap<string, MeteredBody>;
 }
 
-const built = new WeakMap<Snapshot, Answers>();
+const built = new WeakMap<Snapshot, Bodies>();
 
-function answersOf(snap: Snapshot): Answers {
+function bodiesOf(snap: Snapshot): Bodies {
   let a = built.get(snap);
   if (a === undefined) {
     const byYear = new Map<string, PriceSet[]>();
@@ -91,8 +91,8 @@ function answersOf(snap: Snapshot): Answers {
       byYear.set(year, [...(byYear.get(year) ?? []), set]);
     }
     a = {
-      current: snap.current && answer([snap.current.set]),
-      years: new Map([...byYear].map(([year, sets]) => [year, answer(sets)])),
+      current: snap.current && bodyOf([snap.current.set]),
+      years: new Map([...byYear].map(([year, sets]) => [year, bodyOf(sets)])),
     };
     built.set(snap, a);
   }
@@ -100,15 +100,15 @@ function answersOf(snap: Snapshot): Answers {
 }
 
 /** The set in effect now. */
-export const current = (_search: string, snap: Snapshot): Prepared | ErrorKind =>
-  answersOf(snap).current ?? 'unavailable';
+export const current = (_search: string, snap: Snapshot): MeteredBody | ErrorKind =>
+  bodiesOf(snap).current ?? 'unavailable';
 
 const YEAR = /^\d{4}$/;
 
 /** Every set already in effect in the path's year, oldest first; a year without sets: empty lists. */
-export function byYear(_search: string, snap: Snapshot, path: string): Prepared | ErrorKind {
+export function byYear(_search: string, snap: Snapshot, path: string): MeteredBody | ErrorKind {
   const year = path.slice(BYYEAR_PREFIX.length);
   if (year.includes('/')) return 'not_found';
   if (!YEAR.test(year)) return 'invalid_year';
-  return answersOf(snap).years.get(year) ?? EMPTY;
+  return bodiesOf(snap).years.get(year) ?? EMPTY;
 }

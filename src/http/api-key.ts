@@ -1,0 +1,88 @@
+/**
+ * The first step of every route that takes a key: read it, check its form, hash it, and let the
+ * invalid-key throttle refuse a blocked address. A refused request is answered here; an accepted
+ * one goes on with its key.
+ */
+import type { KnownKey } from '../keys/key-hashes.js';
+import type { AccountEntry } from '../quota/meter.js';
+import { clientOf, fail, failRetry } from './answer.js';
+import type { Exchange, ListenerContext } from './core-types.js';
+import { invalidKey } from './outcome.js';
+import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
+
+/**
+ * The key a request carries, or null once the request has been refused for it (throttled
+ * address, missing or malformed key). Every front door that takes a key starts here.
+ */
+export function keyOf(x: Exchange, search: string): KnownKey<AccountEntry> | null {
+  const { listener } = x;
+  const header = keyHeader(x);
+  const plain = knownPlainKey(listener, search, header);
+  if (plain !== undefined && x.req.url?.startsWith('/')) x.loggedUrl = x.route.plainKeyUrl;
+  const key = plain ?? readAndHash(listener, search, header);
+  if (throttled(x, typeof key === 'string' ? null : key.hash)) return null;
+  if (key === 'missing') {
+    listener.invalidKeys.missing.inc();
+    fail(x, 'missing_key');
+    return null;
+  }
+  if (key === 'malformed') {
+    invalidKey(x, 'malformed');
+    return null;
+  }
+  return key;
+}
+
+/**
+ * The key the request's headers carry: `X-API-Key`, and on a route that names another header
+ * (FuelSA's `key`) that one too. Two that differ are joined as a repeated header is (", "), which
+ * no key can contain: refused as malformed, never one picked over the other.
+ */
+function keyHeader(x: Exchange): string | undefined {
+  const standard = headerValue(x.req, 'x-api-key');
+  const name = x.route.keyHeader;
+  if (name === undefined) return standard;
+  const other = headerValue(x.req, name);
+  if (other === undefined || other === '') return standard;
+  return standard === undefined || standard === '' || standard === other ? other : `${standard}, ${other}`;
+}
+
+/**
+ * The common request, `?api_key=K` alone, with a key seen before: found with one lookup and no
+ * parsing, since only well-formed keys are remembered (and those need no decoding).
+ */
+function knownPlainKey(
+  l: ListenerContext,
+  search: string,
+  header: string | undefined,
+): KnownKey<AccountEntry> | undefined {
+  if (!search.startsWith(PLAIN_KEY_PARAM)) return undefined;
+  const key = search.slice(PLAIN_KEY_PARAM.length);
+  return header === undefined || header === key ? l.keyHashes.seen(key) : undefined;
+}
+
+function readAndHash(
+  l: ListenerContext,
+  search: string,
+  header: string | undefined,
+): KnownKey<AccountEntry> | 'missing' | 'malformed' {
+  const input = readKey(search, header, l.maxKeyLength);
+  if (input.kind !== 'key') return input.kind;
+  return l.keyHashes.of(input.key) ?? 'malformed';
+}
+
+/**
+ * A blocked address is refused before anything else, except for keys this process knows as
+ * active and, at a small bounded rate, other well-formed keys: the block stops key scanning
+ * without locking out customers who share the address (NAT, a proxy).
+ */
+function throttled(x: Exchange, keyHash: string | null): boolean {
+  const { listener: l } = x;
+  if (!l.throttle.anyBlocked()) return false;
+  const blockedMs = l.throttle.blockedFor(clientOf(x));
+  if (blockedMs <= 0) return false;
+  if (keyHash !== null && (l.meter.knowsActive(keyHash) || l.throttle.letThrough(clientOf(x)))) return false;
+  l.invalidKeys.throttled.inc();
+  failRetry(x, 'throttled', Math.ceil(blockedMs / 1000));
+  return true;
+}
