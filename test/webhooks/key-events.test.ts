@@ -1,11 +1,15 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
+import { runCli } from '../helpers/cli.js';
 import { ManualClock } from '../helpers/clock.js';
 import type { TestContext } from '../helpers/context.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
 const FAST = { allow_private_addresses: true, allow_http: true, retry_delays_ms: [100, 100], poll_interval_ms: 50 };
@@ -172,5 +176,41 @@ t.test(
       1,
       'one delivery of key.expiring in all',
     );
+  },
+);
+
+t.test(
+  'keys changed from the CLI are told too: the CLI writes the events, a running gateway delivers them',
+  async (t) => {
+    const redis = await startRedis(t);
+    const gw = await startGateway(t, {
+      demo_accounts: false,
+      webhooks: FAST,
+      store: { type: 'redis', redis: { url: redis.url } },
+    });
+    const config = join(tempDir('fpg-key-events-cli-'), 'redis.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } }),
+    );
+    const cli = async (...args: string[]) => {
+      const r = await runCli([...args, '--config', config]);
+      t.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout);
+    };
+    const { body: created } = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' });
+    const account = created.account.id as string;
+    const { own } = await endpoints(t, gw, account);
+    const made = await cli('keys', 'create', account, '--name', 'telematics');
+    const rotated = await cli('keys', 'rotate', account, made.key.id, '--grace', '1h');
+    await cli('keys', 'revoke', account, rotated.key.id);
+    await waitFor('three events', () => events(own).length >= 3);
+    t.same(
+      events(own)
+        .map((e) => `${e.type} ${e.data['key_id']}`)
+        .sort(),
+      [`key.created ${made.key.id}`, `key.revoked ${rotated.key.id}`, `key.rotated ${rotated.key.id}`].sort(),
+    );
+    t.equal(events(own).find((e) => e.type === 'key.rotated')?.data['grace_s'], 3600);
   },
 );
