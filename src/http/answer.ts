@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { connectionClient } from './client.js';
 import type { Exchange } from './core-types.js';
 import { ERROR_STATUS, type ErrorKind } from './error-kinds.js';
+import { warnOfExpiry } from './key-check.js';
 import { accessUrl, logUrl } from './request.js';
 import { ALLOWED_METHODS, type HeaderList, write } from './response-headers.js';
 
@@ -17,6 +18,7 @@ export function send(x: Exchange, status: number, headers: HeaderList, body: str
   const { listener, req, res } = x;
   // Draining for shutdown: this answer closes its connection, so the client sends nothing more on it.
   if (listener.draining) res.setHeader('Connection', 'close');
+  warnOfExpiry(x);
   write(res, req.method === 'HEAD', status, headers, body);
   record(x, status);
 }

@@ -26,6 +26,15 @@ export function connectionClient(req: IncomingMessage, trusted: TrustedProxies):
  * through its whole /64 at will. `trusted` holds canonical addresses (see `canonicalIp`).
  */
 export function clientAddress(req: IncomingMessage, trusted: TrustedProxies): string {
+  const address = clientIp(req, trusted);
+  return isIPv6(address) ? prefix64(address) : address;
+}
+
+/**
+ * The client's address as `clientAddress` finds it, before IPv6 is grouped by /64: what a key's
+ * address allowlist is matched against (canonical, so an IPv4-mapped peer is its IPv4 address).
+ */
+export function clientIp(req: IncomingMessage, trusted: TrustedProxies): string {
   let address = canonicalIp(req.socket.remoteAddress ?? '') ?? '';
   const forwarded = req.headers['x-forwarded-for'];
   if (trusted.has(address) && typeof forwarded === 'string') {
@@ -37,7 +46,7 @@ export function clientAddress(req: IncomingMessage, trusted: TrustedProxies): st
       if (!trusted.has(hop)) break;
     }
   }
-  return isIPv6(address) ? prefix64(address) : address;
+  return address;
 }
 
 /**

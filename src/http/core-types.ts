@@ -16,6 +16,7 @@ import type { Metrics, RouteMetrics } from '../metrics/gateway-metrics.js';
 import type { PriceBook } from '../prices/book.js';
 import type { Snapshot } from '../prices/snapshot.js';
 import type { AccountEntry, Meter } from '../quota/meter.js';
+import type { KeyScope } from '../store/store.js';
 import type { TrustedProxies } from './client.js';
 import type { Compressed } from './encoding.js';
 import type { ErrorKind } from './error-kinds.js';
@@ -94,6 +95,8 @@ export interface RouteDef {
   route: Route | null;
   /** Its entry in the OpenAPI document; none: not described (the page's assets, pass-through). */
   openapi?: PathItem;
+  /** The key scope a route that takes a key needs (docs/api.md); the API document names it. */
+  scope?: KeyScope;
 }
 
 /**
@@ -106,6 +109,8 @@ export interface RouteContext {
   readonly plainKeyUrl: string | null;
   /** `MeteredRoute.keyHeader`: the other request header that carries the key, if any. */
   readonly keyHeader: string | undefined;
+  /** `RouteDef.scope` as its bit (keys/gate.ts SCOPE_BIT); 0 for a route that takes no key. */
+  readonly scope: number;
 }
 
 /** A served route in the route table: its context, and how it is answered. */

@@ -8,6 +8,7 @@ import type { AccountEntry, MeterResult } from '../quota/meter.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/store.js';
 import { crashed } from './answer.js';
 import type { Exchange, ListenerContext, MeteredBody } from './core-types.js';
+import { keyCheck } from './key-check.js';
 import { storeWorked } from './listener-context.js';
 import { admitted, answerCounted, answerUnmetered, keyRefused, type MeteredRequest, storeFailed } from './outcome.js';
 
@@ -37,7 +38,7 @@ export class WarmCount implements MeteredRequest, ConsumeReceiver {
         case 'changed':
           // Our copy of the account is out of date: the meter reloads it and decides again.
           l.meter.forget(this.keyHash);
-          return countSlowly(this, l.meter.consume(this.keyHash));
+          return countSlowly(this, l.meter.consume(this.keyHash, keyCheck(this.x)));
       }
     } catch (err) {
       crashed(this.x, err);

@@ -10,6 +10,7 @@ import type { KnownKey } from '../keys/key-hashes.js';
 import type { AccountEntry } from '../quota/meter.js';
 import type { Exchange, MeteredBody } from './core-types.js';
 import { countSlowly, WarmCount } from './count-reply.js';
+import { keyCheck, keyRefusal } from './key-check.js';
 import { keyRefused } from './outcome.js';
 
 /**
@@ -30,11 +31,11 @@ export function count(
   const keyHash = key.hash;
   const entry = peek ? undefined : meter.warm(key);
   if (entry === undefined) {
-    const pending = peek ? meter.peek(keyHash) : meter.consume(keyHash);
+    const pending = peek ? meter.peek(keyHash, keyCheck(x)) : meter.consume(keyHash, keyCheck(x));
     return countSlowly({ x, keyHash, body, etag, notModified }, pending);
   }
   x.account = entry;
-  const refusal = accountRefusal(entry);
+  const refusal = accountRefusal(entry) ?? keyRefusal(x, entry);
   if (refusal !== null) return keyRefused(x, refusal);
   meter.consumeInto(entry, new WarmCount(x, keyHash, body, etag, notModified, entry));
 }

@@ -53,7 +53,7 @@ export function buildListenerContext(deps: PublicDeps): ListenerContext {
     ...rest,
     routes,
     patterns,
-    unmatched: { metrics: metrics.forRoute('unmatched'), plainKeyUrl: null, keyHeader: undefined },
+    unmatched: { metrics: metrics.forRoute('unmatched'), plainKeyUrl: null, keyHeader: undefined, scope: 0 },
     headers: new HeaderLists(errors),
     keyHashes: new KeyHashes(config.limits.account_cache.max_entries),
     maxKeyLength: config.limits.max_key_length,

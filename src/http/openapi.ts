@@ -143,7 +143,16 @@ export const UNEXPECTED: Response = {
 };
 
 /** What any request with a key may be refused for. */
-export const KEY_ERRORS: ErrorKind[] = ['missing_key', 'invalid_key', 'inactive_key', 'throttled', 'unavailable'];
+export const KEY_ERRORS: ErrorKind[] = [
+  'missing_key',
+  'invalid_key',
+  'expired_key',
+  'inactive_key',
+  'key_scope',
+  'key_address',
+  'throttled',
+  'unavailable',
+];
 const METERED: ErrorKind[] = [...KEY_ERRORS, 'limit_monthly', 'limit_trial'];
 
 export const query = (

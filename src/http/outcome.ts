@@ -18,6 +18,7 @@ import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import type { Exchange, InvalidKeyReason, MeteredBody } from './core-types.js';
 import { type Compressed, negotiate, splicedGzip } from './encoding.js';
 import type { ErrorKind } from './error-kinds.js';
+import { keyCheck } from './key-check.js';
 import { storeError } from './listener-context.js';
 import { rateFields } from './rate.js';
 import { headerValue } from './request.js';
@@ -68,6 +69,8 @@ export function admitted(x: Exchange, result: MeterResult): CountedResult | null
     return null;
   }
   if (result.kind === 'refused') {
+    // Known: its answer names the account in the log and may carry X-API-Key-Expires.
+    x.account = result.entry;
     keyRefused(x, result.reason);
     return null;
   }
@@ -96,7 +99,7 @@ export function storeFailed(x: Exchange, keyHash: string, err: unknown, without:
     return false;
   }
   const unmetered = without === 'unmetered' && l.failOpen;
-  const goesOn = (unmetered || without === 'refusal') && l.meter.knowsActive(keyHash);
+  const goesOn = (unmetered || without === 'refusal') && l.meter.knowsActive(keyHash, keyCheck(x));
   storeError(l, err, !goesOn ? 'refused' : unmetered ? 'unmetered' : null);
   if (!goesOn) {
     failRetry(x, 'unavailable', 1);
@@ -174,12 +177,14 @@ function sendCoded(m: MeteredRequest, c: Compressed, rate: RateFields, usage: st
 export async function refuse(x: Exchange, keyHash: string, kind: ErrorKind): Promise<void> {
   let who: Awaited<ReturnType<Meter['identify']>>;
   try {
-    who = await x.listener.meter.identify(keyHash);
+    who = await x.listener.meter.identify(keyHash, keyCheck(x));
   } catch (err) {
     // A key known here as active may still hear what is wrong with its query.
     if (!storeFailed(x, keyHash, err, 'refusal')) return;
     who = 'active';
   }
+  // The key's answer may carry X-API-Key-Expires: its entry is cached now, when it was found.
+  if (who !== 'unknown' && who !== 'inactive') x.account = x.listener.meter.cached(keyHash) ?? null;
   if (who !== 'active') return keyRefused(x, who);
   if (kind === 'unavailable') return failRetry(x, kind, 1);
   fail(x, kind);

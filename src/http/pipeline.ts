@@ -9,11 +9,13 @@ import type { CountedResult } from '../quota/meter.js';
 import { crashed } from './answer.js';
 import { keyOf } from './api-key.js';
 import type { Exchange } from './core-types.js';
+import { keyCheck } from './key-check.js';
 import { storeWorked } from './listener-context.js';
 import { admitted, storeFailed } from './outcome.js';
 
 export { clientOf, crashed, fail, failRetry, record, send } from './answer.js';
 export { keyOf } from './api-key.js';
+export { keyCheck, warnOfExpiry } from './key-check.js';
 export { storeWorked } from './listener-context.js';
 export { admitted, answerLimited, refuse, storeFailed } from './outcome.js';
 export { rateFields, rateHeaders } from './rate.js';
@@ -34,7 +36,7 @@ export function uncounted(
   if (key === null) return;
   const { listener: l } = x;
   l.meter
-    .peek(key.hash)
+    .peek(key.hash, keyCheck(x))
     .then((result) => {
       storeWorked(l);
       const counted = admitted(x, result);

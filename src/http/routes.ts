@@ -1,4 +1,5 @@
 import { proxyPathMatches } from '../config/upstream.js';
+import { SCOPE_BIT } from '../keys/gate.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
 import type { ListenerContext, Route, RouteDef, RouteEntry } from './core-types.js';
 import { accessUrl, PLAIN_KEY_PARAM } from './request.js';
@@ -17,22 +18,28 @@ export function routeTable(
   const served = defs.filter((d): d is RouteDef & { route: Route } => d.route !== null);
   const patternDefs = served.filter((d) => d.pattern);
   const routes = new Map<string, RouteEntry>();
-  for (const { path, pattern, route } of served) {
+  for (const def of served) {
+    const { path, pattern } = def;
     if (pattern || patternDefs.some((p) => proxyPathMatches(p.path, path))) continue;
     // The line a plain-key request would get, made by the same redaction.
-    routes.set(path, entry(path, route, metrics, accessUrl(`${path}?${PLAIN_KEY_PARAM}K`)));
+    routes.set(path, entry(def, metrics, accessUrl(`${path}?${PLAIN_KEY_PARAM}K`)));
   }
-  const patterns = patternDefs.map(({ path, route }) => entry(path, route, metrics, null));
+  const patterns = patternDefs.map((def) => entry(def, metrics, null));
   return { routes, patterns };
 }
 
 /** A route's context, built once: every request on it reads these and changes none. */
-const entry = (path: string, route: Route, metrics: Metrics, plainKeyUrl: string | null): RouteEntry => ({
+const entry = (
+  { path, route, scope }: RouteDef & { route: Route },
+  metrics: Metrics,
+  plainKeyUrl: string | null,
+): RouteEntry => ({
   path,
   route,
   metrics: metrics.forRoute(route.name),
   plainKeyUrl,
   keyHeader: route.kind === 'metered' ? route.keyHeader : undefined,
+  scope: scope === undefined ? 0 : SCOPE_BIT[scope],
 });
 
 /** The route of a path: exact first, else the first pattern that matches. */

@@ -1,12 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config-schema.js';
-import { alertList, firstCount } from '../events/event.js';
-import { KeyGate, type KeyRefusal } from '../keys/gate.js';
+import type { KeyRefusal } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type {
   AccountStore,
   ConsumeReceiver,
-  ConsumeSpec,
   CoordinationStore,
   CountingStore,
   PeriodRecord,
@@ -14,30 +12,9 @@ import type {
   StoredKey,
 } from '../store/store.js';
 import { DayClock } from '../time/days.js';
-import { type Allowance, allowanceFor } from './allowance.js';
-import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
+import { type AccountEntry, accountEntry } from './account-entry.js';
 
-/**
- * A cached account, as one of its keys reaches it, with everything a request needs that stays
- * fixed until its period ends. Cached by key hash: each key of an account has its own entry.
- */
-export interface AccountEntry {
-  account: StoredAccount;
-  /** The key the entry was found by: its own copy (its `last_used_on` is this process's view). */
-  key: StoredKey;
-  /** The key's expiry, scopes and allowlist, checked per request in process. */
-  gate: KeyGate;
-  allowance: Allowance;
-  usage: UsageFragments;
-  /** The `RateLimit-Policy` header value of the allowance. */
-  ratePolicy: string;
-  /** What a consume for this account asks the store, built once with the entry. */
-  spec: ConsumeSpec;
-  /** The account id JSON-encoded, as the access log writes it. */
-  idJson: string;
-  /** False once the cache has dropped or replaced the entry: a KnownKey holding it must look again. */
-  live: boolean;
-}
+export type { AccountEntry } from './account-entry.js';
 
 /** `day`: the ledger's day the request was counted on (YYYY-MM-DD), which a refund takes back from. */
 export type MeterResult =
@@ -220,10 +197,19 @@ export class Meter {
     return check?.(entry) ?? 'active';
   }
 
-  /** Whether this process holds the key as an active account's unexpired key, without asking the store. */
-  knowsActive(keyHash: string): boolean {
+  /** The entry this process holds for a key, without asking the store. */
+  cached(keyHash: string): AccountEntry | undefined {
+    return this.accounts.get(keyHash);
+  }
+
+  /**
+   * Whether this process holds the key as an active account's unexpired key (and, with `check`,
+   * one allowed this request), without asking the store.
+   */
+  knowsActive(keyHash: string, check?: KeyCheck): boolean {
     const entry = this.accounts.get(keyHash);
-    return entry?.account.status === 'active' && this.opts.now() < entry.gate.expiresMs;
+    if (entry?.account.status !== 'active' || this.opts.now() >= entry.gate.expiresMs) return false;
+    return check === undefined || check(entry) === null;
   }
 
   /** Share of lookups answered from the cache since start. */
@@ -274,38 +260,7 @@ export class Meter {
   }
 
   private remember(keyHash: string, account: StoredAccount, now: number, cache: boolean, key: StoredKey): AccountEntry {
-    const allowance = allowanceFor(account, this.opts.plans, this.opts.zone, now);
-    const spec: ConsumeSpec = {
-      accountId: account.id,
-      revision: account.revision,
-      periodId: allowance.period.id,
-      limit: allowance.limit,
-      expireAtMs: allowance.period.endMs + this.opts.retentionMs,
-      record: {
-        plan: allowance.plan,
-        kind: allowance.period.kind,
-        startMs: allowance.period.startMs,
-        endMs: allowance.period.endMs,
-      },
-    };
-    // Worked out once per account and period: the counts at which usage.threshold is raised.
-    const list = alertList(allowance.limit, this.opts.plans[allowance.plan]?.alert_thresholds ?? []);
-    if (list !== '') {
-      const { period } = allowance;
-      const context = { plan: allowance.plan, period_started_at: period.startedAt, period_ends_at: period.endsAt };
-      spec.alerts = { list, next: firstCount(list), context };
-    }
-    const entry: AccountEntry = {
-      account,
-      key: { ...key },
-      gate: new KeyGate(key, this.opts.keyWarningMs),
-      allowance,
-      usage: usageFragments(allowance),
-      ratePolicy: ratePolicy(allowance),
-      spec,
-      idJson: JSON.stringify(account.id),
-      live: true,
-    };
+    const entry = accountEntry(account, key, now, this.opts);
     if (cache) this.accounts.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }

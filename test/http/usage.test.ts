@@ -10,7 +10,10 @@ const BAD_KEY = `fpg_${'B'.repeat(38)}`;
 
 t.test('usage.php answers the seven usage fields of the metered answers and counts nothing', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
-  const { api_key: key } = await newAccount(gw, { plan: 'starter' });
+  const { api_key: key, account } = await newAccount(gw, { plan: 'starter' });
+  const keys = await fetch(`http://127.0.0.1:${gw.app.adminAddress.port}/admin/accounts/${account.id}/keys`);
+  const keyId = ((await keys.json()) as { keys: Array<{ id: string }> }).keys[0]?.id;
+  const named = { id: keyId, name: 'default', expires_at: null };
   for (let i = 0; i < 3; i++) {
     const r = await gw.get(USAGE, { headers: { 'X-API-Key': key } });
     t.equal(r.status, 200);
@@ -19,13 +22,18 @@ t.test('usage.php answers the seven usage fields of the metered answers and coun
     t.same(await r.json(), {
       success: true,
       usage: { ...STARTER_FIRST_USAGE, requests_used: 0, requests_remaining: 2000 },
+      key: named,
     });
   }
   const metered = (await (await gw.get(`${SIMPLE}?api_key=${key}`)).json()) as { usage: unknown };
   t.same(metered.usage, STARTER_FIRST_USAGE, 'the first metered request is still number 1');
   const after = await gw.get(`${USAGE}?api_key=${key}`);
   const text = await after.text();
-  t.equal(text, `{"success":true,"usage":${JSON.stringify(STARTER_FIRST_USAGE)}}`, 'api_key works too; key order');
+  t.equal(
+    text,
+    `{"success":true,"usage":${JSON.stringify(STARTER_FIRST_USAGE)},"key":${JSON.stringify(named)}}`,
+    'api_key works too; key order: the key that asked after usage',
+  );
   const head = await gw.get(USAGE, { method: 'HEAD', headers: { 'X-API-Key': key } });
   t.equal(head.status, 200);
   t.equal(head.headers.get('content-length'), String(text.length));

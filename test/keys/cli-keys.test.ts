@@ -14,7 +14,6 @@ t.test('keys create, list, update, rotate and revoke from the CLI act on a runni
     config,
     JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } }),
   );
-  // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, read field by field below
   const cli = async (...args: string[]): Promise<{ code: number | null; stderr: string; json: any }> => {
     const r = await runCli([...args, '--config', config]);
     return { code: r.code, stderr: r.stderr, json: r.code === 0 ? JSON.parse(r.stdout) : null };

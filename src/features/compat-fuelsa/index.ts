@@ -32,6 +32,7 @@ export function compatFuelsaRoutes(config: Config): RouteDef[] {
   return [
     {
       path: '/exapi/fuel/current',
+      scope: 'prices',
       route: { kind: 'metered', name: 'fuelsa-current', conditional: true, keyHeader: KEY_HEADER, prepare: current },
       openapi: path(
         config,
@@ -47,6 +48,7 @@ export function compatFuelsaRoutes(config: Config): RouteDef[] {
       path: `${BYYEAR_PREFIX}*`,
       pattern: true,
       openapiPath: `${BYYEAR_PREFIX}{year}`,
+      scope: 'history',
       route: {
         kind: 'metered',
         name: 'fuelsa-byyear',

@@ -47,6 +47,7 @@ export function currentPricesRoutes(config: Config): RouteDef[] {
   return [
     {
       path: '/fuel-api/api/simple-current.php',
+      scope: 'prices',
       route: {
         kind: 'metered',
         name: 'simple-current',
@@ -65,6 +66,7 @@ export function currentPricesRoutes(config: Config): RouteDef[] {
     },
     {
       path: '/fuel-api/api/current.php',
+      scope: 'prices',
       route: {
         kind: 'metered',
         name: 'current',

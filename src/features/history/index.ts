@@ -24,6 +24,7 @@ export function historyRoutes(config: Config): RouteDef[] {
   return [
     {
       path: '/fuel-api/api/historical.php',
+      scope: 'history',
       route: { kind: 'metered', name: 'historical', prepare: enabled ? historical : () => 'historical_disabled' },
       openapi: meteredPath(
         config,
@@ -67,6 +68,7 @@ export function historyRoutes(config: Config): RouteDef[] {
     },
     {
       path: '/fuel-api/api/changes.php',
+      scope: 'history',
       route: { kind: 'metered', name: 'changes', prepare: enabled ? changes : () => 'historical_disabled' },
       openapi: meteredPath(
         config,

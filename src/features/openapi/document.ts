@@ -12,11 +12,18 @@ import { PRICE_MEANING, schemas } from './schemas.js';
 
 export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const { path, openapiPath, openapi } of routes) {
+  for (const { path, openapiPath, openapi, scope } of routes) {
     // A route switched off (route null) answers HEAD as it answers GET: 404.
     if (openapi && 'post' in openapi) paths[openapiPath ?? path] = { post: withDefault(openapi.post) };
     else if (openapi) {
-      const get = withDefault(openapi.get);
+      const get = withDefault({
+        ...openapi.get,
+        ...(scope && {
+          description:
+            `${openapi.get.description ?? ''} Key scope: ${scope} (a key limited to other scopes gets 403).`.trim(),
+          'x-key-scope': scope,
+        }),
+      });
       paths[openapiPath ?? path] = { get, head: headOf(get) };
     }
   }

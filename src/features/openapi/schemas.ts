@@ -174,10 +174,26 @@ export const schemas: Json = {
   },
   UsageAnswer: {
     type: 'object',
-    required: ['success', 'usage'],
+    required: ['success', 'usage', 'key'],
     additionalProperties: false,
-    properties: { success: { const: true }, usage: ref('Usage') },
-    examples: [{ success: true, usage: ex.usage }],
+    properties: {
+      success: { const: true },
+      usage: ref('Usage'),
+      key: {
+        type: 'object',
+        description: 'The key that made the request.',
+        required: ['id', 'name', 'expires_at'],
+        additionalProperties: false,
+        properties: {
+          id: { type: 'string', pattern: '^key_[0-9a-f]{16}$' },
+          name: { type: 'string', minLength: 1, maxLength: 64 },
+          expires_at: { type: ['string', 'null'], description: 'ISO 8601; null: never.' },
+        },
+      },
+    },
+    examples: [
+      { success: true, usage: ex.usage, key: { id: 'key_3f9a1c07d2b84e65', name: 'default', expires_at: null } },
+    ],
   },
   UsageHistory: {
     type: 'object',

@@ -14,6 +14,11 @@ export function passThroughRoutes(config: Config, proxy: PassThrough | null): Ro
   if (proxy === null) return [];
   return config.upstream.proxy_paths.map((name) => {
     const target = { name, proxy };
-    return { path: name, pattern: true, route: { kind: 'handler', name, handle: (x, t) => proxied(x, target, t) } };
+    return {
+      path: name,
+      pattern: true,
+      scope: 'passthrough',
+      route: { kind: 'handler', name, handle: (x, t) => proxied(x, target, t) },
+    };
   });
 }

@@ -11,6 +11,7 @@ import {
   admitted,
   answerLimited,
   crashed,
+  keyCheck,
   keyOf,
   rateFields,
   rateHeaders,
@@ -19,6 +20,7 @@ import {
   storeFailed,
   storeWorked,
   type Target,
+  warnOfExpiry,
 } from '../../http/pipeline.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
@@ -48,7 +50,7 @@ async function admit(x: Exchange, keyHash: string, route: ProxyRoute, target: Ta
   const storeStart = performance.now();
   let result: MeterResult;
   try {
-    result = await l.meter.consume(keyHash);
+    result = await l.meter.consume(keyHash, keyCheck(x));
   } catch (err) {
     l.metrics.storeLatency.observe((performance.now() - storeStart) / 1000);
     // store.on_error: allow serves keys known here as active unmetered, as on the own routes.
@@ -60,6 +62,7 @@ async function admit(x: Exchange, keyHash: string, route: ProxyRoute, target: Ta
   const counted = admitted(x, result);
   if (counted === null) return;
   if (counted.kind === 'exhausted') return answerLimited(x, counted.entry, counted.used);
+  warnOfExpiry(x);
   return forward(x, route, target, counted);
 }
 

@@ -17,11 +17,14 @@ export function usageCheck(x: Exchange, search: string): void {
 }
 
 function answer(x: Exchange, { entry, used }: CountedResult): void {
-  const body = `${HEAD}${usageJson(entry.usage, used, entry.allowance.limit)}}`;
+  // The key that asked, after `usage`: a key's name may be any text, so its length is in bytes.
+  const { id, name, expires_at } = entry.key;
+  const key = JSON.stringify({ id, name, expires_at });
+  const body = `${HEAD}${usageJson(entry.usage, used, entry.allowance.limit)},"key":${key}}`;
   send(
     x,
     200,
-    x.listener.headers.counted200(JSON_TYPE, body.length, rateFields(entry, used, x.listener.clock.now())),
+    x.listener.headers.counted200(JSON_TYPE, Buffer.byteLength(body), rateFields(entry, used, x.listener.clock.now())),
     body,
   );
 }

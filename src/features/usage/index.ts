@@ -16,6 +16,7 @@ export function usageRoutes(config: Config): RouteDef[] {
   return [
     {
       path: '/fuel-api/api/usage.php',
+      scope: 'usage',
       route: { kind: 'handler', name: 'usage', handle: (x, target) => usageCheck(x, target.search) },
       openapi: {
         get: {
@@ -34,6 +35,7 @@ export function usageRoutes(config: Config): RouteDef[] {
     },
     {
       path: '/fuel-api/api/usage-history.php',
+      scope: 'usage',
       route: { kind: 'handler', name: 'usage-history', handle: (x, target) => usageHistory(x, target.search, history) },
       openapi: {
         get: {

@@ -1,0 +1,72 @@
+import type { Config } from '../config/config-schema.js';
+import { alertList, firstCount } from '../events/event.js';
+import { KeyGate } from '../keys/gate.js';
+import type { ConsumeSpec, StoredAccount, StoredKey } from '../store/store.js';
+import { type Allowance, allowanceFor } from './allowance.js';
+import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
+
+/**
+ * A cached account, as one of its keys reaches it, with everything a request needs that stays
+ * fixed until its period ends. Cached by key hash: each key of an account has its own entry.
+ */
+export interface AccountEntry {
+  account: StoredAccount;
+  /** The key the entry was found by: its own copy (its `last_used_on` is this process's view). */
+  key: StoredKey;
+  /** The key's expiry, scopes and allowlist, checked per request in process. */
+  gate: KeyGate;
+  allowance: Allowance;
+  usage: UsageFragments;
+  /** The `RateLimit-Policy` header value of the allowance. */
+  ratePolicy: string;
+  /** What a consume for this account asks the store, built once with the entry. */
+  spec: ConsumeSpec;
+  /** The account id JSON-encoded, as the access log writes it. */
+  idJson: string;
+  /** False once the cache has dropped or replaced the entry: a KnownKey holding it must look again. */
+  live: boolean;
+}
+
+/** What an entry is worked out from besides the account and key (MeterOptions). */
+export interface EntryOptions {
+  plans: Config['plans'];
+  zone: string;
+  retentionMs: number;
+  keyWarningMs: number;
+}
+
+/** The entry of `key` of `account` at `now`: built once per key and period (meter.ts caches it). */
+export function accountEntry(account: StoredAccount, key: StoredKey, now: number, o: EntryOptions): AccountEntry {
+  const allowance = allowanceFor(account, o.plans, o.zone, now);
+  const spec: ConsumeSpec = {
+    accountId: account.id,
+    revision: account.revision,
+    periodId: allowance.period.id,
+    limit: allowance.limit,
+    expireAtMs: allowance.period.endMs + o.retentionMs,
+    record: {
+      plan: allowance.plan,
+      kind: allowance.period.kind,
+      startMs: allowance.period.startMs,
+      endMs: allowance.period.endMs,
+    },
+  };
+  // Worked out once per account and period: the counts at which usage.threshold is raised.
+  const list = alertList(allowance.limit, o.plans[allowance.plan]?.alert_thresholds ?? []);
+  if (list !== '') {
+    const { period } = allowance;
+    const context = { plan: allowance.plan, period_started_at: period.startedAt, period_ends_at: period.endsAt };
+    spec.alerts = { list, next: firstCount(list), context };
+  }
+  return {
+    account,
+    key: { ...key },
+    gate: new KeyGate(key, o.keyWarningMs),
+    allowance,
+    usage: usageFragments(allowance),
+    ratePolicy: ratePolicy(allowance),
+    spec,
+    idJson: JSON.stringify(account.id),
+    live: true,
+  };
+}
