@@ -36,8 +36,11 @@ export class KeyExpiryCheck {
   private timer: unknown = null;
   private running: Promise<void> | null = null;
   private stopped = false;
-  /** Events this gateway has offered already: the outbox would drop them, but why ask. */
-  private readonly offered = new Set<string>();
+  /**
+   * Keys (id and expiry) inside their window that this gateway has offered already: the outbox
+   * would drop them, but why ask. Only those still inside their window are kept.
+   */
+  private offered = new Set<string>();
 
   constructor(
     private readonly accounts: KeyedAccounts,
@@ -79,25 +82,27 @@ export class KeyExpiryCheck {
     if (!(await this.coordination.lease(LEASE, this.holder, 2 * EXPIRY_CHECK_EVERY_MS))) return 0;
     let offered = 0;
     let after: string | null = null;
+    const inWindow = new Set<string>();
     do {
       const page = await this.accounts.listAccounts({}, after, PAGE);
       for (const account of page.accounts)
-        for (const key of account.keys) if (await this.offer(account.id, key)) offered++;
+        for (const key of account.keys) if (await this.offer(account.id, key, inWindow)) offered++;
       after = page.next;
     } while (after !== null && !this.stopped);
+    if (after === null) this.offered = inWindow;
     return offered;
   }
 
-  private async offer(accountId: string, key: StoredKey): Promise<boolean> {
+  private async offer(accountId: string, key: StoredKey, inWindow: Set<string>): Promise<boolean> {
     if (key.expires_at === null) return false;
     const now = this.clock.now();
     const endsMs = Date.parse(key.expires_at);
     if (now < endsMs - this.warningMs || now >= endsMs) return false;
     const memo = `${key.id} ${key.expires_at}`;
-    if (this.offered.has(memo)) return false;
-    await this.events.expiring(accountId, { ...key, expires_at: key.expires_at });
-    this.offered.add(memo);
-    return true;
+    const known = this.offered.has(memo);
+    if (!known) await this.events.expiring(accountId, { ...key, expires_at: key.expires_at });
+    inWindow.add(memo);
+    return !known;
   }
 }
 
