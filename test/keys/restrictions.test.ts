@@ -9,6 +9,8 @@ import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startOrigin } from '../helpers/origin.js';
+import { waitFor } from '../helpers/wait.js';
 
 const S = '/fuel-api/api/simple-current.php';
 const H = '/fuel-api/api/historical.php?month=9&year=2026';
@@ -145,4 +147,25 @@ t.test('a default key without limits answers byte for byte as before', async (t)
   t.equal(r.status, 200);
   t.equal(r.headers.get('x-api-key-expires'), null);
   t.same(Object.keys(JSON.parse(r.text)), ['success', 'effective_date', 'fuel_prices', 'usage']);
+});
+
+t.test('the pass-through paths need the passthrough scope, and warn of expiry like the own routes', async (t) => {
+  const origin = await startOrigin(t);
+  const gw = await startGateway(t, {
+    upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: 60_000, proxy_paths: ['/origin/*'] },
+  });
+  await waitFor('first poll', async () => (await gw.get('/readyz')).status === 200);
+  const { add } = await account(gw);
+  const prices = await add({ scopes: ['prices'] });
+  const expires = new Date(Date.now() + 2 * DAY).toISOString();
+  const through = await add({ scopes: ['passthrough'], expires_at: expires });
+  const refused = await call(gw, '/origin/echo', prices);
+  t.equal(refused.status, 403);
+  t.same(JSON.parse(refused.text), SCOPE);
+  const seen = origin.seen.length;
+  const ok = await call(gw, '/origin/echo', through);
+  t.equal(ok.status, 200);
+  t.equal(ok.headers.get('x-api-key-expires'), expires, 'the origin answer carries the warning too');
+  t.equal(origin.seen.length, seen + 1, 'only the admitted request reached the origin');
+  t.equal((await call(gw, S, through)).status, 403, 'a passthrough key is no prices key');
 });

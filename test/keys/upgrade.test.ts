@@ -8,11 +8,13 @@ import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import t from 'tap';
+import { hashKey } from '../../src/keys/keys.js';
 import { adminCall } from '../helpers/admin.js';
 import { ROOT } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
-import { startRedis } from '../helpers/redis.js';
+import { freePort, startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
+import { waitFor } from '../helpers/wait.js';
 
 const PREVIOUS = 'b6a89d5';
 const SIMPLE = '/fuel-api/api/simple-current.php';
@@ -91,7 +93,12 @@ t.test('accounts written by the previous release keep their key, as their defaul
   // The first change writes the keys in this release's layout; the key goes on working.
   const added = await adminCall(gw, 'POST', `/admin/accounts/${made.account.id}/keys`, { name: 'dashboard' });
   t.equal(added.status, 201);
-  t.notOk(await raw.hexists(accountKey(made.account.id), 'key_hash'), 'the old field goes');
+  t.ok(await raw.hexists(accountKey(made.account.id), 'keys'), 'the keys are written in this layout');
+  t.equal(
+    await raw.hget(accountKey(made.account.id), 'key_hash'),
+    hashKey(made.api_key),
+    "the previous release's field still names the first key",
+  );
   t.equal(await status(made.api_key), 200, 'the default key works after the change');
   t.equal(await status(added.body.api_key), 200, 'and so does the new key');
   const after = await adminCall(gw, 'GET', `/admin/accounts/${made.account.id}/keys`);
@@ -105,4 +112,33 @@ t.test('accounts written by the previous release keep their key, as their defaul
   const revoked = await adminCall(gw, 'DELETE', `/admin/accounts/${made.account.id}/keys/${shown.body.keys[0].id}`);
   t.equal(revoked.status, 204);
   t.equal(await status(made.api_key), 401, 'the default key can be revoked like any other');
+  t.equal(
+    await raw.hget(accountKey(made.account.id), 'key_hash'),
+    hashKey(added.body.api_key),
+    "the previous release's field follows the first key",
+  );
+  // A gateway of the previous release, still running beside this one (a rolling upgrade), serves
+  // the account's first key from this release's layout.
+  const port = await freePort();
+  const prevConfig = join(dir, 'serve.json');
+  writeFileSync(
+    prevConfig,
+    JSON.stringify({
+      store: { type: 'redis', redis: { url: redis.url } },
+      listen: { public: { host: '127.0.0.1', port }, admin: { host: '127.0.0.1', port: await freePort() } },
+      prices: { watch_file: false },
+      demo_accounts: false,
+      log: { access: false },
+    }),
+  );
+  const previous = spawn(process.execPath, ['dist/main.js', 'serve', '--config', prevConfig], {
+    cwd: dir,
+    env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '' },
+    stdio: 'ignore',
+  });
+  t.teardown(() => void previous.kill('SIGKILL'));
+  const old = async (key: string): Promise<number> =>
+    (await fetch(`http://127.0.0.1:${port}${SIMPLE}?api_key=${key}`)).status;
+  await waitFor('the previous release to serve', async () => (await old(added.body.api_key)) === 200);
+  t.equal(await old(made.api_key), 401, 'and refuses the revoked one');
 });

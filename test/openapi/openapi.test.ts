@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import t, { type Test } from 'tap';
 import { changesCsv, historicalCsv } from '../../src/features/history/history-examples.js';
 import * as examples from '../../src/features/openapi/openapi-examples.js';
+import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -158,6 +159,31 @@ t.test(
       for (const path of [DOC, '/']) {
         const etag = await etagOf(gw, path, {});
         t.equal(await check(gw, path, { method, headers: { 'If-None-Match': etag } }), 304);
+      }
+    }
+
+    // A key's own limits: expired 401, outside its allowlist or its scopes 403, on every keyed route.
+    const limited = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' });
+    const keyOf = async (body: Record<string, unknown>): Promise<string> =>
+      (await adminCall(gw, 'POST', `/admin/accounts/${limited.body.account.id}/keys`, { name: 'k', ...body })).body
+        .api_key;
+    const expired = await keyOf({ expires_at: new Date(NOW - 1000).toISOString() });
+    const elsewhere = await keyOf({ allowed_cidrs: ['192.0.2.0/24'] });
+    const passthroughOnly = await keyOf({ scopes: ['passthrough'] });
+    for (const method of ['GET', 'HEAD']) {
+      for (const [path, q] of [
+        [S, ''],
+        [CUR, ''],
+        [H, '?month=1&year=2025'],
+        [C, '?from=2025-01&to=2025-12'],
+        [U, ''],
+        [UH, '?from=2026-11-01&to=2026-11-23'],
+        [FC, ''],
+        [FY, '2025'],
+      ] as const) {
+        t.equal(await check(gw, path, withKey(expired, method), q), 401, `${method} ${path}: expired`);
+        t.equal(await check(gw, path, withKey(elsewhere, method), q), 403, `${method} ${path}: address`);
+        t.equal(await check(gw, path, withKey(passthroughOnly, method), q), 403, `${method} ${path}: scope`);
       }
     }
 
@@ -330,7 +356,7 @@ t.test("the document's examples are the real answers of a gateway on 20 May 2025
     ['/fuel-api/api/historical.php?month=5&year=2025&region=inland&format=csv', historicalCsv],
     ['/fuel-api/api/changes.php?from=2025-04&to=2025-05', examples.changes],
     ['/fuel-api/api/changes.php?from=2025-05&to=2025-05&region=inland&format=csv', changesCsv],
-    ['/fuel-api/api/usage.php', { success: true, usage: examples.usage }],
+    ['/fuel-api/api/usage.php', { success: true, usage: examples.usage, key: examples.usageKey }],
     ['/readyz', examples.ready],
   ];
   for (const [path, example] of cases) {
@@ -340,7 +366,9 @@ t.test("the document's examples are the real answers of a gateway on 20 May 2025
       t.equal(body, example, path);
       continue;
     }
-    const real = JSON.parse(body) as { usage?: Record<string, unknown> };
+    const real = JSON.parse(body) as { usage?: Record<string, unknown>; key?: { id: string } };
+    // Every key has its own id.
+    if (real.key && 'key' in example) real.key.id = examples.usageKey.id;
     // The count moves with every request; everything else must be the example exactly, key order too.
     if (real.usage && 'usage' in example) real.usage = { ...real.usage, requests_used: 1, requests_remaining: 99 };
     t.equal(JSON.stringify(real), JSON.stringify(example), path);

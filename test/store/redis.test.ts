@@ -115,7 +115,13 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
   t.equal(await raw.get(`${prefix}keyhash:${hashOf(a)}`), a.id);
   t.equal(await raw.call('PEXPIRETIME', counterKey), expireAtMs);
   t.equal(await raw.pttl(accountKey), -1, 'accounts do not expire');
-  t.same(await raw.hgetall(accountKey), { ...a, limit: '250', revision: '1', keys: JSON.stringify(a.keys) });
+  t.same(await raw.hgetall(accountKey), {
+    ...a,
+    limit: '250',
+    revision: '1',
+    keys: JSON.stringify(a.keys),
+    key_hash: hashOf(a),
+  });
 });
 
 t.test('a null limit is an absent field, and a patch can set and clear it', async (t) => {

@@ -122,3 +122,6 @@ export const fuelsaCurrent = {
   petrol: [petrol('Coast', '95', 2057), petrol('Reef', '93', 2129), petrol('Reef', '95', 2140)],
   diesel: [diesel('Coast', '500', 1807), diesel('Reef', '50', 1894), diesel('Reef', '500', 1890)],
 };
+
+/** The key usage.php names (its id differs per key: the examples test compares the rest). */
+export const usageKey = { id: 'key_3f9a1c07d2b84e65', name: 'default', expires_at: null };

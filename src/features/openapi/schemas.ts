@@ -191,9 +191,7 @@ export const schemas: Json = {
         },
       },
     },
-    examples: [
-      { success: true, usage: ex.usage, key: { id: 'key_3f9a1c07d2b84e65', name: 'default', expires_at: null } },
-    ],
+    examples: [{ success: true, usage: ex.usage, key: ex.usageKey }],
   },
   UsageHistory: {
     type: 'object',

@@ -10,14 +10,14 @@
  * change answers `changed`.
  *
  * KEYS[1] account hash. ARGV[1] channel, ARGV[2] revision read, ARGV[3] keys (JSON),
- * ARGV[4] announcement, ARGV[5..] ids of removed keys (their `lu:` fields go too).
+ * ARGV[4] announcement, ARGV[5] the first key's hash (`key_hash`, the one field the previous
+ * release reads), ARGV[6..] ids of removed keys (their `lu:` fields go too).
  * Returns false (null) when the account is gone or at another revision, else its HGETALL after.
  */
 export const SET_KEYS = `
 if redis.call('HGET', KEYS[1], 'revision') ~= ARGV[2] then return false end
-redis.call('HSET', KEYS[1], 'keys', ARGV[3])
-redis.call('HDEL', KEYS[1], 'key_hash')
-for i = 5, #ARGV do redis.call('HDEL', KEYS[1], 'lu:' .. ARGV[i]) end
+redis.call('HSET', KEYS[1], 'keys', ARGV[3], 'key_hash', ARGV[5])
+for i = 6, #ARGV do redis.call('HDEL', KEYS[1], 'lu:' .. ARGV[i]) end
 redis.call('HINCRBY', KEYS[1], 'revision', 1)
 redis.call('PUBLISH', ARGV[1], ARGV[4])
 return redis.call('HGETALL', KEYS[1])

@@ -118,6 +118,7 @@ export class RedisKeys implements KeyStore {
           String(current.revision),
           JSON.stringify(edited.keys),
           message,
+          (edited.keys[0] as StoredKey).key_hash,
           ...removed.map((k) => k.id),
         );
         if (fields === null) {

@@ -22,6 +22,10 @@ const storeEvent = z.discriminatedUnion('type', [
 export function encodeAccount(a: StoredAccount): string[] {
   const fields = ['id', a.id, 'status', a.status, 'plan', a.plan, 'anchor', a.anchor, 'label', a.label];
   fields.push('created_at', a.created_at, 'revision', String(a.revision), 'keys', JSON.stringify(a.keys));
+  // The previous release reads this field alone: while gateways of both run side by side (a
+  // rolling upgrade, a rollback) it finds the account by its first key.
+  const first = a.keys[0];
+  if (first !== undefined) fields.push('key_hash', first.key_hash);
   if (a.limit !== null) fields.push('limit', String(a.limit));
   const ids = externalIdsField(a.external_ids);
   if (ids !== null) fields.push('external_ids', ids);
@@ -69,8 +73,8 @@ export function decodeAccount(h: Record<string, string>): StoredAccount | null {
     label: h.label ?? '',
     created_at: h.created_at ?? '',
     revision: Number(h.revision),
-    // `key_hash`: an account written before accounts had several keys. `lu:ID`: the day key ID
-    // last worked, written by the consume script beside the record.
+    // `key_hash` alone: an account written before accounts had several keys. `lu:ID`: the day
+    // key ID last worked, written by the consume script beside the record.
     keys: keysOf(h.keys, h.key_hash, h.created_at ?? '', (id) => h[`lu:${id}`]),
   };
   if (ids !== undefined) account.external_ids = ids;
