@@ -124,6 +124,8 @@ export function wrk({ url, prefix, keysFile, seconds, threads, connections, cpuO
         p50: r.p50_us / 1000,
         p99: r.p99_us / 1000,
         errors: r.connect + r.read + r.write + r.status + r.timeout,
+        /** Answers other than 2xx and 3xx (a refusal row expects them). */
+        refused: r.status,
         cpu,
       });
     });

@@ -18,6 +18,7 @@ import {
   until,
   wrk,
 } from './lib.mjs';
+import { haproxyTargets, haproxyVersion, refusalTargets } from './rows.mjs';
 import { topologyBench } from './topology.mjs';
 
 const args = process.argv.slice(2);
@@ -34,6 +35,12 @@ const accounts = Number(option('accounts', 10_000));
 const only = option('only', '');
 // Another checkout, built (`npm run build` there): each variant also runs from it, in the same rounds.
 const before = option('before', '');
+// Which groups of rows a comparison runs: the metered variants, the cache hit, the refusals, HAProxy.
+const ROWS = ['metered', 'cache', 'refusals', 'haproxy'];
+const rows = option('rows', ROWS.join(',')).split(',');
+const wanted = (group) => rows.includes(group);
+// Distinct made-up keys of the unknown-key scan: more than a round sends.
+const scanKeys = Number(option('scan-keys', 300_000));
 
 const ENDPOINTS = {
   simple: '/fuel-api/api/simple-current.php?api_key=',
@@ -108,7 +115,7 @@ async function seedAdmin(admin, count, name) {
   return file;
 }
 
-async function startGateway(v, redisUrl, nodeArgs = [], upstream = undefined) {
+async function startGateway(v, redisUrl, nodeArgs = [], upstream = undefined, more = {}) {
   const port = await freePort();
   const adminPort = await freePort();
   const config = {
@@ -125,6 +132,7 @@ async function startGateway(v, redisUrl, nodeArgs = [], upstream = undefined) {
     demo_accounts: false,
     ...(upstream ? { upstream } : {}),
     ...(v.workers ? { server: { workers: v.workers } } : {}),
+    ...more,
   };
   const file = join(dir, `${v.id}.yaml`);
   writeFileSync(file, JSON.stringify(config));
@@ -174,7 +182,9 @@ function machine() {
 function commit(root = ROOT) {
   const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
   const dirty =
-    execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], { cwd: root })
+    execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json', ':!bench/RESULTS.md'], {
+      cwd: root,
+    })
       .toString()
       .trim() !== '';
   return dirty ? `${sha} + uncommitted changes` : sha;
@@ -193,12 +203,17 @@ function record(entry) {
 
 const fmt = (n, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : '–');
 
-/** Consume script calls and the requests they carried (HMGET runs once per request), from Redis's own counts. */
+/**
+ * Consume script calls and the requests they carried (HMGET runs once per request), and every
+ * command Redis ran (INFO aside, and commands inside scripts counted too), from Redis's own counts.
+ */
 function scriptCalls(port) {
-  if (!port) return { calls: 0, requests: 0 };
+  if (!port) return { calls: 0, requests: 0, commands: 0 };
   const out = execFileSync('redis-cli', ['-p', String(port), 'INFO', 'commandstats']).toString();
   const count = (cmd) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(out)?.[1] ?? 0);
-  return { calls: count('evalsha') + count('eval'), requests: count('hmget') };
+  let commands = 0;
+  for (const m of out.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) if (m[1] !== 'info') commands += Number(m[2]);
+  return { calls: count('evalsha') + count('eval'), requests: count('hmget'), commands };
 }
 
 /** Alternating rounds over every target: each round runs each target once, in the same order. */
@@ -218,10 +233,14 @@ async function measure(targets, redisPid, redisPort) {
         seconds,
         threads,
         connections,
-        cpuOf: { gw: t.pids, redis: t.redis ? [redisPid] : [] },
+        cpuOf: { gw: t.pids, redis: t.redis ? [redisPid] : [], lb: t.lbPid ? [t.lbPid] : [] },
       });
       const after = scriptCalls(t.redis && redisPort);
-      res.script = { calls: after.calls - before.calls, requests: after.requests - before.requests };
+      res.script = {
+        calls: after.calls - before.calls,
+        requests: after.requests - before.requests,
+        commands: after.commands - before.commands,
+      };
       t.runs.push(res);
       if (t.logFile) truncateSync(t.logFile, 0);
       console.log(
@@ -233,9 +252,10 @@ async function measure(targets, redisPid, redisPort) {
 
 function table(targets) {
   const lines = [
-    '| target | req/s | × bare | p50 ms | p99 ms | p99 × bare | errors | gateway CPU µs/req | Redis CPU µs/req | requests per script call |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| target | req/s | × bare | p50 ms | p99 ms | p99 × bare | errors | gateway CPU µs/req | Redis CPU µs/req | Redis commands/req | requests per script call |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
+  const notes = [];
   for (const t of targets) {
     const ref = targets.find((x) => x.bare && x.endpoint === t.endpoint);
     // A ratio is taken within each round (the two ran back to back), then the median of those.
@@ -258,12 +278,29 @@ function table(targets) {
                 ratio((r) => r.p99),
                 2,
               )
-        } | ${t.runs.reduce((s, r) => s + r.errors, 0)} | ` +
+        } | ${t.runs.reduce((s, r) => s + r.errors - (t.refusal ? r.refused : 0), 0)} | ` +
         `${fmt(perReq('gw'), 1)} | ${t.redis ? fmt(perReq('redis'), 1) : '–'} | ` +
+        `${t.redis ? fmt(t.runs.reduce((s, r) => s + r.script.commands, 0) / total, 2) : '–'} | ` +
         `${t.redis ? fmt(t.runs.reduce((s, r) => s + r.script.requests, 0) / t.runs.reduce((s, r) => s + r.script.calls, 0), 1) : '–'} |`,
     );
+    if (t.reference) {
+      const direct = (f) => median(t.runs.map((run, i) => f(run) / f(t.reference.runs[i])));
+      notes.push(
+        `${t.label}: ${fmt(
+          direct((r) => r.rps),
+          2,
+        )} × the req/s direct, p99 ${fmt(
+          direct((r) => r.p99),
+          2,
+        )} × direct; HAProxy CPU ${fmt(perReq('lb'), 1)} µs/req.`,
+      );
+    }
+    if (t.perRound)
+      notes.push(
+        `${t.label}: gateway CPU µs per refusal by round ${t.runs.map((r) => fmt((r.cpu.gw / r.requests) * 1e6, 1)).join(', ')}.`,
+      );
   }
-  return lines.join('\n');
+  return [lines.join('\n'), ...notes.map((n) => `- ${n}`)].join('\n');
 }
 
 const VARIANTS = [
@@ -272,6 +309,11 @@ const VARIANTS = [
   { id: 'redis-off', label: 'Redis, log off', store: 'redis', access: false },
   { id: 'redis-on', label: 'Redis, log on', store: 'redis', access: true },
 ];
+
+/** The variant, and before it the same from the `--before` checkout. */
+function withBefore(v) {
+  return before ? [{ ...v, id: `${v.id}-before`, label: `before: ${v.label}`, root: before }, v] : [v];
+}
 
 async function comparison(scaling) {
   const cores = cpus().length;
@@ -292,11 +334,10 @@ async function comparison(scaling) {
           workers: w,
         },
       ])
-    : VARIANTS.filter((v) => !only || only.split(',').includes(v.id)).flatMap((v) =>
-        before ? [{ ...v, id: `${v.id}-before`, label: `before: ${v.label}`, root: before }, v] : [v],
-      );
+    : VARIANTS.filter((v) => wanted('metered') && (!only || only.split(',').includes(v.id))).flatMap(withBefore);
   const endpoints = scaling ? ['simple'] : ['simple', 'current'];
-  const redis = variants.some((v) => v.store === 'redis') ? await startRedis() : null;
+  const extra = !scaling && (wanted('refusals') || wanted('haproxy'));
+  const redis = variants.some((v) => v.store === 'redis') || extra ? await startRedis() : null;
   const redisKeys = redis ? await seedRedis(redis.url, accounts, 'redis') : null;
   const gateways = [];
   for (const v of variants) {
@@ -306,23 +347,34 @@ async function comparison(scaling) {
     gateways.push(gw);
   }
   const targets = [];
-  const firstKey = gateways.length > 0 ? readFileSync(gateways[0].keysFile, 'utf8').split('\n')[0] : '';
-  for (const e of gateways.length > 0 ? endpoints : []) {
-    const bare = await startBare(`${gateways[0].base}${ENDPOINTS[e]}${firstKey}`, join(dir, `${e}.json`));
+  // The rows beside the variants run on Redis gateways with the access log on, as the issue measures.
+  const redisOn = withBefore(VARIANTS.find((v) => v.id === 'redis-on'));
+  const extras = [];
+  if (!scaling && wanted('refusals'))
+    extras.push(...(await refusalTargets({ dir, startGateway, redisUrl: redis.url, variants: redisOn, scanKeys })));
+  if (!scaling && wanted('haproxy'))
+    extras.push(
+      ...(await haproxyTargets({ dir, startGateway, redisUrl: redis.url, variants: redisOn, keysFile: redisKeys })),
+    );
+  // The bare server needs a gateway's answer to copy: one of the extra rows' when no variant runs.
+  const answering = extras.find((t) => t.answersKeys);
+  const copied = gateways[0] ?? (answering ? { base: answering.base, keysFile: redisKeys } : null);
+  const firstKey = copied ? readFileSync(copied.keysFile, 'utf8').split('\n')[0] : '';
+  for (const e of copied ? (gateways.length > 0 ? endpoints : ['simple']) : []) {
+    const bare = await startBare(`${copied.base}${ENDPOINTS[e]}${firstKey}`, join(dir, `${e}.json`));
     // The references rotate over the first gateway's keys (the floor knows those accounts).
     const reference = (label, proc, extra = {}) => ({
       label: `${label}, ${e}`,
       endpoint: e,
       base: proc.base,
       prefix: ENDPOINTS[e],
-      keysFile: gateways[0].keysFile,
+      keysFile: copied.keysFile,
       pids: [proc.pid],
       runs: [],
       ...extra,
     });
     targets.push(reference('bare node:http', bare, { bare: true }));
-    if (!scaling)
-      targets.push(reference('metering floor', await startFloor(bare.file, gateways[0].keysFile, ENDPOINTS[e])));
+    if (!scaling) targets.push(reference('metering floor', await startFloor(bare.file, copied.keysFile, ENDPOINTS[e])));
     for (const gw of gateways) {
       targets.push({
         label: `${gw.label}, ${e}`,
@@ -337,13 +389,17 @@ async function comparison(scaling) {
       });
     }
   }
-  if (!scaling && (!only || only.split(',').includes('pass-through'))) targets.push(...(await passThroughTargets()));
-  const setup = `wrk -t${threads} -c${connections}, ${seconds} s per run, ${rounds} alternating rounds, ${accounts} accounts rotated by bench/rotate.lua`;
+  targets.push(...extras);
+  if (!scaling && wanted('cache') && (!only || only.split(',').includes('pass-through')))
+    targets.push(...(await passThroughTargets()));
+  const lb = !scaling && wanted('haproxy') ? `; HAProxy ${await haproxyVersion()}` : '';
+  const setup = `wrk -t${threads} -c${connections}, ${seconds} s per run, ${rounds} alternating rounds, ${accounts} accounts rotated by bench/rotate.lua${wanted('refusals') ? ` (the unknown-key scan: ${scanKeys} distinct made-up keys)` : ''}${lb}`;
   console.log(setup);
   await measure(targets, redis?.pid, redis?.port);
   const out = table(targets);
   console.log(`\n${out}`);
-  const kind = `${scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison'}${before ? ', before and after' : ''}`;
+  const some = option('rows', '') ? `, rows ${rows.join(',')}` : '';
+  const kind = `${scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison'}${some}${before ? ', before and after' : ''}`;
   const against = before ? ` Before: commit ${commit(before)} (${before}).` : '';
   return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${kind}\n\nCommit ${commit()}.${against} Machine: ${machine()}.\n${setup}; medians; × bare is the median of per-round ratios to the bare server on the same endpoint; CPU per request is user + system time over all rounds.\n\n${out}\n`;
 }
@@ -358,13 +414,21 @@ async function passThroughTargets() {
   const proc = child(process.execPath, ['bench/origin.mjs', String(originPort)]);
   const origin = `http://127.0.0.1:${originPort}`;
   await until('bench origin', async () => (await fetch(`${origin}/`)).ok);
-  const gw = await startGateway(
-    { id: 'pass-through', label: 'memory, log off', store: 'memory', access: false },
-    undefined,
-    [],
-    { url: origin, api_key: 'bench-service-key', poll_interval_ms: 60_000, proxy_paths: ['/v2/*'] },
-  );
-  const keysFile = await seedAdmin(gw.admin, accounts, 'pass-through');
+  const out = [];
+  for (const v of withBefore({ id: 'pass-through', label: 'memory, log off', store: 'memory', access: false }))
+    out.push(...(await cacheHit(v, origin, out.length === 0 ? proc.pid : null)));
+  return out;
+}
+
+/** One gateway's cache hit on the history URL, after (when `originPid`) the origin served directly. */
+async function cacheHit(v, origin, originPid) {
+  const gw = await startGateway(v, undefined, [], {
+    url: origin,
+    api_key: 'bench-service-key',
+    poll_interval_ms: 60_000,
+    proxy_paths: ['/v2/*'],
+  });
+  const keysFile = await seedAdmin(gw.admin, accounts, v.id);
   const prefix = '/v2/historical.php?year=2026&region=inland&api_key=';
   const key = readFileSync(keysFile, 'utf8').split('\n')[0];
   const first = await fetch(`${gw.base}${prefix}${key}`);
@@ -374,11 +438,19 @@ async function passThroughTargets() {
   if (hit.headers.get('x-cache') !== 'HIT')
     throw new Error(`pass-through: expected a cache hit, got ${hit.headers.get('x-cache')}`);
   const base = { endpoint: 'pass-through', prefix, keysFile };
+  const direct = {
+    ...base,
+    label: 'origin served directly, pass-through',
+    bare: true,
+    base: origin,
+    pids: [originPid],
+    runs: [],
+  };
   return [
-    { ...base, label: 'origin served directly, pass-through', bare: true, base: origin, pids: [proc.pid], runs: [] },
+    ...(originPid === null ? [] : [direct]),
     {
       ...base,
-      label: 'gateway cache hit, pass-through',
+      label: `${v.root ? 'before: ' : ''}gateway cache hit, pass-through`,
       base: gw.base,
       pids: family(gw.pid),
       logFile: gw.logFile,

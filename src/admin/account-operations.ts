@@ -4,15 +4,19 @@ import { GatewayError } from '../failures.js';
 import {
   createAccount,
   createAccountInput,
+  grantId,
+  grantInput,
   liveKeys,
+  type PublicGrant,
   patchAccountInput,
   publicAccount,
+  publicGrant,
   updateAccount,
 } from '../keys/accounts.js';
 import { type KeyView, rotateInput } from '../keys/api-keys.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
-import type { Account, AccountStore, CountingStore } from '../store/store.js';
+import type { Account, AccountStore, CountingStore, Grant } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { accountInput, parse } from './input.js';
 import type { KeyOperations } from './key-operations.js';
@@ -32,6 +36,8 @@ export interface AccountOperationsDeps {
   zone: string;
   clock: Clock;
   audit: Audit;
+  /** How long a period's records are kept after it ends (quota/retention.ts). */
+  retentionMs: number;
   keys: KeyOperations;
 }
 
@@ -47,9 +53,11 @@ export class AccountOperations {
   private readonly zone: string;
   private readonly clock: Clock;
   private readonly audit: Audit;
+  private readonly retentionMs: number;
   private readonly keys: KeyOperations;
 
   constructor(deps: AccountOperationsDeps) {
+    this.retentionMs = deps.retentionMs;
     this.keys = deps.keys;
     this.accounts = deps.accounts;
     this.counting = deps.counting;
@@ -160,6 +168,49 @@ export class AccountOperations {
   }
 
   /**
+   * Adds requests to the account's current period: its limit is the plan's (or its own) plus
+   * the period's grants, on every gateway from its next request (the store bumps the revision).
+   */
+  async grant(id: string, body: unknown, from: string): Promise<{ grant: PublicGrant }> {
+    const input = parse(grantInput, body);
+    const stored = await this.accounts.getAccount(id);
+    if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    const a = this.allowance(stored);
+    if (a === null)
+      throw new GatewayError(
+        'CONFLICT',
+        `account ${id} has plan "${stored.plan}", which is not configured: set a plan first`,
+      );
+    const now = this.clock.now();
+    const { period } = a;
+    const grant: Grant = {
+      id: grantId(),
+      requests: input.requests,
+      note: input.note ?? null,
+      period_id: period.id,
+      period_started_at: period.startedAt,
+      created_at: new Date(now).toISOString(),
+    };
+    const updated = await this.accounts.addGrant(id, grant, {
+      record: { plan: a.plan, kind: period.kind, startMs: period.startMs, endMs: period.endMs },
+      limit: a.limit - a.granted,
+      expireAtMs: period.endMs + this.retentionMs,
+      dropBeforeMs: now - this.retentionMs,
+    });
+    if (!updated) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    const shown = publicGrant(grant);
+    this.audit({ action: 'account.grant', account_id: id, from, after: { ...shown } });
+    return { grant: shown };
+  }
+
+  /** The account's grants of the periods within retention, oldest first, each naming its period. */
+  async listGrants(id: string): Promise<{ grants: PublicGrant[] }> {
+    const stored = await this.accounts.getAccount(id);
+    if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
+    return { grants: (stored.grants ?? []).map(publicGrant) };
+  }
+
+  /**
    * A change of plan or limit (or of the period, by a new anchor) in the middle of a period is
    * written on the period's record, which keeps what applied before (usage-export.ts shows it).
    */
@@ -167,11 +218,13 @@ export class AccountOperations {
     const after = this.allowance(account);
     if (before === null || after === null) return;
     const samePeriod = before.period.id === after.period.id;
-    if (samePeriod && before.plan === after.plan && before.limit === after.limit) return;
+    // Limits before grants: the record counts grants apart, and they stay with their period.
+    const limit = after.limit - after.granted;
+    if (samePeriod && before.plan === after.plan && before.limit - before.granted === limit) return;
     const now = this.clock.now();
     await this.counting.recordPlanChange(account.id, before.period.id, now, {
       plan: after.plan,
-      limit: after.limit,
+      limit,
       endMs: samePeriod ? after.period.endMs : now,
     });
     // Periods are named by their start: a plan whose period starts at the anchor (a month) can
@@ -180,7 +233,7 @@ export class AccountOperations {
     if (!samePeriod)
       await this.counting.recordPlanChange(account.id, after.period.id, now, {
         plan: after.plan,
-        limit: after.limit,
+        limit,
         endMs: after.period.endMs,
       });
   }

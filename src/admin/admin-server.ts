@@ -158,6 +158,16 @@ export function adminHandler(
       handler: async (c) => [201, await ops.keys.rotate(id(c), keyId(c), await c.optionalBody(), c.from)],
     },
     {
+      method: 'POST',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/grants$/,
+      handler: async (c) => [201, await ops.accounts.grant(id(c), await c.body(), c.from)],
+    },
+    {
+      method: 'GET',
+      pattern: /^\/admin\/accounts\/([\w-]+)\/grants$/,
+      handler: async (c) => [200, await ops.accounts.listGrants(id(c))],
+    },
+    {
       method: 'PUT',
       pattern: /^\/admin\/prices$/,
       handler: async (c) => [201, await ops.prices.publishPrices(await c.body(), c.from)],
@@ -295,6 +305,8 @@ export function adminHandler(
       'Content-Type': e.contentType,
       'Cache-Control': 'no-store',
       'X-Content-Type-Options': 'nosniff',
+      // The name is dates only (validated), so it needs no quoting beyond the quotes.
+      ...(e.filename !== null && { 'Content-Disposition': `attachment; filename="${e.filename}"` }),
     });
     await e.writeTo(res);
     res.end();

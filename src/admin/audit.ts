@@ -9,6 +9,7 @@ export type AuditAction =
   | 'key.update'
   | 'key.rotate'
   | 'key.revoke'
+  | 'account.grant'
   | 'prices.publish'
   | 'prices.cancel'
   | 'cache.purge'

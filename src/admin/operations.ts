@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
 import type { PriceBook } from '../prices/book.js';
+import { retentionMs } from '../quota/retention.js';
 import type { Store } from '../store/store.js';
 import { KeyEvents } from '../webhooks/key-events.js';
 import { AccountOperations } from './account-operations.js';
@@ -46,8 +47,7 @@ export interface OperationsOptions {
 /** Hands each concern's operations the part of the store it uses. */
 export function buildOperations(o: OperationsOptions): Operations {
   const { store, config, clock, audit } = o;
-  const retentionMs = config.usage.retention_days * 86_400_000;
-  const keys = new KeyOperations({ keys: store.keys, clock, audit, retentionMs });
+  const keys = new KeyOperations({ keys: store.keys, clock, audit, retentionMs: retentionMs(config) });
   const keyEvents = new KeyEvents(store.events, clock.now, o.enqueued);
   keys.onChange((action, change, graceS) => {
     if (action === 'created') return keyEvents.created(change);
@@ -71,6 +71,7 @@ export function buildOperations(o: OperationsOptions): Operations {
       zone: config.time_zone,
       clock,
       audit,
+      retentionMs: retentionMs(config),
       keys,
     }),
     keys,

@@ -5,31 +5,16 @@
  * the reader to drain. Memory stays bounded by one page, whatever the number of accounts.
  */
 import type { Config } from '../config/config-schema.js';
-import { isGatewayError } from '../failures.js';
 import { allowanceFor } from '../quota/allowance.js';
 import { dayTotals } from '../quota/day-totals.js';
-import type { AccountPage, AccountStore, CountingStore, PeriodRecord, StoredAccount } from '../store/store.js';
+import type { AccountStore, CountingStore, PeriodRecord, StoredAccount } from '../store/store.js';
 import type { DayRange } from '../time/days.js';
 import { formatInZone } from '../time/zone.js';
+import { accountPages, type ExportedAccount, patiently } from './export-accounts.js';
 import type { ExportQuery } from './usage-query.js';
 
 // Accounts per page: the ledger reads of one page go to the store as one pipelined batch.
 const PAGE = 200;
-// An export reads for minutes, with each read bounded by the store's command timeout: a read
-// that times out (a busy or failing-over Redis) is tried again, since reading twice is harmless.
-const ATTEMPTS = 4;
-const RETRY_MS = 250;
-
-async function patiently<T>(read: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await read();
-    } catch (err) {
-      if (attempt >= ATTEMPTS || !isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-      await new Promise((r) => setTimeout(r, RETRY_MS * attempt));
-    }
-  }
-}
 
 const DAY_COLUMNS = ['account_id', 'label', 'plan', 'date', 'requests'] as const;
 const PERIOD_COLUMNS = [
@@ -40,6 +25,8 @@ const PERIOD_COLUMNS = [
   'period_ends_at',
   'request_limit',
   'requests_used',
+  'granted_requests',
+  'overage_requests',
 ] as const;
 
 export interface DayRow {
@@ -56,8 +43,13 @@ export interface PeriodRow {
   plan: string;
   period_started_at: string;
   period_ends_at: string;
+  /** Before grants: the plan's or the account's. */
   request_limit: number;
   requests_used: number;
+  /** Requests granted in the period (top-ups). */
+  granted_requests: number;
+  /** Requests counted past the period's limit plus its grants (overage); 0 when none. */
+  overage_requests: number;
   /** JSON only, and only for a period whose plan or limit changed while it ran. */
   plan_changes?: Array<{ changed_at: string; plan: string; request_limit: number; requests_used: number }>;
 }
@@ -72,6 +64,8 @@ export interface Sink {
 
 export interface UsageExport {
   contentType: string;
+  /** The file name a CSV export is offered as (`usage-FROM-TO.csv`); null for JSON. */
+  filename: string | null;
   /** Writes the whole export; rejects when the sink closes first. */
   writeTo(sink: Sink): Promise<void>;
 }
@@ -85,10 +79,10 @@ export function dayRows(a: StoredAccount, records: PeriodRecord[], range: DayRan
 
 /**
  * One row per period overlapping the range: its record, or the period in progress (which has no
- * record until its first request) with a count of 0.
+ * record until its first request) with a count of 0. A deleted account has no period in progress.
  */
 export function periodRows(
-  a: StoredAccount,
+  { account: a, deleted }: ExportedAccount,
   records: PeriodRecord[],
   range: DayRange,
   config: Config,
@@ -96,7 +90,7 @@ export function periodRows(
 ): PeriodRow[] {
   const zone = config.time_zone;
   const all = [...records];
-  const current = currentPeriod(a, config, now);
+  const current = deleted ? null : currentPeriod(a, config, now);
   if (
     current &&
     current.startMs < range.toMs &&
@@ -112,6 +106,8 @@ export function periodRows(
     period_ends_at: formatInZone(r.endMs, zone),
     request_limit: r.limit,
     requests_used: r.used,
+    granted_requests: r.granted,
+    overage_requests: Math.max(0, r.used - r.limit - r.granted),
     ...(r.changes.length > 0 && {
       plan_changes: r.changes.map((c) => ({
         changed_at: formatInZone(c.atMs, zone),
@@ -132,7 +128,8 @@ function currentPeriod(a: StoredAccount, config: Config, now: number): PeriodRec
       periodId: p.id,
       plan: al.plan,
       kind: p.kind,
-      limit: al.limit,
+      limit: al.limit - al.granted,
+      granted: al.granted,
       startMs: p.startMs,
       endMs: p.endMs,
       used: 0,
@@ -189,21 +186,6 @@ async function put(sink: Sink, chunk: string): Promise<void> {
   if (!sink.write(chunk)) await drained(sink);
 }
 
-/** The accounts to export, a page at a time: one account, or every account in id order. */
-async function* accountPages(accounts: AccountStore, only: StoredAccount | null): AsyncGenerator<StoredAccount[]> {
-  if (only !== null) {
-    yield [only];
-    return;
-  }
-  let after: string | null = null;
-  do {
-    const from: string | null = after;
-    const page: AccountPage = await patiently(() => accounts.listAccounts({}, from, PAGE));
-    if (page.accounts.length > 0) yield page.accounts;
-    after = page.next;
-  } while (after !== null);
-}
-
 /**
  * An export of daily rows (`kind` days) or period rows, ready to be written. `only` is the
  * account asked for, already looked up (an unknown one is a 404 before anything is written).
@@ -211,7 +193,7 @@ async function* accountPages(accounts: AccountStore, only: StoredAccount | null)
 export function usageExport(
   kind: 'days' | 'periods',
   q: ExportQuery,
-  only: StoredAccount | null,
+  only: ExportedAccount | null,
   store: { accounts: AccountStore; counting: CountingStore },
   config: Config,
   now: () => number,
@@ -220,6 +202,7 @@ export function usageExport(
   const json = q.format === 'json';
   return {
     contentType: json ? 'application/json' : 'text/csv; charset=utf-8',
+    filename: json ? null : `usage-${q.range.from}-${q.range.to}.csv`,
     async writeTo(sink) {
       const { range } = q;
       const head = json
@@ -227,13 +210,14 @@ export function usageExport(
         : `${columns.join(',')}\r\n`;
       await put(sink, head);
       let first = true;
-      for await (const accounts of accountPages(store.accounts, only)) {
-        const ids = accounts.map((a) => a.id);
+      for await (const accounts of accountPages(store.accounts, only, PAGE)) {
+        const ids = accounts.map((a) => a.account.id);
         const ledgers = await patiently(() => store.counting.periodRecords(ids, range.fromMs, range.toMs));
         let chunk = '';
         for (const [i, a] of accounts.entries()) {
           const records = ledgers[i] ?? [];
-          const rows = kind === 'days' ? dayRows(a, records, range) : periodRows(a, records, range, config, now());
+          const rows =
+            kind === 'days' ? dayRows(a.account, records, range) : periodRows(a, records, range, config, now());
           for (const row of rows) {
             if (json) {
               chunk += (first ? '' : ',') + JSON.stringify(row);

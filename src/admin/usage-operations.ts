@@ -1,6 +1,7 @@
 import type { Config } from '../config/config-schema.js';
 import { GatewayError } from '../failures.js';
 import type { AccountStore, CountingStore } from '../store/store.js';
+import type { ExportedAccount } from './export-accounts.js';
 import { queryRecord } from './list-query.js';
 import { type UsageExport, usageExport } from './usage-export.js';
 import { exportQuery } from './usage-query.js';
@@ -38,10 +39,13 @@ export class UsageOperations {
   async usageExport(kind: 'days' | 'periods', query: URLSearchParams | Record<string, string>): Promise<UsageExport> {
     const record = query instanceof URLSearchParams ? queryRecord(query) : query;
     const q = exportQuery(record, this.config.time_zone, this.config.messages.invalid_range);
-    let only = null;
+    let only: ExportedAccount | null = null;
     if (q.account !== null) {
-      only = await this.accounts.getAccount(q.account);
-      if (!only) throw new GatewayError('NOT_FOUND', `no account with id ${q.account}`);
+      const live = await this.accounts.getAccount(q.account);
+      const gone = live === null ? await this.accounts.getDeletedAccount(q.account) : null;
+      if (live !== null) only = { account: live, deleted: false };
+      else if (gone !== null) only = { account: gone, deleted: true };
+      else throw new GatewayError('NOT_FOUND', `no account with id ${q.account}`);
     }
     return usageExport(kind, q, only, { accounts: this.accounts, counting: this.counting }, this.config, this.now);
   }

@@ -30,7 +30,8 @@ export function buildMetering(o: MeteringOptions): { meter: Meter; throttle: Inv
   const { coordination } = store;
   // Shared through the store, so N instances behind a balancer do not give a scanner N times the tries.
   const share = store.capabilities.sharedAcrossProcesses
-    ? (address: string): void => void coordination.reportInvalidKey(address, rule).catch(() => undefined)
+    ? (address: string, attempts: number): void =>
+        void coordination.reportInvalidKey(address, rule, attempts).catch(() => undefined)
     : undefined;
   const throttle = new InvalidKeyThrottle(rule, clock.now, share);
   coordination.subscribe((event) => {

@@ -50,6 +50,8 @@ export const COMMANDS: readonly Command[] = [
   { words: ['keys', 'rotate'], args: ['ACCOUNT', 'KEY_ID'], options: ['grace'] },
   { words: ['accounts', 'set-plan'], args: ['ID', 'PLAN'], options: ['limit'] },
   { words: ['accounts', 'set-external-ids'], args: ID, options: ['stripe-customer', 'billing-subject'] },
+  { words: ['accounts', 'grant'], args: ['ID', 'N'], options: ['note'] },
+  { words: ['accounts', 'grants'], args: ID, options: [] },
   { words: ['prices', 'publish'], args: ['FILE'], options: [] },
   { words: ['prices', 'cancel'], args: ['DATE'], options: [] },
   { words: ['prices', 'show'], args: [], options: [] },

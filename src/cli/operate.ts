@@ -26,6 +26,8 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
        fuel-gateway accounts set-external-ids ID [--stripe-customer cus_…] [--billing-subject S]
                                              (sets those given, keeps the other; with neither, removes both)
+       fuel-gateway accounts grant ID N [--note T]   (N more requests for the account's current period)
+       fuel-gateway accounts grants ID       (its grants, each with its period)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
        fuel-gateway prices cancel DATE       (a set still scheduled)
        fuel-gateway prices show|history
@@ -175,6 +177,13 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
         FROM,
       );
     }
+    case 'accounts grant': {
+      const body: Record<string, unknown> = { requests: numberOrText(need(b, 'number of requests')) };
+      if (options.has('note')) body['note'] = options.get('note');
+      return ops.accounts.grant(need(a, 'account id'), body, FROM);
+    }
+    case 'accounts grants':
+      return ops.accounts.listGrants(need(a, 'account id'));
     case 'billing failures':
       return ops.billing.failures(listOptions(options));
     case 'billing retry': {

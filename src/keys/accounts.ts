@@ -6,6 +6,7 @@ import type {
   Account,
   AccountStore,
   ExternalIds,
+  Grant,
   KeyChange,
   KeyStore,
   StoredAccount,
@@ -67,11 +68,40 @@ export const patchAccountInput = z
     message: 'expected at least one of status, plan, limit, anchor, label, external_ids',
   });
 
+// A grant's size: a positive whole number of requests, bounded so a typo cannot make it endless.
+const MAX_GRANT = 1_000_000_000;
+
+/** `POST /admin/accounts/:id/grants` and `accounts grant`. */
+export const grantInput = z.strictObject({
+  requests: z.number().int().positive().max(MAX_GRANT),
+  note: label.nullable().optional(),
+});
+
 export type CreateAccountInput = z.infer<typeof createAccountInput>;
 export type PatchAccountInput = z.infer<typeof patchAccountInput>;
 
-/** The account as operators see it: never its keys' hashes (the keys are listed apart). */
-export const publicAccount = ({ keys: _omit, ...account }: StoredAccount): Account => account;
+/** The account as operators see it: never its keys' hashes (the keys are listed apart); its grants have their own route. */
+export const publicAccount = ({ keys: _omit, grants: _grants, ...account }: StoredAccount): Account => account;
+
+/** A grant as operators see it: its period by its start, as `usage` shows it. */
+export interface PublicGrant {
+  id: string;
+  requests: number;
+  note: string | null;
+  period_started_at: string;
+  created_at: string;
+}
+
+export const publicGrant = (g: Grant): PublicGrant => ({
+  id: g.id,
+  requests: g.requests,
+  note: g.note,
+  period_started_at: g.period_started_at,
+  created_at: g.created_at,
+});
+
+/** A new grant's id. */
+export const grantId = (): string => `grant_${randomBytes(8).toString('hex')}`;
 
 function checkPlan(plans: Config['plans'], plan: string, limit: number | null): void {
   // Own keys only: `constructor` or `__proto__` is no plan.

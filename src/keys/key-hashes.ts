@@ -11,28 +11,49 @@ export interface KnownKey<T> {
 /**
  * Remembers the SHA-256 hash of recently seen well-formed keys. Checking the checksum and hashing
  * cost a warm metered request more than all else it computes (docs/performance.md). A key maps to
- * one hash forever, so nothing here goes stale. Keys stay in this process's memory only (first in,
- * first out past `max`), like the requests that carry them; they are never stored or logged.
+ * one hash forever, so nothing here goes stale. Keys stay in this process's memory only, like the
+ * requests that carry them; they are never stored or logged.
+ *
+ * Two generations of at most `max / 2` keys each: new keys go into the young one, and when it is
+ * full the old one is dropped whole and the young one takes its place; a key found in the old one
+ * moves back to the young. Evicting one key at a time from the front of a Map (first in, first
+ * out) made every eviction step over the holes the earlier ones left, so a scan of distinct
+ * made-up keys cost more per key the longer it ran (docs/performance.md).
  */
 export class KeyHashes<T> {
-  private readonly memo = new Map<string, KnownKey<T>>();
+  private young = new Map<string, KnownKey<T>>();
+  private old = new Map<string, KnownKey<T>>();
+  private readonly half: number;
 
-  constructor(private readonly max: number) {}
+  constructor(max: number) {
+    this.half = Math.max(1, Math.floor(max / 2));
+  }
 
   /** The record of a key seen before, without checking it: only well-formed keys are remembered. */
   seen(key: string): KnownKey<T> | undefined {
-    return this.memo.get(key);
+    const known = this.young.get(key);
+    if (known !== undefined) return known;
+    const aging = this.old.get(key);
+    if (aging !== undefined) this.keep(ownCopy(key), aging);
+    return aging;
   }
 
   /** The record of a well-formed key; null for a key no account can have. */
   of(key: string): KnownKey<T> | null {
-    let known = this.memo.get(key);
+    const known = this.seen(key);
     if (known !== undefined) return known;
     if (!isWellFormedKey(key)) return null;
-    known = { hash: hashKey(key), cached: null };
-    if (this.memo.size >= this.max) this.memo.delete(this.memo.keys().next().value as string);
-    this.memo.set(ownCopy(key), known);
-    return known;
+    const fresh: KnownKey<T> = { hash: hashKey(key), cached: null };
+    this.keep(ownCopy(key), fresh);
+    return fresh;
+  }
+
+  private keep(key: string, known: KnownKey<T>): void {
+    if (this.young.size >= this.half) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, known);
   }
 }
 

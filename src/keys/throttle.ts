@@ -3,11 +3,16 @@
  * address is refused for `blockMs`, so the key space cannot be scanned at full speed. A blocked
  * address may still try one well-formed key every PASS_EVERY_MS (`letThrough`), so customers who
  * share the address with a scanner (NAT, an office) get in with a newly issued key. Each
- * instance throttles what it sees, and `share` counts each attempt across instances too (the
- * Redis store); a block announced by the store comes in through `block`. Memory is bounded:
- * expired entries are swept when the table grows, and past `maxEntries` the oldest entries go.
+ * instance throttles what it sees, and `share` counts the attempts across instances too (the
+ * Redis store); a block announced by the store comes in through `block`, so a refusal never
+ * reads the store. Attempts are shared in batches, each address's count once per SHARE_EVERY_MS,
+ * so a flood of invalid keys costs the store a few commands a second rather than one per key.
+ * Memory is bounded: expired entries are swept when the table grows, and past `maxEntries` the
+ * oldest entries go.
  */
 const PASS_EVERY_MS = 1000;
+/** How long attempts wait to be shared: a block reaches the other instances this much later at most. */
+const SHARE_EVERY_MS = 100;
 
 interface Entry {
   count: number;
@@ -21,11 +26,14 @@ export class InvalidKeyThrottle {
   private readonly entries = new Map<string, Entry>();
   /** When the last block ends: until then some address may be blocked. */
   private lastBlockEnd = 0;
+  /** Attempts not yet shared, by address. */
+  private unshared = new Map<string, number>();
+  private shareTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly opts: { maxAttempts: number; windowMs: number; blockMs: number; maxEntries?: number },
     private readonly now: () => number,
-    private readonly share?: (address: string) => void,
+    private readonly share?: (address: string, attempts: number) => void,
   ) {}
 
   /** Whether any address is blocked now: when none is, a request need not work out its address. */
@@ -51,7 +59,7 @@ export class InvalidKeyThrottle {
 
   /** Records an invalid key from the address. */
   fail(address: string): void {
-    this.share?.(address);
+    if (this.share) this.later(address);
     const now = this.now();
     const e = this.entry(address, now);
     e.count += 1;
@@ -71,6 +79,21 @@ export class InvalidKeyThrottle {
     this.lastBlockEnd = Math.max(this.lastBlockEnd, e.blockedUntil);
     e.count = 0;
     e.windowEnd = e.blockedUntil;
+  }
+
+  /** Counts an attempt to be shared with the next batch. */
+  private later(address: string): void {
+    this.unshared.set(address, (this.unshared.get(address) ?? 0) + 1);
+    if (this.shareTimer !== undefined) return;
+    this.shareTimer = setTimeout(() => this.flush(), SHARE_EVERY_MS);
+    this.shareTimer.unref();
+  }
+
+  private flush(): void {
+    const batch = this.unshared;
+    this.unshared = new Map();
+    this.shareTimer = undefined;
+    for (const [address, attempts] of batch) this.share?.(address, attempts);
   }
 
   /** The address's live entry, or a fresh one. */

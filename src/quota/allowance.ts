@@ -1,11 +1,14 @@
 import type { Config } from '../config/config-schema.js';
-import type { Account } from '../store/store.js';
+import type { Account, Grant } from '../store/store.js';
 import { monthlyPeriod, type Period, trialPeriod } from './period.js';
 
 /** Where an account stands at a moment: which plan applies, its allowance and current period. */
 export interface Allowance {
   plan: string;
+  /** The period's limit: the plan's (or the account's) plus the period's grants. */
   limit: number;
+  /** Requests granted in the current period (0 when none): `limit - granted` is the limit before grants. */
+  granted: number;
   period: Period;
   /** Whether a trial has converted: `plan` then differs from the account's stored plan. */
   converted: boolean;
@@ -16,11 +19,17 @@ export interface Allowance {
 /**
  * Works out the allowance for an account at `nowMs`. A trial plan that names `converts_to`
  * switches to that plan when its first trial period ends, with the billing cycle anchored there
- * and that plan's limit (a per-account limit set on a trial is for the trial).
+ * and that plan's limit (a per-account limit set on a trial is for the trial). The grants made
+ * in the current period add to its limit; those of other periods are over.
  * Throws when the config no longer knows the account's plan or no limit applies (an enterprise
  * account created without one): the request fails as an internal error rather than going unmetered.
  */
-export function allowanceFor(account: Account, plans: Config['plans'], zone: string, nowMs: number): Allowance {
+export function allowanceFor(
+  account: Account & { grants?: Grant[] },
+  plans: Config['plans'],
+  zone: string,
+  nowMs: number,
+): Allowance {
   const anchorMs = Date.parse(account.anchor);
   let name = account.plan;
   let plan = Object.hasOwn(plans, name) ? plans[name] : undefined;
@@ -49,6 +58,8 @@ export function allowanceFor(account: Account, plans: Config['plans'], zone: str
     anchor: number,
   ): Allowance {
     if (limit === undefined) throw new Error(`account ${account.id} on plan "${plan}" has no limit`);
-    return { plan, limit, period, converted, anchorMs: anchor };
+    let granted = 0;
+    for (const g of account.grants ?? []) if (g.period_id === period.id) granted += g.requests;
+    return { plan, limit: limit + granted, granted, period, converted, anchorMs: anchor };
   }
 }

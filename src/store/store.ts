@@ -15,6 +15,8 @@ export type {
   AccountStatus,
   AccountStore,
   ExternalIds,
+  Grant,
+  GrantLedger,
   StoredAccount,
 } from './accounts/interface.js';
 export type { BillingEvent, BillingStore } from './billing/interface.js';

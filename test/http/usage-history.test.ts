@@ -161,6 +161,8 @@ t.test('the admin exports: daily rows, period rows, csv and json, one account or
       period_ends_at: '2026-12-23T10:00:00+02:00',
       request_limit: 2000,
       requests_used: 6,
+      granted_requests: 0,
+      overage_requests: 0,
     },
     {
       account_id: account.id,
@@ -170,6 +172,8 @@ t.test('the admin exports: daily rows, period rows, csv and json, one account or
       period_ends_at: '2027-01-23T10:00:00+02:00',
       request_limit: 2000,
       requests_used: 1,
+      granted_requests: 0,
+      overage_requests: 0,
     },
   ]);
   t.ok(
@@ -179,8 +183,8 @@ t.test('the admin exports: daily rows, period rows, csv and json, one account or
   const csv = await adminCall(gw, 'GET', `/admin/usage/periods?from=2026-11-23&to=2026-11-23&account=${account.id}`);
   t.equal(
     csv.body,
-    'account_id,label,plan,period_started_at,period_ends_at,request_limit,requests_used\r\n' +
-      `${account.id},"Acme, ""fuel"" Ltd",starter,2026-11-23T10:00:00+02:00,2026-12-23T10:00:00+02:00,2000,6\r\n`,
+    'account_id,label,plan,period_started_at,period_ends_at,request_limit,requests_used,granted_requests,overage_requests\r\n' +
+      `${account.id},"Acme, ""fuel"" Ltd",starter,2026-11-23T10:00:00+02:00,2026-12-23T10:00:00+02:00,2000,6,0,0\r\n`,
   );
 });
 
@@ -203,6 +207,8 @@ t.test('a plan change in the middle of a period is on its record', async (t) => 
       period_ends_at: '2027-01-23T10:00:00+02:00',
       request_limit: 10000,
       requests_used: 2,
+      granted_requests: 0,
+      overage_requests: 0,
       plan_changes: [
         { changed_at: '2027-01-02T12:00:00+02:00', plan: 'starter', request_limit: 2000, requests_used: 1 },
       ],
@@ -245,7 +251,7 @@ t.test('an export waits for a reader that stops reading, and ends when the reade
     const spec = { accountId: account.id, revision: account.revision, periodId: 'p', limit: 100, expireAtMs: 8e15 };
     for (let d = 1; d <= 30; d++) await store.counting.consume(spec, `2026-11-${String(d).padStart(2, '0')}`);
   }
-  const read = store.counting.periodRecords.bind(store);
+  const read = store.counting.periodRecords.bind(store.counting);
   let pages = 0;
   store.counting.periodRecords = (...args) => {
     pages++;

@@ -126,6 +126,7 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
     zone: config.time_zone,
     clock,
     audit,
+    retentionMs: retentionMs(config),
     keys,
   });
   const usage = new UsageOperations({ accounts: s0.accounts, counting: s0.counting, config, now: clock.now });
@@ -183,26 +184,26 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
   }
 
   if (over.length > 0) throw new Error(`admitted over the limit: ${over.join('; ')}`);
-  const live = ids.filter((_, i) => !deleted.has(i));
   // Per period and per day, what the test saw counted and not refunded.
   const perPeriod = new Map<string, number>();
   const perDay = new Map<string, number>();
   for (const c of counted) {
-    if (deleted.has(c.acct) || c.refunded) continue;
+    // A deleted account's history stays: what it counted before is still in the ledger.
+    if (c.refunded) continue;
     const id = ids[c.acct] as string;
     const p = `${id} ${c.entry.allowance.period.id}`;
     perPeriod.set(p, (perPeriod.get(p) ?? 0) + 1);
     perDay.set(`${id} ${c.day}`, (perDay.get(`${id} ${c.day}`) ?? 0) + 1);
   }
-  const ledgers = await s1.counting.periodRecords(live, 0, 8e15);
+  const ledgers = await s1.counting.periodRecords(ids, 0, 8e15);
   const seenPeriods = new Map<string, number>();
   for (const [i, records] of ledgers.entries()) {
     for (const r of records) {
       const days = r.days.reduce((sum, [, n]) => sum + n, 0);
-      if (days !== r.used) throw new Error(`${live[i]} period ${r.periodId}: days sum to ${days}, counter ${r.used}`);
+      if (days !== r.used) throw new Error(`${ids[i]} period ${r.periodId}: days sum to ${days}, counter ${r.used}`);
       const limits = [r.limit, ...r.changes.map((c) => c.limit)];
-      if (r.used > Math.max(...limits)) throw new Error(`${live[i]} period ${r.periodId} over every limit it had`);
-      if (r.used > 0) seenPeriods.set(`${live[i]} ${r.periodId}`, r.used);
+      if (r.used > Math.max(...limits)) throw new Error(`${ids[i]} period ${r.periodId} over every limit it had`);
+      if (r.used > 0) seenPeriods.set(`${ids[i]} ${r.periodId}`, r.used);
     }
   }
   if (JSON.stringify([...seenPeriods].sort()) !== JSON.stringify([...perPeriod].sort()))

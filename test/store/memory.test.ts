@@ -1,7 +1,7 @@
 import t from 'tap';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { tempDir } from '../helpers/tmp.js';
-import { DAY, storedKey } from './contract/fixtures.js';
+import { DAY, hashOf, storedKey } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
 storeContract(t, async () => new MemoryStore());
@@ -203,3 +203,41 @@ t.test('with a file, the ledger (days, records, plan changes) survives a restart
   t.equal(after[0]?.[0]?.plan, 'business');
   t.equal(after[0]?.[0]?.changes.length, 1);
 });
+
+t.test(
+  'with a file, grants and a deleted account kept for its records are on disk at once: a new store reads them',
+  async (t) => {
+    const { join } = await import('node:path');
+    const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
+    const file = join(tempDir('fpg-mem-'), 'store.json');
+    const first = new MemoryStore(Date.now, file);
+    const a = storedAccount();
+    const gone = storedAccount();
+    await first.accounts.createAccount(a);
+    await first.accounts.createAccount(gone);
+    const record = { plan: 'starter', kind: 'monthly' as const, startMs: 1_000, endMs: 2_000 };
+    const grant = {
+      id: 'grant_0123456789abcdef',
+      requests: 7,
+      note: 'top-up',
+      period_id: consumeSpec(a).periodId,
+      period_started_at: '2026-11-23T10:00:00+02:00',
+      created_at: '2026-11-24T08:00:00.000Z',
+    };
+    await first.accounts.addGrant(a.id, grant, {
+      record,
+      limit: 3,
+      expireAtMs: Date.now() + 60_000,
+      dropBeforeMs: 0,
+    });
+    await first.counting.consume({ ...consumeSpec(gone), record }, '2026-11-24');
+    await first.accounts.deleteAccount(gone.id);
+    // No close(): the grant and the delete are on disk when they resolve.
+    const second = new MemoryStore(Date.now, file);
+    t.teardown(() => Promise.all([first.close(), second.close()]));
+    t.same((await second.accounts.getAccount(a.id))?.grants, [grant]);
+    t.equal((await second.counting.periodRecords([a.id], 0, 3_000))[0]?.[0]?.granted, 7);
+    t.same(await second.accounts.getDeletedAccount(gone.id), gone);
+    t.equal(await second.accounts.findByKeyHash(hashOf(gone)), null);
+  },
+);

@@ -218,7 +218,7 @@ t.test('a listing stops after 5000 index entries and its cursor continues from t
 });
 
 t.test(
-  'deleting an account removes its key-hash entry and its index entry; counters expire on their own',
+  'deleting an account removes its key-hash entry and its index entry; its counters, ledger and fields kept for the exports expire on their own',
   async (t) => {
     const prefix = nextPrefix();
     const store = open(t, prefix);
@@ -235,11 +235,16 @@ t.test(
         `${prefix}{acct:${a.id}}:used:p`,
         `${prefix}{acct:${a.id}}:days:p`,
         `${prefix}{acct:${a.id}}:periods`,
+        `${prefix}{acct:${a.id}}:deleted`,
+        `${prefix}deleted-accounts`,
         `${prefix}marker`,
       ].sort(),
-      'only the counter and its ledger, which expire (and the data-loss marker)',
+      'the counter, its ledger and the account as it was, which expire, the index of deleted accounts (and the data-loss marker)',
     );
-    for (const k of ['used:p', 'days:p', 'periods']) t.ok((await raw.pttl(`${prefix}{acct:${a.id}}:${k}`)) > 0);
+    for (const k of ['used:p', 'days:p', 'periods', 'deleted'])
+      t.ok((await raw.pttl(`${prefix}{acct:${a.id}}:${k}`)) > 0, `${k} expires`);
+    const expiry = (k: string) => raw.call('PEXPIRETIME', `${prefix}{acct:${a.id}}:${k}`) as Promise<number>;
+    t.ok((await expiry('deleted')) <= (await expiry('periods')), 'no later than its records');
   },
 );
 

@@ -71,8 +71,8 @@ function periods(
     (r): Usage => ({
       plan_type: r.plan,
       requests_used: r.used,
-      request_limit: r.limit,
-      requests_remaining: Math.max(0, r.limit - r.used),
+      request_limit: r.limit + r.granted,
+      requests_remaining: Math.max(0, r.limit + r.granted - r.used),
       request_period: r.kind,
       period_started_at: formatInZone(r.startMs, zone),
       period_ends_at: formatInZone(r.endMs, zone),

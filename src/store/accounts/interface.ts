@@ -1,3 +1,4 @@
+import type { PeriodMeta } from '../counting/interface.js';
 import type { StoredKey } from '../keys/key.js';
 
 export type AccountStatus = 'active' | 'inactive';
@@ -25,11 +26,42 @@ export interface ExternalIds {
 }
 
 /**
+ * Requests added to one period of an account (a top-up). It belongs to the period it was made
+ * in and ends with it; the period's record counts it too (`PeriodRecord.granted`).
+ */
+export interface Grant {
+  id: string;
+  requests: number;
+  note: string | null;
+  /** The period's id (its start in unix ms, as its counter is named): what the grant is matched by. */
+  period_id: string;
+  /** The period's start as the `usage` object shows it. */
+  period_started_at: string;
+  created_at: string;
+}
+
+/**
  * An account as the store keeps it: with its keys (1–20 live ones, store/keys/interface.ts),
  * each with the SHA-256 hash of the key, never the key.
  */
 export interface StoredAccount extends Account {
   keys: StoredKey[];
+  /**
+   * The grants of its recent periods, oldest first (absent: none). On the record, so the meter
+   * works out the period's limit from the copy it caches, with no read of its own.
+   */
+  grants?: Grant[];
+}
+
+/** What a grant writes on its period's record, which it opens when no request has yet. */
+export interface GrantLedger {
+  record: PeriodMeta;
+  /** The period's limit before grants (the plan's or the account's), as its record keeps it. */
+  limit: number;
+  /** When the record may be forgotten: the period's end plus retention. */
+  expireAtMs: number;
+  /** Grants of periods that started before this (unix ms) are dropped from the account. */
+  dropBeforeMs: number;
 }
 
 /** Keys change through the keys concern (store/keys/interface.ts), never through a patch. */
@@ -71,8 +103,24 @@ export interface AccountStore {
    */
   listAccounts(filter: AccountFilter, after: string | null, limit: number): Promise<AccountPage>;
   /**
-   * Removes the account and announces its key hashes, so its keys stop working everywhere.
+   * Removes the account and announces its key hashes, so its keys stop working everywhere. Its
+   * usage history is not deleted: while it has period records, the account is kept as it was
+   * for the exports (`listDeletedAccounts`) until the last of them expires.
    * Returns the account as it was; null when there is no such account.
    */
   deleteAccount(id: string): Promise<StoredAccount | null>;
+  /**
+   * Deleted accounts whose period records are still kept (their usage history outlives them
+   * until retention), as they were when deleted, in id order after `after`: paged as
+   * `listAccounts` (without a filter). Their keys find nothing.
+   */
+  listDeletedAccounts(after: string | null, limit: number): Promise<AccountPage>;
+  /** A deleted account whose period records are still kept, as it was; null otherwise. */
+  getDeletedAccount(id: string): Promise<StoredAccount | null>;
+  /**
+   * In one atomic step: adds the grant to the account, bumps the revision and announces the
+   * change (so every instance reloads it and admits against the new limit on its next request),
+   * and adds its requests to its period's record. Null when there is no such account.
+   */
+  addGrant(id: string, grant: Grant, ledger: GrantLedger): Promise<StoredAccount | null>;
 }

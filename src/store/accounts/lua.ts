@@ -1,3 +1,5 @@
+import { OPENED } from '../counting/lua.js';
+
 /**
  * Lua run by the Redis store for the accounts. Each script touches only the keys of one account
  * (which share the hash tag `{acct:ID}`), so every script runs unchanged on Redis Cluster. Each
@@ -58,17 +60,56 @@ return redis.call('HGETALL', KEYS[1])
 /**
  * Removes an account and announces its key hashes, so every instance forgets its cached copy. A
  * consume made from such a copy finds no revision and answers "changed"; the reload then finds
- * no account. Its counters are left to expire (they are not named in KEYS, so on Cluster this
- * script may not touch them; nothing reads them once the account is gone).
+ * no account. Its usage history stays: when it has period records (its index of periods lives
+ * until the last of them expires), the account's fields are kept under its `deleted` key until
+ * then, for the exports to name it (label, plan); its counters and records expire on their own.
  *
- * KEYS[1] account hash. ARGV[1] channel, ARGV[2] account id.
- * Returns false (null) when there is no such account, else its HGETALL before removal.
+ * KEYS[1] account hash, KEYS[2] its index of periods, KEYS[3] its `deleted` key. ARGV[1]
+ * channel, ARGV[2] account id.
+ * Returns false (null) when there is no such account, else {1 when kept (0 when not), its
+ * HGETALL before removal}.
  */
 export const DELETE_ACCOUNT = `${KEY_HASHES}
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then return false end
 local hashes = key_hashes(KEYS[1])
-redis.call('DEL', KEYS[1])
+local keep = redis.call('PTTL', KEYS[2])
+if keep > 0 then
+  redis.call('RENAME', KEYS[1], KEYS[3])
+  redis.call('PEXPIRE', KEYS[3], keep)
+else
+  redis.call('DEL', KEYS[1])
+end
 redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = hashes}))
-return fields
+return {keep > 0 and 1 or 0, fields}
+`;
+
+/**
+ * Adds a grant: appends it to the account's `grants` (a JSON array; grants of periods that
+ * started before ARGV[5] are dropped), bumps the revision and announces the account, and adds
+ * its requests to the period's record, opening the record as the period's first request would
+ * (counting/lua.ts OPENED) when it has none. One step: a consume sees the grant and the new
+ * revision together, and the record's grants always match the account's.
+ *
+ * KEYS[1] account hash, KEYS[2] the period's days hash. ARGV[1] channel, ARGV[2] account id,
+ * ARGV[3] the grant (JSON), ARGV[4] its requests, ARGV[5] unix ms (see above), ARGV[6] the
+ * period's limit before grants, ARGV[7] the record's expiry (unix ms), ARGV[8] the record
+ * (recordMeta). Returns false (null) when there is no such account, else its HGETALL after.
+ */
+export const GRANT = `${OPENED}${KEY_HASHES}
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local kept = {}
+local old = redis.call('HGET', KEYS[1], 'grants')
+if old then
+  for _, g in ipairs(cjson.decode(old)) do
+    if tonumber(g.period_id) >= tonumber(ARGV[5]) then kept[#kept + 1] = g end
+  end
+end
+kept[#kept + 1] = cjson.decode(ARGV[3])
+redis.call('HSET', KEYS[1], 'grants', cjson.encode(kept))
+redis.call('HINCRBY', KEYS[1], 'revision', 1)
+if redis.call('PTTL', KEYS[2]) < 0 then opened(KEYS[1], KEYS[2], ARGV[6], ARGV[7], ARGV[8]) end
+redis.call('HINCRBY', KEYS[2], 'granted', ARGV[4])
+redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = key_hashes(KEYS[1])}))
+return redis.call('HGETALL', KEYS[1])
 `;

@@ -2,7 +2,15 @@ import { GatewayError } from '../../failures.js';
 import { copyKey } from '../keys/edit.js';
 import type { MemoryData } from '../memory/state.js';
 import { matchesFilter } from './filter.js';
-import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './interface.js';
+import type {
+  AccountFilter,
+  AccountPage,
+  AccountPatch,
+  AccountStore,
+  Grant,
+  GrantLedger,
+  StoredAccount,
+} from './interface.js';
 
 /** The accounts of the embedded store (memory/state.ts holds them). */
 export class MemoryAccounts implements AccountStore {
@@ -70,6 +78,44 @@ export class MemoryAccounts implements AccountStore {
     await d.save();
     d.emit({ type: 'account', id, keyHashes: keyHashes(current) });
     return copyAccount(current);
+  }
+
+  async addGrant(id: string, grant: Grant, ledger: GrantLedger): Promise<StoredAccount | null> {
+    const d = this.data;
+    const current = d.accounts.get(id);
+    if (!current) return null;
+    const kept = (current.grants ?? []).filter((g) => Number(g.period_id) >= ledger.dropBeforeMs);
+    const next: StoredAccount = { ...current, grants: [...kept, grant], revision: current.revision + 1 };
+    d.epoch++;
+    d.setAccount(next);
+    // The record as the period's first request would open it, in the same synchronous step.
+    const counter = d.periodCounter(id, grant.period_id, ledger.expireAtMs);
+    const { record } = ledger;
+    counter.record ??= { ...record, limit: ledger.limit, changes: [] };
+    counter.record.granted = (counter.record.granted ?? 0) + grant.requests;
+    await d.save();
+    d.emit({ type: 'account', id, keyHashes: keyHashes(next) });
+    return copyAccount(next);
+  }
+
+  async listDeletedAccounts(after: string | null, limit: number): Promise<AccountPage> {
+    const now = this.data.now();
+    const ids = [...this.data.deleted.keys()]
+      .filter((id) => after === null || id > after)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const accounts: StoredAccount[] = [];
+    for (const id of ids) {
+      const d = this.data.deleted.get(id) as { account: StoredAccount; untilMs: number };
+      if (d.untilMs <= now) continue;
+      if (accounts.length === limit) return { accounts, next: (accounts[limit - 1] as StoredAccount).id };
+      accounts.push({ ...d.account });
+    }
+    return { accounts, next: null };
+  }
+
+  async getDeletedAccount(id: string): Promise<StoredAccount | null> {
+    const d = this.data.deleted.get(id);
+    return d !== undefined && d.untilMs > this.data.now() ? { ...d.account } : null;
   }
 
   private copy(id: string): StoredAccount | null {

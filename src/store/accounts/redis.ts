@@ -1,23 +1,40 @@
 import type { Result } from 'ioredis';
 import { GatewayError } from '../../failures.js';
+import { recordMeta } from '../counting/lua.js';
 import type { RedisBackend } from '../redis/backend.js';
 import { decodeAccount, encodeAccount, encodePatch, pairsToRecord } from '../redis/codec.js';
 import { matchesFilter } from './filter.js';
-import type { AccountFilter, AccountPage, AccountPatch, AccountStore, StoredAccount } from './interface.js';
-import { CREATE_ACCOUNT, DELETE_ACCOUNT, UPDATE_ACCOUNT } from './lua.js';
+import type {
+  AccountFilter,
+  AccountPage,
+  AccountPatch,
+  AccountStore,
+  Grant,
+  GrantLedger,
+  StoredAccount,
+} from './interface.js';
+import { CREATE_ACCOUNT, DELETE_ACCOUNT, GRANT, UPDATE_ACCOUNT } from './lua.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     fpgCreateAccount(account: string, channel: string, message: string, ...fields: string[]): Result<number, Context>;
     fpgUpdateAccount(account: string, channel: string, id: string, patch: string): Result<string[] | null, Context>;
-    fpgDeleteAccount(account: string, channel: string, id: string): Result<string[] | null, Context>;
+    fpgDeleteAccount(
+      account: string,
+      periods: string,
+      deleted: string,
+      channel: string,
+      id: string,
+    ): Result<[number, string[]] | null, Context>;
+    fpgGrant(account: string, days: string, ...args: string[]): Result<string[] | null, Context>;
   }
 }
 
 const SCRIPTS = {
   fpgCreateAccount: { lua: CREATE_ACCOUNT, numberOfKeys: 1 },
   fpgUpdateAccount: { lua: UPDATE_ACCOUNT, numberOfKeys: 1 },
-  fpgDeleteAccount: { lua: DELETE_ACCOUNT, numberOfKeys: 1 },
+  fpgDeleteAccount: { lua: DELETE_ACCOUNT, numberOfKeys: 3 },
+  fpgGrant: { lua: GRANT, numberOfKeys: 2 },
 };
 
 // A listing reads the index in chunks and each account of a chunk; it stops after this many
@@ -125,16 +142,62 @@ export class RedisAccounts implements AccountStore {
     });
   }
 
+  addGrant(id: string, grant: Grant, ledger: GrantLedger): Promise<StoredAccount | null> {
+    const { b } = this;
+    const r = ledger.record;
+    return b.run(async () => {
+      const fields = await b.redis.fpgGrant(
+        b.accountKey(id),
+        b.daysKey(id, grant.period_id),
+        b.channel,
+        id,
+        JSON.stringify(grant),
+        String(grant.requests),
+        String(ledger.dropBeforeMs),
+        String(ledger.limit),
+        String(ledger.expireAtMs),
+        recordMeta(grant.period_id, r.kind, r.startMs, r.endMs, r.plan),
+      );
+      return fields === null ? null : decodeAccount(pairsToRecord(fields));
+    });
+  }
+
   deleteAccount(id: string): Promise<StoredAccount | null> {
     const { b } = this;
     return b.run(async () => {
-      const fields = await b.redis.fpgDeleteAccount(b.accountKey(id), b.channel, id);
-      if (fields === null) return null;
+      // Indexed before, as a new account is: an export never misses an account kept as deleted.
+      await b.redis.zadd(b.deletedIndex, 0, id);
+      const reply = await b.redis.fpgDeleteAccount(b.accountKey(id), b.periodsKey(id), b.deletedKey(id), b.channel, id);
+      if (reply === null) return null;
+      const [kept, fields] = reply;
       const deleted = decodeAccount(pairsToRecord(fields));
       // The keys stopped working with the script (findByKeyHash checks the account); these only tidy up.
       for (const k of deleted?.keys ?? []) await b.redis.del(b.indexKey(k.key_hash));
       await b.redis.zrem(b.accountIndex, id);
+      if (kept === 0) await b.redis.zrem(b.deletedIndex, id);
       return deleted;
+    });
+  }
+
+  getDeletedAccount(id: string): Promise<StoredAccount | null> {
+    const { b } = this;
+    return b.run(async () => decodeAccount(await b.redis.hgetall(b.deletedKey(id))));
+  }
+
+  listDeletedAccounts(after: string | null, limit: number): Promise<AccountPage> {
+    const { b } = this;
+    return b.run(async () => {
+      const ids = await b.redis.zrangebylex(b.deletedIndex, after === null ? '-' : `(${after}`, '+', 'LIMIT', 0, limit);
+      const records = await Promise.all(ids.map((id) => b.redis.hgetall(b.deletedKey(id))));
+      const accounts: StoredAccount[] = [];
+      for (const [i, id] of ids.entries()) {
+        const account = decodeAccount(records[i] as Record<string, string>);
+        if (account !== null) accounts.push(account);
+        // Neither the account nor what was kept of it: its records expired (or it had none), for
+        // good, since ids are never reused. An entry of a delete under way still has its account.
+        else if ((await b.redis.exists(b.accountKey(id))) === 0) await b.redis.zrem(b.deletedIndex, id);
+      }
+      return { accounts, next: ids.length < limit ? null : (ids[ids.length - 1] as string) };
     });
   }
 }

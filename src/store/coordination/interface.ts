@@ -32,11 +32,11 @@ export interface CoordinationStore {
   /** Changes made by any instance (including this one) are delivered here. */
   subscribe(listener: (event: StoreEvent) => void): void;
   /**
-   * Counts an invalid key from `address` across every instance; the one that reaches
-   * `maxAttempts` within the window announces `blocked`. The memory store, a single process,
-   * has nothing to share.
+   * Counts `attempts` (default 1) invalid keys from `address` across every instance; the report
+   * that reaches `maxAttempts` within the window announces `blocked`. The memory store, a single
+   * process, has nothing to share.
    */
-  reportInvalidKey(address: string, rule: ThrottleRule): Promise<void>;
+  reportInvalidKey(address: string, rule: ThrottleRule, attempts?: number): Promise<void>;
   /** Announces `cache_purge` to every instance (this one included): the CLI purges through here too. */
   purgeCache(path: string | null): Promise<void>;
 }

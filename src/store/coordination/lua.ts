@@ -5,16 +5,18 @@
  */
 
 /**
- * Counts an invalid key from one address across every instance; the attempt that reaches the
- * limit within the window resets the count and announces the block.
+ * Counts invalid keys from one address across every instance (a batch of them: each instance
+ * shares its attempts a few times a second); the batch that reaches the limit within the window
+ * resets the count and announces the block.
  *
  * KEYS[1] attempts of the address. ARGV[1] window (ms), ARGV[2] most attempts, ARGV[3] channel,
- * ARGV[4] announcement.
- * Returns 1 when this attempt blocked the address, else 0.
+ * ARGV[4] announcement, ARGV[5] attempts in this batch.
+ * Returns 1 when this batch blocked the address, else 0.
  */
 export const INVALID_KEY = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local added = tonumber(ARGV[5])
+local n = redis.call('INCRBY', KEYS[1], added)
+if n == added then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 if n < tonumber(ARGV[2]) then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[3], ARGV[4])

@@ -13,6 +13,7 @@ declare module 'ioredis' {
       max: number,
       channel: string,
       message: string,
+      batch: number,
     ): Result<number, Context>;
     fpgLease(key: string, holder: string, ttlMs: number): Result<number, Context>;
     fpgReleaseLease(key: string, holder: string): Result<number, Context>;
@@ -86,12 +87,12 @@ export class RedisCoordination implements CoordinationStore {
     return b.run(() => b.redis.get(b.noteKey(name)));
   }
 
-  reportInvalidKey(address: string, rule: ThrottleRule): Promise<void> {
+  reportInvalidKey(address: string, rule: ThrottleRule, attempts = 1): Promise<void> {
     const { b } = this;
     const announcement = JSON.stringify({ type: 'blocked', address, ms: rule.blockMs });
     return b.run(async () => {
       const key = `${b.options.key_prefix}invalid:${address}`;
-      await b.redis.fpgInvalidKey(key, rule.windowMs, rule.maxAttempts, b.channel, announcement);
+      await b.redis.fpgInvalidKey(key, rule.windowMs, rule.maxAttempts, b.channel, announcement, attempts);
     });
   }
 

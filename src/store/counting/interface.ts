@@ -53,7 +53,10 @@ export interface PeriodMeta {
  */
 export interface PeriodRecord extends PeriodMeta {
   periodId: string;
+  /** Before grants: the plan's or the account's. */
   limit: number;
+  /** Requests granted in the period (top-ups, AccountStore `addGrant`); 0 when none. */
+  granted: number;
   used: number;
   days: Array<[day: string, requests: number]>;
   changes: PlanChange[];

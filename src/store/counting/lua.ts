@@ -20,7 +20,7 @@ export function recordMeta(periodId: string, kind: string, startMs: number, endM
  * KEYS: it shares the account's hash tag, so it is on the same Cluster slot, and naming it per
  * request would cost every request for what only the first of a period needs.
  */
-const OPENED = `
+export const OPENED = `
 local function opened(account, days, limit, expiry, meta)
   local id, kind, first, last, plan = string.match(meta, '^(%S+) (%S+) (%d+) (%d+) (.*)$')
   redis.call('HSET', days, 'plan', plan, 'kind', kind, 'limit', limit, 'start', first, 'end', last)
@@ -70,6 +70,11 @@ end
  * rather than `=`: a limit lowered below the count mid-period still raises it. Both keys are
  * the counter's name plus a suffix: the account's hash tag, so the same Cluster slot, and not
  * sent with every request since only a crossing touches them.
+ *
+ * The limit is the caller's effective one (the plan's or the account's plus the period's grants),
+ * and the record opened here takes it as the period's limit before grants: a grant opens its
+ * period's record itself (accounts/lua.ts GRANT), so a record opened here is of a period without
+ * grants at the revision checked.
  */
 export const CONSUME = `${OPENED}
 local deadline = tonumber(ARGV[#ARGV])

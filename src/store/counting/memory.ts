@@ -59,7 +59,7 @@ export class MemoryCounting implements CountingStore {
         const r = c.record;
         if (r === null || c.expireAtMs <= now || r.startMs >= toMs || r.endMs <= fromMs) continue;
         const days = [...c.days].filter(([, n]) => n > 0).sort((a, b) => (a[0] < b[0] ? -1 : 1));
-        out.push({ periodId, ...r, used: c.used, days, changes: [...r.changes] });
+        out.push({ periodId, ...r, granted: r.granted ?? 0, used: c.used, days, changes: [...r.changes] });
       }
       return out.sort(byStart);
     });

@@ -30,6 +30,7 @@ export function decodePeriods(reply: Array<string | number>): PeriodRecord[] {
       plan: fields.get('plan') ?? '',
       kind: fields.get('kind') === 'trial' ? 'trial' : 'monthly',
       limit: Number(fields.get('limit') ?? 0),
+      granted: Number(fields.get('granted') ?? 0),
       startMs: Number(fields.get('start') ?? 0),
       endMs: Number(fields.get('end') ?? 0),
       used,

@@ -65,30 +65,44 @@ const billingCursor = z.strictObject({
   failed: z.array(billingEvent),
 });
 
+const storedAccount = z.strictObject({
+  id: z.string().min(1),
+  status: z.enum(['active', 'inactive']),
+  plan: z.string().min(1),
+  limit: z.number().int().positive().nullable(),
+  anchor: z.string(),
+  label: z.string(),
+  created_at: z.string(),
+  revision: z.number().int().positive(),
+  /** The one key of a file written before accounts had several keys. */
+  key_hash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+  keys: z.array(storedKeySchema).min(1).optional(),
+  external_ids: z
+    .strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() })
+    .optional(),
+  grants: z
+    .array(
+      z.strictObject({
+        id: z.string(),
+        requests: z.number().int().positive(),
+        note: z.string().nullable(),
+        period_id: z.string(),
+        period_started_at: z.string(),
+        created_at: z.string(),
+      }),
+    )
+    .optional(),
+});
+
 /** What the embedded store keeps on disk between runs. */
 const stateSchema = z.strictObject({
   version: z.literal(1),
-  accounts: z.array(
-    z.strictObject({
-      id: z.string().min(1),
-      status: z.enum(['active', 'inactive']),
-      plan: z.string().min(1),
-      limit: z.number().int().positive().nullable(),
-      anchor: z.string(),
-      label: z.string(),
-      created_at: z.string(),
-      revision: z.number().int().positive(),
-      /** The one key of a file written before accounts had several keys. */
-      key_hash: z
-        .string()
-        .regex(/^[0-9a-f]{64}$/)
-        .optional(),
-      keys: z.array(storedKeySchema).min(1).optional(),
-      external_ids: z
-        .strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() })
-        .optional(),
-    }),
-  ),
+  accounts: z.array(storedAccount),
+  /** Deleted accounts kept while their period records are (absent in files written before). */
+  deleted: z.array(z.strictObject({ account: storedAccount, untilMs: z.number() })).optional(),
   /** Numbers the changes of the prices (absent in files written before it). */
   price_seq: z.number().int().nonnegative().optional(),
   prices: z.array(priceSetDocument.extend({ updated_at: z.string(), origin: z.literal('upstream').optional() })),
@@ -107,6 +121,7 @@ const stateSchema = z.strictObject({
           startMs: z.number(),
           endMs: z.number(),
           changes: z.array(z.strictObject({ atMs: z.number(), plan: z.string(), limit: z.number(), used: z.number() })),
+          granted: z.number().int().nonnegative().optional(),
         })
         .nullable()
         .optional(),

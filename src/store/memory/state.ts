@@ -18,6 +18,8 @@ export interface LedgerRecord {
   startMs: number;
   endMs: number;
   changes: PlanChange[];
+  /** Requests granted in the period; absent: none (and in files written before grants). */
+  granted?: number;
 }
 
 /** A webhook delivery in the memory store, with its claim. */
@@ -73,6 +75,8 @@ function counterJson(c: Counter): string {
  */
 export class MemoryData {
   readonly accounts = new Map<string, StoredAccount>();
+  /** Deleted accounts as they were, kept until their last period record expires (`untilMs`). */
+  readonly deleted = new Map<string, { account: StoredAccount; untilMs: number }>();
   readonly byKeyHash = new Map<string, string>();
   /**
    * Counters by account, then period. Two lookups by strings the caller keeps (its spec's), whose
@@ -119,12 +123,35 @@ export class MemoryData {
     if (this.writer !== null) this.accountJson.set(account.id, JSON.stringify(account));
   }
 
-  /** The account, its key hashes' entries and its counters. */
+  /**
+   * The account and its key hashes' entries. Its counters and records stay until they expire (its
+   * usage history outlives it); while any does, the account is kept as it was, for the exports.
+   */
   removeAccount(account: StoredAccount): void {
     this.accounts.delete(account.id);
     this.accountJson.delete(account.id);
     for (const k of account.keys) this.byKeyHash.delete(k.key_hash);
-    this.counters.delete(account.id);
+    let untilMs = 0;
+    for (const c of this.counters.get(account.id)?.values() ?? [])
+      if (c.record !== null) untilMs = Math.max(untilMs, c.expireAtMs);
+    const now = this.now();
+    for (const [id, d] of this.deleted) if (d.untilMs <= now) this.deleted.delete(id);
+    if (untilMs > now) this.deleted.set(account.id, { account, untilMs });
+  }
+
+  /** The live counter of an account's period, made (at zero) when it has none or it expired. */
+  periodCounter(accountId: string, periodId: string, expireAtMs: number): Counter {
+    let periods = this.counters.get(accountId);
+    if (!periods) {
+      periods = new Map();
+      this.counters.set(accountId, periods);
+    }
+    let counter = periods.get(periodId);
+    if (!counter || counter.expireAtMs <= this.now()) {
+      counter = newCounter(accountId, periodId, 0, expireAtMs);
+      periods.set(periodId, counter);
+    }
+    return counter;
   }
 
   /**
@@ -182,8 +209,10 @@ export class MemoryData {
     if (this.fixed === null) {
       this.pricesJson ??= JSON.stringify([...this.prices.values()]);
       const accounts = [...this.accountJson.values()].join(',');
+      const deleted = [...this.deleted.values()].filter((d) => d.untilMs > now);
+      const kept = deleted.length === 0 ? '' : `"deleted":${JSON.stringify(deleted)},`;
       this.fixed = Buffer.from(
-        `{"version":1,"accounts":[${accounts}],"price_seq":${this.priceSeq},"prices":${this.pricesJson},"counters":[`,
+        `{"version":1,"accounts":[${accounts}],${kept}"price_seq":${this.priceSeq},"prices":${this.pricesJson},"counters":[`,
       );
     }
     return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}}`];
@@ -206,13 +235,13 @@ export class MemoryData {
 
   private restore(state: MemoryState): void {
     for (const a of state.accounts) {
-      // A file written before accounts had several keys holds one `key_hash`: its default key.
-      const { key_hash, keys, ...rest } = a;
-      const account: StoredAccount = { ...rest, keys: keysOf(keys && JSON.stringify(keys), key_hash, a.created_at) };
+      const account = withKeys(a);
       this.accounts.set(a.id, account);
       this.accountJson.set(a.id, JSON.stringify(account));
       for (const k of account.keys) this.byKeyHash.set(k.key_hash, a.id);
     }
+    for (const d of state.deleted ?? [])
+      this.deleted.set(d.account.id, { account: withKeys(d.account), untilMs: d.untilMs });
     for (const p of state.prices) this.prices.set(p.effective_date, p);
     this.priceSeq = state.price_seq ?? 0;
     for (const c of state.counters) {
@@ -233,4 +262,10 @@ export class MemoryData {
     for (const d of w.deliveries) this.deliveries.set(d.id, d);
     for (const [id, until] of w.seen) this.seenEvents.set(id, until);
   }
+}
+
+/** An account from the file: one written before accounts had several keys holds one `key_hash`, its default key. */
+function withKeys(a: MemoryState['accounts'][number]): StoredAccount {
+  const { key_hash, keys, ...rest } = a;
+  return { ...rest, keys: keysOf(keys && JSON.stringify(keys), key_hash, a.created_at) };
 }

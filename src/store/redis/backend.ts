@@ -22,13 +22,20 @@ export type Scripts = Record<string, { lua: string; numberOfKeys?: number }>;
  *   fpg:{acct:ID}:days:PERIOD  the period's ledger: a field per day (YYYY-MM-DD) counted with the
  *                              counter, and its record (plan, kind, limit, start, end, changes);
  *                              same expiry as the counter
- *   fpg:{acct:ID}:periods      sorted set of the account's period ids (score: their expiry)
+ *   fpg:{acct:ID}:periods      sorted set of the account's period ids (score: their expiry); the
+ *                              key expires with the last of them
+ *   fpg:{acct:ID}:deleted      a deleted account's fields, kept while its period records are
+ *                              (so the exports name it); written by the delete script
  *   fpg:keyhash:HASH           account id of a key hash
  *   fpg:accounts               sorted set of every account id (score 0, read in id order with
  *                              ZRANGEBYLEX): the listing's index. One key, so on a Cluster one
  *                              node holds it; it is written by its own command, never inside a
  *                              script with an account's keys (other slot). An entry may outlive its
  *                              account (written before it, removed after it): listing skips those.
+ *   fpg:deleted-accounts       sorted set of deleted account ids (score 0), as fpg:accounts: the
+ *                              exports' index of accounts whose records outlive them. An entry
+ *                              with neither its account nor its `deleted` key is stale (its records
+ *                              expired) and removed when an export meets it
  *   fpg:prices                 hash effective_date → JSON of the price set
  *   fpg:invalid:ADDRESS        invalid keys from one client address within the throttle's window
  *   fpg:marker                 written by the first gateway; gone or changed: Redis lost its data
@@ -41,6 +48,7 @@ export class RedisBackend {
   readonly channel: string;
   readonly prices: string;
   readonly accountIndex: string;
+  readonly deletedIndex: string;
   closed = false;
   /** While the store starts (first connection, first subscription), calls wait for this. */
   private gate: Promise<unknown> | null = null;
@@ -56,6 +64,7 @@ export class RedisBackend {
     this.channel = `${options.key_prefix}events`;
     this.prices = `${options.key_prefix}prices`;
     this.accountIndex = `${options.key_prefix}accounts`;
+    this.deletedIndex = `${options.key_prefix}deleted-accounts`;
     this.redis = connect(options);
   }
 
@@ -99,6 +108,10 @@ export class RedisBackend {
 
   daysKey(id: string, periodId: string): string {
     return `${this.options.key_prefix}{acct:${id}}:days:${periodId}`;
+  }
+
+  deletedKey(id: string): string {
+    return `${this.options.key_prefix}{acct:${id}}:deleted`;
   }
 
   periodsKey(id: string): string {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AccountPatch, ExternalIds, StoredAccount } from '../accounts/interface.js';
+import type { AccountPatch, ExternalIds, Grant, StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import { keysOf } from '../keys/key-record.js';
 
@@ -29,6 +29,7 @@ export function encodeAccount(a: StoredAccount): string[] {
   if (a.limit !== null) fields.push('limit', String(a.limit));
   const ids = externalIdsField(a.external_ids);
   if (ids !== null) fields.push('external_ids', ids);
+  if (a.grants !== undefined && a.grants.length > 0) fields.push('grants', JSON.stringify(a.grants));
   return fields;
 }
 
@@ -46,6 +47,31 @@ export function encodePatch(patch: AccountPatch): Record<string, string | null> 
 /** External ids as their hash field (JSON), or null for none: an empty set is no field. */
 function externalIdsField(ids: ExternalIds | null | undefined): string | null {
   return ids == null || Object.keys(ids).length === 0 ? null : JSON.stringify(ids);
+}
+
+const grants = z.array(
+  z.object({
+    id: z.string(),
+    requests: z.number().int().positive(),
+    note: z.string().nullable(),
+    period_id: z.string(),
+    period_started_at: z.string(),
+    created_at: z.string(),
+  }),
+);
+
+/**
+ * The grants field (JSON, written by GRANT in accounts/lua.ts), or undefined when absent. A
+ * damaged one reads as none: the account falls back to its limit before grants.
+ */
+function decodeGrants(text: string | undefined): Grant[] | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const parsed = grants.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const externalIds = z.strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() });
@@ -78,6 +104,8 @@ export function decodeAccount(h: Record<string, string>): StoredAccount | null {
     keys: keysOf(h.keys, h.key_hash, h.created_at ?? '', (id) => h[`lu:${id}`]),
   };
   if (ids !== undefined) account.external_ids = ids;
+  const granted = decodeGrants(h.grants);
+  if (granted !== undefined) account.grants = granted;
   return account;
 }
 

@@ -14,9 +14,9 @@ import { MAX_JSON_BYTES, usagePrefix, withoutUsage } from '../bodies.js';
 import { KeyGuard, RefusalLog } from '../key-guard.js';
 import { getFromOrigin, type OriginAnswer, OriginFailure, type UpstreamConfig } from '../origin.js';
 import type { ForwardSpec, OriginProxy } from '../proxy.js';
-import { CacheEntries, type CacheEntry, entrySize, ownBuffer } from './entries.js';
+import { CacheEntries, type CacheEntry, entrySize, ownText } from './entries.js';
 import { cacheKey, freshness, normalPath, REPLAYED, shareable } from './policy.js';
-import { type ReplyParts, replyAnswer, replyEntry, replyFailure, type XCache } from './reply.js';
+import { fixedHeaders, type ReplyParts, replyAnswer, replyEntry, replyFailure, type XCache } from './reply.js';
 
 /** What the pass-through route hands an admitted request to. */
 export interface PassThrough {
@@ -215,8 +215,9 @@ export class PassThroughCache implements PassThrough {
     const e: CacheEntry = {
       path: key.slice(0, key.indexOf('?')),
       kind,
-      body: ownBuffer(kind === 'json' ? usagePrefix(body) : body),
+      ...ownText(kind === 'json' ? usagePrefix(body) : body),
       headers,
+      fixedHeaders: fixedHeaders(headers),
       storedAt: received - fresh.ageMs,
       freshMs: fresh.freshMs,
       mustRevalidate: fresh.mustRevalidate,

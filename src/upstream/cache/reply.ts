@@ -13,15 +13,22 @@ import type { CacheEntry } from './entries.js';
 
 export type XCache = 'HIT' | 'MISS' | 'STALE' | 'BYPASS';
 
-const CLOSE = Buffer.from('}');
-
 /** What every reply needs besides the answer. */
 export interface ReplyParts {
   errors: Record<ErrorKind, ErrorAnswer>;
   log: Logger;
 }
 
-/** A stored entry, as a success: its body (JSON: with the caller's usage last), `Age`, `X-Cache`. */
+/** An entry's headers that stay as they are for every hit (CacheEntry.fixedHeaders). */
+export function fixedHeaders(replayed: Record<string, string>): Array<string | number> {
+  return Object.entries({ ...replayed, ...BASE }).flat();
+}
+
+/**
+ * A stored entry, as a success: its body (JSON: with the caller's usage last), `Age`, `X-Cache`.
+ * Only the caller's usage and rate headers, `X-Cache` and `Age` are added to what was prepared
+ * when the entry was stored; headers and body go out in one write.
+ */
 export function replyEntry(
   res: ServerResponse,
   spec: ForwardSpec,
@@ -30,16 +37,16 @@ export function replyEntry(
   now: number,
   head: boolean,
 ): void {
-  const body = e.kind === 'json' ? Buffer.concat([e.body, Buffer.from(spec.usage), CLOSE]) : e.body;
-  res.writeHead(200, {
-    ...e.headers,
-    ...BASE,
-    ...headerObject(spec.headers),
-    'x-cache': xCache,
-    age: String(Math.max(0, Math.floor((now - e.storedAt) / 1000))),
-    'content-length': body.length,
-  });
-  res.end(head ? undefined : body);
+  const json = e.kind === 'json';
+  const headers = e.fixedHeaders.slice();
+  const added = spec.headers;
+  for (let i = 0; i + 1 < added.length; i += 2)
+    headers.push(String(added[i]).toLowerCase(), added[i + 1] as string | number);
+  const length = json ? e.bytes + Buffer.byteLength(spec.usage) + 1 : e.bytes;
+  const age = Math.max(0, Math.floor((now - e.storedAt) / 1000));
+  headers.push('x-cache', xCache, 'age', String(age), 'content-length', length);
+  res.writeHead(200, headers);
+  res.end(head ? undefined : json ? `${e.text}${spec.usage}}` : e.text);
 }
 
 /**

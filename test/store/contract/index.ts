@@ -4,7 +4,9 @@ import { accountsContract } from './accounts.js';
 import { billingContract } from './billing.js';
 import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
+import { deletedContract } from './deleted.js';
 import { eventsContract } from './events.js';
+import { grantsContract } from './grants.js';
 import { keysContract } from './keys.js';
 import { ledgerContract } from './ledger.js';
 import { pricesContract } from './prices.js';
@@ -18,6 +20,8 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   keysContract(t, make);
   countingContract(t, make);
   ledgerContract(t, make);
+  grantsContract(t, make);
+  deletedContract(t, make);
   pricesContract(t, make);
   coordinationContract(t, make);
   eventsContract(t, make);

@@ -39,6 +39,7 @@ export function ledgerContract(t: Test, make: () => Promise<Store>): void {
           plan: 'starter',
           kind: 'monthly',
           limit: 4,
+          granted: 0,
           startMs: START,
           endMs: END,
           used: 4,
