@@ -18,7 +18,7 @@ function malformedKeys(count, file) {
 
 /** `count` well-formed keys (the checksum holds) that no account has: a scanner's guesses. */
 async function unknownKeys(count, file) {
-  const { generateKey } = await import('../dist/keys/keys.js');
+  const { generateKey } = await import('../dist/keys/key-generator.js');
   writeFileSync(file, `${Array.from({ length: count }, generateKey).join('\n')}\n`);
   return file;
 }

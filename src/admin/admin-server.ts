@@ -5,11 +5,10 @@ import { FAILURE_STATUS, GatewayError, isGatewayError } from '../failures.js';
 import { canonicalIp } from '../http/client.js';
 import { headProblem } from '../http/request.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
+import { browserProblem, hasBody, readJson } from './admin-request.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
 import type { UsageExport } from './usage-export.js';
-
-const MAX_BODY_BYTES = 64 * 1024;
 
 /** What a route gets: the pattern's groups, the JSON body on demand, the query, and who asks (for the audit line). */
 interface Call {
@@ -33,57 +32,6 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 // Without a token, only requests addressed to a loopback name are served: a web page the
 // operator visits cannot reach the admin API by rebinding its own domain to 127.0.0.1.
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
-// The whole value: Fetch reads `application/json, text/plain` as text/plain (no preflight).
-const JSON_TYPE = /^application\/json\s*(;[^,]*)?$/i;
-
-/**
- * Without a token nothing but the request's shape tells a script from a web page the operator
- * has open: browsers send `Origin` on every cross-origin write (and `Sec-Fetch-Site`), and a
- * page can send a body without a CORS preflight only as text/plain, form or multipart. So such
- * requests are refused whatever the route reads; curl and scripts send neither.
- */
-function browserProblem(req: IncomingMessage): GatewayError | null {
-  const site = req.headers['sec-fetch-site'];
-  if (req.headers.origin !== undefined || (site !== undefined && site !== 'none' && site !== 'same-origin'))
-    return new GatewayError(
-      'FORBIDDEN',
-      'without an admin token, requests from a web page (Origin, Sec-Fetch-Site) are refused',
-    );
-  const type = req.headers['content-type'];
-  if ((type !== undefined || hasBody(req)) && !JSON_TYPE.test(type ?? ''))
-    return new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'expected Content-Type: application/json, or no body');
-  return null;
-}
-
-const hasBody = (req: IncomingMessage): boolean =>
-  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-
-function readJson(req: IncomingMessage): Promise<unknown> {
-  const type = req.headers['content-type'] ?? '';
-  if (!JSON_TYPE.test(type))
-    return Promise.reject(new GatewayError('UNSUPPORTED_MEDIA_TYPE', 'expected Content-Type: application/json'));
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_BODY_BYTES) return void chunks.push(c);
-      // Answer now and discard the rest; the connection closes after the answer.
-      req.removeAllListeners('data');
-      req.resume();
-      reject(new GatewayError('PAYLOAD_TOO_LARGE', `body larger than ${MAX_BODY_BYTES} bytes`));
-    });
-    req.on('error', reject);
-    req.on('end', () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch {
-        reject(new GatewayError('BAD_REQUEST', '(body): not valid JSON'));
-      }
-    });
-  });
-}
-
 /**
  * The admin listener's handler: bearer token (compared in constant time), a small route table
  * over the shared operations, and JSON bodies bounded in size. Never bound on the public port.

@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
-import type { LeakAction } from '../events/keys.js';
+import type { LeakAction } from '../events/key-event-data.js';
 import { isGatewayError } from '../failures.js';
 import { isWellFormedKey } from '../key-format.js';
-import { hashKey } from '../keys/keys.js';
+import { hashKey } from '../keys/key-generator.js';
 import type { AccountKey, KeyStore } from '../store/keys/interface.js';
 import type { KeyEvents } from '../webhooks/key-events.js';
 import type { Audit } from './audit.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { KEY_SCOPES, MAX_ALLOWED_CIDRS } from '../store/keys/interface.js';
 import type { ApiKey, KeyScope, StoredKey } from '../store/store.js';
 import { isoInstant } from './instant.js';
-import { generateKey, hashKey } from './keys.js';
+import { generateKey, hashKey } from './key-generator.js';
 
 /** The longest grace a rotation gives the old key: 30 days, as the issue and Unkey agree. */
 export const MAX_GRACE_S = 2_592_000;

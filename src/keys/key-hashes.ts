@@ -1,5 +1,5 @@
 import { isWellFormedKey } from '../key-format.js';
-import { hashKey } from './keys.js';
+import { hashKey } from './key-generator.js';
 
 /** What the process remembers of a key it has seen: its hash, and what a request last found for it. */
 export interface KnownKey<T> {

@@ -8,7 +8,7 @@ import {
   keyRotatedEvent,
   type LeakAction,
   type LeakSite,
-} from '../events/keys.js';
+} from '../events/key-event-data.js';
 import type { EventStore } from '../store/events/interface.js';
 import type { KeyChange, StoredKey } from '../store/keys/interface.js';
 

@@ -26,7 +26,7 @@ export interface KeyedAccounts {
 /**
  * Raises `key.expiring` once per key, `keys.expiry_warning_days` before its `expires_at`. One
  * gateway of the deployment looks every minute (a lease), over every account's keys, off the
- * request path. Once: the event's id is the key's id and expiry (events/keys.ts), so the outbox
+ * request path. Once: the event's id is the key's id and expiry (events/key-event-data.ts), so the outbox
  * keeps it once whichever gateway offers it and however often; an expiry moved is news again.
  * The outbox remembers ids for 30 days, longer than the longest warning (keys-config.ts caps it
  * at 30 days), and a key stops being offered the moment it expires.

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { priceEvent } from '../events/prices.js';
+import { priceEvent } from '../events/price-event-data.js';
 import type { BookEvents, Published } from '../prices/book.js';
 import type { PriceSet } from '../prices/price-set-schema.js';
 import type { EventStore } from '../store/store.js';

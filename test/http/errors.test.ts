@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { generateKey } from '../../src/keys/keys.js';
+import { generateKey } from '../../src/keys/key-generator.js';
 import { allowanceFor } from '../../src/quota/allowance.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';

@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t from 'tap';
-import { generateKey } from '../../src/keys/keys.js';
+import { generateKey } from '../../src/keys/key-generator.js';
 import { gatewayProcess, privateConfig } from '../helpers/cli.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';

@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import t from 'tap';
-import { generateKey } from '../../src/keys/keys.js';
+import { generateKey } from '../../src/keys/key-generator.js';
 import { gatewayProcess, privateConfig, ROOT } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw.js';

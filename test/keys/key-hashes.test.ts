@@ -1,6 +1,6 @@
 import t from 'tap';
+import { generateKey } from '../../src/keys/key-generator.js';
 import { KeyHashes } from '../../src/keys/key-hashes.js';
-import { generateKey } from '../../src/keys/keys.js';
 
 t.test('a scan of made-up keys leaves at most max keys remembered, and a key in use stays remembered', async (t) => {
   const max = 100;

@@ -8,7 +8,7 @@ import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { hashKey } from '../../src/keys/keys.js';
+import { hashKey } from '../../src/keys/key-generator.js';
 import { adminCall } from '../helpers/admin.js';
 import { ROOT } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';

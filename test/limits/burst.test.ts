@@ -52,7 +52,7 @@ t.test(
 );
 
 async function newAccountId(gw: Awaited<ReturnType<typeof startGateway>>, key: string): Promise<string | undefined> {
-  const { hashKey } = await import('../../src/keys/keys.js');
+  const { hashKey } = await import('../../src/keys/key-generator.js');
   return (await gw.app.store.accounts.findByKeyHash(hashKey(key)))?.id;
 }
 

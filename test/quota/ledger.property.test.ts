@@ -18,7 +18,7 @@ import { UsageOperations } from '../../src/admin/usage-operations.js';
 import { loadConfig } from '../../src/config/load.js';
 import { isGatewayError } from '../../src/failures.js';
 import { createAccount } from '../../src/keys/accounts.js';
-import { hashKey } from '../../src/keys/keys.js';
+import { hashKey } from '../../src/keys/key-generator.js';
 import { type AccountEntry, Meter } from '../../src/quota/meter.js';
 import { retentionMs } from '../../src/quota/retention.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';

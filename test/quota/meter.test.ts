@@ -1,7 +1,7 @@
 import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { createAccount } from '../../src/keys/accounts.js';
-import { hashKey } from '../../src/keys/keys.js';
+import { hashKey } from '../../src/keys/key-generator.js';
 import { Meter } from '../../src/quota/meter.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import type { StoredAccount } from '../../src/store/store.js';

@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import t from 'tap';
-import { generateKey } from '../../src/keys/keys.js';
+import { generateKey } from '../../src/keys/key-generator.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { type RedisServer, startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';

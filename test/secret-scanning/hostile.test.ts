@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import t from 'tap';
-import { generateKey } from '../../src/keys/keys.js';
+import { generateKey } from '../../src/keys/key-generator.js';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw.js';

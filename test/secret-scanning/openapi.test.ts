@@ -1,6 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import t from 'tap';
-import { generateKey } from '../../src/keys/keys.js';
+import { generateKey } from '../../src/keys/key-generator.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';

@@ -4,7 +4,7 @@ import pino from 'pino';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { isGatewayError } from '../../src/failures.js';
-import { generateKey, hashKey } from '../../src/keys/keys.js';
+import { generateKey, hashKey } from '../../src/keys/key-generator.js';
 import { createStore } from '../../src/store/create.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { StoredAccount, StoreEvent } from '../../src/store/store.js';

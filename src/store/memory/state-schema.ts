@@ -1,0 +1,134 @@
+/** The memory store's state file as it is read back: every field checked, so a damaged file is refused whole. */
+import { z } from 'zod';
+import { burstLimit, overage } from '../../config/plan-config.js';
+import { EVENT_TYPES } from '../../events/event.js';
+import { priceSetDocument } from '../../prices/price-set-schema.js';
+import { storedKeySchema } from '../keys/key-record.js';
+
+const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);
+const webhooksState = z.strictObject({
+  endpoints: z.array(
+    z.strictObject({
+      id: z.string(),
+      url: z.string(),
+      events: z.array(eventType),
+      account_id: z.string().nullable(),
+      description: z.string().nullable(),
+      secret: z.string(),
+      previous_secret: z.string().nullable(),
+      previous_until_ms: z.number().nullable(),
+      created_at: z.string(),
+    }),
+  ),
+  deliveries: z.array(
+    z.strictObject({
+      id: z.string(),
+      event_id: z.string(),
+      endpoint_id: z.string(),
+      type: eventType,
+      body: z.string(),
+      attempts: z.number().int(),
+      state: z.enum(['pending', 'delivered', 'failed']),
+      last_status: z.number().int().nullable(),
+      last_error: z.string().nullable(),
+      next_attempt_ms: z.number().nullable(),
+      created_ms: z.number(),
+      holder: z.string().nullable(),
+      due_ms: z.number().nullable(),
+      forget_ms: z.number().nullable(),
+    }),
+  ),
+  seen: z.array(z.tuple([z.string(), z.number()])),
+});
+
+const billingEvent = z.strictObject({
+  id: z.string(),
+  exporter: z.string(),
+  account_id: z.string(),
+  subject: z.string(),
+  from: z.number().int().nonnegative(),
+  to: z.number().int().positive(),
+  value: z.number().int().positive(),
+  timestamp_ms: z.number(),
+  attempts: z.number().int().nonnegative(),
+  next_attempt_ms: z.number(),
+  last_error: z.string().nullable(),
+  failed_at_ms: z.number().nullable(),
+});
+const billingCursor = z.strictObject({
+  sent: z.number().int().nonnegative(),
+  seen: z.record(z.string(), z.number().int().nonnegative()),
+  outbox: z.array(billingEvent),
+  failed: z.array(billingEvent),
+});
+
+const storedAccount = z.strictObject({
+  id: z.string().min(1),
+  status: z.enum(['active', 'inactive']),
+  plan: z.string().min(1),
+  limit: z.number().int().positive().nullable(),
+  anchor: z.string(),
+  label: z.string(),
+  created_at: z.string(),
+  revision: z.number().int().positive(),
+  /** The one key of a file written before accounts had several keys. */
+  key_hash: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+  keys: z.array(storedKeySchema).min(1).optional(),
+  external_ids: z
+    .strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() })
+    .optional(),
+  burst: burstLimit.optional(),
+  overage: overage.optional(),
+  grants: z
+    .array(
+      z.strictObject({
+        id: z.string(),
+        requests: z.number().int().positive(),
+        note: z.string().nullable(),
+        period_id: z.string(),
+        period_started_at: z.string(),
+        created_at: z.string(),
+      }),
+    )
+    .optional(),
+});
+
+/** What the embedded store keeps on disk between runs. */
+export const stateSchema = z.strictObject({
+  version: z.literal(1),
+  accounts: z.array(storedAccount),
+  /** Deleted accounts kept while their period records are (absent in files written before). */
+  deleted: z.array(z.strictObject({ account: storedAccount, untilMs: z.number() })).optional(),
+  /** Numbers the changes of the prices (absent in files written before it). */
+  price_seq: z.number().int().nonnegative().optional(),
+  prices: z.array(priceSetDocument.extend({ updated_at: z.string(), origin: z.literal('upstream').optional() })),
+  counters: z.array(
+    z.strictObject({
+      account: z.string(),
+      period: z.string(),
+      used: z.number().int().nonnegative(),
+      expire_at_ms: z.number(),
+      days: z.record(z.string(), z.number().int().nonnegative()).optional(),
+      record: z
+        .strictObject({
+          plan: z.string(),
+          kind: z.enum(['trial', 'monthly']),
+          limit: z.number().int().nonnegative(),
+          startMs: z.number(),
+          endMs: z.number(),
+          changes: z.array(z.strictObject({ atMs: z.number(), plan: z.string(), limit: z.number(), used: z.number() })),
+          granted: z.number().int().nonnegative().optional(),
+        })
+        .nullable()
+        .optional(),
+      alerted: z.array(z.number().int()).optional(),
+    }),
+  ),
+  webhooks: webhooksState.optional(),
+  billing: z.array(z.tuple([z.string(), billingCursor])).optional(),
+});
+
+export type MemoryState = z.infer<typeof stateSchema>;
