@@ -44,6 +44,18 @@ export function legacyKey(keyHash: string, createdAt: string): StoredKey {
   };
 }
 
+/**
+ * What the account hash's `key_hash` names, the one field the previous release reads (a rolling
+ * upgrade, a rollback): the first key it can serve as this release would, one without expiry,
+ * scopes or allowlist, since it checks none of them; '' (no key) when there is none.
+ */
+export function previousReleaseHash(keys: readonly StoredKey[]): string {
+  const open = keys.find(
+    (k) => k.expires_at === null && k.allowed_cidrs.length === 0 && KEY_SCOPES.every((s) => k.scopes.includes(s)),
+  );
+  return open?.key_hash ?? '';
+}
+
 export const copyKey = (k: StoredKey): StoredKey => ({
   ...k,
   scopes: [...k.scopes],
