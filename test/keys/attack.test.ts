@@ -30,3 +30,14 @@ t.test('an allowlist address in octal, hex or short form is refused, not read as
   t.equal(good.status, 201);
   t.same(good.body.key.allowed_cidrs, ['10.0.0.1/32', '192.0.2.0/24', '2001:db8::/48', '198.51.100.0/24']);
 });
+
+t.test('a key cannot be created already expired: 400 naming expires_at, and nothing is added', async (t) => {
+  const { gw, id } = await setUp(t);
+  const past = new Date(Date.now() - 60_000).toISOString();
+  const bad = await adminCall(gw, 'POST', `/admin/accounts/${id}/keys`, { name: 'contractor', expires_at: past });
+  t.equal(bad.status, 400);
+  t.match(bad.body.problems, [/^expires_at: /]);
+  t.equal((await adminCall(gw, 'GET', `/admin/accounts/${id}/keys`)).body.keys.length, 1, 'nothing was added');
+  const future = new Date(Date.now() + 3_600_000).toISOString();
+  t.equal((await adminCall(gw, 'POST', `/admin/accounts/${id}/keys`, { name: 'c', expires_at: future })).status, 201);
+});
