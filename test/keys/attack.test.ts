@@ -41,3 +41,19 @@ t.test('a key cannot be created already expired: 400 naming expires_at, and noth
   const future = new Date(Date.now() + 3_600_000).toISOString();
   t.equal((await adminCall(gw, 'POST', `/admin/accounts/${id}/keys`, { name: 'c', expires_at: future })).status, 201);
 });
+
+t.test("deleting an account's last key that still works is a 409, even beside expired keys", async (t) => {
+  const { gw, id } = await setUp(t);
+  const keys = async () => (await adminCall(gw, 'GET', `/admin/accounts/${id}/keys`)).body.keys;
+  const [first] = await keys();
+  const other = await adminCall(gw, 'POST', `/admin/accounts/${id}/keys`, { name: 'contractor' });
+  const past = new Date(Date.now() - 1000).toISOString();
+  t.equal(
+    (await adminCall(gw, 'PATCH', `/admin/accounts/${id}/keys/${other.body.key.id}`, { expires_at: past })).status,
+    200,
+  );
+  const refused = await adminCall(gw, 'DELETE', `/admin/accounts/${id}/keys/${first.id}`);
+  t.equal(refused.status, 409, 'the account would be left with no key that works');
+  t.equal((await keys()).length, 2, 'nothing was deleted');
+  t.equal((await adminCall(gw, 'DELETE', `/admin/accounts/${id}/keys/${other.body.key.id}`)).status, 204, 'an expired key may go');
+});
