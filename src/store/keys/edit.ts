@@ -132,9 +132,10 @@ export function rotateKey(
   return { keys: bounded([...keys.map((k) => (k === old ? previous : k)), added], now), key: added, previous };
 }
 
-export function revokeKey(keys: StoredKey[], accountId: string, keyId: string): Edited {
+export function revokeKey(keys: StoredKey[], accountId: string, keyId: string, now: number): Edited {
   const key = find(keys, accountId, keyId);
-  if (keys.length === 1)
+  // Expired keys kept for the audit do not count: the account must keep one that works.
+  if (keys.length === 1 || (!expired(key, now) && !keys.some((k) => k !== key && !expired(k, now))))
     throw new GatewayError(
       'CONFLICT',
       `key ${keyId} is the last key of account ${accountId}; delete the account instead`,

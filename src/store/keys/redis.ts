@@ -67,7 +67,7 @@ export class RedisKeys implements KeyStore {
   }
 
   revoke(accountId: string, keyId: string): Promise<KeyChange> {
-    return this.edit(accountId, (keys) => revokeKey(keys, accountId, keyId));
+    return this.edit(accountId, (keys) => revokeKey(keys, accountId, keyId, Date.now()));
   }
 
   markUsed(accountId: string, keyId: string, day: string): Promise<void> {
