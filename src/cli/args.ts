@@ -50,6 +50,7 @@ export const COMMANDS: readonly Command[] = [
   { words: ['keys', 'rotate'], args: ['ACCOUNT', 'KEY_ID'], options: ['grace'] },
   { words: ['accounts', 'set-plan'], args: ['ID', 'PLAN'], options: ['limit'] },
   { words: ['accounts', 'set-external-ids'], args: ID, options: ['stripe-customer', 'billing-subject'] },
+  { words: ['accounts', 'set-burst'], args: ['ID', 'N/S|none'], options: [] },
   { words: ['accounts', 'grant'], args: ['ID', 'N'], options: ['note'] },
   { words: ['accounts', 'grants'], args: ID, options: [] },
   { words: ['prices', 'publish'], args: ['FILE'], options: [] },

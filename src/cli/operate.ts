@@ -26,6 +26,7 @@ export const OPERATE_USAGE = `       fuel-gateway accounts create --plan P [--la
        fuel-gateway accounts set-plan ID PLAN [--limit N]   (without --limit, the plan's own allowance)
        fuel-gateway accounts set-external-ids ID [--stripe-customer cus_…] [--billing-subject S]
                                              (sets those given, keeps the other; with neither, removes both)
+       fuel-gateway accounts set-burst ID N/S|none  (at most N requests in any S seconds; none: the plan's)
        fuel-gateway accounts grant ID N [--note T]   (N more requests for the account's current period)
        fuel-gateway accounts grants ID       (its grants, each with its period)
        fuel-gateway prices publish FILE      (one set, or a history: an array of sets)
@@ -77,6 +78,18 @@ function externalIds(options: Map<string, string>): Record<string, string> {
   if (options.has('stripe-customer')) ids['stripe_customer'] = options.get('stripe-customer') as string;
   if (options.has('billing-subject')) ids['billing_subject'] = options.get('billing-subject') as string;
   return ids;
+}
+
+/** `10/1` as a burst limit (numbers are checked where the admin API checks them), `none` as null. */
+function burstOf(text: string): unknown {
+  if (text === 'none') return null;
+  const m = /^(\d+)\/(\d+)$/.exec(text);
+  if (!m)
+    throw new GatewayError(
+      'BAD_REQUEST',
+      `burst: expected N/S (N requests in any S seconds, e.g. 10/1) or none, not "${text}"`,
+    );
+  return { limit: Number(m[1]), window_s: Number(m[2]) };
 }
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
@@ -177,6 +190,8 @@ async function dispatch(ops: Operations, { positionals: [group, verb, a, b], opt
         FROM,
       );
     }
+    case 'accounts set-burst':
+      return ops.accounts.patchAccount(need(a, 'account id'), { burst: burstOf(need(b, 'N/S or none')) }, FROM);
     case 'accounts grant': {
       const body: Record<string, unknown> = { requests: numberOrText(need(b, 'number of requests')) };
       if (options.has('note')) body['note'] = options.get('note');

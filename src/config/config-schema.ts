@@ -4,27 +4,9 @@ import { isValidTimeZone } from '../time/zone.js';
 import { billing } from './billing-config.js';
 import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
 import { keys, messages } from './keys-config.js';
+import { plan } from './plan-config.js';
 import { upstream } from './upstream.js';
 import { webhooks } from './webhooks-config.js';
-
-const plan = z.strictObject({
-  limit: posInt.optional().describe('Requests per period; without it each account of the plan carries its own limit'),
-  period: z
-    .enum(['trial', 'monthly'])
-    .describe("trial: windows of trial_days from the account's start; monthly: billing cycles from its anchor"),
-  trial_days: posInt.default(14).describe('Length of a trial period in calendar days'),
-  // A trial plan may convert to another plan when its first trial period ends.
-  converts_to: z
-    .string()
-    .optional()
-    .describe("A trial plan becomes this plan when its first trial period ends (monthly from then, that plan's limit)"),
-  alert_thresholds: z
-    .array(z.number().int().min(1, 'expected at least 1').max(100, 'expected at most 100'))
-    .default([80, 100])
-    .describe(
-      'Percent of the allowance at which a usage.threshold webhook event is raised, once per account and period',
-    ),
-});
 
 export const configSchema = z
   .strictObject({

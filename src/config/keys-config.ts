@@ -17,6 +17,7 @@ export const messages = z.strictObject({
   key_address: message,
   limit_monthly: message,
   limit_trial: message,
+  burst: message,
   throttled: message,
   invalid_month: message,
   invalid_year: message,

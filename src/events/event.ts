@@ -67,38 +67,3 @@ export function thresholdEvent(c: Crossing, ctx: ThresholdContext, nowMs: number
   const id = eventId('usage.threshold', c.accountId, c.periodId, String(c.percent));
   return outboxEvent(id, 'usage.threshold', data, nowMs, c.accountId);
 }
-
-/**
- * The thresholds still to cross, as the counting store takes them: `count:percent` pairs by
- * count, e.g. `80:80,100:100` for a limit of 100. The count is ceil(limit·p/100), worked out once
- * per account and period. Empty when none is left.
- */
-export function alertList(limit: number, percents: readonly number[], used = 0): string {
-  return [...new Set(percents)]
-    .map((p) => [Math.max(1, Math.ceil((limit * p) / 100)), p] as const)
-    .filter(([count]) => count > used)
-    .sort((a, b) => a[0] - b[0] || a[1] - b[1])
-    .map(([count, p]) => `${count}:${p}`)
-    .join(',');
-}
-
-/** The entries of an alert list whose count `used` has reached, and the list without them. */
-export function reached(
-  list: string,
-  used: number,
-): { crossed: Array<[count: number, percent: number]>; rest: string } {
-  const crossed: Array<[number, number]> = [];
-  const rest: string[] = [];
-  for (const entry of list === '' ? [] : list.split(',')) {
-    const [count, percent] = entry.split(':').map(Number) as [number, number];
-    if (count <= used) crossed.push([count, percent]);
-    else rest.push(entry);
-  }
-  return { crossed, rest: rest.join(',') };
-}
-
-/** The first count of an alert list (Infinity when empty): below it a request crosses nothing. */
-export function firstCount(list: string): number {
-  if (list === '') return Infinity;
-  return Number(list.slice(0, list.indexOf(':')));
-}

@@ -32,7 +32,8 @@ export class WarmCount implements MeteredRequest, ConsumeReceiver {
       switch (result.kind) {
         case 'ok':
         case 'exhausted':
-          return answerCounted(this, result.kind, this.entry, result.used);
+        case 'burst':
+          return answerCounted(this, result.kind, this.entry, result.used, result.burst);
         case 'inactive':
           return keyRefused(this.x, 'inactive');
         case 'changed':
@@ -62,7 +63,7 @@ export function countSlowly(m: MeteredRequest, pending: Promise<MeterResult>): v
       (result) => {
         storeAnswered(m.x.listener, storeStart);
         const counted = admitted(m.x, result);
-        if (counted !== null) answerCounted(m, counted.kind, counted.entry, counted.used);
+        if (counted !== null) answerCounted(m, counted.kind, counted.entry, counted.used, counted.burst);
       },
       (err: unknown) => storeUnanswered(m, storeStart, err),
     )

@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   key_address: 403,
   limit_monthly: 429,
   limit_trial: 429,
+  burst: 429,
   throttled: 429,
   invalid_month: 400,
   invalid_year: 400,

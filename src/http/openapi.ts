@@ -63,13 +63,13 @@ export const RATE_HEADERS: Json = {
   'X-RateLimit-Reset': header('Unix time (seconds) when the period ends.'),
   'RateLimit-Policy': {
     description:
-      'IETF draft-ietf-httpapi-ratelimit-headers-11: the allowance as one policy named "period", q = requests per period, w = the period\'s length in seconds (a Structured Fields List).',
+      'IETF draft-ietf-httpapi-ratelimit-headers-11: the allowance as a policy named "period", q = requests per period, w = the period\'s length in seconds; for an account with a burst limit a second policy named "burst", q = requests in any window of w seconds (a Structured Fields List).',
     schema: { type: 'string' },
     example: '"period";q=2000;w=2592000',
   },
   RateLimit: {
     description:
-      'IETF draft-ietf-httpapi-ratelimit-headers-11: r = requests left in the period, t = seconds until it ends (a Structured Fields List).',
+      'IETF draft-ietf-httpapi-ratelimit-headers-11: r = requests left in the period, t = seconds until it ends; with a burst limit, "burst" r = requests the window still has room for, t = seconds until that room grows (a Structured Fields List).',
     schema: { type: 'string' },
     example: '"period";r=1999;t=2591940',
   },
@@ -94,7 +94,7 @@ export function errorResponses(config: Config, kinds: ErrorKind[]): Record<strin
     const examples = Object.fromEntries(
       list.map((k) => [k, { value: { success: false, message: config.messages[k] } }]),
     );
-    const limited = list.some((k) => k === 'limit_monthly' || k === 'limit_trial');
+    const limited = list.some(isLimit);
     const headers =
       status === 429 ? { ...RETRY_AFTER, ...(limited && RATE_HEADERS) } : status === 503 ? RETRY_AFTER : undefined;
     out[String(status)] = {
@@ -106,12 +106,18 @@ export function errorResponses(config: Config, kinds: ErrorKind[]): Record<strin
   return out;
 }
 
+/** The refusals of a counted request, which carry the rate headers. */
+const isLimit = (k: ErrorKind): boolean => k === 'limit_monthly' || k === 'limit_trial' || k === 'burst';
+
 /** A 429 says which of its causes the route has: usage.php and usage-history.php count nothing, so only the throttle. */
 function tooMany(kinds: ErrorKind[]): string {
-  const limit = kinds.some((k) => k === 'limit_monthly' || k === 'limit_trial');
+  const limit = kinds.some(isLimit);
   const throttle = kinds.includes('throttled');
-  if (limit && throttle) return 'The allowance is used up, or the address is throttled after too many invalid keys.';
-  return limit ? 'The allowance is used up.' : 'The address is throttled after too many invalid keys.';
+  const causes = kinds.includes('burst')
+    ? 'The allowance is used up, or the account is over its burst limit (not counted; `Retry-After` says when the window has room)'
+    : 'The allowance is used up';
+  if (limit && throttle) return `${causes}, or the address is throttled after too many invalid keys.`;
+  return limit ? `${causes}.` : 'The address is throttled after too many invalid keys.';
 }
 
 /**
@@ -135,7 +141,7 @@ export const KEY_ERRORS: ErrorKind[] = [
   'throttled',
   'unavailable',
 ];
-const METERED: ErrorKind[] = [...KEY_ERRORS, 'limit_monthly', 'limit_trial'];
+const METERED: ErrorKind[] = [...KEY_ERRORS, 'limit_monthly', 'limit_trial', 'burst'];
 
 export const query = (
   name: string,

@@ -3,7 +3,8 @@
  * key: the metered routes (metered.ts), the pass-through, usage.php and usage-history.php.
  *
  * - unknown key: 401, and it counts towards the invalid-key throttle; inactive account: 403.
- * - counted (ok or exhausted): the prices with usage spliced in, a 304, or the limit error (429).
+ * - counted (ok, exhausted, over the burst): the prices with usage spliced in, a 304, or the
+ *   limit or burst error (429).
  * - the store unreachable: 503, or, under `store.on_error: allow`, the answer unmetered for a key
  *   this process already knows as active (the fail-open policy, here once).
  *
@@ -14,6 +15,7 @@ import { isGatewayError } from '../failures.js';
 import type { KeyRefusal } from '../keys/gate.js';
 import type { AccountEntry, CountedResult, Meter, MeterResult } from '../quota/meter.js';
 import { usageJson } from '../quota/usage.js';
+import type { BurstState } from '../store/store.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
 import type { Exchange, InvalidKeyReason, MeteredBody } from './core-types.js';
 import { type Compressed, negotiate, splicedGzip } from './encoding.js';
@@ -110,11 +112,19 @@ export function storeFailed(x: Exchange, keyHash: string, err: unknown, without:
 }
 
 /** A counted metered request (or a HEAD's usage): its body with usage spliced in, a 304, or the limit error. */
-export function answerCounted(m: MeteredRequest, kind: 'ok' | 'exhausted', entry: AccountEntry, used: number): void {
+export function answerCounted(
+  m: MeteredRequest,
+  kind: CountedResult['kind'],
+  entry: AccountEntry,
+  used: number,
+  burst?: BurstState,
+): void {
   const { x, body: b, etag } = m;
   const { headers, clock, countNotModified } = x.listener;
   const now = clock.now();
-  const rate = rateFields(entry, used, now);
+  const rate = rateFields(entry, used, now, burst);
+  // Over the burst: not counted, so no 304 either.
+  if (kind === 'burst') return overBurst(x, entry, rate, burst);
   // Not counted, a 304 is answered while the allowance is used up: it serves no data.
   if (m.notModified && etag !== null && (kind === 'ok' || !countNotModified))
     return send(x, 304, headers.notModified(etag, rate), '');
@@ -125,10 +135,21 @@ export function answerCounted(m: MeteredRequest, kind: 'ok' | 'exhausted', entry
   send(x, 200, headers.counted200(b.contentType, b.bytes + usage.length, rate, etag), b.head + usage + b.tail);
 }
 
-/** The allowance used up (the pass-through's count): 429 with the rate headers. */
-export function answerLimited(x: Exchange, entry: AccountEntry, used: number): void {
+/** The allowance used up or the burst limit reached (the pass-through's count): 429 with the rate headers. */
+export function answerLimited(x: Exchange, counted: Exclude<CountedResult, { kind: 'ok' }>): void {
+  const { entry, used, burst } = counted;
   const now = x.listener.clock.now();
-  limited(x, entry, rateFields(entry, used, now), now);
+  const rate = rateFields(entry, used, now, burst);
+  if (counted.kind === 'burst') return overBurst(x, entry, rate, burst);
+  limited(x, entry, rate, now);
+}
+
+/** Over the burst limit: 429 with the wait until the window has room, in whole seconds (at least 1). */
+function overBurst(x: Exchange, entry: AccountEntry, rate: RateFields, burst: BurstState | undefined): void {
+  const { headers, metrics } = x.listener;
+  metrics.burstRejections.labels(entry.allowance.plan).inc();
+  const retryAfter = Math.max(1, Math.ceil((burst?.resetMs ?? 0) / 1000));
+  send(x, 429, headers.errorLimited('burst', retryAfter, rate), headers.errors.burst.body);
 }
 
 function limited(x: Exchange, entry: AccountEntry, rate: RateFields, now: number): void {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/config-schema.js';
+import { burstLimit, overage } from '../config/plan-config.js';
 import { GatewayError } from '../failures.js';
 import type {
   Account,
@@ -63,9 +64,11 @@ export const patchAccountInput = z
     anchor: isoInstant.optional(),
     label: label.optional(),
     external_ids: externalIdsPatch.nullable().optional(),
+    burst: burstLimit.nullable().optional(),
+    overage: overage.nullable().optional(),
   })
   .refine((p) => Object.keys(p).length > 0, {
-    message: 'expected at least one of status, plan, limit, anchor, label, external_ids',
+    message: 'expected at least one of status, plan, limit, anchor, label, external_ids, burst, overage',
   });
 
 // A grant's size: a positive whole number of requests, bounded so a typo cannot make it endless.

@@ -19,6 +19,12 @@ export class Metrics {
     labelNames: ['plan'],
     registers: [this.registry],
   });
+  readonly burstRejections = new Counter({
+    name: 'fuel_gateway_burst_rejections_total',
+    help: 'Requests refused, not counted, because the account was over its burst limit, by plan',
+    labelNames: ['plan'],
+    registers: [this.registry],
+  });
   readonly invalidKeys = new Counter({
     name: 'fuel_gateway_invalid_key_rejections_total',
     help: 'Requests refused for a missing, malformed or unknown key, or a throttled address',

@@ -1,8 +1,8 @@
 import type { Config } from '../config/config-schema.js';
-import { alertList, firstCount } from '../events/event.js';
 import { KeyGate } from '../keys/gate.js';
 import type { ConsumeSpec, StoredAccount, StoredKey } from '../store/store.js';
 import { type Allowance, allowanceFor } from './allowance.js';
+import { alertsFor } from './thresholds.js';
 import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
 
 /**
@@ -43,6 +43,7 @@ export function accountEntry(account: StoredAccount, key: StoredKey, now: number
     revision: account.revision,
     periodId: allowance.period.id,
     limit: allowance.limit,
+    cap: allowance.cap,
     expireAtMs: allowance.period.endMs + o.retentionMs,
     record: {
       plan: allowance.plan,
@@ -51,12 +52,14 @@ export function accountEntry(account: StoredAccount, key: StoredKey, now: number
       endMs: allowance.period.endMs,
     },
   };
+  if (allowance.burst !== null)
+    spec.burst = { limit: allowance.burst.limit, windowMs: allowance.burst.window_s * 1000 };
   // Worked out once per account and period: the counts at which usage.threshold is raised.
-  const list = alertList(allowance.limit, o.plans[allowance.plan]?.alert_thresholds ?? []);
-  if (list !== '') {
+  const percents = o.plans[allowance.plan]?.alert_thresholds ?? [];
+  if (percents.length > 0) {
     const { period } = allowance;
     const context = { plan: allowance.plan, period_started_at: period.startedAt, period_ends_at: period.endsAt };
-    spec.alerts = { list, next: firstCount(list), context };
+    spec.alerts = alertsFor(allowance.limit, percents, context);
   }
   return {
     account,

@@ -1,4 +1,5 @@
-import type { Config } from '../config/config-schema.js';
+import type { Config, PlanConfig } from '../config/config-schema.js';
+import type { BurstLimit } from '../config/plan-config.js';
 import type { Account, Grant } from '../store/store.js';
 import { monthlyPeriod, type Period, trialPeriod } from './period.js';
 
@@ -14,6 +15,13 @@ export interface Allowance {
   converted: boolean;
   /** Where the current plan's periods are counted from: the account's anchor, or the trial's end. */
   anchorMs: number;
+  /**
+   * What the period's count may reach: the limit plus the overage (a percent of the limit,
+   * rounded down), or the limit itself when no overage applies.
+   */
+  cap: number;
+  /** The cap on requests per sliding window, or null for none. */
+  burst: BurstLimit | null;
 }
 
 /**
@@ -21,6 +29,8 @@ export interface Allowance {
  * switches to that plan when its first trial period ends, with the billing cycle anchored there
  * and that plan's limit (a per-account limit set on a trial is for the trial). The grants made
  * in the current period add to its limit; those of other periods are over.
+ * An account's own burst and overage apply over its plan's, whichever plan that is; the overage
+ * is a percent of the limit with the grants.
  * Throws when the config no longer knows the account's plan or no limit applies (an enterprise
  * account created without one): the request fails as an internal error rather than going unmetered.
  */
@@ -35,11 +45,11 @@ export function allowanceFor(
   let plan = Object.hasOwn(plans, name) ? plans[name] : undefined;
   if (!plan) throw new Error(`account ${account.id} has plan "${name}", which the config does not define`);
   if (plan.period === 'monthly')
-    return withLimit(name, account.limit ?? plan.limit, monthlyPeriod(anchorMs, nowMs, zone), false, anchorMs);
+    return withLimit(name, plan, account.limit ?? plan.limit, monthlyPeriod(anchorMs, nowMs, zone), false, anchorMs);
   const period = trialPeriod(anchorMs, nowMs, zone, plan.trial_days);
   const next = plan.converts_to;
   if (next === undefined || period.startMs <= anchorMs)
-    return withLimit(name, account.limit ?? plan.limit, period, false, anchorMs);
+    return withLimit(name, plan, account.limit ?? plan.limit, period, false, anchorMs);
   const firstEnd = trialPeriod(anchorMs, anchorMs, zone, plan.trial_days).endMs;
   name = next;
   plan = Object.hasOwn(plans, next) ? plans[next] : undefined;
@@ -48,18 +58,23 @@ export function allowanceFor(
     plan.period === 'trial'
       ? trialPeriod(firstEnd, nowMs, zone, plan.trial_days)
       : monthlyPeriod(firstEnd, nowMs, zone);
-  return withLimit(name, plan.limit, converted, true, firstEnd);
+  return withLimit(name, plan, plan.limit, converted, true, firstEnd);
 
   function withLimit(
-    plan: string,
+    name: string,
+    plan: PlanConfig,
     limit: number | undefined,
     period: Period,
     converted: boolean,
     anchor: number,
   ): Allowance {
-    if (limit === undefined) throw new Error(`account ${account.id} on plan "${plan}" has no limit`);
+    if (limit === undefined) throw new Error(`account ${account.id} on plan "${name}" has no limit`);
     let granted = 0;
     for (const g of account.grants ?? []) if (g.period_id === period.id) granted += g.requests;
-    return { plan, limit: limit + granted, granted, period, converted, anchorMs: anchor };
+    const effective = limit + granted;
+    const overage = account.overage ?? plan.overage;
+    const cap = overage === undefined ? effective : effective + Math.floor((effective * overage.max_percent) / 100);
+    const burst = account.burst ?? plan.burst ?? null;
+    return { plan: name, limit: effective, granted, period, converted, anchorMs: anchor, cap, burst };
   }
 }

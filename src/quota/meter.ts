@@ -4,6 +4,7 @@ import type { KeyRefusal } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type {
   AccountStore,
+  BurstState,
   ConsumeReceiver,
   CoordinationStore,
   CountingStore,
@@ -16,10 +17,15 @@ import { type AccountEntry, accountEntry } from './account-entry.js';
 
 export type { AccountEntry } from './account-entry.js';
 
-/** `day`: the ledger's day the request was counted on (YYYY-MM-DD), which a refund takes back from. */
+/**
+ * `day`: the ledger's day the request was counted on (YYYY-MM-DD), which a refund takes back from.
+ * `burst`: where the account stands in its burst window, when it has a burst limit.
+ */
 export type MeterResult =
-  | { kind: 'ok'; entry: AccountEntry; used: number; day: string }
-  | { kind: 'exhausted'; entry: AccountEntry; used: number; day: string }
+  | { kind: 'ok'; entry: AccountEntry; used: number; day: string; burst?: BurstState }
+  | { kind: 'exhausted'; entry: AccountEntry; used: number; day: string; burst?: BurstState }
+  /** Over the burst limit: not counted. */
+  | { kind: 'burst'; entry: AccountEntry; used: number; day: string; burst: BurstState }
   | { kind: 'inactive' }
   | { kind: 'unknown' }
   /** The key exists but may not make this request (KeyGate): never counted. */
@@ -28,7 +34,7 @@ export type MeterResult =
 /** Why a request's key may not make it (KeyGate.refusal for the request's scope and address); null: it may. */
 export type KeyCheck = (entry: AccountEntry) => KeyRefusal | null;
 
-export type CountedResult = Extract<MeterResult, { kind: 'ok' | 'exhausted' }>;
+export type CountedResult = Extract<MeterResult, { kind: 'ok' | 'exhausted' | 'burst' }>;
 
 // An inactive copy is trusted only briefly: if a re-activation raced with loading it, the
 // entry would otherwise refuse a good key until it fell out of the cache.
@@ -108,7 +114,7 @@ export class Meter {
       this.touch(entry, day);
       const result = await this.opts.counting.consume(entry.spec, day);
       if (result.kind !== 'changed') {
-        return result.kind === 'inactive' ? result : { kind: result.kind, entry, used: result.used, day };
+        return result.kind === 'inactive' ? result : { ...result, entry, day };
       }
       this.accounts.delete(keyHash);
       if (attempt === MAX_ATTEMPTS) throw new Error(`account ${entry.account.id} kept changing while being metered`);
@@ -186,7 +192,7 @@ export class Meter {
     const reason = check?.(entry) ?? null;
     if (reason !== null) return { kind: 'refused', reason, entry };
     const used = await this.opts.counting.usage(entry.account.id, entry.allowance.period.id);
-    return { kind: used >= entry.allowance.limit ? 'exhausted' : 'ok', entry, used, day: this.today() };
+    return { kind: used >= entry.allowance.cap ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
 
   /** Who the key belongs to, without reading usage: for requests refused before counting. */

@@ -52,9 +52,10 @@ export function usageJson(f: UsageFragments, used: number, limit: number): strin
 
 /**
  * The IETF draft's `RateLimit-Policy` value for the allowance (draft-ietf-httpapi-ratelimit-headers-11):
- * one policy named "period", its quota and window in seconds. Fixed per account and period, so
- * built once with the cached account.
+ * a policy named "period", its quota and window in seconds, then with a burst limit one named
+ * "burst". Fixed per account and period, so built once with the cached account.
  */
 export function ratePolicy(a: Allowance): string {
-  return `"period";q=${a.limit};w=${Math.round((a.period.endMs - a.period.startMs) / 1000)}`;
+  const period = `"period";q=${a.limit};w=${Math.round((a.period.endMs - a.period.startMs) / 1000)}`;
+  return a.burst === null ? period : `${period}, "burst";q=${a.burst.limit};w=${a.burst.window_s}`;
 }

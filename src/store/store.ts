@@ -23,6 +23,8 @@ export type { BillingEvent, BillingStore } from './billing/interface.js';
 export type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
 export type {
   Alerts,
+  BurstSpec,
+  BurstState,
   ConsumeReceiver,
   ConsumeResult,
   ConsumeSpec,
@@ -30,6 +32,7 @@ export type {
   PeriodMeta,
   PeriodRecord,
   PlanChange,
+  Threshold,
 } from './counting/interface.js';
 export type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
 export type {

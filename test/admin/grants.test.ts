@@ -66,6 +66,12 @@ t.test(
     const shown = await adminCall(gw, 'GET', `/admin/accounts/${account.id}`);
     t.match(shown.body.usage, { requests_used: 5, request_limit: 15, requests_remaining: 10 });
     t.notOk('grants' in shown.body.account, 'the account object is as before');
+    const history = await gw.get('/fuel-api/api/usage-history.php?from=2026-11-23&to=2026-11-23', {
+      headers: { 'X-API-Key': key },
+    });
+    t.match(((await history.json()) as { periods: Usage[] }).periods, [
+      { requests_used: 5, request_limit: 15, requests_remaining: 10, period_started_at: START },
+    ]);
     const listed = await adminCall(gw, 'GET', `/admin/accounts/${account.id}/grants`);
     t.equal(listed.status, 200);
     t.same(listed.body, { grants: [posted.body.grant, second.body.grant] }, 'oldest first, each with its period');
@@ -266,4 +272,29 @@ t.test('a grant readmits a used-up account on another gateway sharing the Redis,
   t.match(next.usage, { requests_used: 3, request_limit: 3, requests_remaining: 0 });
   t.ok(took < 1000, `within a second (${took} ms)`);
   t.equal((await usageOf(a, key)).status, 429, 'one grant, one more request across both');
+});
+
+t.test('a grant Redis does not answer in time is a 503, and is then applied whole or not at all', async (t) => {
+  const redis = await startRedis(t);
+  const gw = await startGateway(t, {
+    store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 300 } },
+    demo_accounts: false,
+  });
+  const { account, api_key: key } = await newAccount(gw, { plan: 'starter', limit: 3 }, Date.now());
+  t.equal((await usageOf(gw, key)).status, 200);
+  redis.pause();
+  const stalled = await adminCall(gw, 'POST', `/admin/accounts/${account.id}/grants`, { requests: 2 });
+  redis.resume();
+  t.equal(stalled.status, 503, 'the store did not answer in time');
+  const grants = await waitFor('the store to answer again', async () => {
+    const r = await adminCall(gw, 'GET', `/admin/accounts/${account.id}/grants`);
+    return r.status === 200;
+  }).then(() => adminCall(gw, 'GET', `/admin/accounts/${account.id}/grants`));
+  const n = grants.body.grants.length as number;
+  t.ok(n === 0 || n === 1, `at most once (${n})`);
+  t.match((await usageOf(gw, key)).usage, { request_limit: 3 + 2 * n }, 'the limit matches the grants');
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const range = `from=${day(Date.now() - 86_400_000)}&to=${day(Date.now() + 86_400_000)}`;
+  const rows = await adminCall(gw, 'GET', `/admin/usage/periods?${range}&format=json`);
+  t.equal(rows.body.rows[0].granted_requests, 2 * n, 'and so does the record');
 });

@@ -5,6 +5,7 @@ import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const SHIPPED = JSON.parse(readFileSync('data/prices/sa-fuel-prices-2023-2026.json', 'utf8')) as Array<
@@ -41,7 +42,7 @@ t.test(
       }
     };
     const load = Promise.all([loader(), loader(), loader(), loader()]);
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor('the load to be under way', () => statuses.length >= 4, 5000);
     const del = await adminCall(gw, 'DELETE', `/admin/accounts/${id}`);
     deleted = true;
     await load;

@@ -10,7 +10,7 @@ import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { gatewayProcess } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
-import { scaled } from '../helpers/wait.js';
+import { scaled, sleep, waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const REQUEST_TIMEOUT_MS = 4000;
@@ -24,9 +24,8 @@ interface Tally {
 }
 
 /** 64 keep-alive connections sending back to back until `stop`, counting complete 200s and answers cut off. */
-function load(port: number, key: string, stop: { now: boolean; signalled: number }): Promise<Tally> {
+function load(port: number, key: string, stop: { now: boolean; signalled: number }, tally: Tally): Promise<Tally> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const tally: Tally = { ok: 0, cut: 0, late: 0, lateKeptAlive: 0 };
   const one = (): Promise<boolean> =>
     new Promise((resolve) => {
       const req = request({ host: '127.0.0.1', port, path: `${SIMPLE}?api_key=${key}`, agent }, (res) => {
@@ -68,8 +67,9 @@ async function drain(t: Test, config: string, counted: (accountId: string) => Pr
   });
   const { account, api_key } = (await created.json()) as { account: { id: string }; api_key: string };
   const stop = { now: false, signalled: 0 };
-  const running = load(Number(new URL(gw.base).port), api_key, stop);
-  await new Promise((r) => setTimeout(r, 700));
+  const counting: Tally = { ok: 0, cut: 0, late: 0, lateKeptAlive: 0 };
+  const running = load(Number(new URL(gw.base).port), api_key, stop, counting);
+  await waitFor('the load to be under way', () => counting.ok > 200, 10_000);
   const signalled = Date.now();
   stop.signalled = signalled;
   const exit = gw.stop('SIGTERM');
@@ -148,10 +148,11 @@ t.test(
     const busy = await open();
     const busyAnswer = answer(busy);
     busy.write('GET /healthz HTTP/1.1\r\nHost: a\r\n');
-    await new Promise((r) => setTimeout(r, 200));
+    // Time for the head to reach the gateway, so a request is on the wire: the child shows nothing to wait on.
+    await sleep(200);
     const signalled = Date.now();
     const exit = gw.stop('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    await gw.waitFor(/"msg":"shutting down"/, 2000);
     busy.write('\r\n');
     const out = await busyAnswer;
     t.match(out, /^HTTP\/1\.1 200 /, 'the request on the wire was answered');

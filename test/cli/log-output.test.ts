@@ -1,7 +1,7 @@
 import { Agent, get } from 'node:http';
 import t, { type Test } from 'tap';
 import { type GatewayProcess, gatewayProcess, privateConfig } from '../helpers/cli.js';
-import { waitFor } from '../helpers/wait.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -71,7 +71,7 @@ async function stalledStdout(t: Test, stallAt: number, resumeAt: number, atLeast
     await waitFor(
       'the dropped count to hold still',
       async () => {
-        await new Promise((r) => setTimeout(r, 1500));
+        await sleep(1500);
         const now = await droppedMetric(gw.admin);
         const still = now === before;
         before = now;

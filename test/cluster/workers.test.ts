@@ -5,6 +5,7 @@ import t, { type Test } from 'tap';
 import { type GatewayProcess, gatewayProcess, serve } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -23,8 +24,7 @@ async function workersGateway(t: Test, workers: number): Promise<GatewayProcess>
   });
   const gw = await gatewayProcess(t, file);
   await gw.waitFor(/"msg":"all workers ready"/);
-  for (const end = Date.now() + 5000; workerPids(gw).length < workers && Date.now() < end; )
-    await new Promise((r) => setTimeout(r, 25));
+  await waitFor('every worker to listen', () => workerPids(gw).length >= workers, 5000);
   return gw;
 }
 
@@ -100,8 +100,7 @@ t.test('a killed worker is replaced and the port keeps serving', async (t) => {
   const [victim] = workerPids(gw);
   process.kill(victim as number, 'SIGKILL');
   await gw.waitFor(/"msg":"worker died: starting a replacement"/);
-  for (const end = Date.now() + 10_000; workerPids(gw).length < 3 && Date.now() < end; )
-    await new Promise((r) => setTimeout(r, 50));
+  await waitFor('the replacement to listen', () => workerPids(gw).length >= 3, 10_000);
   const pids = workerPids(gw);
   t.equal(pids.length, 3, 'a third worker started');
   t.notOk(alive(victim as number), 'the killed one is gone');
@@ -138,7 +137,7 @@ t.test(
       }
     };
     const loops = Promise.all(Array.from({ length: 32 }, loop));
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor('the load to be under way', () => outcomes.filter((o) => 'status' in o).length > 100, 10_000);
     const exit = gw.stop('SIGTERM');
     const code = await exit;
     stop = true;

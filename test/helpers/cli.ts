@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from './context.js';
 import { tempDir } from './tmp.js';
+import { waitFor as until } from './wait.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Children run dist/, built from src/ by tap's `before` program (build-dist.ts); tap's coverage
@@ -37,7 +38,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: stri
 export interface Served {
   child: ReturnType<typeof spawn>;
   output(): string;
-  /** Resolves with the first match of `re` in stdout+stderr. */
+  /** Resolves with the first match of `re` in stdout+stderr, within `ms` scaled by TEST_TIME_FACTOR. */
   waitFor(re: RegExp, ms?: number): Promise<RegExpMatchArray>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -75,13 +76,13 @@ export function serve(t: TestContext, args: string[] = [], env: NodeJS.ProcessEn
     child,
     output: () => out,
     async waitFor(re, ms = 20_000) {
-      const end = Date.now() + ms;
-      for (;;) {
-        const m = out.match(re);
-        if (m) return m;
-        if (Date.now() > end || child.exitCode !== null) throw new Error(`no ${re} in output:\n${out}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await until(`${re} in the output`, () => out.search(re) !== -1, ms, {
+        gaveUp: () => child.exitCode !== null,
+        every: 25,
+      }).catch((err: Error) => {
+        throw new Error(`no ${re} in output (${err.message}):\n${out}`);
+      });
+      return out.match(re) as RegExpMatchArray;
     },
     stop(signal = 'SIGTERM') {
       child.kill(signal);

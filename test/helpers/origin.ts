@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import type { TestContext } from './context.js';
 import { freePort } from './redis.js';
+import { sleep } from './wait.js';
 
 /** How the origin behaves for its current endpoints (origin-only paths keep their own behaviour). */
 export type OriginMode = 'ok' | 'error500' | 'html' | 'wrong_shape' | 'refuse_key' | 'slow';
@@ -148,7 +149,8 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
     const authorised = url.searchParams.get('api_key') === origin.key || headers['x-api-key'] === origin.key;
     const path = url.pathname;
     if (path === '/fuel-api/api/current.php' || path === '/fuel-api/api/simple-current.php') {
-      if (origin.mode === 'slow') await new Promise((r) => setTimeout(r, origin.slowMs));
+      // A slow origin: the delay is the behaviour under test.
+      if (origin.mode === 'slow') await sleep(origin.slowMs);
       if (origin.mode === 'refuse_key' || !authorised)
         return json(res, 401, { success: false, message: 'Invalid API key.' });
       if (origin.mode === 'error500') return json(res, 500, { success: false, message: 'Database unavailable.' });
@@ -218,7 +220,7 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
       case '/origin/leak-error':
         return json(res, 403, { success: false, message: `Key ${url.searchParams.get('api_key')} may not read this.` });
       case '/origin/slow':
-        await new Promise((r) => setTimeout(r, origin.slowMs));
+        await sleep(origin.slowMs);
         return json(res, 200, { success: true, slow: true });
     }
     json(res, 404, { success: false, message: 'Endpoint not found.' });
@@ -226,7 +228,7 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
 
   async function cacheable(url: URL, headers: IncomingHttpHeaders, res: ServerResponse): Promise<void> {
     const c = origin.cacheable;
-    if (c.delayMs > 0) await new Promise((r) => setTimeout(r, c.delayMs));
+    if (c.delayMs > 0) await sleep(c.delayMs);
     if (url.searchParams.get('api_key') !== origin.key)
       return json(res, 401, { success: false, message: 'Invalid API key.' });
     if (c.status >= 400) return json(res, c.status, { success: false, message: 'Database unavailable.' });

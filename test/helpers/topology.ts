@@ -88,7 +88,7 @@ export async function startTopology(
   while (ready === null) {
     if (child.exitCode !== null) throw new Error(`topology exited ${child.exitCode}: ${err}`);
     if (Date.now() > end) throw new Error(`topology not ready after ${ms} ms: ${err}`);
-    await Promise.race([changed(), exited, new Promise((r) => setTimeout(r, 200))]);
+    await Promise.race([changed(), exited, sleep(200)]);
   }
   const r: Ready = ready;
 
@@ -111,7 +111,7 @@ export async function startTopology(
         const found = events.find(match);
         if (found) return found;
         if (Date.now() > until) throw new Error(`no such event within ${waitMs} ms: ${JSON.stringify(events)}`);
-        await Promise.race([changed(), new Promise((res) => setTimeout(res, 200))]);
+        await Promise.race([changed(), sleep(200)]);
       }
     },
     admin,

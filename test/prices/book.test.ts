@@ -130,12 +130,13 @@ t.test('an edited price file is picked up; a broken edit changes nothing', async
   writeFileSync(file, JSON.stringify([set('2026-01-07', '21.00'), set('2026-02-04', '22.00')]));
   await waitFor('the edit', () => current() === '22.00', 3000);
   writeFileSync(file, '[{"effective_date":"nonsense"}]');
-  await new Promise((r) => setTimeout(r, 400));
+  await waitFor('the broken edit to be read', () => /price file rejected/.test(gw.logs()), 3000);
   t.equal(current(), '22.00', 'the broken edit was refused');
   t.match(gw.logs(), /price file rejected/);
   // Replaced by delete and create (rm + cp, a ConfigMap swap): read once it is back.
   unlinkSync(file);
-  await new Promise((r) => setTimeout(r, 300));
+  // The file is written again only once the watch has found it missing: the path of a replace.
+  await waitFor('the watch to find the file gone', () => /cannot watch price file; retrying/.test(gw.logs()), 3000);
   writeFileSync(
     file,
     JSON.stringify([set('2026-01-07', '21.00'), set('2026-02-04', '22.00'), set('2026-03-04', '23.00')]),

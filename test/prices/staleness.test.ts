@@ -2,12 +2,13 @@ import t from 'tap';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { waitFor } from '../helpers/wait.js';
 
 // On 2026-11-23 the newest shipped set (2026-09-02) is 82 days old: South African prices change monthly.
 
 t.test('stale prices are logged at start and reported by /readyz, which stays 200 by default', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
-  await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the warning at start', () => gw.logs().includes('prices served as current are stale'), 2000);
   const warning = gw
     .logs()
     .split('\n')

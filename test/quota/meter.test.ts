@@ -148,7 +148,16 @@ t.test('one usage object: the hot path splices exactly what the admin API serial
     Date.parse('2026-02-10T00:00:00+02:00'),
     'Africa/Johannesburg',
   );
-  const allowance = { plan: 'star"ter', limit: 2000, granted: 0, period, converted: false, anchorMs: period.startMs };
+  const allowance = {
+    plan: 'star"ter',
+    limit: 2000,
+    granted: 0,
+    period,
+    converted: false,
+    anchorMs: period.startMs,
+    cap: 2000,
+    burst: null,
+  };
   for (const used of [0, 1, 1999, 2000, 2001]) {
     t.equal(
       usageJson(usageFragments(allowance), used, 2000),

@@ -48,7 +48,9 @@ t.test(
       async () => (await adminCall(b, 'GET', '/admin/prices')).body.current?.effective_date === LATEST,
       10_000,
     );
-    await new Promise((r) => setTimeout(r, 200));
+    // A few samples more, taken after the re-seed, in case another set became current after it.
+    const reseededAt = samples;
+    await waitFor('samples after the re-seed', () => samples >= reseededAt + 6, 2000);
     watching = false;
     await watch;
     t.same(

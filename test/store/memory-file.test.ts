@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type GatewayProcess, gatewayProcess, serve } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -31,6 +32,15 @@ async function used(gw: GatewayProcess, key: string): Promise<{ status: number; 
   const r = await fetch(`${gw.base}${SIMPLE}?api_key=${key}`);
   const body = (await r.json()) as { usage?: { requests_used: number } };
   return { status: r.status, used: body.usage?.requests_used };
+}
+
+/** The account's count in the state file (0 before the file or the counter is there). */
+function onDisk(state: string, id: string): number {
+  if (!existsSync(state)) return 0;
+  const { counters } = JSON.parse(readFileSync(state, 'utf8')) as {
+    counters: Array<{ account: string; used: number }>;
+  };
+  return counters.filter((c) => c.account === id).reduce((n, c) => n + c.used, 0);
 }
 
 async function requests(t: Test, gw: GatewayProcess, key: string, n: number): Promise<void> {
@@ -65,11 +75,12 @@ t.test('accounts, published prices and counts survive a restart of the real proc
 });
 
 t.test('a crash loses at most the last second of counts', async (t) => {
-  const { config } = setup();
+  const { config, state } = setup();
   const first = await gatewayProcess(t, config);
-  const { key } = await createKey(first);
+  const { id, key } = await createKey(first);
   await requests(t, first, key, 5);
-  await new Promise((r) => setTimeout(r, 1300));
+  // The store's flush timer (a second) writes the counts: wait until the file holds them, within a bound.
+  await waitFor('the counts to reach the file', () => onDisk(state, id) === 5, 1300);
   first.child.kill('SIGKILL');
   await new Promise((r) => first.child.once('exit', r));
   const second = await gatewayProcess(t, config);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { tempDir } from '../helpers/tmp.js';
+import { waitFor } from '../helpers/wait.js';
 import { DAY, hashOf, storedKey } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
@@ -152,7 +153,7 @@ t.test('with a file, changes made together share one write and each resolves onc
 t.test(
   'with a file, a failed write rejects the change; a failed counter flush is reported and tried again',
   async (t) => {
-    const { rmSync, writeFileSync } = await import('node:fs');
+    const { existsSync, rmSync, writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { storedAccount, consumeSpec } = await import('../helpers/accounts.js');
     const dir = join(tempDir('fpg-mem-'), 'state');
@@ -165,11 +166,12 @@ t.test(
     writeFileSync(dir, 'not a folder');
     await t.rejects(store.accounts.createAccount(storedAccount()), 'the change is not confirmed');
     await store.counting.consume(consumeSpec(a), DAY);
-    await new Promise((r) => setTimeout(r, 1200));
+    // The store's own flush timer (a second) writes the count: wait for its effect, not for the second.
+    await waitFor('a counter flush to fail', () => errors.length >= 1, 1200);
     t.ok(errors.length >= 1, 'the failed flush was reported');
     // The folder is back: the next flush writes the count that failed before.
     rmSync(dir);
-    await new Promise((r) => setTimeout(r, 1200));
+    await waitFor('a later counter flush to write the file', () => existsSync(join(dir, 'store.json')), 1200);
     const reopened = new MemoryStore(Date.now, join(dir, 'store.json'));
     t.equal(await reopened.counting.usage(a.id, 'p'), 1, 'the count reached the disk on a later flush');
     await reopened.close();

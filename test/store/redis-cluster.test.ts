@@ -4,6 +4,7 @@ import t from 'tap';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { storedAccount } from '../helpers/accounts.js';
 import { startCluster } from '../helpers/redis.js';
+import { sleep } from '../helpers/wait.js';
 import { DAY, storedKey } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
@@ -114,7 +115,8 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
       .map((l) => /id=(\d+)/.exec(l)?.[1] as string);
     // Keep the node busy so the consume sits unanswered in its queue, then cut the gateway's connection.
     const hog = busy.eval('local i=0 while i<20000000 do i=i+1 end return 1', 0);
-    await new Promise((r) => setTimeout(r, 20));
+    // Time for the script to reach the node and start: a busy node answers no one, so nothing shows it.
+    await sleep(20);
     const call = store.counting.consume(spec, DAY).then(
       (r) => {
         answered++;
@@ -122,9 +124,12 @@ t.test('a consume whose node connection drops mid-command is never resent, so ne
       },
       () => answered++,
     );
-    await new Promise((r) => setTimeout(r, 20));
+    // Time for the consume to reach the node's queue, behind the script: likewise unobservable.
+    await sleep(20);
     await Promise.all([hog, call, ...clients.map((c) => admin.client('KILL', 'ID', c).catch(() => 0))]);
-    await new Promise((r) => setTimeout(r, 400));
+    // A pause between rounds, kept: the store connects again only on its next command, so no
+    // reconnection shows that could be waited for.
+    await sleep(400);
   }
   const counted = Number(await admin.get(counter)) - 1;
   t.equal(answered, 6);

@@ -15,7 +15,7 @@ t.test(
     let stopLoad!: () => void;
     const until$ = new Promise<void>((r) => (stopLoad = r));
     const running = load(`${ready.public}${SIMPLE}`, key, CONNECTIONS, { until: until$, pauseMs: 5 });
-    await sleep(1000);
+    await until('the load to be counted', async () => (await topo.used(id)) > 50, 10_000);
     const killedAt = Date.now();
     process.kill(victim.pid, 'SIGKILL');
     const restarted = await topo.waitEvent((e) => e['event'] === 'restarted' && e['port'] === victim.port, 10_000);
@@ -29,6 +29,7 @@ t.test(
       8000,
     );
     const backMs = Date.now() - killedAt;
+    // The load runs on a while with the new gateway in rotation: that time is the setup.
     await sleep(500);
     stopLoad();
     const result = await running;
@@ -65,11 +66,12 @@ t.test('a rolling restart (SIGHUP) under load: every request answered 200, and c
   let stopLoad!: () => void;
   const until$ = new Promise<void>((r) => (stopLoad = r));
   const running = load(`${ready.public}${SIMPLE}`, key, CONNECTIONS, { until: until$, pauseMs: 5 });
-  await sleep(500);
+  await until('the load to be counted', async () => (await topo.used(id)) > 25, 10_000);
   const from = topo.events.length;
   process.kill(ready.pid, 'SIGHUP');
   await topo.waitEvent((e) => e['event'] === 'rolled', 90_000);
   const rolled = topo.events.slice(from).filter((e) => e['event'] === 'restarted');
+  // The load runs on a while after the last restart: that time is the setup.
   await sleep(500);
   stopLoad();
   const result = await running;

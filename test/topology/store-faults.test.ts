@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { serverName, serverStats } from '../../src/topology/haproxy.js';
 import { load, SIMPLE, servedLines, sleep, startTopology, until } from '../helpers/topology.js';
 
 // Redis restarted, and one gateway cut off from it, while clients keep sending.
@@ -20,7 +22,7 @@ t.test(
     let stopLoad!: () => void;
     const until$ = new Promise<void>((r) => (stopLoad = r));
     const running = load(`${ready.public}${SIMPLE}`, key, 4, { until: until$, pauseMs: 5 });
-    await sleep(1000);
+    await until('the load to be counted', async () => (await topo.used(id)) > 50, 10_000);
     const pid = Number(/process_id:(\d+)/.exec(await redis('INFO', 'server'))?.[1]);
     const before = await topo.used(id);
     t.ok(before > 50, `counted before the restart: ${before}`);
@@ -36,6 +38,7 @@ t.test(
       },
       20_000,
     );
+    // The load runs on a while after the resume: requests counted after it are the setup.
     await sleep(1000);
     stopLoad();
     const result = await running;
@@ -69,7 +72,15 @@ t.test('an unready gateway (its Redis user shut out) is taken out of rotation, a
   t.teardown(() => redis('ACL', 'SETUSER', 'gateway-2', 'on'));
   const unreadyMs = await until('gateway-2 /readyz is 503', async () => (await readyz(victim.port)) === 503, 10_000);
   // HAProxy checks every 500 ms and takes a server out after two failures: 2 s is the bound.
-  await sleep(2000);
+  const lb = join(topo.stateDir, 'haproxy.sock');
+  await until(
+    'the balancer to take gateway-2 out',
+    async () => {
+      const status = (await serverStats(lb)).get(serverName(1))?.status ?? '';
+      return status.startsWith('DOWN');
+    },
+    2000,
+  );
   const served = servedLines(log);
   const result = await load(`${ready.public}${SIMPLE}`, key, 4, { count: 200 });
   t.equal(result.ok(), 200, 'every request answered 200 by the other gateways');

@@ -61,7 +61,7 @@ async function admit(x: Exchange, keyHash: string, route: ProxyRoute, target: Ta
   storeWorked(l);
   const counted = admitted(x, result);
   if (counted === null) return;
-  if (counted.kind === 'exhausted') return answerLimited(x, counted.entry, counted.used);
+  if (counted.kind !== 'ok') return answerLimited(x, counted);
   warnOfExpiry(x);
   return forward(x, route, target, counted);
 }
@@ -74,7 +74,7 @@ async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: 
   const { listener: l } = x;
   const limit = counted?.entry.allowance.limit ?? 0;
   const rate = (used: number): Array<string | number> =>
-    counted ? rateHeaders(rateFields(counted.entry, used, l.clock.now())) : [];
+    counted ? rateHeaders(rateFields(counted.entry, used, l.clock.now(), counted.burst)) : [];
   const status = await route.proxy.forward(x.req, x.res, {
     route: route.name,
     path: target.path,

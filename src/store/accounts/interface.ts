@@ -1,3 +1,4 @@
+import type { BurstLimit, Overage } from '../../config/plan-config.js';
 import type { PeriodMeta } from '../counting/interface.js';
 import type { StoredKey } from '../keys/key.js';
 
@@ -17,6 +18,10 @@ export interface Account {
   revision: number;
   /** Who the account is in billing systems (docs/billing.md); absent when none is set. */
   external_ids?: ExternalIds;
+  /** The account's own burst limit, over the plan's; absent: the plan's (or none). */
+  burst?: BurstLimit;
+  /** The account's own overage, over the plan's; absent: the plan's (or none). */
+  overage?: Overage;
 }
 
 /** The account's ids in billing systems: the Stripe customer it is billed as, the CloudEvents subject. */
@@ -68,6 +73,9 @@ export interface GrantLedger {
 export type AccountPatch = Partial<Pick<Account, 'status' | 'plan' | 'limit' | 'anchor' | 'label'>> & {
   /** Replaces them; null (or none) removes them. */
   external_ids?: ExternalIds | null;
+  /** Replaces it; null removes it (the plan's applies again). */
+  burst?: BurstLimit | null;
+  overage?: Overage | null;
 };
 
 /** Which accounts a listing shows; an absent field matches every account. */

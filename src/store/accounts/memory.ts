@@ -41,8 +41,12 @@ export class MemoryAccounts implements AccountStore {
     const d = this.data;
     const current = d.accounts.get(id);
     if (!current) return null;
-    const { external_ids, ...rest } = patch;
+    const { external_ids, burst, overage, ...rest } = patch;
     const next: StoredAccount = { ...copyAccount(current), ...rest, revision: current.revision + 1 };
+    if (burst === null) delete next.burst;
+    else if (burst !== undefined) next.burst = burst;
+    if (overage === null) delete next.overage;
+    else if (overage !== undefined) next.overage = overage;
     if (external_ids === null || (external_ids !== undefined && Object.keys(external_ids).length === 0))
       delete next.external_ids;
     else if (external_ids !== undefined) next.external_ids = external_ids;

@@ -1,13 +1,20 @@
 import type { ThresholdContext } from '../../events/event.js';
 
+/** Raise `usage.threshold` for `percent` when the period's count reaches `count`. */
+export interface Threshold {
+  readonly count: number;
+  readonly percent: number;
+}
+
 /**
- * The usage thresholds of an account's period not yet seen reached (event.ts `alertList`), and
- * what their event says. The store drops the entries a reply shows reached, so once every
- * threshold is behind a request carries nothing for them.
+ * The usage thresholds of an account's period not yet seen reached (worked out by the quota
+ * layer, thresholds.ts), and what their event says. The store drops the entries a reply shows
+ * reached (alerts.ts `dropReached`), so once every threshold is behind a request carries nothing for them.
  */
 export interface Alerts {
-  list: string;
-  /** The first count of `list` (Infinity when empty). */
+  /** By count, lowest first. Replaced, never changed in place: a store may key an encoding on it. */
+  pending: readonly Threshold[];
+  /** The first count of `pending` (Infinity when empty): below it a request crosses nothing. */
   next: number;
   context: ThresholdContext;
 }
@@ -36,6 +43,26 @@ export interface ConsumeSpec {
    * The store clears it once it has sent it (a refused request notes nothing).
    */
   touch?: string;
+  /**
+   * What the count may reach: `limit` plus the overage. Absent: `limit`. Past `limit` requests
+   * are counted (and raise thresholds) like any other; `limit` stays what the record shows.
+   */
+  cap?: number;
+  /** At most `limit` admitted requests of the account in any `windowMs` (docs/plans.md); absent: none. */
+  burst?: BurstSpec;
+}
+
+export interface BurstSpec {
+  limit: number;
+  windowMs: number;
+}
+
+/** Where an account stands in its burst window after a request (with a burst limit only). */
+export interface BurstState {
+  /** Admissions the window still has room for. */
+  remaining: number;
+  /** Milliseconds until that room next grows (an admission leaves the window); 0: it is empty. */
+  resetMs: number;
 }
 
 /** A period as its record keeps it: the invoice line, with the count read beside it. */
@@ -76,8 +103,10 @@ export interface PlanChange {
  * caller had (or is gone): nothing was counted, reload it and decide again.
  */
 export type ConsumeResult =
-  | { kind: 'ok'; used: number }
-  | { kind: 'exhausted'; used: number }
+  | { kind: 'ok'; used: number; burst?: BurstState }
+  | { kind: 'exhausted'; used: number; burst?: BurstState }
+  /** Over the burst limit: nothing counted; `burst.resetMs` is when a request may be admitted. */
+  | { kind: 'burst'; used: number; burst: BurstState }
   | { kind: 'inactive' }
   | { kind: 'changed' };
 
@@ -95,7 +124,8 @@ export interface ConsumeReceiver {
  */
 export interface CountingStore {
   /**
-   * Atomically: refuse if changed or inactive, refuse if used ≥ limit, else count one, in the
+   * Atomically: refuse if changed or inactive, refuse if used ≥ cap, refuse if over the burst
+   * limit, else count one, in the
    * period's counter and in its bucket for `day` (YYYY-MM-DD in the configured zone, worked out
    * by the caller), so the days of a period always sum to its counter.
    */

@@ -3,6 +3,7 @@
  * (which share the hash tag `{acct:ID}`), except a batched CONSUME, which is only sent batched to
  * a standalone Redis (redis-batch.ts); so every script runs unchanged on Redis Cluster.
  */
+import type { Threshold } from './interface.js';
 
 /**
  * The record of a period, as one argument of CONSUME: `PERIOD KIND START END PLAN` (unix ms; the
@@ -33,22 +34,61 @@ end
 `;
 
 /**
+ * CONSUME's argument layout, named once for the script text and its caller (redis-batch.ts).
+ * Request i (0-based) of a call has its keys at KEYS[CONSUME_KEYS·i + KEY.x] and its arguments
+ * at ARGV[CONSUME_ARGS·i + ARG.x] (1-based, as Lua counts); the call's own arguments follow the
+ * last request's, at ARGV[#ARGV − CONSUME_TAIL + TAIL.x].
+ */
+export const KEY = { account: 1, counter: 2, days: 3 } as const;
+export const CONSUME_KEYS = 3;
+export const ARG = { revision: 1, limit: 2, expiry: 3, record: 4, alerts: 5, cap: 6, burst: 7 } as const;
+export const CONSUME_ARGS = 7;
+export const TAIL = { day: 1, deadline: 2 } as const;
+export const CONSUME_TAIL = 2;
+
+/** The account hash's field that holds its burst log (see BURST below). */
+export const BURST_FIELD = 'admitted';
+/** Characters of one entry of the burst log: Redis' TIME in µs, 16 digits until the year 2286. */
+const STAMP = 16;
+
+/**
+ * The thresholds of a request as ARG.alerts carries them: `count:percent` pairs by count, e.g.
+ * `80:80,100:100` for a limit of 100; '' for none. The script reads the first count alone to
+ * know whether a request can cross anything.
+ */
+export function encodeThresholds(pending: readonly Threshold[]): string {
+  let out = '';
+  for (const t of pending) out += `${out === '' ? '' : ','}${t.count}:${t.percent}`;
+  return out;
+}
+
+/** A burst limit as ARG.burst carries it: `LIMIT WINDOW_MS`; '' for none. */
+export function encodeBurst(burst: { limit: number; windowMs: number } | undefined): string {
+  return burst === undefined ? '' : `${burst.limit} ${burst.windowMs}`;
+}
+
+/**
  * Counts a batch of metered requests in one call, each checked and counted independently of
  * the others, in order: a refused request leaves the count as it was, and requests of one
  * account in the same batch see each other's counts.
  *
- * For request i (1-based): KEYS[3i-2] account hash, KEYS[3i-1] counter of the period, KEYS[3i]
- * the period's days (its ledger and record); ARGV[5i-4] revision of the caller's copy, followed
- * by a space and a key id when that key's last-used day (field `lu:ID` of the account hash) is to
- * become the call's day if the request is counted (ConsumeSpec.touch), ARGV[5i-3]
- * limit, ARGV[5i-2] counter expiry (unix ms), ARGV[5i-1] the period's record (recordMeta),
- * ARGV[5i] thresholds not yet raised, `count:percent,…` by count ('' for none; see ALERT below);
- * then ARGV[#ARGV-1] the day (YYYY-MM-DD in the configured zone) of every request of the call;
- * the last ARGV is a deadline (unix ms in Redis' clock, 0 for none): a call Redis runs after it
- * counts nothing and fails with EXPIRED, since its caller has timed out and answered 503.
- * Returns {code1, used1, code2, used2, ...}: code 0 ok (used after counting), 1 exhausted
- * (used ≥ limit), 2 inactive, 3 changed (the account is gone or at another revision); used is 0
- * for codes 2 and 3. Integers only: they cost Redis and the client the least to encode and parse.
+ * Per request (layout above): KEY.account the account hash, KEY.counter the period's counter,
+ * KEY.days the period's days (its ledger and record); ARG.revision the revision of the caller's
+ * copy (followed by a space and a key id when that key's last-used day, field `lu:ID` of the
+ * account hash, is to become the call's day if the request is counted: ConsumeSpec.touch),
+ * ARG.limit the limit, ARG.expiry the counter's expiry (unix ms), ARG.record the period's
+ * record (recordMeta), ARG.alerts the thresholds not yet raised (encodeThresholds; see ALERT
+ * below), ARG.cap what the count may reach (the limit plus any overage), ARG.burst the burst
+ * limit (encodeBurst; see BURST below). The call's TAIL.day is the day (YYYY-MM-DD in the configured zone) of every request
+ * of the call; TAIL.deadline is a deadline (unix ms in Redis' clock, 0 for none): a call Redis
+ * runs after it counts nothing and fails with EXPIRED, since its caller has timed out and
+ * answered 503.
+ * Returns {code1, used1, [room1, wait1,] code2, used2, ...}: code 0 ok (used after counting),
+ * 1 exhausted (used ≥ cap), 2 inactive, 3 changed (the account is gone or at another revision),
+ * 4 over the burst limit; used is 0 for codes 2 and 3. A request with a burst limit has two
+ * more: the room left in its window and the milliseconds until that room next grows (0 when
+ * the window is empty, or for codes 2 and 3); the caller knows which requests have them.
+ * Integers only: they cost Redis and the client the least to encode and parse.
  *
  * The expiry is set once, when the counter is created: it is fixed for a period (its end plus
  * retention), so writing it on every increment would only add work and replication traffic.
@@ -71,56 +111,101 @@ end
  * the counter's name plus a suffix: the account's hash tag, so the same Cluster slot, and not
  * sent with every request since only a crossing touches them.
  *
+ * BURST (docs/plans.md): a sliding log. The account hash's BURST_FIELD holds the Redis times
+ * (µs, STAMP digits each, oldest first) of its last admitted requests; a request skips the
+ * entries that left the window (at least WINDOW old) and is admitted when fewer than LIMIT
+ * remain, which it then writes back with its own time appended. So any WINDOW-long span of
+ * Redis time holds at most LIMIT admissions, whatever the number of gateways: they all read
+ * one clock, Redis' TIME, once per call. It is decided after the allowance, so a used-up
+ * account hears that rather than a wait; a request over it is taken back like one over the cap
+ * (not counted, not in the ledger, no threshold). The log rides on the account hash, which the
+ * script reads anyway: one field more in its HMGET and one HSET per admitted request, the least
+ * a shared window can cost (the hash's own slot, so Cluster too). It holds at most LIMIT
+ * entries, and an account with no burst limit never reads or writes it.
+ *
  * The limit is the caller's effective one (the plan's or the account's plus the period's grants),
  * and the record opened here takes it as the period's limit before grants: a grant opens its
  * period's record itself (accounts/lua.ts GRANT), so a record opened here is of a period without
  * grants at the revision checked.
  */
 export const CONSUME = `${OPENED}
-local deadline = tonumber(ARGV[#ARGV])
+local clock, stamp
+local deadline = tonumber(ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.deadline}])
 if deadline > 0 then
-  local now = redis.call('TIME')
-  if now[1] * 1000 + math.floor(now[2] / 1000) > deadline then
+  clock = redis.call('TIME')
+  if clock[1] * 1000 + math.floor(clock[2] / 1000) > deadline then
     return redis.error_reply('EXPIRED the caller stopped waiting for this consume')
   end
 end
-local day = ARGV[#ARGV - 1]
+local day = ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.day}]
 local out = {}
-for i = 1, #KEYS / 3 do
-  local k, a = 3 * i, 5 * i
+for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
+  local k, a = ${CONSUME_KEYS} * i, ${CONSUME_ARGS} * i
+  local account, counter, days = KEYS[k + ${KEY.account}], KEYS[k + ${KEY.counter}], KEYS[k + ${KEY.days}]
+  local limit, expiry = ARGV[a + ${ARG.limit}], ARGV[a + ${ARG.expiry}]
   local code, used = 0, 0
-  local revision, touch = ARGV[a - 4], nil
+  local burst, most, window, log, from, now, held, oldest = ARGV[a + ${ARG.burst}]
+  local revision, touch = ARGV[a + ${ARG.revision}], nil
   local space = string.find(revision, ' ', 1, true)
   if space then revision, touch = string.sub(revision, 1, space - 1), string.sub(revision, space + 1) end
-  local account = redis.call('HMGET', KEYS[k - 2], 'revision', 'status')
-  if account[1] ~= revision then code = 3
-  elseif account[2] ~= 'active' then code = 2
+  local state
+  if burst == '' then state = redis.call('HMGET', account, 'revision', 'status')
+  else state = redis.call('HMGET', account, 'revision', 'status', '${BURST_FIELD}') end
+  if state[1] ~= revision then code = 3
+  elseif state[2] ~= 'active' then code = 2
   else
-    used = redis.call('INCR', KEYS[k - 1])
-    if used == 1 then redis.call('PEXPIREAT', KEYS[k - 1], ARGV[a - 2]) end
-    if used > tonumber(ARGV[a - 3]) then
-      code = 1
-      used = redis.call('DECR', KEYS[k - 1])
-    elseif redis.call('HINCRBY', KEYS[k], day, 1) == 1 and redis.call('PTTL', KEYS[k]) < 0 then
-      opened(KEYS[k - 2], KEYS[k], ARGV[a - 3], ARGV[a - 2], ARGV[a - 1])
+    -- BURST (see above): the admissions that left the window are skipped first.
+    if burst ~= '' then
+      most, window = string.match(burst, '^(%d+) (%d+)$')
+      most, window = tonumber(most), tonumber(window) * 1000
+      clock = clock or redis.call('TIME')
+      -- Written as text: Lua would print a number this large in exponent form.
+      stamp = stamp or clock[1] .. string.format('%06d', tonumber(clock[2]))
+      now, log, from = tonumber(stamp), state[3] or '', 1
+      while from < #log and now - tonumber(string.sub(log, from, from + ${STAMP - 1})) >= window do
+        from = from + ${STAMP}
+      end
+      held = (#log - from + 1) / ${STAMP}
+      if held > 0 then oldest = tonumber(string.sub(log, from, from + ${STAMP - 1})) end
     end
-    if touch and code == 0 then redis.call('HSET', KEYS[k - 2], 'lu:' .. touch, day) end
+    used = redis.call('INCR', counter)
+    if used == 1 then redis.call('PEXPIREAT', counter, expiry) end
+    if used > tonumber(ARGV[a + ${ARG.cap}]) then
+      code = 1
+      used = redis.call('DECR', counter)
+    elseif most and held >= most then
+      code = 4
+      used = redis.call('DECR', counter)
+    elseif most then
+      redis.call('HSET', account, '${BURST_FIELD}', string.sub(log, from) .. stamp)
+      held = held + 1
+      oldest = oldest or now
+    end
+    if code == 0 and redis.call('HINCRBY', days, day, 1) == 1 and redis.call('PTTL', days) < 0 then
+      opened(account, days, limit, expiry, ARGV[a + ${ARG.record}])
+    end
+    if touch and code == 0 then redis.call('HSET', account, 'lu:' .. touch, day) end
     -- ALERT (see above)
-    local al = ARGV[a]
-    if al ~= '' and used >= tonumber(string.sub(al, 1, string.find(al, ':', 1, true) - 1)) then
-      local fired, outbox = KEYS[k - 1] .. ':alerted', KEYS[k - 1] .. ':outbox'
+    local al = ARGV[a + ${ARG.alerts}]
+    if code < 2 and al ~= '' and used >= tonumber(string.sub(al, 1, string.find(al, ':', 1, true) - 1)) then
+      local fired, outbox = counter .. ':alerted', counter .. ':outbox'
       for count, pct in string.gmatch(al, '(%d+):(%d+)') do
         if used >= tonumber(count) and redis.call('HSETNX', fired, pct, used) == 1 then
-          redis.call('RPUSH', outbox, pct .. ':' .. used .. ':' .. ARGV[a - 3])
-          redis.call('PEXPIREAT', fired, ARGV[a - 2])
-          redis.call('PEXPIREAT', outbox, ARGV[a - 2])
+          redis.call('RPUSH', outbox, pct .. ':' .. used .. ':' .. limit)
+          redis.call('PEXPIREAT', fired, expiry)
+          redis.call('PEXPIREAT', outbox, expiry)
         end
       end
     end
     -- end ALERT
   end
-  out[2 * i - 1] = code
-  out[2 * i] = used
+  out[#out + 1] = code
+  out[#out + 1] = used
+  if burst ~= '' then
+    -- The window's room after this request, and when it next grows (ms; 0: it is empty).
+    out[#out + 1] = most and math.max(0, most - held) or 0
+    out[#out + 1] = oldest and math.ceil((oldest + window - now) / 1000) or 0
+  end
 end
 return out
 `;

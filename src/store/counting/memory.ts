@@ -1,8 +1,17 @@
-import { firstCount, reached, thresholdEvent } from '../../events/event.js';
+import { thresholdEvent } from '../../events/event.js';
 import type { StoredAccount } from '../accounts/interface.js';
 import { enqueueInMemory } from '../events/memory.js';
 import { type Counter, type LedgerRecord, type MemoryData, newCounter } from '../memory/state.js';
-import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
+import { dropReached } from './alerts.js';
+import type {
+  BurstSpec,
+  BurstState,
+  ConsumeReceiver,
+  ConsumeResult,
+  ConsumeSpec,
+  CountingStore,
+  PeriodRecord,
+} from './interface.js';
 import { byStart } from './period-records.js';
 
 const SWEEP_EVERY = 10_000;
@@ -30,6 +39,8 @@ const INACTIVE: ConsumeResult = Object.freeze({ kind: 'inactive' });
  */
 export class MemoryCounting implements CountingStore {
   private insertsSinceSweep = 0;
+  /** The burst logs (lua.ts BURST), per account. */
+  private readonly admitted = new Map<string, BurstLog>();
 
   constructor(private readonly data: MemoryData) {}
 
@@ -94,9 +105,17 @@ export class MemoryCounting implements CountingStore {
     if (slot.account.status !== 'active') return INACTIVE;
     const counter = slot.counter;
     const alerts = spec.alerts;
-    if (counter.used >= spec.limit) {
+    const burst = spec.burst;
+    const log = burst === undefined ? undefined : this.logOf(spec.accountId, burst.windowMs);
+    if (counter.used >= (spec.cap ?? spec.limit)) {
       if (alerts !== undefined && counter.used >= alerts.next) this.cross(spec, counter);
-      return { kind: 'exhausted', used: counter.used };
+      if (log === undefined || burst === undefined) return { kind: 'exhausted', used: counter.used };
+      return { kind: 'exhausted', used: counter.used, burst: log.state(burst, this.data.now()) };
+    }
+    if (log !== undefined && burst !== undefined) {
+      if (log.held() >= burst.limit)
+        return { kind: 'burst', used: counter.used, burst: log.state(burst, this.data.now()) };
+      log.add(this.data.now());
     }
     counter.used += 1;
     // The ledger, in the same synchronous step: the days of a period sum to its counter.
@@ -105,7 +124,19 @@ export class MemoryCounting implements CountingStore {
     this.data.countersDirty = true;
     if (spec.touch !== undefined) this.touch(slot.account, spec, day);
     if (alerts !== undefined && counter.used >= alerts.next) this.cross(spec, counter);
-    return { kind: 'ok', used: counter.used };
+    if (log === undefined || burst === undefined) return { kind: 'ok', used: counter.used };
+    return { kind: 'ok', used: counter.used, burst: log.state(burst, this.data.now()) };
+  }
+
+  /** The account's burst log, rid of the admissions that left the window. */
+  private logOf(accountId: string, windowMs: number): BurstLog {
+    let log = this.admitted.get(accountId);
+    if (log === undefined) {
+      log = new BurstLog();
+      this.admitted.set(accountId, log);
+    }
+    log.drop(this.data.now() - windowMs);
+    return log;
   }
 
   /** The day a key last worked, noted in the same synchronous step that counts (ConsumeSpec.touch). */
@@ -124,10 +155,7 @@ export class MemoryCounting implements CountingStore {
   private cross(spec: ConsumeSpec, counter: Counter): void {
     const alerts = spec.alerts;
     if (alerts === undefined) return;
-    const { crossed, rest } = reached(alerts.list, counter.used);
-    alerts.list = rest;
-    alerts.next = firstCount(rest);
-    for (const [, percent] of crossed) {
+    for (const { percent } of dropReached(alerts, counter.used)) {
       if (counter.alerted.includes(percent)) continue;
       counter.alerted.push(percent);
       const crossing = {
@@ -176,6 +204,38 @@ export class MemoryCounting implements CountingStore {
       for (const [period, c] of periods) if (c.expireAtMs <= now) periods.delete(period);
       if (periods.size === 0) this.data.counters.delete(account);
     }
+  }
+}
+
+/** Times of an account's admitted requests in its burst window, oldest first (lua.ts BURST). */
+class BurstLog {
+  private times: number[] = [];
+  private head = 0;
+
+  held(): number {
+    return this.times.length - this.head;
+  }
+
+  add(now: number): void {
+    this.times.push(now);
+  }
+
+  /** Forgets the admissions at or before `until`. */
+  drop(until: number): void {
+    while (this.head < this.times.length && (this.times[this.head] as number) <= until) this.head++;
+    // Compacted in bulk, so an admission is moved about once.
+    if (this.head > 64 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  state(burst: BurstSpec, now: number): BurstState {
+    const oldest = this.times[this.head];
+    return {
+      remaining: Math.max(0, burst.limit - this.held()),
+      resetMs: oldest === undefined ? 0 : Math.max(1, Math.ceil(oldest + burst.windowMs - now)),
+    };
   }
 }
 

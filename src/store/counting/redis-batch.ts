@@ -1,5 +1,15 @@
-import type { ConsumeReceiver, ConsumeResult, ConsumeSpec } from './interface.js';
-import { recordMeta } from './lua.js';
+import type { BurstState, ConsumeReceiver, ConsumeResult, ConsumeSpec, Threshold } from './interface.js';
+import {
+  ARG,
+  CONSUME_ARGS,
+  CONSUME_KEYS,
+  CONSUME_TAIL,
+  encodeBurst,
+  encodeThresholds,
+  KEY,
+  recordMeta,
+  TAIL,
+} from './lua.js';
 
 // Bounds how long one script call holds Redis (each request costs it a few microseconds).
 const MAX_BATCH = 512;
@@ -9,14 +19,19 @@ const CHANGED: ConsumeResult = Object.freeze({ kind: 'changed' });
 /** Sends one CONSUME script call: KEYS then ARGV, as the script's contract (lua.ts) lays them out. */
 export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<number[]>;
 
-/** Account key, counter key, days key, revision, limit, counter expiry, record. */
-type SpecArgs = readonly [string, string, string, string, string, string, string];
+const NO_THRESHOLDS: readonly Threshold[] = [];
 
-/** A spec's arguments, noted on the spec by the batcher that built them. */
+/**
+ * A spec's keys and arguments as the script lays them out (KEY and ARG, 0-based here), noted on
+ * the spec by the batcher that built them. The thresholds shrink as they are reached: their
+ * encoding is redone only when the spec's list was replaced.
+ */
 class Noted {
+  encodedFrom: readonly Threshold[] | undefined = undefined;
   constructor(
     readonly batcher: ConsumeBatcher,
-    readonly args: SpecArgs,
+    readonly keys: readonly string[],
+    readonly args: string[],
   ) {}
 }
 
@@ -81,29 +96,25 @@ export class ConsumeBatcher {
 
   private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[], day: string): void {
     const n = specs.length;
-    const keysAndArgs = new Array<string>(8 * n + 2);
+    const argsAt = CONSUME_KEYS * n;
+    const tailAt = argsAt + CONSUME_ARGS * n;
+    const keysAndArgs = new Array<string>(tailAt + CONSUME_TAIL);
     for (let i = 0; i < n; i++) {
       const spec = specs[i] as ConsumeSpec;
-      const a = this.argsOf(spec);
-      keysAndArgs[3 * i] = a[0];
-      keysAndArgs[3 * i + 1] = a[1];
-      keysAndArgs[3 * i + 2] = a[2];
-      if (spec.touch === undefined) keysAndArgs[3 * n + 5 * i] = a[3];
-      else {
+      const noted = this.notedOf(spec);
+      for (let k = 0; k < CONSUME_KEYS; k++) keysAndArgs[CONSUME_KEYS * i + k] = noted.keys[k] as string;
+      const at = argsAt + CONSUME_ARGS * i;
+      for (let a = 0; a < CONSUME_ARGS; a++) keysAndArgs[at + a] = noted.args[a] as string;
+      if (spec.touch !== undefined) {
         // Sent once: the meter set it for this day (ConsumeSpec.touch).
-        keysAndArgs[3 * n + 5 * i] = `${a[3]} ${spec.touch}`;
+        keysAndArgs[at + ARG.revision - 1] = `${noted.args[ARG.revision - 1]} ${spec.touch}`;
         spec.touch = undefined;
       }
-      keysAndArgs[3 * n + 5 * i + 1] = a[4];
-      keysAndArgs[3 * n + 5 * i + 2] = a[5];
-      keysAndArgs[3 * n + 5 * i + 3] = a[6];
-      // Not kept with the others: it shrinks as thresholds are reached.
-      keysAndArgs[3 * n + 5 * i + 4] = spec.alerts?.list ?? '';
     }
-    keysAndArgs[8 * n] = day;
-    keysAndArgs[8 * n + 1] = String(this.deadline());
+    keysAndArgs[tailAt + TAIL.day - 1] = day;
+    keysAndArgs[tailAt + TAIL.deadline - 1] = String(this.deadline());
     this.calls++;
-    this.script(3 * n, keysAndArgs).then(
+    this.script(argsAt, keysAndArgs).then(
       (reply) => this.deliver(reply, specs, receivers),
       (err: Error) => {
         for (const r of receivers) this.guard(r, err);
@@ -116,40 +127,56 @@ export class ConsumeBatcher {
    * spec, which the meter builds once per cached account and period, so a warm request builds
    * no key and converts no number.
    */
-  private argsOf(spec: ConsumeSpec): SpecArgs {
+  private notedOf(spec: ConsumeSpec): Noted {
     const memo = spec.storeMemo;
-    if (memo instanceof Noted && memo.batcher === this) return memo.args;
+    const noted = memo instanceof Noted && memo.batcher === this ? memo : this.note(spec);
+    const pending = spec.alerts?.pending ?? NO_THRESHOLDS;
+    if (noted.encodedFrom !== pending) {
+      noted.encodedFrom = pending;
+      noted.args[ARG.alerts - 1] = encodeThresholds(pending);
+    }
+    return noted;
+  }
+
+  private note(spec: ConsumeSpec): Noted {
     const [account, counter, days] = this.keysOf(spec);
+    const keys: string[] = [];
+    keys[KEY.account - 1] = account;
+    keys[KEY.counter - 1] = counter;
+    keys[KEY.days - 1] = days;
     const r = spec.record;
-    const record = recordMeta(
+    const args: string[] = [];
+    args[ARG.revision - 1] = String(spec.revision);
+    args[ARG.limit - 1] = String(spec.limit);
+    args[ARG.expiry - 1] = String(spec.expireAtMs);
+    args[ARG.record - 1] = recordMeta(
       spec.periodId,
       r?.kind ?? 'monthly',
       r?.startMs ?? 0,
       r?.endMs ?? spec.expireAtMs,
       r?.plan ?? '',
     );
-    const args: SpecArgs = [
-      account,
-      counter,
-      days,
-      String(spec.revision),
-      String(spec.limit),
-      String(spec.expireAtMs),
-      record,
-    ];
-    spec.storeMemo = new Noted(this, args);
-    return args;
+    args[ARG.alerts - 1] = '';
+    args[ARG.cap - 1] = String(spec.cap ?? spec.limit);
+    args[ARG.burst - 1] = encodeBurst(spec.burst);
+    const noted = new Noted(this, keys, args);
+    spec.storeMemo = noted;
+    return noted;
   }
 
   private deliver(reply: number[], specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
+    let at = 0;
     for (let i = 0; i < receivers.length; i++) {
       const receiver = receivers[i] as ConsumeReceiver;
-      const result = decode(reply[2 * i], reply[2 * i + 1]);
-      this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(reply[2 * i])}`));
+      const spec = specs[i] as ConsumeSpec;
+      const code = reply[at];
+      const result = decode(code, reply[at + 1], spec.burst === undefined ? null : reply, at + 2);
+      at += spec.burst === undefined ? 2 : 4;
+      this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(code)}`));
       // After the answer: moving the crossing to the outbox is no part of the request.
-      const alerts = (specs[i] as ConsumeSpec).alerts;
+      const alerts = spec.alerts;
       if (alerts !== undefined && result !== null && 'used' in result && result.used >= alerts.next)
-        this.onReached(specs[i] as ConsumeSpec, result.used);
+        this.onReached(spec, result.used);
     }
   }
 
@@ -164,17 +191,32 @@ export class ConsumeBatcher {
   }
 }
 
-function decode(code: number | undefined, used: number | undefined): ConsumeResult | null {
+/** One request's reply: its code and count, and with a burst limit the window's room and wait at `at`. */
+function decode(
+  code: number | undefined,
+  used: number | undefined,
+  burstReply: number[] | null,
+  at: number,
+): ConsumeResult | null {
   if (typeof used !== 'number') return null;
+  let burst: BurstState | undefined;
+  if (burstReply !== null) {
+    const remaining = burstReply[at];
+    const resetMs = burstReply[at + 1];
+    if (typeof remaining !== 'number' || typeof resetMs !== 'number') return null;
+    burst = { remaining, resetMs };
+  }
   switch (code) {
     case 0:
-      return { kind: 'ok', used };
+      return burst === undefined ? { kind: 'ok', used } : { kind: 'ok', used, burst };
     case 1:
-      return { kind: 'exhausted', used };
+      return burst === undefined ? { kind: 'exhausted', used } : { kind: 'exhausted', used, burst };
     case 2:
       return INACTIVE;
     case 3:
       return CHANGED;
+    case 4:
+      return burst === undefined ? null : { kind: 'burst', used, burst };
   }
   return null;
 }

@@ -1,7 +1,8 @@
 import type { Cluster, Redis, Result } from 'ioredis';
-import { firstCount, reached, type ThresholdContext, thresholdEvent } from '../../events/event.js';
+import { type ThresholdContext, thresholdEvent } from '../../events/event.js';
 import type { EventStore } from '../events/interface.js';
 import type { RedisBackend } from '../redis/backend.js';
+import { dropReached } from './alerts.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
 import { CONSUME, PERIODS, RECORD_CHANGE, REFUND } from './lua.js';
 import { decodePeriods } from './period-records.js';
@@ -152,9 +153,7 @@ export class RedisCounting implements CountingStore {
   private reachedThreshold(spec: ConsumeSpec, used: number): void {
     const alerts = spec.alerts;
     if (alerts === undefined) return;
-    const { rest } = reached(alerts.list, used);
-    alerts.list = rest;
-    alerts.next = firstCount(rest);
+    dropReached(alerts, used);
     this.moveCrossings(spec.accountId, spec.periodId, alerts.context).catch((err: unknown) =>
       this.b.log.warn(
         { err, account_id: spec.accountId },

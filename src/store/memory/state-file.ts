@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rm
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { burstLimit, overage } from '../../config/plan-config.js';
 import { EVENT_TYPES } from '../../events/event.js';
 import { GatewayError } from '../../failures.js';
 import { describeIssues, priceSetDocument } from '../../prices/price-set-schema.js';
@@ -83,6 +84,8 @@ const storedAccount = z.strictObject({
   external_ids: z
     .strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() })
     .optional(),
+  burst: burstLimit.optional(),
+  overage: overage.optional(),
   grants: z
     .array(
       z.strictObject({

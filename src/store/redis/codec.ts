@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { burstLimit, overage } from '../../config/plan-config.js';
 import type { AccountPatch, ExternalIds, Grant, StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import { previousReleaseHash } from '../keys/edit.js';
@@ -29,6 +30,8 @@ export function encodeAccount(a: StoredAccount): string[] {
   if (a.limit !== null) fields.push('limit', String(a.limit));
   const ids = externalIdsField(a.external_ids);
   if (ids !== null) fields.push('external_ids', ids);
+  if (a.burst !== undefined) fields.push('burst', JSON.stringify(a.burst));
+  if (a.overage !== undefined) fields.push('overage', JSON.stringify(a.overage));
   if (a.grants !== undefined && a.grants.length > 0) fields.push('grants', JSON.stringify(a.grants));
   return fields;
 }
@@ -41,6 +44,8 @@ export function encodePatch(patch: AccountPatch): Record<string, string | null> 
     if (value !== undefined) out[field] = value === null ? null : String(value);
   }
   if (patch.external_ids !== undefined) out.external_ids = externalIdsField(patch.external_ids);
+  if (patch.burst !== undefined) out.burst = patch.burst === null ? null : JSON.stringify(patch.burst);
+  if (patch.overage !== undefined) out.overage = patch.overage === null ? null : JSON.stringify(patch.overage);
   return out;
 }
 
@@ -76,10 +81,11 @@ function decodeGrants(text: string | undefined): Grant[] | undefined {
 
 const externalIds = z.strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() });
 
-function decodeExternalIds(text: string | undefined): ExternalIds | undefined {
+/** A JSON field of the account hash, or undefined when absent or not what `schema` expects. */
+function decodeJson<T>(schema: z.ZodType<T>, text: string | undefined): T | undefined {
   if (text === undefined) return undefined;
   try {
-    const parsed = externalIds.safeParse(JSON.parse(text));
+    const parsed = schema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
@@ -88,7 +94,7 @@ function decodeExternalIds(text: string | undefined): ExternalIds | undefined {
 
 export function decodeAccount(h: Record<string, string>): StoredAccount | null {
   if (h.id === undefined || h.revision === undefined) return null;
-  const ids = decodeExternalIds(h.external_ids);
+  const ids = decodeJson(externalIds, h.external_ids);
   const account: StoredAccount = {
     id: h.id,
     // Anything but a clean 'active' refuses requests: fail closed on a damaged record.
@@ -104,6 +110,10 @@ export function decodeAccount(h: Record<string, string>): StoredAccount | null {
     keys: keysOf(h.keys, h.key_hash, h.created_at ?? '', (id) => h[`lu:${id}`]),
   };
   if (ids !== undefined) account.external_ids = ids;
+  const burst = decodeJson(burstLimit, h.burst);
+  if (burst !== undefined) account.burst = burst;
+  const over = decodeJson(overage, h.overage);
+  if (over !== undefined) account.overage = over;
   const granted = decodeGrants(h.grants);
   if (granted !== undefined) account.grants = granted;
   return account;

@@ -1,5 +1,7 @@
 import type { Test } from 'tap';
-import { alertList, firstCount, type OutboxEvent, outboxEvent } from '../../../src/events/event.js';
+import { type OutboxEvent, outboxEvent } from '../../../src/events/event.js';
+import { alertsFor } from '../../../src/quota/thresholds.js';
+import { encodeThresholds } from '../../../src/store/counting/lua.js';
 import { ENDPOINT_CONCURRENCY } from '../../../src/store/events/interface.js';
 import type { Endpoint, Store } from '../../../src/store/store.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -215,14 +217,14 @@ export function eventsContract(t: Test, make: () => Promise<Store>): void {
       const a = account();
       await store.accounts.createAccount(a);
       const context = { plan: 'developer', period_started_at: 's', period_ends_at: 'e' };
-      const list = alertList(10, [80, 100]);
-      t.equal(list, '8:80,10:100');
-      const s = spec(a, { limit: 10, alerts: { list, next: firstCount(list), context } });
+      const alerts = () => alertsFor(10, [80, 100], context);
+      t.equal(encodeThresholds(alerts()?.pending ?? []), '8:80,10:100');
+      const s = spec(a, { limit: 10, alerts: alerts() });
       for (let i = 0; i < 8; i++) await store.counting.consume(s, DAY);
       await store.counting.refund(a.id, '1000', DAY);
       await store.counting.consume(s, DAY);
       // A copy that has not seen the crossing (another gateway) still sends the threshold.
-      const fresh = spec(a, { limit: 10, alerts: { list, next: firstCount(list), context } });
+      const fresh = spec(a, { limit: 10, alerts: alerts() });
       await store.counting.consume(fresh, DAY);
       for (let i = 0; i < 5; i++) await store.counting.consume(s, DAY);
       let events: string[] = [];
@@ -242,12 +244,16 @@ export function eventsContract(t: Test, make: () => Promise<Store>): void {
         period_started_at: 's',
         period_ends_at: 'e',
       });
-      t.equal(s.alerts?.list, '', 'a copy that saw both crossings sends no threshold any more');
+      t.equal(
+        encodeThresholds(s.alerts?.pending ?? []),
+        '',
+        'a copy that saw both crossings sends no threshold any more',
+      );
       // A marker: another account's crossing, raised after everything above. Once its delivery is
       // listed, anything the consumptions above raised would be too.
       const b = account();
       await store.accounts.createAccount(b);
-      const other = spec(b, { limit: 10, alerts: { list, next: firstCount(list), context } });
+      const other = spec(b, { limit: 10, alerts: alerts() });
       for (let i = 0; i < 8; i++) await store.counting.consume(other, DAY);
       const deliveries = async () =>
         (await store.events.listDeliveries(e.id, 100)).map(
@@ -267,8 +273,7 @@ export function eventsContract(t: Test, make: () => Promise<Store>): void {
     await store.accounts.createAccount(a);
     const context = { plan: 'developer', period_started_at: 's', period_ends_at: 'e' };
     for (let i = 0; i < 5; i++) await store.counting.consume(spec(a, { limit: 100 }), DAY);
-    const list = alertList(4, [80, 100]);
-    await store.counting.consume(spec(a, { limit: 4, alerts: { list, next: firstCount(list), context } }), DAY);
+    await store.counting.consume(spec(a, { limit: 4, alerts: alertsFor(4, [80, 100], context) }), DAY);
     await waitFor('two threshold deliveries', async () => (await store.events.listDeliveries(e.id, 100)).length === 2);
     t.pass('both thresholds raised at the first request after the change');
   });

@@ -9,6 +9,7 @@ import { eventsContract } from './events.js';
 import { grantsContract } from './grants.js';
 import { keysContract } from './keys.js';
 import { ledgerContract } from './ledger.js';
+import { limitsContract } from './limits.js';
 import { pricesContract } from './prices.js';
 
 /**
@@ -20,6 +21,7 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   keysContract(t, make);
   countingContract(t, make);
   ledgerContract(t, make);
+  limitsContract(t, make);
   grantsContract(t, make);
   deletedContract(t, make);
   pricesContract(t, make);
