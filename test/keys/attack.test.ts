@@ -55,5 +55,9 @@ t.test("deleting an account's last key that still works is a 409, even beside ex
   const refused = await adminCall(gw, 'DELETE', `/admin/accounts/${id}/keys/${first.id}`);
   t.equal(refused.status, 409, 'the account would be left with no key that works');
   t.equal((await keys()).length, 2, 'nothing was deleted');
-  t.equal((await adminCall(gw, 'DELETE', `/admin/accounts/${id}/keys/${other.body.key.id}`)).status, 204, 'an expired key may go');
+  t.equal(
+    (await adminCall(gw, 'DELETE', `/admin/accounts/${id}/keys/${other.body.key.id}`)).status,
+    204,
+    'an expired key may go',
+  );
 });
