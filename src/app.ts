@@ -153,6 +153,19 @@ async function assemble(
   }
   const { delivery, exporters } = buildWorkers({ config, store, metrics, clock, log, cleanups });
   worker = delivery;
+  // Built first: the public leak-report route revokes through its operations.
+  const { address: adminAddress, leaks } = buildAdmin({
+    listener: listeners.admin,
+    config,
+    store,
+    book,
+    priceEvents,
+    metrics,
+    exporters,
+    kick,
+    clock,
+    log,
+  });
   const publicAddress = buildPublic({
     listener: listeners.public,
     admin: listeners.admin,
@@ -165,21 +178,10 @@ async function assemble(
     errors,
     upstream,
     proxy,
+    leaks,
     clock,
     log,
     cleanups,
-  });
-  const adminAddress = buildAdmin({
-    listener: listeners.admin,
-    config,
-    store,
-    book,
-    priceEvents,
-    metrics,
-    exporters,
-    kick,
-    clock,
-    log,
   });
   // Demo accounts only where nothing outside this process could make accounts in its store.
   const demo =

@@ -14,6 +14,7 @@ import { historyRoutes } from './features/history/index.js';
 import { openApi } from './features/openapi/index.js';
 import { pageRoutes } from './features/page/index.js';
 import { passThroughRoutes } from './features/pass-through/index.js';
+import { type LeakHandler, secretScanningRoutes } from './features/secret-scanning/index.js';
 import { usageRoutes } from './features/usage/index.js';
 import type { RouteDef } from './http/core-types.js';
 import type { PassThrough } from './upstream/cache/cache.js';
@@ -29,6 +30,7 @@ export function publicRoutes(
   storeReady: () => Promise<boolean>,
   upstream: UpstreamPoller | null,
   proxy: PassThrough | null,
+  leaks: LeakHandler,
 ): { routes: RouteDef[]; deploymentTag: () => string } {
   const routes: RouteDef[] = [];
   const openapi = openApi(routes);
@@ -40,6 +42,7 @@ export function publicRoutes(
     ...openapi.routes,
     ...pageRoutes(config, openapi.document),
     ...healthRoutes(config, { storeReady, upstream }),
+    ...secretScanningRoutes(config, leaks),
     ...passThroughRoutes(config, proxy),
   );
   // Built now that every route is known: a description that cannot be built fails the start.

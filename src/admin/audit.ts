@@ -17,7 +17,8 @@ export type AuditAction =
   | 'webhook.delete'
   | 'webhook.rotate_secret'
   | 'webhook.test'
-  | 'billing.retry';
+  | 'billing.retry'
+  | 'key.leak';
 
 /**
  * One admin change: what, to which account or price date, from where (the admin request's
@@ -31,6 +32,9 @@ export interface AuditEntry {
   /** A rotation: the key it replaced (`key_id` is the new one), and how long the old one goes on working. */
   previous_key_id?: string;
   grace_s?: number;
+  /** A leak report: where the key was found, and what kind of place. */
+  url?: string;
+  source?: string;
   webhook_id?: string;
   effective_date?: string;
   /** A history document published at once. */

@@ -14,8 +14,15 @@ export interface KeyOperationsDeps {
   retentionMs: number;
 }
 
-/** What a change did, for whoever reacts to it (the webhook events): the store's KeyChange. */
-export type KeyChangeListener = (action: 'created' | 'updated' | 'rotated' | 'revoked', change: KeyChange) => void;
+/**
+ * What a change did, for whoever reacts to it (the webhook events): the store's KeyChange, and
+ * for a rotation its grace. Awaited: the change answers once its events are written.
+ */
+export type KeyChangeListener = (
+  action: 'created' | 'updated' | 'rotated' | 'revoked',
+  change: KeyChange,
+  graceS?: number,
+) => void | Promise<void>;
 
 /**
  * An account's keys, for the admin API and the CLI alike (inputs unvalidated, checked here
@@ -44,7 +51,7 @@ export class KeyOperations {
     const { stored, apiKey } = newKey(input, now);
     const change = await this.d.keys.addKey(accountId, stored);
     this.d.audit({ action: 'key.create', account_id: accountId, key_id: stored.id, from, after: audited(stored) });
-    this.changed('created', change);
+    await this.changed('created', change);
     return { key: publicKey(change.key, now), api_key: apiKey };
   }
 
@@ -72,14 +79,14 @@ export class KeyOperations {
       before: pick(change.previous),
       after: pick(change.key),
     });
-    this.changed('updated', change);
+    await this.changed('updated', change);
     return { key: publicKey(change.key, now) };
   }
 
   async revoke(accountId: string, keyId: string, from: string): Promise<KeyChange> {
     const change = await this.d.keys.revoke(accountId, keyId);
     this.d.audit({ action: 'key.revoke', account_id: accountId, key_id: keyId, from, before: audited(change.key) });
-    this.changed('revoked', change);
+    await this.changed('revoked', change);
     return change;
   }
 
@@ -114,7 +121,7 @@ export class KeyOperations {
       from,
       after: { previous_expires_at: previous.expires_at },
     });
-    this.changed('rotated', change);
+    await this.changed('rotated', change, graceS);
     return { key: publicKey(change.key, now), api_key, previous: publicKey(previous, now) };
   }
 
@@ -129,8 +136,8 @@ export class KeyOperations {
     await this.d.keys.forgetExpired(accountId, now - this.d.retentionMs);
   }
 
-  private changed(action: Parameters<KeyChangeListener>[0], change: KeyChange): void {
-    for (const l of this.listeners) l(action, change);
+  private async changed(action: Parameters<KeyChangeListener>[0], change: KeyChange, graceS?: number): Promise<void> {
+    for (const l of this.listeners) await l(action, change, graceS);
   }
 }
 

@@ -3,11 +3,13 @@ import type { Config } from '../config/config-schema.js';
 import type { PriceBook } from '../prices/book.js';
 import { retentionMs } from '../quota/retention.js';
 import type { Store } from '../store/store.js';
+import { KeyEvents } from '../webhooks/key-events.js';
 import { AccountOperations } from './account-operations.js';
 import type { Audit } from './audit.js';
 import { BillingOperations } from './billing-routes.js';
 import { CacheOperations } from './cache-operations.js';
 import { KeyOperations } from './key-operations.js';
+import { LeakOperations } from './leak-operations.js';
 import { PriceOperations, type PriceOperationsDeps } from './price-operations.js';
 import { UsageOperations } from './usage-operations.js';
 import { WebhookOperations } from './webhook-routes.js';
@@ -19,6 +21,8 @@ import { WebhookOperations } from './webhook-routes.js';
 export interface Operations {
   accounts: AccountOperations;
   keys: KeyOperations;
+  /** Leak reports (the public secret-scanning route hands them here). */
+  leaks: LeakOperations;
   prices: PriceOperations;
   cache: CacheOperations;
   usage: UsageOperations;
@@ -44,6 +48,21 @@ export interface OperationsOptions {
 export function buildOperations(o: OperationsOptions): Operations {
   const { store, config, clock, audit } = o;
   const keys = new KeyOperations({ keys: store.keys, clock, audit, retentionMs: retentionMs(config) });
+  const keyEvents = new KeyEvents(store.events, clock.now, o.enqueued);
+  keys.onChange((action, change, graceS) => {
+    if (action === 'created') return keyEvents.created(change);
+    if (action === 'revoked') return keyEvents.revoked(change);
+    if (action === 'rotated') return keyEvents.rotated(change, graceS ?? 0);
+  });
+  const leaks = new LeakOperations({
+    keys: store.keys,
+    revoke: (accountId, keyId, from) => keys.revoke(accountId, keyId, from),
+    expire: (accountId, keyId, at, from) => keys.update(accountId, keyId, { expires_at: at }, from),
+    events: keyEvents,
+    audit,
+    clock,
+    action: config.secret_scanning.action,
+  });
   return {
     accounts: new AccountOperations({
       accounts: store.accounts,
@@ -56,6 +75,7 @@ export function buildOperations(o: OperationsOptions): Operations {
       keys,
     }),
     keys,
+    leaks,
     prices: new PriceOperations({
       prices: store.prices,
       book: o.book,

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { adminHandler } from '../admin/admin-server.js';
 import { auditLog } from '../admin/audit.js';
+import type { LeakOperations } from '../admin/leak-operations.js';
 import { buildOperations } from '../admin/operations.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
@@ -32,6 +33,8 @@ export interface PublicOptions {
   errors: ErrorAnswers;
   upstream: UpstreamPoller | null;
   proxy: PassThrough | null;
+  /** Where the leak-report route hands signed reports (the admin side's LeakOperations). */
+  leaks: LeakOperations;
   clock: Clock;
   log: Logger;
   cleanups: Cleanups;
@@ -55,7 +58,7 @@ export function buildPublic(o: PublicOptions): AddressInfo {
     log,
     storeDataLost: () => store.dataLost(),
     errors: o.errors,
-    ...publicRoutes(config, storeReady, o.upstream, o.proxy),
+    ...publicRoutes(config, storeReady, o.upstream, o.proxy, (tokens, from) => o.leaks.report(tokens, from)),
   });
   o.listener.serve(handler);
   // Cleanups run last first: the public listener starts draining the moment a stop begins (every
@@ -84,8 +87,8 @@ export interface AdminOptions {
   log: Logger;
 }
 
-/** The admin listener, serving the operations. */
-export function buildAdmin(o: AdminOptions): AddressInfo {
+/** The admin listener, serving the operations; and the leak reports' operations, for the public route. */
+export function buildAdmin(o: AdminOptions): { address: AddressInfo; leaks: LeakOperations } {
   const { config, log } = o;
   const ops = buildOperations({
     store: o.store,
@@ -103,5 +106,5 @@ export function buildAdmin(o: AdminOptions): AddressInfo {
     { address: o.listener.address, auth: token ? 'bearer token' : 'none (loopback only)' },
     'admin listener ready',
   );
-  return o.listener.address;
+  return { address: o.listener.address, leaks: ops.leaks };
 }

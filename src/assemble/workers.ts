@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
 import type { Store } from '../store/store.js';
+import { startKeyExpiryCheck } from '../webhooks/key-expiry.js';
 import { WebhookWorker } from '../webhooks/worker.js';
 import type { Cleanups } from './cleanups.js';
 
@@ -16,7 +17,7 @@ export interface WorkersOptions {
   cleanups: Cleanups;
 }
 
-/** The background workers: webhook delivery and the billing exporters, started. */
+/** The background workers: webhook delivery, the key expiry check and the billing exporters, started. */
 export function buildWorkers(o: WorkersOptions): { delivery: WebhookWorker; exporters: string[] } {
   const { config, store, metrics, clock, log, cleanups } = o;
   const delivery = new WebhookWorker({
@@ -31,6 +32,9 @@ export function buildWorkers(o: WorkersOptions): { delivery: WebhookWorker; expo
     now: clock.now,
   });
   delivery.start();
+  cleanups.push(
+    startKeyExpiryCheck(store, config, clock, log.child({ component: 'key-expiry' }), () => delivery.kick()),
+  );
   // Cleanups run last first: this one after the listeners have drained (SIGTERM answers at
   // once with `Connection: close`), before the store closes, so attempts under way are recorded.
   cleanups.push(() => delivery.stop());

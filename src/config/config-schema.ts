@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { isValidTimeZone } from '../time/zone.js';
 import { billing } from './billing-config.js';
 import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
-import { keys, messages } from './keys-config.js';
+import { keys, messages, secretScanning } from './keys-config.js';
 import { plan } from './plan-config.js';
 import { upstream } from './upstream.js';
 import { webhooks } from './webhooks-config.js';
@@ -165,6 +165,7 @@ export const configSchema = z
     webhooks,
     billing,
     keys,
+    secret_scanning: secretScanning,
     demo_accounts: z
       .boolean()
       .describe(

@@ -10,6 +10,7 @@ export const RESERVED_PATHS = [
   '/readyz',
   '/exapi/fuel/current',
   '/exapi/fuel/byyear/*',
+  '/fuel-api/secret-scanning',
 ];
 
 /** A `proxy_paths` entry: an exact path, or a prefix ending in `*`. */

@@ -1,12 +1,22 @@
 import { createHash } from 'node:crypto';
 
 /** The events an endpoint can subscribe to. `webhook.test` goes only to the endpoint it tests. */
-export const EVENT_TYPES = ['usage.threshold', 'prices.published', 'prices.effective', 'prices.cancelled'] as const;
+export const EVENT_TYPES = [
+  'usage.threshold',
+  'prices.published',
+  'prices.effective',
+  'prices.cancelled',
+  'key.created',
+  'key.revoked',
+  'key.rotated',
+  'key.expiring',
+  'key.leaked',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number] | 'webhook.test';
 
 /**
  * One event as the outbox keeps it: its stable id (the `webhook-id` of every attempt), its type,
- * the account it concerns (usage events only: it decides which scoped endpoints get it) and the
+ * the account it concerns (usage and key events: it decides which scoped endpoints get it) and the
  * body exactly as it is signed and sent.
  */
 export interface OutboxEvent {

@@ -8,7 +8,7 @@ import type { Exchange } from './core-types.js';
 import { ERROR_STATUS, type ErrorKind } from './error-kinds.js';
 import { warnOfExpiry } from './key-check.js';
 import { accessUrl, logUrl } from './request.js';
-import { type HeaderList, write } from './response-headers.js';
+import { ALLOWED_METHODS, type HeaderList, write } from './response-headers.js';
 
 /**
  * Sends an answer and accounts for it: metrics, then the access log line (account id and
@@ -41,6 +41,13 @@ export function record(x: Exchange, status: number): void {
 export function fail(x: Exchange, kind: ErrorKind): void {
   const { headers } = x.listener;
   send(x, ERROR_STATUS[kind], headers.error(kind), headers.errors[kind].body);
+}
+
+/** 405 on a route that answers other methods than GET and HEAD: its `Allow` names them. */
+export function failNotAllowed(x: Exchange, methods: readonly string[]): void {
+  const { headers } = x.listener;
+  const list = headers.error('method_not_allowed').map((v) => (v === ALLOWED_METHODS ? methods.join(', ') : v));
+  send(x, ERROR_STATUS.method_not_allowed, list, headers.errors.method_not_allowed.body);
 }
 
 /** An error answer with `Retry-After` (throttled, unavailable). */

@@ -69,8 +69,10 @@ export interface HandlerRoute {
   kind: 'handler';
   /** Label for metrics and logs. */
   name: string;
-  /** Answers a GET or HEAD whose path, CORS and method the core has already checked. */
+  /** Answers a request whose path, CORS and method the core has already checked. */
   handle(x: Exchange, target: Target): void;
+  /** The methods it answers (others get 405 naming these); absent: GET and HEAD. */
+  methods?: readonly string[];
 }
 
 export type Route = MeteredRoute | HandlerRoute;

@@ -30,6 +30,10 @@ export const ERROR_STATUS = {
   upstream_unavailable: 502,
   upstream_timeout: 504,
   internal: 500,
+  invalid_signature: 401,
+  report_too_large: 413,
+  too_many_tokens: 400,
+  invalid_report: 400,
 } as const satisfies Record<keyof Messages, number>;
 
 export type ErrorKind = keyof typeof ERROR_STATUS;

@@ -33,11 +33,17 @@ export interface Response {
   description: string;
   [key: string]: unknown;
 }
-export interface PathItem {
+/** A route read with GET (and HEAD): every route but the leak reports. */
+export interface GetItem {
   get: Operation;
   /** Written by the document for every served route (HEAD answers like GET without a body). */
   head?: Operation;
 }
+/** A route that takes a POST body (the secret-scanning reports). */
+export interface PostItem {
+  post: Operation;
+}
+export type PathItem = GetItem | PostItem;
 
 /** What names an operation in the document. */
 export interface OperationName {
@@ -85,6 +91,16 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'The store or the prices are unavailable for a moment.',
 };
 
+// The leak reports' refusals: nothing of them is a key or a query.
+const KIND_TEXT: Partial<Record<ErrorKind, string>> = {
+  invalid_signature: "The report's signature is missing or does not verify; nothing changed.",
+  report_too_large: 'The report is larger than 1 MiB; nothing changed.',
+  invalid_report:
+    'The report is not a JSON array of {token, type, url, source}, or holds more than 1000; nothing changed.',
+  too_many_tokens:
+    'The report is not a JSON array of {token, type, url, source}, or holds more than 1000; nothing changed.',
+};
+
 /** The error answers a route can give, grouped by status, with the configured messages as examples. */
 export function errorResponses(config: Config, kinds: ErrorKind[]): Record<string, Response> {
   const byStatus = new Map<number, ErrorKind[]>();
@@ -97,8 +113,10 @@ export function errorResponses(config: Config, kinds: ErrorKind[]): Record<strin
     const limited = list.some(isLimit);
     const headers =
       status === 429 ? { ...RETRY_AFTER, ...(limited && RATE_HEADERS) } : status === 503 ? RETRY_AFTER : undefined;
+    const own = list.map((k) => KIND_TEXT[k]);
     out[String(status)] = {
-      description: status === 429 ? tooMany(list) : (STATUS_TEXT[status] ?? 'Error'),
+      description:
+        status === 429 ? tooMany(list) : own.every(Boolean) ? (own[0] as string) : (STATUS_TEXT[status] ?? 'Error'),
       ...(headers && { headers }),
       content: { 'application/json': { schema: ref('Error'), examples } },
     };
@@ -173,7 +191,7 @@ export function meteredPath(
   ok: Response,
   params: Operation['parameters'],
   extra: ErrorKind[],
-): PathItem {
+): GetItem {
   return {
     get: {
       ...name,
@@ -199,7 +217,7 @@ const ETAG: Json = {
  * A route whose answers carry the gateway's ETag (etag.ts): an optional If-None-Match, the ETag
  * on its 200, and the 304 it answers to a match (`rated`: with the rate headers, not counted).
  */
-export function conditional(item: PathItem, rated: boolean, note: string): PathItem {
+export function conditional(item: GetItem, rated: boolean, note: string): GetItem {
   const op = item.get;
   const ok = op.responses['200'] as Response;
   return {

@@ -13,7 +13,7 @@ import { keyCheck } from './key-check.js';
 import { storeWorked } from './listener-context.js';
 import { admitted, storeFailed } from './outcome.js';
 
-export { crashed, fail, record, send } from './answer.js';
+export { clientOf, crashed, fail, failRetry, record, send } from './answer.js';
 export { keyOf } from './api-key.js';
 export { keyCheck, warnOfExpiry } from './key-check.js';
 export { storeWorked } from './listener-context.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { crashed, fail } from './answer.js';
+import { crashed, fail, failNotAllowed } from './answer.js';
 import type { Exchange, ListenerContext } from './core-types.js';
 import { cors } from './cors.js';
 import { buildListenerContext, type PublicDeps } from './listener-context.js';
@@ -48,8 +48,12 @@ function handle(listener: ListenerContext, req: IncomingMessage, res: ServerResp
     if (!entry) return fail(x, 'not_found');
     x.route = entry;
     if (listener.corsOrigins !== null && cors(x, listener.corsOrigins)) return;
-    if (req.method !== 'GET' && req.method !== 'HEAD') return fail(x, 'method_not_allowed');
     const { route } = entry;
+    if (route.kind === 'handler' && route.methods !== undefined) {
+      if (!route.methods.includes(req.method ?? '')) return failNotAllowed(x, route.methods);
+      return route.handle(x, target);
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return fail(x, 'method_not_allowed');
     if (route.kind === 'metered') return metered(x, route, target);
     route.handle(x, target);
   } catch (err) {

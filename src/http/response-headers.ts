@@ -99,7 +99,7 @@ export class HeaderLists {
       const extra: HeaderList =
         kind === 'method_not_allowed'
           ? ['Allow', ALLOWED_METHODS]
-          : e.status === 401
+          : e.status === 401 && kind !== 'invalid_signature'
             ? ['WWW-Authenticate', API_KEY_CHALLENGE]
             : [];
       this.plain.set(kind, [...BASE, ...fixed, ...extra]);

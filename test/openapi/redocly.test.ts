@@ -3,26 +3,31 @@ import t from 'tap';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { githubSigner } from '../helpers/secret-scanning.js';
 
-for (const settings of [{}, { page: { enabled: false } }]) {
-  t.test(`Redocly's recommended rules find no error in the served document ${JSON.stringify(settings)}`, async (t) => {
-    const gw = await startGateway(t, settings, { clock: new ManualClock(NOW) });
-    const source = await (await gw.get('/fuel-api/openapi.json')).text();
-    const config = await createConfig({ extends: ['recommended'] });
-    const problems = await lintFromString({ source, absoluteRef: 'openapi.json', config });
-    const show = (p: (typeof problems)[number]): string =>
-      `${p.ruleId} ${p.message} at ${p.location.map((l) => l.pointer).join(' ')}`;
-    const errors = problems.filter((p) => p.severity === 'error').map(show);
-    t.same(errors, [], 'no error');
-    t.comment(
-      `warnings: ${
-        problems
-          .filter((p) => p.severity === 'warn')
-          .map(show)
-          .join('\n') || 'none'
-      }`,
-    );
-  });
+const withLeakReports = { secret_scanning: { public_keys: [githubSigner('k').publicKey] } };
+for (const settings of [{}, { page: { enabled: false } }, withLeakReports]) {
+  t.test(
+    `Redocly's recommended rules find no error in the served document ${Object.keys(settings).join(', ') || 'defaults'}`,
+    async (t) => {
+      const gw = await startGateway(t, settings, { clock: new ManualClock(NOW) });
+      const source = await (await gw.get('/fuel-api/openapi.json')).text();
+      const config = await createConfig({ extends: ['recommended'] });
+      const problems = await lintFromString({ source, absoluteRef: 'openapi.json', config });
+      const show = (p: (typeof problems)[number]): string =>
+        `${p.ruleId} ${p.message} at ${p.location.map((l) => l.pointer).join(' ')}`;
+      const errors = problems.filter((p) => p.severity === 'error').map(show);
+      t.same(errors, [], 'no error');
+      t.comment(
+        `warnings: ${
+          problems
+            .filter((p) => p.severity === 'warn')
+            .map(show)
+            .join('\n') || 'none'
+        }`,
+      );
+    },
+  );
 }
 
 t.test(

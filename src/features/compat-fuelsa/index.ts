@@ -7,7 +7,7 @@
 import type { Config } from '../../config/config-schema.js';
 import type { RouteDef } from '../../http/core-types.js';
 import type { ErrorKind } from '../../http/error-kinds.js';
-import { conditional, jsonOk, meteredPath, type PathItem } from '../../http/openapi.js';
+import { conditional, type GetItem, jsonOk, meteredPath } from '../../http/openapi.js';
 import { BYYEAR_PREFIX, byYear, current } from './fuelsa-bodies.js';
 
 const TAG = 'compat';
@@ -20,14 +20,14 @@ const SHAPE =
   "FuelSA's shape, for its clients (naileddigital/fuelsa-*): location Reef (inland, Gauteng) or Coast (coastal); value in whole cents per litre (the served rand price × 100); date the effective date at midnight UTC; a null price has no item. No usage object: the allowance is in the rate headers.";
 
 /** FuelSA's clients send the key in `key`; X-API-Key and api_key work as everywhere. */
-function withKeyHeader(item: PathItem): PathItem {
+function withKeyHeader(item: GetItem): GetItem {
   return { ...item, get: { ...item.get, security: [{ FuelsaKey: [] }, ...(item.get.security ?? [])] } };
 }
 
 export function compatFuelsaRoutes(config: Config): RouteDef[] {
   if (!config.compat.fuelsa.enabled) return [];
   const historyOff: ErrorKind[] = config.prices.historical_enabled ? [] : ['historical_disabled'];
-  const path = (...args: Parameters<typeof meteredPath>): PathItem =>
+  const path = (...args: Parameters<typeof meteredPath>): GetItem =>
     withKeyHeader(conditional(meteredPath(...args), true, POLLING));
   return [
     {

@@ -14,16 +14,16 @@ export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   for (const { path, openapiPath, openapi, scope } of routes) {
     // A route switched off (route null) answers HEAD as it answers GET: 404.
-    if (openapi) {
-      const get = {
+    if (openapi && 'post' in openapi) paths[openapiPath ?? path] = { post: withDefault(openapi.post) };
+    else if (openapi) {
+      const get = withDefault({
         ...openapi.get,
         ...(scope && {
           description:
             `${openapi.get.description ?? ''} Key scope: ${scope} (a key limited to other scopes gets 403).`.trim(),
           'x-key-scope': scope,
         }),
-        responses: { ...openapi.get.responses, default: UNEXPECTED },
-      };
+      });
       paths[openapiPath ?? path] = { get, head: headOf(get) };
     }
   }
@@ -32,13 +32,15 @@ export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
     info: {
       title: 'Fuel Price Gateway',
       version: '1.0.0',
-      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request (and /exapi/, the FuelSA-compatible routes, which also take the key in a header named key) needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 405 for any method other than GET and HEAD, 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
+      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request (and /exapi/, the FuelSA-compatible routes, which also take the key in a header named key) needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 405 for a method the path does not answer (GET and HEAD; only POST on /fuel-api/secret-scanning), 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
       license: { name: 'MIT', identifier: 'MIT' },
       contact: { name: 'Fuel Price Gateway operators' },
     },
     servers: [{ url: '/' }],
     // Only groups with an operation: the compat routes may be switched off.
-    tags: TAGS.filter((tag) => Object.values(paths).some((item) => item.get.tags.includes(tag.name))),
+    tags: TAGS.filter((tag) =>
+      Object.values(paths).some((item) => ('get' in item ? item.get : item.post).tags.includes(tag.name)),
+    ),
     paths,
     components: {
       schemas,
@@ -59,11 +61,17 @@ const TAGS = [
   { name: 'Documentation', description: 'This document and the page: public, no key.' },
   { name: 'Health', description: 'Liveness and readiness for balancers and orchestrators: public, no key.' },
   {
+    name: 'Secret scanning',
+    description: "Leak reports from GitHub's secret-scanning partner programme: signed by GitHub, no key.",
+  },
+  {
     name: 'compat',
     description:
       "Drop-in routes for FuelSA's clients: its paths and answer shape, the key in its `key` header (or X-API-Key, api_key); metered, conditional and webhooked like current.php.",
   },
 ];
+
+const withDefault = (op: Operation): Operation => ({ ...op, responses: { ...op.responses, default: UNEXPECTED } });
 
 /** HEAD answers like GET without a body: the same operation, its answers without content. */
 function headOf(get: Operation): Operation {

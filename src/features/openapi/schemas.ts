@@ -5,6 +5,7 @@
 import { type Json, ref } from '../../http/openapi.js';
 import { PRODUCTS } from '../../prices/price-set-schema.js';
 import { compatSchemas } from './compat-schemas.js';
+import { leakSchemas } from './leak-schemas.js';
 import * as ex from './openapi-examples.js';
 
 export const PRICE_MEANING =
@@ -256,4 +257,5 @@ export const schemas: Json = {
     examples: [ex.ready],
   },
   ...compatSchemas,
+  ...leakSchemas,
 };

@@ -37,10 +37,11 @@ function responses(op: Operation): string {
 }
 
 export function apiDocsHtml(doc: OpenApiDocument): string {
+  // The page is for integrators: the leak reports' POST (GitHub's) is only in the document.
   const ops = Object.entries(doc.paths)
-    .filter(([path]) => path !== '/')
+    .flatMap(([path, item]) => (path !== '/' && 'get' in item ? [[path, item.get] as const] : []))
     .map(
-      ([path, { get: op }]) =>
+      ([path, op]) =>
         `<article class="endpoint"><h3><code>GET ${esc(path)}</code></h3><p>${esc(op.summary)}.` +
         `${op.description ? ` ${esc(op.description)}` : ''}</p>${parameters(op)}${responses(op)}` +
         `<pre><code>${curl(path, op)}</code></pre></article>`,
