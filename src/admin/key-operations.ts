@@ -42,6 +42,11 @@ export class KeyOperations {
   async create(accountId: string, body: unknown, from: string): Promise<{ key: KeyView; api_key: string }> {
     const input = parse(createKeyInput, body);
     const now = this.d.clock.now();
+    // A key born expired could never work: a mistyped year, not a wish (PATCH may expire a key now).
+    if (input.expires_at != null && Date.parse(input.expires_at) <= now) {
+      const line = `expires_at: expected a time in the future, got ${input.expires_at}`;
+      throw new GatewayError('BAD_REQUEST', line, [line]);
+    }
     await this.forget(accountId, now);
     const { stored, apiKey } = newKey(input, now);
     const change = await this.d.keys.addKey(accountId, stored);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { KEY_SCOPES, MAX_ALLOWED_CIDRS } from '../store/keys/interface.js';
@@ -16,6 +17,10 @@ export const MAX_GRACE_S = 2_592_000;
 const cidr = z.string().transform((s, ctx) => {
   const text = s.includes('/') ? s : `${s}/${s.includes(':') ? 128 : 32}`;
   try {
+    // ipaddr.js also reads octal, hex and short IPv4 forms (010.0.0.1 is 8.0.0.1) and zone ids:
+    // only the dotted-decimal and plain IPv6 forms operators mean are taken.
+    const address = text.slice(0, text.indexOf('/'));
+    if (isIP(address) === 0 || address.includes('%')) throw new Error('not a plain address');
     const [addr, bits] = ipaddr.parseCIDR(text);
     // An IPv4-mapped range is its IPv4 range: requests from mapped peers are matched as IPv4.
     if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96)

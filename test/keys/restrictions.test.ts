@@ -134,9 +134,11 @@ t.test('expiry: X-API-Key-Expires within the warning days, 401 after, never coun
 });
 
 t.test('the expired-key message is configurable like every message', async (t) => {
-  const gw = await startGateway(t, { messages: { expired_key: 'Key expired.' } }, { clock: new ManualClock(NOW) });
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(t, { messages: { expired_key: 'Key expired.' } }, { clock });
   const { add } = await account(gw);
-  const gone = await add({ expires_at: new Date(NOW - 1000).toISOString() });
+  const gone = await add({ expires_at: new Date(NOW + 1000).toISOString() });
+  clock.ms = NOW + 1000;
   t.same(JSON.parse((await call(gw, S, gone)).text), { success: false, message: 'Key expired.' });
 });
 

@@ -142,3 +142,50 @@ t.test('accounts written by the previous release keep their key, as their defaul
   await waitFor('the previous release to serve', async () => (await old(added.body.api_key)) === 200);
   t.equal(await old(made.api_key), 401, 'and refuses the revoked one');
 });
+
+t.test('a gateway of the previous release beside this one serves no key this one refuses', async (t) => {
+  const redis = await startRedis(t);
+  const dir = buildPrevious();
+  const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url } } });
+  const made = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' });
+  const id = made.body.account.id as string;
+  const first = made.body.api_key as string;
+  const second = await adminCall(gw, 'POST', `/admin/accounts/${id}/keys`, { name: 'erp' });
+  const port = await freePort();
+  const prevConfig = join(dir, 'beside.json');
+  writeFileSync(
+    prevConfig,
+    JSON.stringify({
+      store: { type: 'redis', redis: { url: redis.url } },
+      listen: { public: { host: '127.0.0.1', port }, admin: { host: '127.0.0.1', port: await freePort() } },
+      prices: { watch_file: false },
+      demo_accounts: false,
+      log: { access: false },
+    }),
+  );
+  const previous = spawn(process.execPath, ['dist/main.js', 'serve', '--config', prevConfig], {
+    cwd: dir,
+    env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '' },
+    stdio: 'ignore',
+  });
+  t.teardown(() => void previous.kill('SIGKILL'));
+  const old = async (key: string): Promise<number> =>
+    (await fetch(`http://127.0.0.1:${port}${SIMPLE}?api_key=${key}`)).status;
+  await waitFor('the previous release to serve', async () => (await old(first)) === 200);
+
+  // The first key rotated out at once: this release answers 401 expired.
+  const keys = (await adminCall(gw, 'GET', `/admin/accounts/${id}/keys`)).body.keys;
+  const rotated = await adminCall(gw, 'POST', `/admin/accounts/${id}/keys/${keys[0].id}/rotate`, { grace_s: 0 });
+  t.equal(rotated.status, 201);
+  t.equal((await gw.get(`${SIMPLE}?api_key=${first}`)).status, 401);
+  await waitFor('the previous release to refuse the rotated-out key', async () => (await old(first)) === 401);
+
+  // A key limited to history: this release refuses it prices; so must the previous one.
+  const limited = await adminCall(gw, 'PATCH', `/admin/accounts/${id}/keys/${second.body.key.id}`, {
+    scopes: ['history'],
+  });
+  t.equal(limited.status, 200);
+  t.equal((await gw.get(`${SIMPLE}?api_key=${second.body.api_key}`)).status, 403);
+  await waitFor('the previous release to refuse the limited key', async () => (await old(second.body.api_key)) !== 200);
+  t.equal(await old(rotated.body.api_key), 200, 'a key without limits still works there');
+});

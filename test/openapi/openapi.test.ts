@@ -167,7 +167,15 @@ t.test(
     const keyOf = async (body: Record<string, unknown>): Promise<string> =>
       (await adminCall(gw, 'POST', `/admin/accounts/${limited.body.account.id}/keys`, { name: 'k', ...body })).body
         .api_key;
-    const expired = await keyOf({ expires_at: new Date(NOW - 1000).toISOString() });
+    // A key cannot be created expired: made with an expiry, then expired by a PATCH.
+    const expiring = await adminCall(gw, 'POST', `/admin/accounts/${limited.body.account.id}/keys`, {
+      name: 'k',
+      expires_at: new Date(NOW + 1000).toISOString(),
+    });
+    await adminCall(gw, 'PATCH', `/admin/accounts/${limited.body.account.id}/keys/${expiring.body.key.id}`, {
+      expires_at: new Date(NOW - 1000).toISOString(),
+    });
+    const expired = expiring.body.api_key as string;
     const elsewhere = await keyOf({ allowed_cidrs: ['192.0.2.0/24'] });
     const passthroughOnly = await keyOf({ scopes: ['passthrough'] });
     for (const method of ['GET', 'HEAD']) {

@@ -44,6 +44,18 @@ export function legacyKey(keyHash: string, createdAt: string): StoredKey {
   };
 }
 
+/**
+ * What the account hash's `key_hash` names, the one field the previous release reads (a rolling
+ * upgrade, a rollback): the first key it can serve as this release would, one without expiry,
+ * scopes or allowlist, since it checks none of them; '' (no key) when there is none.
+ */
+export function previousReleaseHash(keys: readonly StoredKey[]): string {
+  const open = keys.find(
+    (k) => k.expires_at === null && k.allowed_cidrs.length === 0 && KEY_SCOPES.every((s) => k.scopes.includes(s)),
+  );
+  return open?.key_hash ?? '';
+}
+
 export const copyKey = (k: StoredKey): StoredKey => ({
   ...k,
   scopes: [...k.scopes],
@@ -120,9 +132,10 @@ export function rotateKey(
   return { keys: bounded([...keys.map((k) => (k === old ? previous : k)), added], now), key: added, previous };
 }
 
-export function revokeKey(keys: StoredKey[], accountId: string, keyId: string): Edited {
+export function revokeKey(keys: StoredKey[], accountId: string, keyId: string, now: number): Edited {
   const key = find(keys, accountId, keyId);
-  if (keys.length === 1)
+  // Expired keys kept for the audit do not count: the account must keep one that works.
+  if (keys.length === 1 || (!expired(key, now) && !keys.some((k) => k !== key && !expired(k, now))))
     throw new GatewayError(
       'CONFLICT',
       `key ${keyId} is the last key of account ${accountId}; delete the account instead`,

@@ -10,8 +10,8 @@
  * change answers `changed`.
  *
  * KEYS[1] account hash. ARGV[1] channel, ARGV[2] revision read, ARGV[3] keys (JSON),
- * ARGV[4] announcement, ARGV[5] the first key's hash (`key_hash`, the one field the previous
- * release reads), ARGV[6..] ids of removed keys (their `lu:` fields go too).
+ * ARGV[4] announcement, ARGV[5] `key_hash`, the one field the previous release reads
+ * (edit.ts previousReleaseHash), ARGV[6..] ids of removed keys (their `lu:` fields go too).
  * Returns false (null) when the account is gone or at another revision, else its HGETALL after.
  */
 export const SET_KEYS = `

@@ -34,7 +34,7 @@ export class MemoryKeys implements KeyStore {
   }
 
   revoke(accountId: string, keyId: string): Promise<KeyChange> {
-    return this.edit(accountId, (keys) => revokeKey(keys, accountId, keyId));
+    return this.edit(accountId, (keys) => revokeKey(keys, accountId, keyId, this.data.now()));
   }
 
   async markUsed(accountId: string, keyId: string, day: string): Promise<void> {

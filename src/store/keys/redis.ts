@@ -3,7 +3,16 @@ import { GatewayError } from '../../failures.js';
 import type { StoredAccount } from '../accounts/interface.js';
 import type { RedisBackend } from '../redis/backend.js';
 import { decodeAccount, pairsToRecord } from '../redis/codec.js';
-import { addKey, copyKey, type Edited, forgetExpired, revokeKey, rotateKey, updateKey } from './edit.js';
+import {
+  addKey,
+  copyKey,
+  type Edited,
+  forgetExpired,
+  previousReleaseHash,
+  revokeKey,
+  rotateKey,
+  updateKey,
+} from './edit.js';
 import type { AccountKey, KeyChange, KeyPatch, KeyStore, StoredKey } from './interface.js';
 import { MARK_USED, SET_KEYS } from './lua.js';
 
@@ -58,7 +67,7 @@ export class RedisKeys implements KeyStore {
   }
 
   revoke(accountId: string, keyId: string): Promise<KeyChange> {
-    return this.edit(accountId, (keys) => revokeKey(keys, accountId, keyId));
+    return this.edit(accountId, (keys) => revokeKey(keys, accountId, keyId, Date.now()));
   }
 
   markUsed(accountId: string, keyId: string, day: string): Promise<void> {
@@ -118,7 +127,7 @@ export class RedisKeys implements KeyStore {
           String(current.revision),
           JSON.stringify(edited.keys),
           message,
-          (edited.keys[0] as StoredKey).key_hash,
+          previousReleaseHash(edited.keys),
           ...removed.map((k) => k.id),
         );
         if (fields === null) {

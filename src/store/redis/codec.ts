@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { burstLimit, overage } from '../../config/plan-config.js';
 import type { AccountPatch, ExternalIds, Grant, StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
+import { previousReleaseHash } from '../keys/edit.js';
 import { keysOf } from '../keys/key-record.js';
 
 /** How records look in Redis: accounts as hashes of strings, announcements as JSON. */
@@ -24,9 +25,8 @@ export function encodeAccount(a: StoredAccount): string[] {
   const fields = ['id', a.id, 'status', a.status, 'plan', a.plan, 'anchor', a.anchor, 'label', a.label];
   fields.push('created_at', a.created_at, 'revision', String(a.revision), 'keys', JSON.stringify(a.keys));
   // The previous release reads this field alone: while gateways of both run side by side (a
-  // rolling upgrade, a rollback) it finds the account by its first key.
-  const first = a.keys[0];
-  if (first !== undefined) fields.push('key_hash', first.key_hash);
+  // rolling upgrade, a rollback) it finds the account by the key it names.
+  if (a.keys.length > 0) fields.push('key_hash', previousReleaseHash(a.keys));
   if (a.limit !== null) fields.push('limit', String(a.limit));
   const ids = externalIdsField(a.external_ids);
   if (ids !== null) fields.push('external_ids', ids);

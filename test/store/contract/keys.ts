@@ -121,6 +121,14 @@ export function keysContract(t: Test, make: () => Promise<Store>): void {
       () => events.filter((e) => e.type === 'account' && e.keyHashes.includes(second.key_hash)).length >= 2,
     );
     t.equal(await refusal(store.keys.revoke(a.id, (a.keys[0] as StoredKey).id)), 'CONFLICT', 'the last key stays');
+    const gone = storedKey({ name: 'gone', expires_at: '2020-01-01T00:00:00.000Z' });
+    await store.keys.addKey(a.id, gone);
+    t.equal(
+      await refusal(store.keys.revoke(a.id, (a.keys[0] as StoredKey).id)),
+      'CONFLICT',
+      'so does the last key that works, beside an expired one',
+    );
+    t.same((await store.keys.revoke(a.id, gone.id)).key.id, gone.id, 'an expired key may go');
     t.equal(await refusal(store.keys.revoke(a.id, second.id)), 'NOT_FOUND');
     t.equal(await refusal(store.keys.revoke('acct_none', second.id)), 'NOT_FOUND');
     t.equal(await refusal(store.keys.addKey(a.id, storedKey({ key_hash: hashOf(a) }))), 'CONFLICT', 'a hash in use');
