@@ -38,4 +38,9 @@ export class ManualClock implements Clock {
   pending(): number {
     return this.timers.size;
   }
+
+  /** The timers due at `at` exactly: one feature's timer told apart from the others' (the key expiry check's minute). */
+  pendingAt(at: number): number {
+    return [...this.timers.values()].filter((t) => t.at === at).length;
+  }
 }
