@@ -5,14 +5,15 @@
  * share the address with a scanner (NAT, an office) get in with a newly issued key. Each
  * instance throttles what it sees, and `share` counts the attempts across instances too (the
  * Redis store); a block announced by the store comes in through `block`, so a refusal never
- * reads the store. Attempts are shared in batches, each address's count once per SHARE_EVERY_MS,
- * so a flood of invalid keys costs the store a few commands a second rather than one per key.
+ * reads the store. Attempts are shared in batches, each address's count once per turn of the
+ * event loop: a flood's attempts that arrive together cost the store one command, while one
+ * request after another is each shared at once, so the limit still holds across gateways (an
+ * address spread over N gateways gets at most about limit + N refusals before its block). A
+ * longer batch window would loosen that bound by every attempt made inside it.
  * Memory is bounded: expired entries are swept when the table grows, and past `maxEntries` the
  * oldest entries go.
  */
 const PASS_EVERY_MS = 1000;
-/** How long attempts wait to be shared: a block reaches the other instances this much later at most. */
-const SHARE_EVERY_MS = 100;
 
 interface Entry {
   count: number;
@@ -28,7 +29,7 @@ export class InvalidKeyThrottle {
   private lastBlockEnd = 0;
   /** Attempts not yet shared, by address. */
   private unshared = new Map<string, number>();
-  private shareTimer: NodeJS.Timeout | undefined;
+  private shareTimer: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly opts: { maxAttempts: number; windowMs: number; blockMs: number; maxEntries?: number },
@@ -85,7 +86,7 @@ export class InvalidKeyThrottle {
   private later(address: string): void {
     this.unshared.set(address, (this.unshared.get(address) ?? 0) + 1);
     if (this.shareTimer !== undefined) return;
-    this.shareTimer = setTimeout(() => this.flush(), SHARE_EVERY_MS);
+    this.shareTimer = setImmediate(() => this.flush());
     this.shareTimer.unref();
   }
 

@@ -3,7 +3,8 @@
  * the key lookups, told apart from the gateway's background reads by their key) while a gateway
  * on a private redis-server answers real HTTP: a malformed key nothing, a well-formed unknown key
  * its one lookup (none while the negative cache holds it), a blocked address nothing. The
- * invalid-key throttle still counts every attempt across instances, a few batches a second.
+ * invalid-key throttle still counts every attempt across instances: those that arrive together
+ * (in one turn of the event loop) in one command.
  */
 import { spawn } from 'node:child_process';
 import t from 'tap';
@@ -107,7 +108,7 @@ function less(during: Record<string, number>, own: Record<string, number>): Reco
   return out;
 }
 
-t.test('a flood of malformed keys: no store command per refusal, the attempts shared in a few batches', async (t) => {
+t.test('a flood of malformed keys: no lookup, and the attempts that arrive together shared in one command', async (t) => {
   const { redis, gw } = await gatewayOn(t, 1_000_000);
   const n = 400;
   let statuses = new Set<number>();
@@ -119,8 +120,8 @@ t.test('a flood of malformed keys: no store command per refusal, the attempts sh
   const during = less(all, own);
   t.same([...statuses], [401], 'every one refused 401');
   t.equal(during.lookups ?? 0, 0, 'no key was looked up');
-  t.ok((during.incrby ?? 0) < n / 10, `the throttle's count took ${during.incrby ?? 0} batches for ${n} keys`);
-  t.ok(total(during) < n / 5, `${total(during)} commands in all for ${n} refusals: ${JSON.stringify(during)}`);
+  t.ok((during.incrby ?? 0) < n / 4, `the throttle's count took ${during.incrby ?? 0} batches for ${n} keys (10 at a time)`);
+  t.ok(total(during) < n / 2, `${total(during)} commands in all for ${n} refusals: ${JSON.stringify(during)}`);
 });
 
 t.test(
@@ -138,7 +139,7 @@ t.test(
     const scan = less(all, own);
     t.same([...statuses], [401], 'every one refused 401');
     t.equal(scan.lookups, n, 'one lookup (GET of the key index) per key');
-    t.ok(total(scan) - n < n / 5, `${total(scan)} commands in all for ${n} keys: ${JSON.stringify(scan)}`);
+    t.ok(total(scan) - n < n / 2, `${total(scan)} commands in all for ${n} keys: ${JSON.stringify(scan)}`);
 
     const again = await commandsDuring(redis, async () => {
       statuses = await flood(gw, 100, () => keys[0] as string);
