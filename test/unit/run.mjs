@@ -38,7 +38,8 @@ function run(file) {
 async function worker() {
   for (let f = queue.shift(); f !== undefined; f = queue.shift()) await run(f);
 }
-await Promise.all(Array.from({ length: Math.max(2, availableParallelism()) }, worker));
+// Two files a core: each spends part of its time waiting on timers and loopback I/O.
+await Promise.all(Array.from({ length: Math.max(4, availableParallelism() * 2) }, worker));
 for (const { file, out } of failed) process.stdout.write(`\n==== ${file}\n${out}`);
 const secs = ((Date.now() - started) / 1000).toFixed(1);
 process.stdout.write(
