@@ -7,7 +7,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { hashKey } from '../../src/keys/key-generator.js';
 import { adminCall } from '../helpers/admin.js';
 import { ROOT } from '../helpers/cli.js';
@@ -45,6 +45,38 @@ function previousCli(dir: string, config: string, args: string[]): Promise<unkno
       code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`previous release: exit ${code}: ${err}`)),
     );
   });
+}
+
+/**
+ * Starts the previous release (built in `dir`) as a gateway on the Redis at `url`, as a rolling
+ * upgrade leaves one running beside this release; returns the status it answers for a key.
+ */
+async function previousGateway(
+  t: Test,
+  dir: string,
+  url: string,
+  configName: string,
+): Promise<(key: string) => Promise<number>> {
+  const port = await freePort();
+  const prevConfig = join(dir, configName);
+  writeFileSync(
+    prevConfig,
+    JSON.stringify({
+      store: { type: 'redis', redis: { url } },
+      listen: { public: { host: '127.0.0.1', port }, admin: { host: '127.0.0.1', port: await freePort() } },
+      prices: { watch_file: false },
+      demo_accounts: false,
+      log: { access: false },
+    }),
+  );
+  const previous = spawn(process.execPath, ['dist/main.js', 'serve', '--config', prevConfig], {
+    cwd: dir,
+    env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '' },
+    stdio: 'ignore',
+  });
+  t.teardown(() => void previous.kill('SIGKILL'));
+  return async (key: string): Promise<number> =>
+    (await fetch(`http://127.0.0.1:${port}${SIMPLE}?api_key=${key}`)).status;
 }
 
 t.test('accounts written by the previous release keep their key, as their default key', async (t) => {
@@ -119,26 +151,7 @@ t.test('accounts written by the previous release keep their key, as their defaul
   );
   // A gateway of the previous release, still running beside this one (a rolling upgrade), serves
   // the account's first key from this release's layout.
-  const port = await freePort();
-  const prevConfig = join(dir, 'serve.json');
-  writeFileSync(
-    prevConfig,
-    JSON.stringify({
-      store: { type: 'redis', redis: { url: redis.url } },
-      listen: { public: { host: '127.0.0.1', port }, admin: { host: '127.0.0.1', port: await freePort() } },
-      prices: { watch_file: false },
-      demo_accounts: false,
-      log: { access: false },
-    }),
-  );
-  const previous = spawn(process.execPath, ['dist/main.js', 'serve', '--config', prevConfig], {
-    cwd: dir,
-    env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '' },
-    stdio: 'ignore',
-  });
-  t.teardown(() => void previous.kill('SIGKILL'));
-  const old = async (key: string): Promise<number> =>
-    (await fetch(`http://127.0.0.1:${port}${SIMPLE}?api_key=${key}`)).status;
+  const old = await previousGateway(t, dir, redis.url, 'serve.json');
   await waitFor('the previous release to serve', async () => (await old(added.body.api_key)) === 200);
   t.equal(await old(made.api_key), 401, 'and refuses the revoked one');
 });
@@ -151,26 +164,7 @@ t.test('a gateway of the previous release beside this one serves no key this one
   const id = made.body.account.id as string;
   const first = made.body.api_key as string;
   const second = await adminCall(gw, 'POST', `/admin/accounts/${id}/keys`, { name: 'erp' });
-  const port = await freePort();
-  const prevConfig = join(dir, 'beside.json');
-  writeFileSync(
-    prevConfig,
-    JSON.stringify({
-      store: { type: 'redis', redis: { url: redis.url } },
-      listen: { public: { host: '127.0.0.1', port }, admin: { host: '127.0.0.1', port: await freePort() } },
-      prices: { watch_file: false },
-      demo_accounts: false,
-      log: { access: false },
-    }),
-  );
-  const previous = spawn(process.execPath, ['dist/main.js', 'serve', '--config', prevConfig], {
-    cwd: dir,
-    env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '' },
-    stdio: 'ignore',
-  });
-  t.teardown(() => void previous.kill('SIGKILL'));
-  const old = async (key: string): Promise<number> =>
-    (await fetch(`http://127.0.0.1:${port}${SIMPLE}?api_key=${key}`)).status;
+  const old = await previousGateway(t, dir, redis.url, 'beside.json');
   await waitFor('the previous release to serve', async () => (await old(first)) === 200);
 
   // The first key rotated out at once: this release answers 401 expired.
