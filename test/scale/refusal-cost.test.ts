@@ -108,21 +108,27 @@ function less(during: Record<string, number>, own: Record<string, number>): Reco
   return out;
 }
 
-t.test('a flood of malformed keys: no lookup, and the attempts that arrive together shared in one command', async (t) => {
-  const { redis, gw } = await gatewayOn(t, 1_000_000);
-  const n = 400;
-  let statuses = new Set<number>();
-  let own = {};
-  const all = await commandsDuring(redis, async () => {
-    statuses = await flood(gw, n, (i) => `not-a-key-${i}`);
-    own = await shared(redis, n);
-  });
-  const during = less(all, own);
-  t.same([...statuses], [401], 'every one refused 401');
-  t.equal(during.lookups ?? 0, 0, 'no key was looked up');
-  t.ok((during.incrby ?? 0) < n / 4, `the throttle's count took ${during.incrby ?? 0} batches for ${n} keys (10 at a time)`);
-  t.ok(total(during) < n / 2, `${total(during)} commands in all for ${n} refusals: ${JSON.stringify(during)}`);
-});
+t.test(
+  'a flood of malformed keys: no lookup, and the attempts that arrive together shared in one command',
+  async (t) => {
+    const { redis, gw } = await gatewayOn(t, 1_000_000);
+    const n = 400;
+    let statuses = new Set<number>();
+    let own = {};
+    const all = await commandsDuring(redis, async () => {
+      statuses = await flood(gw, n, (i) => `not-a-key-${i}`);
+      own = await shared(redis, n);
+    });
+    const during = less(all, own);
+    t.same([...statuses], [401], 'every one refused 401');
+    t.equal(during.lookups ?? 0, 0, 'no key was looked up');
+    t.ok(
+      (during.incrby ?? 0) < n / 4,
+      `the throttle's count took ${during.incrby ?? 0} batches for ${n} keys (10 at a time)`,
+    );
+    t.ok(total(during) < n / 2, `${total(during)} commands in all for ${n} refusals: ${JSON.stringify(during)}`);
+  },
+);
 
 t.test(
   'distinct well-formed unknown keys: one lookup each; the same one again, none while negatively cached',
