@@ -181,7 +181,8 @@ export class RedisBackend {
       }
       this.marker ??= found;
     } catch (err) {
-      this.log.warn({ err }, 'could not check the redis data marker');
+      // A store closed while the check was in flight (a CLI command refused after it connected) has nothing to warn of.
+      if (!this.closed) this.log.warn({ err }, 'could not check the redis data marker');
     }
   }
 }
