@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { burstLimit, overage } from '../../config/plan-config.js';
 import { EVENT_TYPES } from '../../events/event.js';
 import { priceSetDocument } from '../../prices/price-set-schema.js';
+import { grantFields } from '../accounts/grant-record.js';
 import { storedKeySchema } from '../keys/key-record.js';
 
 const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);
@@ -82,18 +83,7 @@ const storedAccount = z.strictObject({
     .optional(),
   burst: burstLimit.optional(),
   overage: overage.optional(),
-  grants: z
-    .array(
-      z.strictObject({
-        id: z.string(),
-        requests: z.number().int().positive(),
-        note: z.string().nullable(),
-        period_id: z.string(),
-        period_started_at: z.string(),
-        created_at: z.string(),
-      }),
-    )
-    .optional(),
+  grants: z.array(z.strictObject(grantFields)).optional(),
 });
 
 /** What the embedded store keeps on disk between runs. */

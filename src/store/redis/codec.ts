@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { burstLimit, overage } from '../../config/plan-config.js';
+import { grantFields } from '../accounts/grant-record.js';
 import type { AccountPatch, ExternalIds, Grant, StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import { previousReleaseHash } from '../keys/edit.js';
@@ -54,16 +55,7 @@ function externalIdsField(ids: ExternalIds | null | undefined): string | null {
   return ids == null || Object.keys(ids).length === 0 ? null : JSON.stringify(ids);
 }
 
-const grants = z.array(
-  z.object({
-    id: z.string(),
-    requests: z.number().int().positive(),
-    note: z.string().nullable(),
-    period_id: z.string(),
-    period_started_at: z.string(),
-    created_at: z.string(),
-  }),
-);
+const grants = z.array(z.object(grantFields));
 
 /**
  * The grants field (JSON, written by GRANT in accounts/lua.ts), or undefined when absent. A
