@@ -54,7 +54,8 @@ export class ConsumeBatcher {
   calls = 0;
 
   constructor(
-    private readonly keysOf: (spec: ConsumeSpec) => [account: string, counter: string, days: string],
+    /** The request's account hash (KEY.account); the script names the period's keys from it. */
+    private readonly accountKeyOf: (spec: ConsumeSpec) => string,
     private readonly script: ConsumeScript,
     /** One call per request (Redis Cluster: requests of different accounts live on different slots). */
     private readonly perRequest: boolean,
@@ -139,11 +140,8 @@ export class ConsumeBatcher {
   }
 
   private note(spec: ConsumeSpec): Noted {
-    const [account, counter, days] = this.keysOf(spec);
     const keys: string[] = [];
-    keys[KEY.account - 1] = account;
-    keys[KEY.counter - 1] = counter;
-    keys[KEY.days - 1] = days;
+    keys[KEY.account - 1] = this.accountKeyOf(spec);
     const r = spec.record;
     const args: string[] = [];
     args[ARG.revision - 1] = String(spec.revision);

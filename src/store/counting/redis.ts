@@ -54,11 +54,7 @@ export class RedisCounting implements CountingStore {
     const cluster = b.options.cluster !== undefined;
     this.clock = new RedisClock(b.options.command_timeout_ms);
     this.batcher = new ConsumeBatcher(
-      (spec) => [
-        b.accountKey(spec.accountId),
-        b.counterKey(spec.accountId, spec.periodId),
-        b.daysKey(spec.accountId, spec.periodId),
-      ],
+      (spec) => b.accountKey(spec.accountId),
       (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),
       cluster,
       (err) => b.log.error({ err }, 'a metered request failed after its consume'),
