@@ -4,7 +4,7 @@
  * account that `changed` since it was cached is reloaded and counted again from here.
  */
 import { performance } from 'node:perf_hooks';
-import type { AccountEntry, MeterResult } from '../quota/meter.js';
+import type { AccountEntry, CountedResult, MeterResult } from '../quota/meter.js';
 import type { ConsumeReceiver, ConsumeResult } from '../store/store.js';
 import { crashed } from './answer.js';
 import type { Exchange, ListenerContext, MeteredBody } from './core-types.js';
@@ -53,6 +53,81 @@ export class WarmCount implements MeteredRequest, ConsumeReceiver {
       crashed(this.x, e);
     }
   }
+}
+
+/**
+ * What a feature that writes a counted request's answer itself (the pass-through) is handed: the
+ * count, or null when the request is served unmetered (`store.on_error: allow`). Refusals never
+ * reach it: they are answered through outcome.ts.
+ */
+export type CountedThen = (counted: CountedResult | null) => void;
+
+/** The receiver of a warm count for such a feature (count.ts `countThen`). */
+export class FeatureCount implements ConsumeReceiver {
+  private readonly storeStart = performance.now();
+
+  constructor(
+    readonly x: Exchange,
+    readonly keyHash: string,
+    private readonly entry: AccountEntry,
+    private readonly day: string,
+    private readonly then: CountedThen,
+  ) {}
+
+  consumed(result: ConsumeResult): void {
+    try {
+      const l = this.x.listener;
+      storeAnswered(l, this.storeStart);
+      switch (result.kind) {
+        case 'ok':
+        case 'exhausted':
+          return this.then({
+            kind: result.kind,
+            entry: this.entry,
+            used: result.used,
+            day: this.day,
+            burst: result.burst,
+          });
+        case 'burst':
+          return this.then({ kind: 'burst', entry: this.entry, used: result.used, day: this.day, burst: result.burst });
+        case 'inactive':
+          return keyRefused(this.x, 'inactive');
+        case 'changed':
+          l.meter.forget(this.keyHash);
+          return countSlowlyThen(this.x, this.keyHash, this.then);
+      }
+    } catch (err) {
+      crashed(this.x, err);
+    }
+  }
+
+  failed(err: Error): void {
+    try {
+      this.x.listener.metrics.storeLatency.observe((performance.now() - this.storeStart) / 1000);
+      if (storeFailed(this.x, this.keyHash, err, 'unmetered')) this.then(null);
+    } catch (e) {
+      crashed(this.x, e);
+    }
+  }
+}
+
+/** The slow path of `countThen` (count.ts): the meter loads the account and counts. */
+export function countSlowlyThen(x: Exchange, keyHash: string, then: CountedThen): void {
+  const storeStart = performance.now();
+  x.listener.meter
+    .consume(keyHash, keyCheck(x))
+    .then(
+      (result) => {
+        storeAnswered(x.listener, storeStart);
+        const counted = admitted(x, result);
+        if (counted !== null) then(counted);
+      },
+      (err: unknown) => {
+        x.listener.metrics.storeLatency.observe((performance.now() - storeStart) / 1000);
+        if (storeFailed(x, keyHash, err, 'unmetered')) then(null);
+      },
+    )
+    .catch((err: unknown) => crashed(x, err));
 }
 
 /** The slow path: the meter loads the account (or reads usage, for HEAD) and counts. */

@@ -9,7 +9,7 @@
 import type { KnownKey } from '../keys/key-hashes.js';
 import type { AccountEntry } from '../quota/meter.js';
 import type { Exchange, MeteredBody } from './core-types.js';
-import { countSlowly, WarmCount } from './count-reply.js';
+import { type CountedThen, countSlowly, countSlowlyThen, FeatureCount, WarmCount } from './count-reply.js';
 import { keyCheck, keyRefusal } from './key-check.js';
 import { keyRefused } from './outcome.js';
 
@@ -38,6 +38,22 @@ export function count(
   const refusal = accountRefusal(entry) ?? keyRefusal(x, entry);
   if (refusal !== null) return keyRefused(x, refusal);
   meter.consumeInto(entry, new WarmCount(x, keyHash, body, etag, notModified, entry));
+}
+
+/**
+ * Counts a request whose answer a feature writes itself (the pass-through): `then` gets the count
+ * (or null: served unmetered), and a refusal is answered here. A cached account takes the warm
+ * path, as `count` does, so a pass-through cache hit makes no promise for its count.
+ */
+export function countThen(x: Exchange, key: KnownKey<AccountEntry>, then: CountedThen): void {
+  const { meter } = x.listener;
+  const entry = meter.warm(key);
+  if (entry === undefined) return countSlowlyThen(x, key.hash, then);
+  x.account = entry;
+  const refusal = accountRefusal(entry) ?? keyRefusal(x, entry);
+  if (refusal !== null) return keyRefused(x, refusal);
+  const day = meter.today();
+  meter.consumeInto(entry, new FeatureCount(x, key.hash, entry, day, then), day);
 }
 
 /**

@@ -15,6 +15,8 @@ import { admitted, storeFailed } from './outcome.js';
 
 export { clientOf, crashed, fail, failRetry, record, send } from './answer.js';
 export { keyOf } from './api-key.js';
+export { countThen } from './count.js';
+export type { CountedThen } from './count-reply.js';
 export { keyCheck, warnOfExpiry } from './key-check.js';
 export { storeWorked } from './listener-context.js';
 export { admitted, answerLimited, refuse, storeFailed } from './outcome.js';

@@ -26,16 +26,19 @@ export function rateFields(entry: AccountEntry, used: number, nowMs: number, bur
   };
 }
 
-/** The rate headers as a header list, for an answer written elsewhere (the pass-through's). */
+/**
+ * The rate headers as a header list, for an answer written elsewhere (the pass-through's): named
+ * in lower case, as the origin's headers it goes out with are, so a cache hit adds them as they are.
+ */
 export const rateHeaders = (r: RateFields): Array<string | number> => [
-  'X-RateLimit-Limit',
+  'x-ratelimit-limit',
   r.limit,
-  'X-RateLimit-Remaining',
+  'x-ratelimit-remaining',
   r.remaining,
-  'X-RateLimit-Reset',
+  'x-ratelimit-reset',
   r.reset,
-  'RateLimit-Policy',
+  'ratelimit-policy',
   r.policy,
-  'RateLimit',
+  'ratelimit',
   r.rate,
 ];

@@ -160,10 +160,9 @@ export class Meter {
   /**
    * Counts one request for a warm entry, without a promise. On `changed` the caller calls
    * `forget` and goes the `consume` way, which reloads the account. Returns the ledger's day
-   * it is counted on, for a refund.
+   * it is counted on, for a refund (a caller that needs it before the reply passes it in).
    */
-  consumeInto(entry: AccountEntry, receiver: ConsumeReceiver): string {
-    const day = this.today();
+  consumeInto(entry: AccountEntry, receiver: ConsumeReceiver, day = this.today()): string {
     if (entry.key.last_used_on !== day) this.touch(entry, day);
     this.opts.counting.consumeInto(entry.spec, day, receiver);
     return day;

@@ -14,15 +14,18 @@ import { originBase, type UpstreamConfig } from './origin.js';
 export interface ForwardSpec {
   /** The `proxy_paths` entry the path matched: the metrics label. */
   route: string;
-  /** The request's path (as routed and checked) and query, forwarded with the key replaced. */
+  /** The request's path (as routed and checked) and query (without `?`), forwarded with the key replaced. */
   path: string;
-  query: URLSearchParams;
+  search: string;
   /** The `usage` JSON put into a JSON success in place of the origin's. */
   usage: string;
   /** Added to a success (X-RateLimit-*, X-Cache), as name, value, name, value … */
   headers: Array<string | number>;
-  /** Added to an answer that is not a success: the same, with the request given back. */
-  refunded: Array<string | number>;
+  /**
+   * Added to an answer that is not a success: the same, with the request given back. Read only
+   * for such an answer, so a hit never builds it.
+   */
+  readonly refunded: Array<string | number>;
   /** Called once when the answer is not a success, so the request does not count. */
   onFailure(): void;
 }
@@ -117,7 +120,7 @@ export class OriginProxy {
 
   /** The path and query sent to the origin: the client's key parameter replaced by the service key. */
   private originTarget(spec: ForwardSpec): string {
-    const params = new URLSearchParams(spec.query);
+    const params = new URLSearchParams(spec.search);
     params.delete('api_key');
     params.append('api_key', this.cfg.api_key);
     return `${spec.path}?${params}`;

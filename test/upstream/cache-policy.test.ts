@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import t from 'tap';
-import { cacheKey, freshness, normalPath, shareable } from '../../src/upstream/cache/policy.js';
+import { cacheKey, cacheKeyOf, freshness, normalPath, shareable } from '../../src/upstream/cache/policy.js';
 
 const q = (s: string): URLSearchParams => new URLSearchParams(s);
 
@@ -43,4 +44,25 @@ t.test('shareable: a 200 of JSON or uncompressed CSV, without Vary or Set-Cookie
   t.equal(shareable(203, { 'content-type': 'application/json' }), null);
   t.equal(shareable(200, { 'content-type': 'application/json', vary: 'Accept' }), null);
   t.equal(shareable(200, { 'content-type': 'application/json', 'set-cookie': ['a=1'] }), null);
+});
+
+t.test('a hit takes the key from the raw query: the same key as from its parsed form, remembered or not', async (t) => {
+  const part = fc.tuple(
+    fc.constantFrom('a', 'b', 'api_key', 'x.y', '%61', 'a+b', 'k~', 'API_KEY', 'api_keys', ''),
+    fc.constantFrom('', '=', '=1', '=v%20w', '=x+y', '=K', '=a=b', '=%26'),
+  );
+  const query = fc.array(part, { maxLength: 5 }).map((ps) => ps.map(([n, v]) => n + v).join('&'));
+  fc.assert(
+    fc.property(fc.constantFrom('/v2/h.php', '/v2/%68.php', '/a~b'), query, (path, search) => {
+      const parsed = cacheKey(path, q(search));
+      return cacheKeyOf(path, search) === parsed && cacheKeyOf(path, search) === parsed;
+    }),
+  );
+  t.equal(cacheKeyOf('/v2/h.php', 'api_key=K1&year=2025'), cacheKeyOf('/v2/h.php', 'year=2025&api_key=K2'));
+  t.equal(cacheKeyOf('/v2/h.php', 'api_key=K1&year=2025'), '/v2/h.php?year=2025', 'no caller key in the key');
+  t.equal(
+    cacheKeyOf(`/v2/${'x'.repeat(300)}`, 'a=1&api_key=K'),
+    `/v2/${'x'.repeat(300)}?a=1`,
+    'a long target is not kept, same key',
+  );
 });

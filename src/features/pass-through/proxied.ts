@@ -5,20 +5,16 @@
  * it costs the origin a whole request, charged to the gateway's own key.
  */
 
-import { performance } from 'node:perf_hooks';
 import type { Exchange } from '../../http/core-types.js';
 import {
-  admitted,
   answerLimited,
+  countThen,
   crashed,
-  keyCheck,
   keyOf,
   rateFields,
   rateHeaders,
   record,
   refuse,
-  storeFailed,
-  storeWorked,
   type Target,
   warnOfExpiry,
 } from '../../http/pipeline.js';
@@ -42,28 +38,12 @@ export function proxied(x: Exchange, route: ProxyRoute, target: Target): void {
   // second, smuggled request on a shared connection), is refused before anything is counted.
   if (!isSafeProxyPath(target.path) || hasBody(x.req))
     return void refuse(x, key.hash, 'bad_request').catch((err: unknown) => crashed(x, err));
-  admit(x, key.hash, route, target).catch((err: unknown) => crashed(x, err));
-}
-
-async function admit(x: Exchange, keyHash: string, route: ProxyRoute, target: Target): Promise<void> {
-  const { listener: l } = x;
-  const storeStart = performance.now();
-  let result: MeterResult;
-  try {
-    result = await l.meter.consume(keyHash, keyCheck(x));
-  } catch (err) {
-    l.metrics.storeLatency.observe((performance.now() - storeStart) / 1000);
-    // store.on_error: allow serves keys known here as active unmetered, as on the own routes.
-    if (storeFailed(x, keyHash, err, 'unmetered')) return forward(x, route, target, null);
-    return;
-  }
-  l.metrics.storeLatency.observe((performance.now() - storeStart) / 1000);
-  storeWorked(l);
-  const counted = admitted(x, result);
-  if (counted === null) return;
-  if (counted.kind !== 'ok') return answerLimited(x, counted);
-  warnOfExpiry(x);
-  return forward(x, route, target, counted);
+  // null: store.on_error: allow serves a key known here as active unmetered, as on the own routes.
+  countThen(x, key, (counted) => {
+    if (counted !== null && counted.kind !== 'ok') return answerLimited(x, counted);
+    if (counted !== null) warnOfExpiry(x);
+    forward(x, route, target, counted).catch((err: unknown) => crashed(x, err));
+  });
 }
 
 /**
@@ -78,10 +58,12 @@ async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: 
   const status = await route.proxy.forward(x.req, x.res, {
     route: route.name,
     path: target.path,
-    query: new URLSearchParams(target.search),
+    search: target.search,
     usage: counted ? usageJson(counted.entry.usage, counted.used, limit) : 'null',
     headers: rate(counted?.used ?? 0),
-    refunded: rate((counted?.used ?? 1) - 1),
+    get refunded() {
+      return rate((counted?.used ?? 1) - 1);
+    },
     onFailure: () => {
       if (!counted) return;
       l.meter

@@ -15,7 +15,7 @@ import { KeyGuard, RefusalLog } from '../key-guard.js';
 import { getFromOrigin, type OriginAnswer, OriginFailure, type UpstreamConfig } from '../origin.js';
 import type { ForwardSpec, OriginProxy } from '../proxy.js';
 import { CacheEntries, type CacheEntry, entrySize, ownText } from './entries.js';
-import { cacheKey, freshness, normalPath, REPLAYED, shareable } from './policy.js';
+import { cacheKeyOf, freshness, normalPath, REPLAYED, shareable } from './policy.js';
 import { fixedHeaders, type ReplyParts, replyAnswer, replyEntry, replyFailure, type XCache } from './reply.js';
 
 /** What the pass-through route hands an admitted request to. */
@@ -42,6 +42,7 @@ export class PassThroughCache implements PassThrough {
   private readonly refusals: RefusalLog;
   private readonly parts: ReplyParts;
   private readonly c: UpstreamConfig['cache'];
+  private readonly series = new Map<XCache, { inc(): void }>();
   /** Moved on by every purge: a flight that began before one does not store its answer. */
   private generation = 0;
 
@@ -64,7 +65,7 @@ export class PassThroughCache implements PassThrough {
 
   async forward(req: IncomingMessage, res: ServerResponse, spec: ForwardSpec): Promise<number> {
     if (this.c.max_bytes === 0 || !CACHED_METHODS.has(req.method ?? '')) return this.bypass(req, res, spec);
-    const key = cacheKey(spec.path, spec.query);
+    const key = cacheKeyOf(spec.path, spec.search);
     const head = req.method === 'HEAD';
     const entry = this.entries.get(key);
     if (entry) {
@@ -118,6 +119,16 @@ export class PassThroughCache implements PassThrough {
     return o.answer.status === 401 ? this.parts.errors.upstream_unavailable.status : o.answer.status;
   }
 
+  /** The answers counter's series for an X-Cache value, bound at its first use (a hit looks up no labels). */
+  private answered(xCache: XCache): { inc(): void } {
+    let series = this.series.get(xCache);
+    if (series === undefined) {
+      series = this.metrics.cacheAnswers.labels(xCache.toLowerCase());
+      this.series.set(xCache, series);
+    }
+    return series;
+  }
+
   /** An entry within stale_if_error_s past its freshness, if the key has one. */
   private staleIfError(key: string): CacheEntry | undefined {
     const e = this.entries.get(key);
@@ -128,7 +139,7 @@ export class PassThroughCache implements PassThrough {
   private fromEntry(res: ServerResponse, spec: ForwardSpec, e: CacheEntry, xCache: XCache, head: boolean): number {
     if (res.destroyed) return this.left(spec);
     replyEntry(res, spec, e, xCache, this.now(), head);
-    this.metrics.cacheAnswers.labels(xCache.toLowerCase()).inc();
+    this.answered(xCache).inc();
     return 200;
   }
 

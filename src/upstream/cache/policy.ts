@@ -27,7 +27,43 @@ export function normalPath(path: string): string {
  * reaches a key.
  */
 export function cacheKey(path: string, query: URLSearchParams): string {
-  const params = new URLSearchParams(query);
+  return keyFrom(path, new URLSearchParams(query));
+}
+
+/**
+ * Cache keys of the targets seen last, without their `api_key` (so shared by every caller); a
+ * target longer than KEPT_LENGTH is not kept, so the memo holds at most about 1 MiB.
+ */
+const KEYS_KEPT = 4096;
+const KEPT_LENGTH = 256;
+let keptKeys = new Map<string, string>();
+const PLAIN_QUERY = /^[\w.~=&-]*$/;
+
+/**
+ * `cacheKey` from the raw query (without `?`), as a hit needs it: a query with nothing to decode
+ * has its `api_key` parameters dropped as text and its key remembered, so the same query from
+ * any caller costs one lookup. Anything else is parsed.
+ */
+export function cacheKeyOf(path: string, search: string): string {
+  if (!PLAIN_QUERY.test(search)) return keyFrom(path, new URLSearchParams(search));
+  let rest = '';
+  for (const part of search.split('&')) {
+    if (part === 'api_key' || part.startsWith('api_key=')) continue;
+    rest = rest === '' ? part : `${rest}&${part}`;
+  }
+  const memo = `${path}?${rest}`;
+  if (memo.length > KEPT_LENGTH) return keyFrom(path, new URLSearchParams(rest));
+  let key = keptKeys.get(memo);
+  if (key === undefined) {
+    key = keyFrom(path, new URLSearchParams(rest));
+    // Dropped whole when full: the queries in use come back at once, made-up ones do not.
+    if (keptKeys.size >= KEYS_KEPT) keptKeys = new Map();
+    keptKeys.set(memo, key);
+  }
+  return key;
+}
+
+function keyFrom(path: string, params: URLSearchParams): string {
   params.delete('api_key');
   params.sort();
   return `${normalPath(path)}?${params}`;

@@ -38,10 +38,7 @@ export function replyEntry(
   head: boolean,
 ): void {
   const json = e.kind === 'json';
-  const headers = e.fixedHeaders.slice();
-  const added = spec.headers;
-  for (let i = 0; i + 1 < added.length; i += 2)
-    headers.push(String(added[i]).toLowerCase(), added[i + 1] as string | number);
+  const headers = e.fixedHeaders.concat(spec.headers);
   const length = json ? e.bytes + Buffer.byteLength(spec.usage) + 1 : e.bytes;
   const age = Math.max(0, Math.floor((now - e.storedAt) / 1000));
   headers.push('x-cache', xCache, 'age', String(age), 'content-length', length);
