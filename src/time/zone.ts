@@ -44,7 +44,51 @@ function formatter(zone: string): Intl.DateTimeFormat {
   return f;
 }
 
+const HOUR_MS = 3_600_000;
+const MAX_CACHED_HOURS = 8192;
+/** Per zone, the UTC offset of each hour (since the epoch) that has one offset throughout; NaN: it has two. */
+const hourOffsets = new Map<string, Map<number, number>>();
+
+/**
+ * The local wall time of an instant. Intl's `formatToParts` costs several µs, and loading an
+ * account works out its period with about ten of them (docs/performance.md), so the offset of
+ * each hour is asked of Intl once (at its first and last ms: an hour with a transition in it is
+ * asked every time) and the wall time is the UTC fields of the instant plus that offset.
+ */
 export function wallAt(ms: number, zone: string): Wall {
+  const hour = Math.floor(ms / HOUR_MS);
+  let hours = hourOffsets.get(zone);
+  let offset = hours?.get(hour);
+  if (offset === undefined) {
+    const start = hour * HOUR_MS;
+    const first = intlOffset(start, zone);
+    offset = first === intlOffset(start + HOUR_MS - 1, zone) ? first : Number.NaN;
+    if (hours === undefined) {
+      if (hourOffsets.size >= MAX_CACHED_ZONES) hourOffsets.clear();
+      hours = new Map();
+      hourOffsets.set(zone, hours);
+    }
+    if (hours.size >= MAX_CACHED_HOURS) hours.clear();
+    hours.set(hour, offset);
+  }
+  if (Number.isNaN(offset)) return intlWallAt(ms, zone);
+  const d = new Date(ms + offset);
+  return {
+    y: d.getUTCFullYear(),
+    mo: d.getUTCMonth(),
+    d: d.getUTCDate(),
+    h: d.getUTCHours(),
+    mi: d.getUTCMinutes(),
+    s: d.getUTCSeconds(),
+    ms: d.getUTCMilliseconds(),
+  };
+}
+
+function intlOffset(ms: number, zone: string): number {
+  return wallAsUtc(intlWallAt(ms, zone)) - ms;
+}
+
+function intlWallAt(ms: number, zone: string): Wall {
   const w: Wall = { y: 0, mo: 0, d: 0, h: 0, mi: 0, s: 0, ms: ((ms % 1000) + 1000) % 1000 };
   for (const { type, value } of formatter(zone).formatToParts(ms)) {
     if (type === 'year') w.y = Number(value);
