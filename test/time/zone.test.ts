@@ -15,7 +15,7 @@ function intlWall(ms: number, zone: string): Wall {
     second: 'numeric',
   });
   const parts = new Map(f.formatToParts(ms).map(({ type, value }) => [type, Number(value)]));
-  const p = (type: string): number => parts.get(type) ?? Number.NaN;
+  const p = (type: Intl.DateTimeFormatPartTypes): number => parts.get(type) ?? Number.NaN;
   return {
     y: p('year'),
     mo: p('month') - 1,
