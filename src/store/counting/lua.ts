@@ -40,8 +40,8 @@ end
  * last request's, at ARGV[#ARGV − CONSUME_TAIL + TAIL.x].
  *
  * Only the account hash is a key: the period's counter and days share its hash tag (so its
- * Cluster slot) and are named in the script, as the period index already was. Sending all three
- * made them 3 of a request's 10 strings and about a third of its bytes to Redis.
+ * Cluster slot) and are named in the script, as the period index already was. Sent, those two
+ * were 2 of a request's 10 strings and 38% of its bytes to Redis (297 → 185 bytes).
  */
 export const KEY = { account: 1 } as const;
 export const CONSUME_KEYS = 1;
