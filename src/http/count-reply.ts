@@ -12,18 +12,27 @@ import { keyCheck } from './key-check.js';
 import { storeWorked } from './listener-context.js';
 import { admitted, answerCounted, answerUnmetered, keyRefused, type MeteredRequest, storeFailed } from './outcome.js';
 
-/** The receiver of a warm count, and the request's `MeteredRequest`: the store's reply for a cached account. */
-export class WarmCount implements MeteredRequest, ConsumeReceiver {
+type Counted = Extract<ConsumeResult, { kind: 'ok' | 'exhausted' | 'burst' }>;
+
+/**
+ * The store's reply to a warm count (count.ts): latency, an inactive account and one that
+ * `changed` since it was cached are handled alike for every kind of request; what a counted one
+ * gets, how it is counted again and what it gets unmetered is the subclass's.
+ */
+abstract class WarmReply implements ConsumeReceiver {
   private readonly storeStart = performance.now();
 
   constructor(
     readonly x: Exchange,
     readonly keyHash: string,
-    readonly body: MeteredBody,
-    readonly etag: string | null,
-    readonly notModified: boolean,
-    private readonly entry: AccountEntry,
+    protected readonly entry: AccountEntry,
   ) {}
+
+  protected abstract counted(result: Counted): void;
+  /** Counted again the slow way, which reloads the account. */
+  protected abstract again(): void;
+  /** The store could not answer, and `storeFailed` says the request goes on uncounted. */
+  protected abstract unmetered(): void;
 
   consumed(result: ConsumeResult): void {
     try {
@@ -33,13 +42,13 @@ export class WarmCount implements MeteredRequest, ConsumeReceiver {
         case 'ok':
         case 'exhausted':
         case 'burst':
-          return answerCounted(this, result.kind, this.entry, result.used, result.burst);
+          return this.counted(result);
         case 'inactive':
           return keyRefused(this.x, 'inactive');
         case 'changed':
           // Our copy of the account is out of date: the meter reloads it and decides again.
           l.meter.forget(this.keyHash);
-          return countSlowly(this, l.meter.consume(this.keyHash, keyCheck(this.x)));
+          return this.again();
       }
     } catch (err) {
       crashed(this.x, err);
@@ -48,10 +57,37 @@ export class WarmCount implements MeteredRequest, ConsumeReceiver {
 
   failed(err: Error): void {
     try {
-      storeUnanswered(this, this.storeStart, err);
+      this.x.listener.metrics.storeLatency.observe((performance.now() - this.storeStart) / 1000);
+      if (storeFailed(this.x, this.keyHash, err, 'unmetered')) this.unmetered();
     } catch (e) {
       crashed(this.x, e);
     }
+  }
+}
+
+/** The receiver of a metered route's warm count, and the request's `MeteredRequest`. */
+export class WarmCount extends WarmReply implements MeteredRequest {
+  constructor(
+    x: Exchange,
+    keyHash: string,
+    readonly body: MeteredBody,
+    readonly etag: string | null,
+    readonly notModified: boolean,
+    entry: AccountEntry,
+  ) {
+    super(x, keyHash, entry);
+  }
+
+  protected counted(result: Counted): void {
+    answerCounted(this, result.kind, this.entry, result.used, result.burst);
+  }
+
+  protected again(): void {
+    countSlowly(this, this.x.listener.meter.consume(this.keyHash, keyCheck(this.x)));
+  }
+
+  protected unmetered(): void {
+    answerUnmetered(this);
   }
 }
 
@@ -63,51 +99,27 @@ export class WarmCount implements MeteredRequest, ConsumeReceiver {
 export type CountedThen = (counted: CountedResult | null) => void;
 
 /** The receiver of a warm count for such a feature (count.ts `countThen`). */
-export class FeatureCount implements ConsumeReceiver {
-  private readonly storeStart = performance.now();
-
+export class FeatureCount extends WarmReply {
   constructor(
-    readonly x: Exchange,
-    readonly keyHash: string,
-    private readonly entry: AccountEntry,
+    x: Exchange,
+    keyHash: string,
+    entry: AccountEntry,
     private readonly day: string,
     private readonly then: CountedThen,
-  ) {}
-
-  consumed(result: ConsumeResult): void {
-    try {
-      const l = this.x.listener;
-      storeAnswered(l, this.storeStart);
-      switch (result.kind) {
-        case 'ok':
-        case 'exhausted':
-          return this.then({
-            kind: result.kind,
-            entry: this.entry,
-            used: result.used,
-            day: this.day,
-            burst: result.burst,
-          });
-        case 'burst':
-          return this.then({ kind: 'burst', entry: this.entry, used: result.used, day: this.day, burst: result.burst });
-        case 'inactive':
-          return keyRefused(this.x, 'inactive');
-        case 'changed':
-          l.meter.forget(this.keyHash);
-          return countSlowlyThen(this.x, this.keyHash, this.then);
-      }
-    } catch (err) {
-      crashed(this.x, err);
-    }
+  ) {
+    super(x, keyHash, entry);
   }
 
-  failed(err: Error): void {
-    try {
-      this.x.listener.metrics.storeLatency.observe((performance.now() - this.storeStart) / 1000);
-      if (storeFailed(this.x, this.keyHash, err, 'unmetered')) this.then(null);
-    } catch (e) {
-      crashed(this.x, e);
-    }
+  protected counted(result: Counted): void {
+    this.then({ ...result, entry: this.entry, day: this.day });
+  }
+
+  protected again(): void {
+    countSlowlyThen(this.x, this.keyHash, this.then);
+  }
+
+  protected unmetered(): void {
+    this.then(null);
   }
 }
 
