@@ -111,7 +111,13 @@ export class FeatureCount extends WarmReply {
   }
 
   protected counted(result: Counted): void {
-    this.then({ ...result, entry: this.entry, day: this.day });
+    const { entry, day } = this;
+    // Built field by field: a spread of the store's reply cost a pass-through hit 4% of its CPU.
+    this.then(
+      result.kind === 'burst'
+        ? { kind: 'burst', entry, used: result.used, day, burst: result.burst }
+        : { kind: result.kind, entry, used: result.used, day, burst: result.burst },
+    );
   }
 
   protected again(): void {

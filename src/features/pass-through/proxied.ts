@@ -22,6 +22,7 @@ import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 import { hasBody, isSafeProxyPath } from '../../upstream/admission.js';
 import type { PassThrough } from '../../upstream/cache/cache.js';
+import type { ForwardSpec } from '../../upstream/proxy.js';
 
 type Counted = Extract<MeterResult, { kind: 'ok' }>;
 
@@ -51,27 +52,52 @@ export function proxied(x: Exchange, route: ProxyRoute, target: Target): void {
  * refunded, and its answer shows the count after the refund.
  */
 async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: Counted | null): Promise<void> {
-  const { listener: l } = x;
-  const limit = counted?.entry.allowance.limit ?? 0;
-  const rate = (used: number): Array<string | number> =>
-    counted ? rateHeaders(rateFields(counted.entry, used, l.clock.now(), counted.burst)) : [];
-  const status = await route.proxy.forward(x.req, x.res, {
-    route: route.name,
-    path: target.path,
-    search: target.search,
-    usage: counted ? usageJson(counted.entry.usage, counted.used, limit) : 'null',
-    headers: rate(counted?.used ?? 0),
-    get refunded() {
-      return rate((counted?.used ?? 1) - 1);
-    },
-    onFailure: () => {
-      if (!counted) return;
-      l.meter
-        .refund(counted.entry, counted.day)
-        .catch((err: unknown) =>
-          l.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
-        );
-    },
-  });
+  const status = await route.proxy.forward(x.req, x.res, new Forwarded(x, route, target, counted));
   record(x, status);
+}
+
+/**
+ * What the cache (or the origin's stream) needs of one admitted request. A class, so that a hit
+ * makes one object and no closure: the refunded rate headers and the refund itself are worked
+ * out only for an answer that is not a success.
+ */
+class Forwarded implements ForwardSpec {
+  readonly route: string;
+  readonly path: string;
+  readonly search: string;
+  readonly usage: string;
+  readonly headers: Array<string | number>;
+
+  constructor(
+    private readonly x: Exchange,
+    proxyRoute: ProxyRoute,
+    target: Target,
+    private readonly counted: Counted | null,
+  ) {
+    this.route = proxyRoute.name;
+    this.path = target.path;
+    this.search = target.search;
+    this.usage = counted ? usageJson(counted.entry.usage, counted.used, counted.entry.allowance.limit) : 'null';
+    this.headers = this.rate(counted?.used ?? 0);
+  }
+
+  get refunded(): Array<string | number> {
+    return this.rate((this.counted?.used ?? 1) - 1);
+  }
+
+  onFailure(): void {
+    const { counted } = this;
+    if (!counted) return;
+    const l = this.x.listener;
+    l.meter
+      .refund(counted.entry, counted.day)
+      .catch((err: unknown) =>
+        l.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
+      );
+  }
+
+  private rate(used: number): Array<string | number> {
+    const { counted } = this;
+    return counted ? rateHeaders(rateFields(counted.entry, used, this.x.listener.clock.now(), counted.burst)) : [];
+  }
 }

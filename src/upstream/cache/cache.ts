@@ -159,9 +159,14 @@ export class PassThroughCache implements PassThrough {
   private bypass(req: IncomingMessage, res: ServerResponse, spec: ForwardSpec): Promise<number> {
     this.metrics.cacheAnswers.labels('bypass').inc();
     return this.proxy.forward(req, res, {
-      ...spec,
+      // Named one by one, not spread: a spec may keep `refunded` and `onFailure` on its prototype.
+      route: spec.route,
+      path: spec.path,
+      search: spec.search,
+      usage: spec.usage,
       headers: [...spec.headers, 'X-Cache', 'BYPASS'],
       refunded: [...spec.refunded, 'X-Cache', 'BYPASS'],
+      onFailure: () => spec.onFailure(),
     });
   }
 
