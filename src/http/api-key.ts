@@ -8,7 +8,7 @@ import type { AccountEntry } from '../quota/meter.js';
 import { clientOf, fail, failRetry } from './answer.js';
 import type { Exchange, ListenerContext } from './core-types.js';
 import { invalidKey } from './outcome.js';
-import { headerValue, PLAIN_KEY_PARAM, readKey } from './request.js';
+import { headerValue, isPlainKeySearch, PLAIN_KEY_PARAM, readKey } from './request.js';
 
 /**
  * The key a request carries, or null once the request has been refused for it (throttled
@@ -18,7 +18,10 @@ export function keyOf(x: Exchange, search: string): KnownKey<AccountEntry> | nul
   const { listener } = x;
   const header = keyHeader(x);
   const plain = knownPlainKey(listener, search, header);
-  if (plain !== undefined && x.req.url?.startsWith('/')) x.loggedUrl = x.route.plainKeyUrl;
+  // Refused keys too: a flood of made-up `?api_key=K` keys logs the route's redacted URL,
+  // never scrubbing and redacting each one (the log's costliest step).
+  if ((plain !== undefined || isPlainKeySearch(search)) && x.req.url?.startsWith('/'))
+    x.loggedUrl = x.route.plainKeyUrl;
   const key = plain ?? readAndHash(listener, search, header);
   if (throttled(x, typeof key === 'string' ? null : key.hash)) return null;
   if (key === 'missing') {

@@ -52,6 +52,8 @@ const PRINTABLE = /^[\x21-\x7e]+$/;
 // The common query, `api_key=K` alone with nothing to decode, read without URLSearchParams.
 export const PLAIN_KEY_PARAM = 'api_key=';
 const PLAIN_KEY = /^api_key=[\w-]+$/;
+/** The query is `api_key=K` alone, K of key characters: its URL is logged as the route's `plainKeyUrl`. */
+export const isPlainKeySearch = (search: string): boolean => PLAIN_KEY.test(search);
 const PLAIN_KEY_URL = /^[^?]*\?api_key=[\w-]+$/;
 
 const MISSING: KeyInput = { kind: 'missing' };

@@ -180,3 +180,21 @@ t.test(
     t.match(out, /"url":"[^"]*\?x=1&/, 'the rest of the query is logged');
   },
 );
+
+t.test('a refused `?api_key=K` is logged as its route with the key redacted, made up or malformed alike', async (t) => {
+  const gw = await gatewayProcess(t, privateConfig({ demo_accounts: false }));
+  const port = Number(new URL(gw.base).port);
+  const unknown = generateKey();
+  const malformed = `${unknown.slice(0, -2)}zz`;
+  for (const k of [unknown, malformed, 'not-a-key_at-all'])
+    await rawRequest(port, `GET ${SIMPLE}?api_key=${k} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`);
+  await waitFor('the access log lines', () => (gw.output().match(/"status":401/g) ?? []).length >= 3);
+  t.equal(await gw.stop('SIGTERM'), 0);
+  const lines = gw
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"status":401'));
+  t.equal(lines.length, 3);
+  for (const line of lines) t.match(line, `"url":"${SIMPLE}?api_key=[REDACTED]"`);
+  t.notOk(gw.output().includes(unknown.slice(4, 20)), 'the made-up key is not in the output');
+});
