@@ -61,6 +61,46 @@ t.test('600 concurrent consumes from two instances, limit 100: exactly 100 succe
   t.equal(await stores[1]?.counting.usage(a.id, '2026-11'), 100);
 });
 
+t.test(
+  '1,000 concurrent consumes over 20 accounts on every slot, from two instances: none refused, each counted once',
+  async (t) => {
+    // Script calls of different slots must never share a pipeline: with ioredis' autopipelining, a
+    // call whose first argument is not a key was grouped by that argument ("All keys in the pipeline
+    // should belong to the same slots allocation group"), and half of such a burst failed.
+    const prefix = `many${process.pid}:`;
+    const stores = [open(prefix), open(prefix)];
+    t.teardown(() => Promise.all(stores.map((s) => s.close())));
+    const accounts = Array.from({ length: 20 }, (_, i) => storedAccount({ label: `many${i}` }));
+    for (const a of accounts) await stores[0]?.accounts.createAccount(a);
+    const burst = () =>
+      Promise.allSettled(
+        Array.from({ length: 1000 }, (_, i) => {
+          const a = accounts[i % 20] as (typeof accounts)[number];
+          const spec = {
+            accountId: a.id,
+            revision: 1,
+            periodId: '2026-11',
+            limit: 1000,
+            expireAtMs: Date.now() + 60_000,
+          };
+          return (stores[i % 2] as RedisStore).counting.consume(spec, DAY);
+        }),
+      );
+    for (const round of [1, 2]) {
+      const results = await burst();
+      const refused = results.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+      t.same(refused.slice(0, 3), [], `round ${round}: no consume refused (${refused.length} were)`);
+      t.equal(
+        results.filter((r) => r.status === 'fulfilled' && r.value.kind === 'ok').length,
+        1000,
+        `round ${round}: 1,000 counted`,
+      );
+    }
+    for (const a of accounts)
+      t.equal(await stores[1]?.counting.usage(a.id, '2026-11'), 100, 'each account counted 100, once each');
+  },
+);
+
 t.test('a consume whose node connection drops mid-command is never resent, so never counted twice', async (t) => {
   const { Redis } = await import('ioredis');
   const prefix = `drop${process.pid}:`;

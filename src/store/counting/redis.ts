@@ -4,7 +4,7 @@ import type { EventStore } from '../events/interface.js';
 import type { RedisBackend } from '../redis/backend.js';
 import { dropReached } from './alerts.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
-import { CONSUME, PERIODS, RECORD_CHANGE, REFUND } from './lua.js';
+import { CONSUME, CONSUME_KEYS, PERIODS, RECORD_CHANGE, REFUND } from './lua.js';
 import { decodePeriods } from './period-records.js';
 import { ConsumeBatcher } from './redis-batch.js';
 import { RedisClock } from './redis-clock.js';
@@ -12,6 +12,7 @@ import { RedisClock } from './redis-clock.js';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<number[], Context>;
+    fpgConsumeOne(...keysAndArgs: Array<string | number>): Result<number[], Context>;
     fpgRefund(counter: string, days: string, day: string): Result<number, Context>;
     fpgPeriods(index: string, fromMs: number, toMs: number): Result<Array<string | number>, Context>;
     fpgRecordChange(
@@ -25,9 +26,13 @@ declare module 'ioredis' {
   }
 }
 
-// CONSUME takes a variable number of keys (a batch), so its key count comes with each call.
+// CONSUME takes a variable number of keys (a batch), so its key count comes with each call. On a
+// Cluster a call carries one request: declared with its one key, that key is what ioredis'
+// autopipelining groups calls by (its slot's nodes). Undeclared, the first argument is the count,
+// calls of every slot shared one pipeline and the Cluster refused it (ioredis #2109).
 const SCRIPTS = {
   fpgConsume: { lua: CONSUME },
+  fpgConsumeOne: { lua: CONSUME, numberOfKeys: CONSUME_KEYS },
   fpgRefund: { lua: REFUND, numberOfKeys: 2 },
   fpgPeriods: { lua: PERIODS, numberOfKeys: 1 },
   fpgRecordChange: { lua: RECORD_CHANGE, numberOfKeys: 2 },
@@ -55,7 +60,9 @@ export class RedisCounting implements CountingStore {
     this.clock = new RedisClock(b.options.command_timeout_ms);
     this.batcher = new ConsumeBatcher(
       (spec) => b.accountKey(spec.accountId),
-      (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),
+      cluster
+        ? (_, keysAndArgs) => b.run(() => b.redis.fpgConsumeOne(...keysAndArgs))
+        : (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),
       cluster,
       (err) => b.log.error({ err }, 'a metered request failed after its consume'),
       // Cluster nodes' clocks are not this connection's: no deadline there.

@@ -68,9 +68,17 @@ export class RedisBackend {
     this.redis = connect(options);
   }
 
-  /** Each concern defines its own scripts on the shared connection. */
+  /**
+   * Each concern defines its own scripts on the shared connection. On a Cluster, autopipelining
+   * groups a call by its first argument as a key: a script that takes its key count first is kept
+   * out of it, or calls of different slots would share a pipeline that the Cluster refuses.
+   */
   define(scripts: Scripts): void {
-    for (const [name, definition] of Object.entries(scripts)) this.redis.defineCommand(name, definition);
+    for (const [name, definition] of Object.entries(scripts)) {
+      this.redis.defineCommand(name, definition);
+      if (this.options.cluster && definition.numberOfKeys === undefined)
+        this.redis.options.autoPipeliningIgnoredCommands?.push(name);
+    }
   }
 
   /**

@@ -17,6 +17,9 @@ export function connect(o: RedisStoreOptions): Redis | Cluster {
     return new Cluster(o.cluster.nodes, {
       enableOfflineQueue: false,
       enableAutoPipelining: true,
+      // This connection's own list (ioredis' default is one array shared by every Cluster):
+      // RedisBackend.define adds the scripts that take their key count first.
+      autoPipeliningIgnoredCommands: [],
       clusterRetryStrategy: retryDelay,
       // When a node's connection closes, ioredis would resend the commands in flight on it after
       // retryDelayOnFailover ms, but the consume script may already have run there: a resend
