@@ -70,6 +70,21 @@ const ORIGIN_USAGE = {
   period_ends_at: '2026-12-01T00:00:00+02:00',
 };
 
+/**
+ * The path as Tomcat and Jetty read it: each segment's `;parameters` dropped, then dot segments
+ * resolved, so `/origin/..;/fuel-api/api/current.php` is the origin's own current.php.
+ */
+function servletPath(path: string): string {
+  const out: string[] = [];
+  for (const segment of path.split('/')) {
+    const s = segment.split(';')[0] ?? '';
+    if (s === '..') {
+      if (out.length > 1) out.pop();
+    } else if (s !== '.') out.push(s);
+  }
+  return out.join('/') || '/';
+}
+
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
@@ -114,6 +129,7 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
       if (server) return;
       const s = createServer((req, res) => {
         const url = new URL(req.url ?? '/', origin.url);
+        url.pathname = servletPath(url.pathname);
         // Kept out of `seen` (a flood of 100,000 would be held): counted instead.
         if (url.pathname.startsWith('/origin/cacheable')) {
           cacheableHits++;
