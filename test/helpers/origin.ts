@@ -70,6 +70,18 @@ const ORIGIN_USAGE = {
   period_ends_at: '2026-12-01T00:00:00+02:00',
 };
 
+/** The size of /origin/large…'s answers: well past what the gateway reads whole (4 MiB), so streamed. */
+export const LARGE_ANSWER_BYTES = 32 << 20;
+let largeBuffer: Buffer | null = null;
+/** Made on first use: most tests never ask for it. */
+const largeBody = (): Buffer => {
+  largeBuffer ??= Buffer.alloc(LARGE_ANSWER_BYTES, 'fuel price data ');
+  return largeBuffer;
+};
+
+const large = (res: ServerResponse): ServerResponse =>
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': LARGE_ANSWER_BYTES });
+
 /**
  * The path as Tomcat and Jetty read it: each segment's `;parameters` dropped, then dot segments
  * resolved, so `/origin/..;/fuel-api/api/current.php` is the origin's own current.php.
@@ -238,6 +250,14 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
       case '/origin/slow':
         await sleep(origin.slowMs);
         return json(res, 200, { success: true, slow: true });
+      case '/origin/large':
+        return void large(res).end(largeBody());
+      case '/origin/large-dies':
+        // A quarter of the body, then the origin's connection breaks.
+        return void large(res).write(largeBody().subarray(0, LARGE_ANSWER_BYTES / 4), () => res.socket?.destroy());
+      case '/origin/large-stalls':
+        // A quarter of the body, then nothing more: the rest never comes.
+        return void large(res).write(largeBody().subarray(0, LARGE_ANSWER_BYTES / 4));
     }
     json(res, 404, { success: false, message: 'Endpoint not found.' });
   }
