@@ -23,7 +23,7 @@ export function send(x: Exchange, status: number, headers: HeaderList, body: str
   record(x, status);
 }
 
-/** Metrics and the access log line of an answer written elsewhere (status 0: none was written). */
+/** Metrics and the access log line of an answer written elsewhere (status 0: none was written, or a pass-through cut and not counted). */
 export function record(x: Exchange, status: number): void {
   const { listener, req } = x;
   const seconds = (performance.now() - x.start) / 1000;

@@ -2,11 +2,11 @@ import type { Agent, ClientRequest, IncomingMessage, OutgoingHttpHeaders, Server
 import { performance } from 'node:perf_hooks';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from 'pino';
-import { canonicalIp, type TrustedProxies } from '../http/client.js';
+import type { TrustedProxies } from '../http/client.js';
 import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/error-kinds.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
 import { injectUsage, MAX_ERROR_BYTES, MAX_JSON_BYTES, read, specErrorBody } from './bodies.js';
-import { ANSWER_DROPPED, BASE, HOP_BY_HOP, headerObject, JSON_TYPE, passedHeaders } from './forwarded-headers.js';
+import { ANSWER_DROPPED, BASE, headerObject, JSON_TYPE, passedHeaders, rewriteHeaders } from './forwarded-headers.js';
 import { type Checked, KeyEchoed, KeyGuard, RefusalLog } from './key-guard.js';
 import { originBase, type UpstreamConfig } from './origin.js';
 
@@ -40,6 +40,11 @@ interface InFlight {
   proxyReq: ClientRequest | null;
   /** The origin's status, or what went wrong before it answered (metrics label). */
   outcome: string;
+  /**
+   * The 2xx whose head is out (0: none). From then on an answer the client stops (it hangs up,
+   * or reads too slowly to finish within timeout_ms) stays counted; one the origin fails does not.
+   */
+  writing: number;
   settled: boolean;
   resolve(status: number): void;
 }
@@ -90,7 +95,10 @@ export class OriginProxy {
     this.proxy.on('error', (err) => this.log.warn({ err: err.message }, 'pass-through error'));
   }
 
-  /** Forwards an admitted request; resolves with the status written (0 when no answer was written). */
+  /**
+   * Forwards an admitted request; resolves with the status written, or 0 when it was not counted
+   * after all: nothing was written, or the origin failed the answer after its head went out.
+   */
   forward(req: IncomingMessage, res: ServerResponse, spec: ForwardSpec): Promise<number> {
     return new Promise((resolve) => {
       const x: InFlight = {
@@ -98,15 +106,17 @@ export class OriginProxy {
         added: headerObject(spec.headers),
         refunded: headerObject(spec.refunded),
         started: performance.now(),
-        timer: setTimeout(() => this.fail(x, res, 'upstream_timeout', 'timeout'), this.cfg.timeout_ms),
+        timer: setTimeout(() => this.timedOut(x, res), this.cfg.timeout_ms),
         proxyReq: null,
         outcome: 'unreachable',
+        writing: 0,
         settled: false,
         resolve,
       };
       this.pending.set(req, x);
-      res.once('close', () => this.settle(x, 0, false));
-      this.rewriteHeaders(req);
+      // The client left: counted if a success was under way (http-proxy-3 ends the origin request).
+      res.once('close', () => this.settle(x, x.writing, x.writing !== 0));
+      rewriteHeaders(req, this.trusted, this.cfg.api_key);
       try {
         this.proxy.web(req, res, { target: this.base + this.originTarget(spec) }, () =>
           this.fail(x, res, 'upstream_unavailable', 'unreachable'),
@@ -124,37 +134,6 @@ export class OriginProxy {
     params.delete('api_key');
     params.append('api_key', this.cfg.api_key);
     return `${spec.path}?${params}`;
-  }
-
-  private rewriteHeaders(req: IncomingMessage): void {
-    const h = req.headers;
-    const peer = canonicalIp(req.socket.remoteAddress ?? '') ?? '';
-    // Only a trusted proxy's X-Forwarded-* are kept; anyone else's are the client's claims.
-    const fromProxy = this.trusted.has(peer);
-    const chain = fromProxy && typeof h['x-forwarded-for'] === 'string' ? `${h['x-forwarded-for']}, ${peer}` : peer;
-    const proto = fromProxy && typeof h['x-forwarded-proto'] === 'string' ? h['x-forwarded-proto'] : 'http';
-    const host = fromProxy && typeof h['x-forwarded-host'] === 'string' ? h['x-forwarded-host'] : (h.host ?? '');
-    const usedHeader = h['x-api-key'] !== undefined;
-    for (const name of [
-      ...HOP_BY_HOP,
-      'expect',
-      'content-length',
-      'x-api-key',
-      // FuelSA's clients send their key in `key`: it is theirs, never the origin's to see.
-      'key',
-      'forwarded',
-      'x-forwarded-for',
-      'x-forwarded-proto',
-      'x-forwarded-host',
-      'x-forwarded-port',
-    ])
-      delete h[name];
-    if (usedHeader) h['x-api-key'] = this.cfg.api_key;
-    h['x-forwarded-for'] = chain;
-    h['x-forwarded-proto'] = proto;
-    h['x-forwarded-host'] = host;
-    // A body we must read to add `usage` is easiest uncompressed; one that still comes compressed is decoded.
-    h['accept-encoding'] = 'identity';
   }
 
   private answer(proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse): void {
@@ -202,6 +181,7 @@ export class OriginProxy {
     const headers = passedHeaders(proxyRes.headers, drop, success ? x.added : x.refunded);
     const body = injected ?? raw;
     if (drop.length > 0) headers['content-length'] = Buffer.byteLength(body);
+    if (success) x.writing = status;
     res.writeHead(status, headers);
     res.end(body, () => this.settle(x, status, success));
   }
@@ -244,16 +224,21 @@ export class OriginProxy {
     // The key within what was read already is still a clean 502; past it, only a cut connection.
     if (this.guard.carries(Buffer.concat(already).toString('utf8'))) return this.refuse(x, res, 'key');
     res.writeHead(status, passedHeaders(proxyRes.headers, [], success ? x.added : x.refunded));
+    if (success) x.writing = status;
+    // The origin's fault: settled (given back) before the cut, which would read as the client leaving.
+    const cut = (outcome: string): void => {
+      x.outcome = outcome;
+      this.settle(x, 0, false);
+      x.proxyReq?.destroy();
+      res.destroy();
+    };
     const checked = this.guard.watch(already);
     checked.on('error', (err) => {
       if (err instanceof KeyEchoed) this.refusals.note(x.spec.route, status, 'key');
-      x.outcome = 'key_echoed';
-      x.proxyReq?.destroy();
-      res.destroy();
-      this.settle(x, 0, false);
+      cut('key_echoed');
     });
-    proxyRes.on('error', () => res.destroy());
-    proxyRes.on('aborted', () => res.destroy());
+    proxyRes.on('error', () => cut('cut'));
+    proxyRes.on('aborted', () => cut('cut'));
     res.once('finish', () => this.settle(x, status, success));
     proxyRes.pipe(checked).pipe(res);
   }
@@ -264,14 +249,24 @@ export class OriginProxy {
     this.fail(x, res, 'upstream_unavailable', why === 'key' ? 'key_echoed' : 'unreadable');
   }
 
+  /**
+   * timeout_ms has passed. A success with written bytes the client has not taken is a client too
+   * slow to read it: cut, and counted. Otherwise the origin is late: 504, or a cut, given back.
+   */
+  private timedOut(x: InFlight, res: ServerResponse): void {
+    if (x.writing === 0 || res.writableLength === 0) return this.fail(x, res, 'upstream_timeout', 'timeout');
+    this.settle(x, x.writing, true);
+    res.destroy();
+  }
+
   /** No usable answer from the origin: our error body, or a cut connection once headers are out. */
   private fail(x: InFlight, res: ServerResponse, kind: ErrorKind, outcome: string): void {
     if (x.settled) return;
     x.outcome = outcome;
     x.proxyReq?.destroy();
     if (res.headersSent) {
-      res.destroy();
-      return this.settle(x, 0, false);
+      this.settle(x, 0, false);
+      return void res.destroy();
     }
     const e = this.errors[kind];
     res.writeHead(e.status, { ...BASE, ...x.refunded, 'content-type': 'application/json', 'content-length': e.length });

@@ -70,6 +70,33 @@ const ORIGIN_USAGE = {
   period_ends_at: '2026-12-01T00:00:00+02:00',
 };
 
+/** The size of /origin/large…'s answers: well past what the gateway reads whole (4 MiB), so streamed. */
+export const LARGE_ANSWER_BYTES = 32 << 20;
+let largeBuffer: Buffer | null = null;
+/** Made on first use: most tests never ask for it. */
+const largeBody = (): Buffer => {
+  largeBuffer ??= Buffer.alloc(LARGE_ANSWER_BYTES, 'fuel price data ');
+  return largeBuffer;
+};
+
+const large = (res: ServerResponse): ServerResponse =>
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': LARGE_ANSWER_BYTES });
+
+/**
+ * The path as Tomcat and Jetty read it: each segment's `;parameters` dropped, then dot segments
+ * resolved, so `/origin/..;/fuel-api/api/current.php` is the origin's own current.php.
+ */
+function servletPath(path: string): string {
+  const out: string[] = [];
+  for (const segment of path.split('/')) {
+    const s = segment.split(';')[0] ?? '';
+    if (s === '..') {
+      if (out.length > 1) out.pop();
+    } else if (s !== '.') out.push(s);
+  }
+  return out.join('/') || '/';
+}
+
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
@@ -114,6 +141,7 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
       if (server) return;
       const s = createServer((req, res) => {
         const url = new URL(req.url ?? '/', origin.url);
+        url.pathname = servletPath(url.pathname);
         // Kept out of `seen` (a flood of 100,000 would be held): counted instead.
         if (url.pathname.startsWith('/origin/cacheable')) {
           cacheableHits++;
@@ -222,6 +250,14 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
       case '/origin/slow':
         await sleep(origin.slowMs);
         return json(res, 200, { success: true, slow: true });
+      case '/origin/large':
+        return void large(res).end(largeBody());
+      case '/origin/large-dies':
+        // A quarter of the body, then the origin's connection breaks.
+        return void large(res).write(largeBody().subarray(0, LARGE_ANSWER_BYTES / 4), () => res.socket?.destroy());
+      case '/origin/large-stalls':
+        // A quarter of the body, then nothing more: the rest never comes.
+        return void large(res).write(largeBody().subarray(0, LARGE_ANSWER_BYTES / 4));
     }
     json(res, 404, { success: false, message: 'Endpoint not found.' });
   }

@@ -18,3 +18,62 @@ export function rawRequest(port: number, data: string, timeoutMs = 5000): Promis
     socket.write(data);
   });
 }
+
+/** What a client read of an answer before it stopped, or before the server closed the connection. */
+export interface PartialDownload {
+  /** The answer's head, up to the blank line. */
+  head: string;
+  /** Body bytes received. */
+  bodyBytes: number;
+  /** Whether the connection was closed (by either side) when the download was handed back. */
+  closed: boolean;
+  /** Ends the connection (a client that stopped reading is still connected). */
+  close(): void;
+}
+
+/**
+ * Sends a request over a raw socket and reads the answer until `stopAt` body bytes have arrived,
+ * then `hang-up` destroys the socket at once (within the same chunk: loopback is fast enough to
+ * deliver the rest before a timer runs), and `stop-reading` pauses it and leaves it open. Resolves
+ * then, or when the connection closes first.
+ */
+export function downloadPart(
+  port: number,
+  data: string,
+  stopAt: number,
+  how: 'hang-up' | 'stop-reading',
+): Promise<PartialDownload> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let head: Buffer | null = null;
+    let pending = Buffer.alloc(0);
+    let bodyBytes = 0;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      resolve({
+        head: head?.toString('latin1') ?? pending.toString('latin1'),
+        bodyBytes,
+        closed: socket.destroyed,
+        close: () => socket.destroy(),
+      });
+    };
+    socket.on('data', (c: Buffer) => {
+      if (head === null) {
+        pending = Buffer.concat([pending, c]);
+        const end = pending.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        head = pending.subarray(0, end);
+        bodyBytes = pending.length - end - 4;
+      } else bodyBytes += c.length;
+      if (bodyBytes < stopAt) return;
+      if (how === 'hang-up') socket.destroy();
+      else socket.pause();
+      finish();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', finish);
+    socket.write(data);
+  });
+}

@@ -198,6 +198,61 @@ t.test('paths the origin would read as another path are refused before they are 
 });
 
 t.test(
+  'path-confusion forms (`..;`, double-encoded, overlong UTF-8, NUL, control and %u escapes) get 400: the origin is never asked, nothing counted',
+  async (t) => {
+    const { origin, gw, key, accountId } = await setup(t);
+    const before = origin.seen.length;
+    for (const path of [
+      // Tomcat and Jetty read `..;` as `..`: the origin's own current.php with the service key.
+      '/origin/..;/fuel-api/api/current.php',
+      '/origin/a;jsessionid=1/echo',
+      '/origin/..%3b/fuel-api/api/current.php',
+      // Decoded twice by the origin (or a proxy in front of it), `%252e` is a dot.
+      '/origin/%252e%252e%252ffuel-api/api/current.php',
+      // Overlong UTF-8 for `.` and `/`, which lenient decoders read as the character.
+      '/origin/%c0%ae%c0%ae/fuel-api/api/current.php',
+      '/origin/%c0%ae%c0%ae%c0%affuel-api',
+      '/origin/%e0%80%ae%e0%80%ae/fuel-api',
+      '/origin/%ed%a0%80',
+      // A NUL or another control ends or splits the path in C code; IIS reads `%u002e` as `.`.
+      '/origin/..%00/fuel-api/api/current.php',
+      '/origin/.%00./fuel-api/api/current.php',
+      '/origin/..%09/fuel-api/api/current.php',
+      '/origin/echo%0d%0aX-Injected:%201',
+      '/origin/echo%7f',
+      '/origin/echo%c2%85',
+      '/origin/%u002e%u002e/fuel-api/api/current.php',
+      '/origin/echo%',
+      '/origin/echo%zz',
+      // Fullwidth `．．／`: an origin that normalises Unicode (NFKC) reads `../`.
+      '/origin/%ef%bc%8e%ef%bc%8e%ef%bc%8ffuel-api',
+    ]) {
+      const answer = await rawRequest(
+        gw.app.publicAddress.port,
+        `GET ${path}?api_key=${key} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+      );
+      t.match(answer, /^HTTP\/1\.1 400 /, `${path}: 400`);
+    }
+    t.same(
+      origin.seen.slice(before).map((r) => r.path),
+      [],
+      'nothing reached the origin',
+    );
+    t.equal(await counted(gw, accountId), 0, 'nothing counted');
+
+    // Escapes that mean one thing everywhere still pass: an escaped letter, a UTF-8 character.
+    for (const path of ['/origin/%65cho', '/origin/caf%C3%A9']) {
+      const answer = await rawRequest(
+        gw.app.publicAddress.port,
+        `GET ${path}?api_key=${key} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+      );
+      t.notMatch(answer, /^HTTP\/1\.1 400 /, `${path}: forwarded`);
+    }
+    t.equal(origin.seen.length - before, 2, 'the origin was asked for those two');
+  },
+);
+
+t.test(
   'a request that fails at the origin never uses the allowance: exactly the limit of successes under concurrency',
   async (t) => {
     const { gw } = await setup(t);

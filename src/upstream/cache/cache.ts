@@ -20,7 +20,7 @@ import { fixedHeaders, type ReplyParts, replyAnswer, replyEntry, replyFailure, t
 
 /** What the pass-through route hands an admitted request to. */
 export interface PassThrough {
-  /** Resolves with the status written (0 when no answer was written). */
+  /** Resolves with the status written (0: nothing was, or the origin failed a streamed answer; not counted). */
   forward(req: IncomingMessage, res: ServerResponse, spec: ForwardSpec): Promise<number>;
 }
 
