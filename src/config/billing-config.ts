@@ -55,7 +55,9 @@ export const billing = z
     timeout_ms: posInt.describe('A send succeeds on a 2xx answer within this; else it is sent again later'),
     exporters: z
       .array(billingExporter)
-      .describe('Where usage is pushed: {type: stripe, event_name, api_base?, stripe_version?} and {type: cloudevents, url, source}'),
+      .describe(
+        'Where usage is pushed: {type: stripe, event_name, api_base?, stripe_version?} and {type: cloudevents, url, source}',
+      ),
   })
   .refine((b) => new Set(b.exporters.map(exporterNameOf)).size === b.exporters.length, {
     message: 'two exporters have the same name: give each its own `name`',
