@@ -1,11 +1,25 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import type { Config } from '../config/config-schema.js';
 import type { AccountStore, BillingEvent, BillingStore, CoordinationStore } from '../store/store.js';
 import type { Outcome } from './send-outcome.js';
 import type { Sender } from './senders.js';
 
 const LEASE = 'billing-export';
+// Who took the lease last, and whether it gave it up: the lease itself is gone once it expires.
+const HOLDER_NOTE = 'billing-export-holder';
+const holderNote = z.object({ holder: z.string(), since: z.string(), released: z.boolean() });
+
+/** The holder note as written by `noteHolder`; null when there is none, or one this release cannot read. */
+function readHolder(raw: string | null): z.infer<typeof holderNote> | null {
+  try {
+    return raw === null ? null : (holderNote.safeParse(JSON.parse(raw)).data ?? null);
+  } catch {
+    return null;
+  }
+}
 const PAGE = 200;
 // Requests in flight per exporter: Stripe's live mode takes about 1,000 events a second.
 const IN_FLIGHT = 8;
@@ -23,7 +37,7 @@ export interface BillingMetrics {
 export interface ExporterDeps {
   accounts: Pick<AccountStore, 'listAccounts'>;
   billing: BillingStore;
-  coordination: Pick<CoordinationStore, 'lease' | 'releaseLease'>;
+  coordination: Pick<CoordinationStore, 'lease' | 'releaseLease' | 'getNote' | 'putNote'>;
 }
 
 /**
@@ -35,7 +49,11 @@ export interface ExporterDeps {
  * sends the same events, which the receivers drop.
  */
 export class BillingExporter {
-  private readonly holder = randomUUID();
+  // Names the gateway in the log lines of a takeover: host, process, and this exporter's run.
+  private readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private holding = false;
+  /** When this gateway last took the lease (ISO), for the holder note. */
+  private since = '';
   private readonly intervalMs: number;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
@@ -73,6 +91,7 @@ export class BillingExporter {
     clearInterval(this.timer);
     this.abort.abort();
     await this.running;
+    if (this.holding) await this.noteHolder(true).catch(() => undefined);
     await this.deps.coordination.releaseLease(LEASE, this.holder).catch(() => undefined);
   }
 
@@ -93,8 +112,39 @@ export class BillingExporter {
     }
   }
 
-  private hold(tickMs: number): Promise<boolean> {
-    return this.deps.coordination.lease(LEASE, this.holder, Math.max(15_000, tickMs * 3)).catch(() => false);
+  private async hold(tickMs: number): Promise<boolean> {
+    const held = await this.deps.coordination
+      .lease(LEASE, this.holder, Math.max(15_000, tickMs * 3))
+      .catch(() => false);
+    if (held && !this.holding) await this.took().catch(() => undefined);
+    this.holding = held;
+    return held;
+  }
+
+  /**
+   * Says who exports now, and from whom: a gateway that takes the lease over from one that
+   * stopped renewing it without giving it up (killed, hung, cut off from the store) warns, as
+   * the events that one was sending are sent again from here.
+   */
+  private async took(): Promise<void> {
+    const before = readHolder(await this.deps.coordination.getNote(HOLDER_NOTE));
+    this.since = new Date(this.now()).toISOString();
+    if (before !== null && before.holder !== this.holder && !before.released)
+      this.log.warn(
+        { holder: this.holder, from: before.holder, from_since: before.since },
+        'billing export: this gateway took over the lease from another that stopped renewing it (killed, hung or cut off from the store); it sends from here on, events not yet taken included',
+      );
+    else
+      this.log.info(
+        { holder: this.holder, from: before?.holder ?? null },
+        'billing export: this gateway took the lease; it sends from here on',
+      );
+    await this.noteHolder(false);
+  }
+
+  private noteHolder(released: boolean): Promise<void> {
+    const note = { holder: this.holder, since: this.since, released };
+    return this.deps.coordination.putNote(HOLDER_NOTE, JSON.stringify(note));
   }
 
   /** Every account's growth as events (written first), and each sent. */

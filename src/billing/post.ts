@@ -6,7 +6,7 @@ const MAX_ANSWER_BYTES = 8192;
 
 /** A billing system's answer, or why there was none. */
 export type Answer =
-  | { kind: 'answer'; status: number; retryAfter: string | null; body: string }
+  | { kind: 'answer'; status: number; retryAfter: string | null; location: string | null; body: string }
   | { kind: 'none'; error: string };
 
 /**
@@ -48,6 +48,7 @@ export function post(
           kind: 'answer',
           status: res.statusCode ?? 0,
           retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
+          location: res.headers.location ?? null,
           body: Buffer.concat(chunks).toString('utf8'),
         });
       res.on('data', (chunk: Buffer) => {

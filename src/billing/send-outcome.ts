@@ -1,4 +1,5 @@
 import type { Answer } from './post.js';
+import { redacted } from './redact.js';
 
 /** What became of one send: taken, to be sent again (after at least `afterMs`), or refused for good. */
 export type Outcome =
@@ -10,16 +11,25 @@ export type Outcome =
 const MAX_RETRY_AFTER_MS = 3_600_000;
 
 /**
- * The one rule for every receiver: 2xx taken; 429, 5xx and no answer sent again, after the
- * receiver's Retry-After when it gives one; any other status refused (a request it will never
- * take as it is: sending it again would only repeat the refusal).
+ * The one rule for every receiver: 2xx taken; 429, 5xx, a redirect and no answer sent again,
+ * after the receiver's Retry-After when it gives one; any other status refused (a request it will
+ * never take as it is: sending it again would only repeat the refusal). A redirect is not
+ * followed: the request carries the secret, and a receiver that moved is the operator's to
+ * re-point (the error names where it points), so the event waits, with its backoff, and is not
+ * lost. The error is kept and logged: `secrets` are cut out of it (redact.ts).
  */
-export function outcomeOf(answer: Answer, now: number): Outcome {
-  if (answer.kind === 'none') return { kind: 'again', afterMs: null, error: answer.error };
+export function outcomeOf(answer: Answer, now: number, secrets: readonly string[]): Outcome {
+  if (answer.kind === 'none') return { kind: 'again', afterMs: null, error: redacted(answer.error, secrets) };
   const { status } = answer;
   if (status >= 200 && status < 300) return { kind: 'taken' };
-  const error = `status ${status}${summary(answer.body)}`;
-  if (status === 429 || status >= 500) return { kind: 'again', afterMs: retryAfterMs(answer.retryAfter, now), error };
+  const moved = status >= 300 && status < 400;
+  const said = redacted(
+    moved && answer.location !== null ? `to ${answer.location} ${answer.body}` : answer.body,
+    secrets,
+  );
+  const error = `status ${status}${said === '' ? '' : `: ${said}`}`;
+  if (status === 429 || status >= 500 || moved)
+    return { kind: 'again', afterMs: retryAfterMs(answer.retryAfter, now), error };
   return { kind: 'refused', error };
 }
 
@@ -28,10 +38,4 @@ export function retryAfterMs(value: string | null, now: number): number | null {
   if (value === null) return null;
   const ms = /^\d+$/.test(value.trim()) ? Number(value.trim()) * 1000 : Date.parse(value) - now;
   return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : null;
-}
-
-/** The first words of an error body, for the failure list (never a header, which may hold the key). */
-function summary(body: string): string {
-  const text = body.replace(/\s+/g, ' ').trim().slice(0, 200);
-  return text === '' ? '' : `: ${text}`;
 }

@@ -1,9 +1,19 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
 import type { BillingExporterConfig } from '../config/billing-config.js';
 import { exporterNameOf } from '../config/billing-config.js';
+import { PROJECT_ROOT } from '../config/load.js';
 import { GatewayError } from '../failures.js';
 import type { BillingEvent, StoredAccount } from '../store/store.js';
 import { post } from './post.js';
 import { type Outcome, outcomeOf } from './send-outcome.js';
+
+/** Every exporter request names the gateway and its release, as an SDK names itself. */
+const release = z
+  .object({ name: z.string(), version: z.string() })
+  .parse(JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')));
+const USER_AGENT = `${release.name}/${release.version} (billing exporter)`;
 
 /** One exporter: whom it bills for an account, and how it sends a batch of events. */
 export interface Sender {
@@ -14,15 +24,6 @@ export interface Sender {
   subjectOf(account: StoredAccount): string | null;
   /** One outcome for the whole batch: the receiver takes or refuses a request as a whole. */
   send(events: BillingEvent[], timeoutMs: number, now: number, signal: AbortSignal): Promise<Outcome>;
-}
-
-/**
- * The outcome with the secret cut out of its error: a receiver may echo the request (its
- * Authorization header) in the error body, and the error goes to the log and the failure list.
- */
-function hidden(outcome: Outcome, secret: string): Outcome {
-  if (outcome.kind === 'taken' || secret === '') return outcome;
-  return { ...outcome, error: outcome.error.split(secret).join('[REDACTED]') };
 }
 
 /** The exporters of the config, with their secrets from the environment (never from a file). */
@@ -47,7 +48,8 @@ type CloudEventsConfig = Extract<BillingExporterConfig, { type: 'cloudevents' }>
 /**
  * Stripe's Billing Meter Events API, one event a request. The identifier is the event's id, and
  * the Idempotency-Key too: a resend within Stripe's window gets the first answer again, and one
- * Stripe already has (`resource_already_exists`) counts as taken.
+ * Stripe already has (`resource_already_exists`) counts as taken. Stripe-Version is pinned, as
+ * the official SDK pins it: without one Stripe answers in the account's default version.
  */
 function stripeSender(cfg: StripeConfig, key: string): Sender {
   const url = `${cfg.api_base.replace(/\/+$/, '')}/v1/billing/meter_events`;
@@ -68,11 +70,13 @@ function stripeSender(cfg: StripeConfig, key: string): Sender {
         authorization: `Bearer ${key}`,
         'content-type': 'application/x-www-form-urlencoded',
         'idempotency-key': e.id,
+        'stripe-version': cfg.stripe_version,
+        'user-agent': USER_AGENT,
       };
       const answer = await post(url, headers, form.toString(), timeoutMs, signal);
       if (answer.kind === 'answer' && answer.status === 400 && answer.body.includes('"resource_already_exists"'))
         return { kind: 'taken' };
-      return hidden(outcomeOf(answer, now), key);
+      return outcomeOf(answer, now, [key]);
     },
   };
 }
@@ -94,9 +98,12 @@ function cloudEventsSender(cfg: CloudEventsConfig, token: string): Sender {
         datacontenttype: 'application/json',
         data: { requests: e.value },
       }));
-      const headers: Record<string, string> = { 'content-type': 'application/cloudevents-batch+json' };
+      const headers: Record<string, string> = {
+        'content-type': 'application/cloudevents-batch+json',
+        'user-agent': USER_AGENT,
+      };
       if (token !== '') headers.authorization = `Bearer ${token}`;
-      return hidden(outcomeOf(await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal), now), token);
+      return outcomeOf(await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal), now, [token]);
     },
   };
 }

@@ -20,6 +20,13 @@ const stripe = z.strictObject({
   api_base: httpUrl('a URL such as https://api.stripe.com')
     .default('https://api.stripe.com')
     .describe("Stripe's API base (another for tests or an egress proxy); the key is env STRIPE_API_KEY"),
+  stripe_version: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$/, 'expected a Stripe API version such as 2026-10-28.endive')
+    .default('2026-10-28.endive')
+    .describe(
+      "The Stripe-Version sent with every request (the default is the one the stripe SDK 23.1.0 pins); without one Stripe answers in the account's default version",
+    ),
 });
 
 const cloudevents = z.strictObject({
@@ -48,7 +55,9 @@ export const billing = z
     timeout_ms: posInt.describe('A send succeeds on a 2xx answer within this; else it is sent again later'),
     exporters: z
       .array(billingExporter)
-      .describe('Where usage is pushed: {type: stripe, event_name, api_base?} and {type: cloudevents, url, source}'),
+      .describe(
+        'Where usage is pushed: {type: stripe, event_name, api_base?, stripe_version?} and {type: cloudevents, url, source}',
+      ),
   })
   .refine((b) => new Set(b.exporters.map(exporterNameOf)).size === b.exporters.length, {
     message: 'two exporters have the same name: give each its own `name`',

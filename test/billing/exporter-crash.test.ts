@@ -58,3 +58,35 @@ t.test(
     );
   },
 );
+
+t.test(
+  'two gateways export: the holder of the billing lease killed -9, the other takes the lease over when it expires and logs the takeover, naming the holder it took it from',
+  async (t) => {
+    const redis = await startRedis(t);
+    const stripe = await startStripeReceiver(STRIPE_KEY);
+    t.teardown(() => stripe.close());
+    const config = privateConfig({
+      // Started on a busy machine: a connection slower than the default second is not the defect here.
+      store: { type: 'redis', redis: { url: redis.url, connect_timeout_ms: 10_000 } },
+      log: { access: false },
+      billing: {
+        interval_s: 5,
+        timeout_ms: 10_000,
+        exporters: [{ type: 'stripe', event_name: 'fuel_api_requests', api_base: stripe.url }],
+      },
+    });
+    const env = { STRIPE_API_KEY: STRIPE_KEY };
+    const first = await gatewayProcess(t, config, env);
+    const [taken] = await first.waitFor(/^\{.*"msg":"billing export: this gateway took the lease.*$/m, 30_000);
+    const holder = (JSON.parse(taken) as { holder: string }).holder;
+    const second = await gatewayProcess(t, config, env);
+    await first.stop('SIGKILL');
+    // The killed gateway's lease runs out (15 s); the second takes it at its next tick.
+    const [line] = await second.waitFor(/^\{.*"msg":"billing export: this gateway took over the lease.*$/m, 60_000);
+    const took = JSON.parse(line) as { level: number; holder: string; from: string };
+    t.equal(took.level, 40, 'a warning');
+    t.equal(took.from, holder, 'naming the gateway that held it');
+    t.not(took.holder, holder, 'and the one that holds it now');
+    t.notMatch(first.output(), /took over/, 'the first took no lease over: it was the first');
+  },
+);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { type BillingReceiver, startCloudEventsReceiver, startStripeReceiver } from '../helpers/billing-receivers.js';
@@ -82,7 +83,12 @@ for (const kind of ['memory', 'redis'] as const) {
         ledger[x.id] = (await adminCall(gw, 'GET', `/admin/accounts/${x.id}`)).body.usage.requests_used as number;
       t.same(ledger, { [a.id]: 7, [b.id]: 5, [c.id]: 3 }, "the receivers' totals are the ledger's");
       const metrics = await (await fetch(`http://127.0.0.1:${gw.app.adminAddress.port}/metrics`)).text();
-      t.match(metrics, /fuel_gateway_billing_events_total\{exporter="stripe",result="sent"\} 3/);
+      // 3 events, or more when an interval's boundary fell between one account's requests (a busy machine).
+      t.match(
+        metrics,
+        new RegExp(`fuel_gateway_billing_events_total\\{exporter="stripe",result="sent"\\} ${stripe.taken.size}\n`),
+        'one event sent for each the receiver took',
+      );
       t.match(metrics, /fuel_gateway_billing_lag_seconds\{exporter="cloudevents"\} 0/);
     },
   );
@@ -167,6 +173,116 @@ t.test("a receiver's error that echoes the secret: neither the failure list nor 
     t.notMatch(listed, secret, 'not in the failure list');
     t.notMatch(gw.logs(), secret, 'not in any log line');
   }
+});
+
+/** An error body whose text reaches the 200th character inside `echo`, as it is cut to 200. */
+const atTheCut = (echo: string): string => {
+  const lead = '{"error":{"message":"you sent Authorization: ';
+  return `${lead}${'x'.repeat(183 - lead.length)} Bearer ${echo}"}}`;
+};
+const reversed = (s: string): string => [...s].reverse().join('');
+const uEscaped = (s: string): string =>
+  [...s].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+
+t.test(
+  "a receiver's error that echoes the secret across the cut, in base64, reversed or \\u-escaped: no error text kept, logged or listed holds the secret or 4 characters of its start",
+  async (t) => {
+    const { gw, stripe, ce } = await setup(t, { type: 'memory' });
+    const spellings = [
+      STRIPE_KEY,
+      Buffer.from(STRIPE_KEY).toString('base64'),
+      reversed(STRIPE_KEY),
+      uEscaped(STRIPE_KEY),
+    ];
+    for (const echo of spellings) stripe.modes.push({ status: 400, body: atTheCut(echo) });
+    ce.modes.push({ status: 422, body: atTheCut(CE_TOKEN) });
+    for (const n of [1, 2, 3, 4]) await requests(gw, (await account(gw, { stripe_customer: `cus_Echo${n}` })).key, 1);
+    await waitFor(
+      'every refusal to be listed',
+      async () => (await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures.length === 8,
+      PASS_MS,
+    );
+    const listed = (
+      (await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures as Array<{
+        last_error: string;
+      }>
+    ).map((f) => f.last_error);
+    const logged = gw
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('billing export: the receiver refused'))
+      .map((l) => String(JSON.parse(l).error));
+    t.equal(logged.length, 5, 'each refusal logged');
+    // What is left of each spelling once cut to 200: a start of it, 4 characters or more.
+    const starts = [STRIPE_KEY.slice(0, 4), CE_TOKEN.slice(0, 4), ...spellings.slice(1).map((s) => s.slice(0, 8))];
+    for (const [i, text] of [...listed, ...logged].entries()) {
+      t.match(text, /^status 4\d\d/, `error ${i}: its status is kept`);
+      t.same(
+        starts.filter((s) => text.includes(s)),
+        [],
+        `error ${i} (${text.slice(-40)}): no start of a secret in any spelling`,
+      );
+    }
+  },
+);
+
+t.test('a receiver answering 307 and then 200 gets the event again, unchanged, and counts it once', async (t) => {
+  const { gw, stripe } = await setup(t, { type: 'memory' });
+  stripe.modes.push({ status: 307, location: `${stripe.url}/v1/billing/meter_events`, retryAfter: '1' });
+  const a = await account(gw, { stripe_customer: 'cus_Moved1' });
+  await requests(gw, a.key, 3);
+  await waitFor('the event to be taken after the redirect', totalsEqual(stripe, { cus_Moved1: 3 }), PASS_MS);
+  t.same(
+    stripe.requests.map((r) => r.answered),
+    [307, 200],
+  );
+  t.same(
+    stripe.requests.map((r) => r.body),
+    [stripe.requests[0]?.body, stripe.requests[0]?.body],
+    'the same event, unchanged',
+  );
+  t.same((await adminCall(gw, 'GET', '/admin/billing/failures')).body.failures, [], 'not listed as failed');
+  t.match(gw.logs(), /"error":"status 307[^"]*meter_events/, 'the log line names the redirect');
+});
+
+t.test(
+  'every exporter request names the gateway and its release in User-Agent; Stripe gets the pinned Stripe-Version',
+  async (t) => {
+    const { gw, stripe, ce } = await setup(t, { type: 'memory' });
+    const a = await account(gw, { stripe_customer: 'cus_Version1' });
+    await requests(gw, a.key, 1);
+    await waitFor('both receivers to take the event', () => stripe.taken.size === 1 && ce.taken.size === 1, PASS_MS);
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    for (const r of [...stripe.requests, ...ce.requests])
+      t.equal(r.headers['user-agent'], `fuel-price-gateway/${version} (billing exporter)`);
+    t.same(
+      stripe.requests.map((r) => r.headers['stripe-version']),
+      ['2026-10-28.endive'],
+      "the default: the version stripe 23.1.0's SDK pins",
+    );
+    t.equal(ce.requests[0]?.headers['stripe-version'], undefined, 'not sent to a CloudEvents ingest');
+  },
+);
+
+t.test('an exporter may pin another Stripe-Version', async (t) => {
+  const stripe = await startStripeReceiver(STRIPE_KEY);
+  t.teardown(() => stripe.close());
+  const gw = await startGateway(t, {
+    log: { access: false },
+    billing: {
+      interval_s: 5,
+      timeout_ms: 10_000,
+      exporters: [
+        { type: 'stripe', event_name: 'fuel_api_requests', api_base: stripe.url, stripe_version: '2025-03-31.basil' },
+      ],
+    },
+  });
+  const a = await account(gw, { stripe_customer: 'cus_Version2' });
+  await requests(gw, a.key, 1);
+  await waitFor('the event to be taken', () => stripe.taken.size === 1, PASS_MS);
+  t.equal(stripe.requests[0]?.headers['stripe-version'], '2025-03-31.basil');
 });
 
 t.test('retrying takes an id or all=true, and refuses anything else without retrying', async (t) => {

@@ -13,12 +13,14 @@ import { Ajv, type ValidateFunction } from 'ajv';
  */
 
 /** How a receiver answers a request: a status; or never (`hang`); or it takes the events and then never answers (`thenHang`). */
-export type ReceiverMode = { status: number; body?: string; retryAfter?: string; thenHang?: boolean } | 'hang';
+export type ReceiverMode =
+  | { status: number; body?: string; retryAfter?: string; location?: string; thenHang?: boolean }
+  | 'hang';
 
 export interface BillingReceiver {
   url: string;
   /** Requests in the order they came, with what was wrong with them (empty: valid). */
-  requests: Array<{ body: string; problems: string[]; answered: number | 'hang' }>;
+  requests: Array<{ body: string; headers: IncomingMessage['headers']; problems: string[]; answered: number | 'hang' }>;
   /** Requests answered with `mode` first, in turn; then 200. */
   modes: ReceiverMode[];
   /** Deduplicated totals: requests billed per customer (Stripe) or subject (CloudEvents). */
@@ -90,7 +92,7 @@ async function serve(
       const body = Buffer.concat(chunks).toString('utf8');
       const { problems, accept } = handle(body, req);
       const mode = r.modes.shift() ?? { status: 200 };
-      r.requests.push({ body, problems, answered: mode === 'hang' ? 'hang' : mode.status });
+      r.requests.push({ body, headers: req.headers, problems, answered: mode === 'hang' ? 'hang' : mode.status });
       if (mode === 'hang') {
         r.hanging++;
         return;
@@ -107,6 +109,7 @@ async function serve(
       }
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (mode.retryAfter !== undefined) headers['retry-after'] = mode.retryAfter;
+      if (mode.location !== undefined) headers.location = mode.location;
       res.writeHead(mode.status, headers);
       res.end(mode.body ?? '{}');
     });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { BillingEvent, PeriodCounts } from './interface.js';
 
 /**
@@ -15,9 +16,14 @@ export interface Cursor {
 
 export const emptyCursor = (): Cursor => ({ sent: 0, seen: {}, outbox: [], failed: [] });
 
-/** `fpg.EXPORTER.ACCOUNT.FROM-TO`: the same span of the same ledger is always the same event. */
-export const eventId = (exporter: string, accountId: string, from: number, to: number): string =>
-  `fpg.${exporter}.${accountId}.${from}-${to}`;
+/**
+ * `fpg.EXPORTER.ACCOUNT.FROM-TO.TAG`, TAG drawn when the event is written. The event is written
+ * before it is sent and sent unchanged, so a resend has the same id. The span alone would not do:
+ * a store restored from a backup has its cursors back where they were, and the span written
+ * again would carry the id of the other requests already sent under it, which receivers drop.
+ */
+const eventId = (exporter: string, accountId: string, from: number, to: number): string =>
+  `fpg.${exporter}.${accountId}.${from}-${to}.${randomBytes(5).toString('hex')}`;
 
 /**
  * With nothing outstanding and a ledger that grew, the cursor with one new event for the growth;

@@ -32,10 +32,16 @@ const CAS_TRIES = 8;
  *   fpg:billing:EXPORTER:open       set of account ids with events outstanding (a deleted
  *                                   account's events are still sent); a stale entry is dropped
  *                                   when its cursor is found settled
+ *   fpg:billing:EXPORTER:written    how many events the exporter has written, ever: it only grows,
+ *                                   so a count below one this process saw means the store went
+ *                                   back in time (see `noteWritten`)
  * A change is a compare-and-set of the whole cursor (cursor.ts has the transitions), so the
  * transitions are the memory store's, to the letter.
  */
 export class RedisBilling implements BillingStore {
+  /** Per exporter, the highest count of events written that this process has seen. */
+  private readonly written = new Map<string, number>();
+
   constructor(
     private readonly b: RedisBackend,
     private readonly ttlMs: number,
@@ -63,7 +69,10 @@ export class RedisBilling implements BillingStore {
         }
         // Indexed first: a crash after the write leaves an entry that is dropped once settled.
         await b.redis.sadd(this.openKey(exporter), accountId);
-        if ((await b.redis.fpgCursorCas(key, raw ?? '', JSON.stringify(next), this.ttlMs)) === 1) return next.outbox;
+        if ((await b.redis.fpgCursorCas(key, raw ?? '', JSON.stringify(next), this.ttlMs)) === 1) {
+          await this.noteWritten(exporter);
+          return next.outbox;
+        }
       }
       throw contended(key);
     });
@@ -131,6 +140,22 @@ export class RedisBilling implements BillingStore {
       }
       throw contended(key);
     });
+  }
+
+  /**
+   * A restore from a backup (or a replica that lagged, promoted) takes the cursors back with the
+   * ledger. The ids stay apart anyway (cursor.ts eventId); this says it happened, on the first
+   * event written after it by a gateway that was running before.
+   */
+  private async noteWritten(exporter: string): Promise<void> {
+    const now = await this.b.redis.incr(`${this.b.options.key_prefix}billing:${exporter}:written`);
+    const before = this.written.get(exporter) ?? 0;
+    if (now <= before)
+      this.b.log.warn(
+        { exporter, events_written_before: before, events_written_now: now },
+        'billing: the store went back in time (restored from a backup, or a replica that lagged took over): the cursors are where the backup had them, and the spans sent since are written again under new event ids (docs/billing.md#ids)',
+      );
+    this.written.set(exporter, Math.max(before, now));
   }
 
   private cursorKey(exporter: string, accountId: string): string {

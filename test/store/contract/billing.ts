@@ -12,6 +12,9 @@ const periodSpec = (a: StoredAccount, periodId = String(START), over: Partial<Co
     ...over,
   });
 const TS = Date.parse('2026-11-26T10:00:00Z');
+/** The whole id of an event of that span: the span, then the tag drawn when it was written. */
+const idOf = (exporter: string, accountId: string, span: string): RegExp =>
+  new RegExp(`^fpg\\.${exporter}\\.${accountId}\\.${span}\\.[0-9a-f]{10}$`);
 
 async function counted(store: Store, s: ConsumeSpec, n: number): Promise<void> {
   for (let i = 0; i < n; i++) await store.counting.consume(s, '2026-11-26');
@@ -35,7 +38,7 @@ export function billingContract(t: Test, make: () => Promise<Store>): void {
       await counted(store, s, 3);
       const [first, ...none] = await store.billing.billingPrepare('stripe', a.id, 'cus_A', TS);
       t.same(none, []);
-      t.match(first, { id: `fpg.stripe.${a.id}.0-3`, from: 0, to: 3, value: 3, subject: 'cus_A', timestamp_ms: TS });
+      t.match(first, { id: idOf('stripe', a.id, '0-3'), from: 0, to: 3, value: 3, subject: 'cus_A', timestamp_ms: TS });
       await counted(store, s, 2);
       t.same(
         await store.billing.billingPrepare('stripe', a.id, 'cus_A', TS + 1000),
@@ -44,7 +47,7 @@ export function billingContract(t: Test, make: () => Promise<Store>): void {
       );
       await store.billing.billingAck(first as never);
       const [second] = await store.billing.billingPrepare('stripe', a.id, 'cus_A', TS + 2000);
-      t.match(second, { id: `fpg.stripe.${a.id}.3-5`, from: 3, to: 5, value: 2, timestamp_ms: TS + 2000 });
+      t.match(second, { id: idOf('stripe', a.id, '3-5'), from: 3, to: 5, value: 2, timestamp_ms: TS + 2000 });
     },
   );
 
@@ -79,10 +82,11 @@ export function billingContract(t: Test, make: () => Promise<Store>): void {
     const results = await Promise.all(
       Array.from({ length: 6 }, () => store.billing.billingPrepare('stripe', a.id, 'cus_A', TS)),
     );
-    const ids = new Set(results.flat().map((e) => e.id));
-    t.same([...ids], [`fpg.stripe.${a.id}.0-7`]);
+    const ids = [...new Set(results.flat().map((e) => e.id))];
+    t.equal(ids.length, 1, 'one event');
+    t.match(ids[0], idOf('stripe', a.id, '0-7'));
     const [other] = await store.billing.billingPrepare('ce', a.id, a.id, TS);
-    t.match(other, { id: `fpg.ce.${a.id}.0-7`, value: 7 });
+    t.match(other, { id: idOf('ce', a.id, '0-7'), value: 7 });
   });
 
   t.test(
