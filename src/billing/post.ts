@@ -1,17 +1,21 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { type ClientRequest, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { checkedAddress, pinnedLookup, RefusedAddress, type Target } from '../events/addresses.js';
 
 // Enough of an answer for an error's code and message; the rest is not read.
 const MAX_ANSWER_BYTES = 8192;
 
-/** A billing system's answer, or why there was none. */
+/** A billing system's answer, or why there was none (`refused`: its address is not allowed). */
 export type Answer =
   | { kind: 'answer'; status: number; retryAfter: string | null; body: string }
-  | { kind: 'none'; error: string };
+  | { kind: 'none'; error: string }
+  | { kind: 'refused'; error: string };
 
 /**
- * POSTs one request with a hard timeout over connecting, sending and the answer. No redirect is
- * followed. Never throws. The headers carry the secret: nothing here logs them.
+ * POSTs one request with a hard timeout over resolving, connecting, sending and the answer. The
+ * host is resolved and checked as a webhook's is (events/addresses.ts: no loopback, private,
+ * link-local or metadata address unless `allowPrivate`), and the connection goes to the address
+ * checked. No redirect is followed. Never throws. The headers carry the secret: nothing here logs them.
  */
 export function post(
   url: string,
@@ -19,45 +23,65 @@ export function post(
   body: string,
   timeoutMs: number,
   signal: AbortSignal,
+  allowPrivate: boolean,
 ): Promise<Answer> {
   return new Promise((resolve) => {
     let done = false;
+    let req: ClientRequest | undefined;
     const finish = (a: Answer): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
-      req.destroy();
+      req?.destroy();
       resolve(a);
     };
-    const request = url.startsWith('https:') ? httpsRequest : httpRequest;
-    const req = request(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      agent: false,
-    });
     const timer = setTimeout(() => finish({ kind: 'none', error: `no answer within ${timeoutMs} ms` }), timeoutMs);
     signal.addEventListener('abort', () => finish({ kind: 'none', error: 'stopped' }), { once: true });
-    req.on('error', (err: NodeJS.ErrnoException) =>
-      finish({ kind: 'none', error: `unreachable: ${err.code ?? err.message}` }),
+    checkedAddress(new URL(url), { allowPrivate, allowHttp: true }).then(
+      (target) => {
+        if (!done) req = send(target);
+      },
+      (err: unknown) => {
+        const error = `refused: ${err instanceof Error ? err.message : String(err)}`;
+        // A name that does not resolve may come back; an address refused stays so until the config changes.
+        finish(
+          err instanceof RefusedAddress && err.reason === 'private'
+            ? { kind: 'refused', error }
+            : { kind: 'none', error },
+        );
+      },
     );
-    req.on('response', (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      let read = 0;
-      const answered = (): void =>
-        finish({
-          kind: 'answer',
-          status: res.statusCode ?? 0,
-          retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
-          body: Buffer.concat(chunks).toString('utf8'),
-        });
-      res.on('data', (chunk: Buffer) => {
-        if (read < MAX_ANSWER_BYTES) chunks.push(chunk.subarray(0, MAX_ANSWER_BYTES - read));
-        read += chunk.length;
-        if (read >= MAX_ANSWER_BYTES) answered();
+    const send = (target: Target): ClientRequest => {
+      const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+      const req = request(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup: pinnedLookup(target),
+        agent: false,
       });
-      res.on('end', answered);
-      res.on('error', answered);
-    });
-    req.end(body);
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        finish({ kind: 'none', error: `unreachable: ${err.code ?? err.message}` }),
+      );
+      req.on('response', (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        let read = 0;
+        const answered = (): void =>
+          finish({
+            kind: 'answer',
+            status: res.statusCode ?? 0,
+            retryAfter: typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : null,
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
+        res.on('data', (chunk: Buffer) => {
+          if (read < MAX_ANSWER_BYTES) chunks.push(chunk.subarray(0, MAX_ANSWER_BYTES - read));
+          read += chunk.length;
+          if (read >= MAX_ANSWER_BYTES) answered();
+        });
+        res.on('end', answered);
+        res.on('error', answered);
+      });
+      req.end(body);
+      return req;
+    };
   });
 }

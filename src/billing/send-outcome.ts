@@ -12,9 +12,11 @@ const MAX_RETRY_AFTER_MS = 3_600_000;
 /**
  * The one rule for every receiver: 2xx taken; 429, 5xx and no answer sent again, after the
  * receiver's Retry-After when it gives one; any other status refused (a request it will never
- * take as it is: sending it again would only repeat the refusal).
+ * take as it is: sending it again would only repeat the refusal), and so is a receiver whose
+ * address the gateway refuses.
  */
 export function outcomeOf(answer: Answer, now: number): Outcome {
+  if (answer.kind === 'refused') return { kind: 'refused', error: answer.error };
   if (answer.kind === 'none') return { kind: 'again', afterMs: null, error: answer.error };
   const { status } = answer;
   if (status >= 200 && status < 300) return { kind: 'taken' };

@@ -25,8 +25,15 @@ function hidden(outcome: Outcome, secret: string): Outcome {
   return { ...outcome, error: outcome.error.split(secret).join('[REDACTED]') };
 }
 
-/** The exporters of the config, with their secrets from the environment (never from a file). */
-export function sendersFor(exporters: BillingExporterConfig[], env: NodeJS.ProcessEnv): Sender[] {
+/**
+ * The exporters of the config, with their secrets from the environment (never from a file).
+ * `allowPrivate`: webhooks.allow_private_addresses, which lets them reach private addresses too.
+ */
+export function sendersFor(
+  exporters: BillingExporterConfig[],
+  env: NodeJS.ProcessEnv,
+  allowPrivate: boolean,
+): Sender[] {
   return exporters.map((e, i) => {
     if (e.type === 'stripe') {
       const key = env.STRIPE_API_KEY ?? '';
@@ -35,9 +42,9 @@ export function sendersFor(exporters: BillingExporterConfig[], env: NodeJS.Proce
           'CONFIG_INVALID',
           `billing.exporters.${i} (stripe): set the STRIPE_API_KEY environment variable (a restricted key with write access to billing meter events)`,
         );
-      return stripeSender(e, key);
+      return stripeSender(e, key, allowPrivate);
     }
-    return cloudEventsSender(e, env.CLOUDEVENTS_TOKEN ?? '');
+    return cloudEventsSender(e, env.CLOUDEVENTS_TOKEN ?? '', allowPrivate);
   });
 }
 
@@ -49,7 +56,7 @@ type CloudEventsConfig = Extract<BillingExporterConfig, { type: 'cloudevents' }>
  * the Idempotency-Key too: a resend within Stripe's window gets the first answer again, and one
  * Stripe already has (`resource_already_exists`) counts as taken.
  */
-function stripeSender(cfg: StripeConfig, key: string): Sender {
+function stripeSender(cfg: StripeConfig, key: string, allowPrivate: boolean): Sender {
   const url = `${cfg.api_base.replace(/\/+$/, '')}/v1/billing/meter_events`;
   return {
     name: exporterNameOf(cfg),
@@ -69,7 +76,7 @@ function stripeSender(cfg: StripeConfig, key: string): Sender {
         'content-type': 'application/x-www-form-urlencoded',
         'idempotency-key': e.id,
       };
-      const answer = await post(url, headers, form.toString(), timeoutMs, signal);
+      const answer = await post(url, headers, form.toString(), timeoutMs, signal, allowPrivate);
       if (answer.kind === 'answer' && answer.status === 400 && answer.body.includes('"resource_already_exists"'))
         return { kind: 'taken' };
       return hidden(outcomeOf(answer, now), key);
@@ -78,7 +85,7 @@ function stripeSender(cfg: StripeConfig, key: string): Sender {
 }
 
 /** OpenMeter-style ingest: a batch of CloudEvents 1.0, deduplicated by the receiver on source and id. */
-function cloudEventsSender(cfg: CloudEventsConfig, token: string): Sender {
+function cloudEventsSender(cfg: CloudEventsConfig, token: string, allowPrivate: boolean): Sender {
   return {
     name: exporterNameOf(cfg),
     batch: 100,
@@ -96,7 +103,8 @@ function cloudEventsSender(cfg: CloudEventsConfig, token: string): Sender {
       }));
       const headers: Record<string, string> = { 'content-type': 'application/cloudevents-batch+json' };
       if (token !== '') headers.authorization = `Bearer ${token}`;
-      return hidden(outcomeOf(await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal), now), token);
+      const answer = await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal, allowPrivate);
+      return hidden(outcomeOf(answer, now), token);
     },
   };
 }
