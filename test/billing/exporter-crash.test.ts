@@ -17,6 +17,7 @@ t.test(
     const config = privateConfig({
       store: { type: 'redis', redis: { url: redis.url } },
       log: { access: false },
+      webhooks: { allow_private_addresses: true },
       billing: {
         interval_s: 5,
         timeout_ms: 120_000,

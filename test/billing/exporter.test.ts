@@ -26,6 +26,8 @@ async function setup(t: Test, store: Record<string, unknown>, timeoutMs = 10_000
   const gw = await startGateway(t, {
     store,
     log: { access: false },
+    // The receivers are on loopback, which the exporters reach only when private addresses are allowed.
+    webhooks: { allow_private_addresses: true },
     billing: {
       interval_s: 5,
       timeout_ms: timeoutMs,
