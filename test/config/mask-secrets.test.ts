@@ -1,4 +1,5 @@
 import t from 'tap';
+import { configReference } from '../../src/config/reference.js';
 import { adminCall } from '../helpers/admin.js';
 import { privateConfig, runCli } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
@@ -85,3 +86,15 @@ t.test(
     t.equal(listed.body.webhooks?.[0]?.url, masked);
   },
 );
+
+t.test('config reference masks a credential written into the defaults', async (t) => {
+  const defaults = [
+    'listen: { admin: { token: "admin-default-token" } }',
+    'store: { redis: { url: "redis://ref-user:ref-pass@redis.test:6379" } }',
+    'upstream: { url: "https://origin.test/?api_key=ref-key", api_key: "ref-service-key" }',
+  ].join('\n');
+  const reference = configReference(defaults);
+  for (const secret of ['admin-default-token', 'ref-user', 'ref-pass', 'ref-key', 'ref-service-key'])
+    t.notOk(reference.includes(secret), `${secret} is not in the reference`);
+  t.match(reference, '`"redis://***@redis.test:6379"`');
+});
