@@ -6,9 +6,9 @@
  * Layers, lowest first. A module may import its own layer and the layers below it, never above:
  *
  *   1 foundation   errors, clock, key-format, log/, config/, time/, metrics/, events/ (event shapes, ids,
- *                  signing, the address policy of webhooks), and prices/price-set-schema.ts (the shape
- *                  of a price set: a definition the store keeps and the domain reads; it imports
- *                  nothing of src/)
+ *                  signing, the address policy of webhooks and billing exporters), and
+ *                  prices/price-set-schema.ts (the shape of a price set: a definition the store
+ *                  keeps and the domain reads; it imports nothing of src/)
  *   2 store        store/ (accounts, counting, prices, coordination; memory and Redis)
  *   3 domain       keys/, quota/, prices/ (the meter, the price book, key handling)
  *   4 http core    http/ (listener, request parsing, answers, error table, metered pipeline)

@@ -7,6 +7,8 @@ import { GatewayError } from './failures.js';
 // The command's own modules are loaded once its command line is accepted: `--help` and a refused
 // line answer in about 70 ms, not the 400 ms of loading the whole gateway.
 const loading = () => import('./config/load.js');
+// `serve` and `config check` load through one function, so the check refuses what the start would.
+const starting = () => import('./cli/start-config.js');
 
 const USAGE = `usage: fuel-gateway [serve] [--config FILE]
        fuel-gateway config check [--config FILE]
@@ -24,8 +26,8 @@ async function main(argv: string[]): Promise<number> {
   const [command = 'serve', sub] = args.positionals;
   switch (command) {
     case 'serve': {
-      const [{ loadConfig }, { runServe }] = await Promise.all([loading(), import('./cli/serve.js')]);
-      await runServe(loadConfig({ file: configFile }));
+      const [{ loadStartConfig }, { runServe }] = await Promise.all([starting(), import('./cli/serve.js')]);
+      await runServe(loadStartConfig({ file: configFile, env: process.env }));
       return 0;
     }
     case 'config':
@@ -39,8 +41,9 @@ async function main(argv: string[]): Promise<number> {
       }
       if (sub !== 'check') break;
       {
-        const { loadConfig, maskSecrets } = await loading();
-        process.stdout.write(`${JSON.stringify(maskSecrets(loadConfig({ file: configFile })), null, 2)}\n`);
+        const [{ loadStartConfig }, { maskTree }] = await Promise.all([starting(), import('./config/mask.js')]);
+        const config = loadStartConfig({ file: configFile, env: process.env });
+        process.stdout.write(`${JSON.stringify(maskTree(config), null, 2)}\n`);
       }
       return 0;
     case 'accounts':

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
+import { maskUrl } from '../config/mask.js';
+import { checkedAddress, RefusedAddress } from '../events/addresses.js';
 import { EVENT_TYPES, eventId, outboxEvent } from '../events/event.js';
 import { newSecret } from '../events/signing.js';
 import { GatewayError } from '../failures.js';
 import type { AccountStore, Delivery, Endpoint, EventStore } from '../store/store.js';
-import { checkedAddress, RefusedAddress } from '../webhooks/send.js';
 import type { Audit } from './audit.js';
 import { parse } from './input.js';
 
@@ -101,7 +102,7 @@ export class WebhookOperations {
     await this.events.putEndpoint(endpoint);
     this.audit({ action: 'webhook.create', webhook_id: endpoint.id, from, after: this.audited(endpoint) });
     const { id, events, account_id, description, created_at, secret } = endpoint;
-    return { id, url: endpoint.url, events, account_id, description, secret, created_at };
+    return { id, url: maskUrl(endpoint.url), events, account_id, description, secret, created_at };
   }
 
   async list(): Promise<{ webhooks: EndpointView[] }> {
@@ -199,7 +200,7 @@ export class WebhookOperations {
     const grace = e.previous_until_ms !== null && e.previous_until_ms > this.clock.now() ? e.previous_until_ms : null;
     return {
       id: e.id,
-      url: e.url,
+      url: maskUrl(e.url),
       events: e.events,
       account_id: e.account_id,
       description: e.description,

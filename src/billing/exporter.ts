@@ -200,7 +200,7 @@ export class BillingExporter {
       this.metrics.billingFailed(sender.name, batch.length);
       this.log.warn(
         { exporter: sender.name, events: batch.map((e) => e.id), error: outcome.error },
-        'billing export: the receiver refused events; listed by `billing failures`, sent again by `billing retry`',
+        'billing export: events refused for good (by the receiver, or its address by the gateway); listed by `billing failures`, sent again by `billing retry`',
       );
       return;
     }

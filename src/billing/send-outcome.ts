@@ -13,12 +13,14 @@ const MAX_RETRY_AFTER_MS = 3_600_000;
 /**
  * The one rule for every receiver: 2xx taken; 429, 5xx, a redirect and no answer sent again,
  * after the receiver's Retry-After when it gives one; any other status refused (a request it will
- * never take as it is: sending it again would only repeat the refusal). A redirect is not
- * followed: the request carries the secret, and a receiver that moved is the operator's to
- * re-point (the error names where it points), so the event waits, with its backoff, and is not
- * lost. The error is kept and logged: `secrets` are cut out of it (redact.ts).
+ * never take as it is: sending it again would only repeat the refusal), and so is a receiver whose
+ * address the gateway refuses. A redirect is not followed: the request carries the secret, and a
+ * receiver that moved is the operator's to re-point (the error names where it points), so the
+ * event waits, with its backoff, and is not lost. The error is kept and logged: `secrets` are cut
+ * out of it (redact.ts).
  */
 export function outcomeOf(answer: Answer, now: number, secrets: readonly string[]): Outcome {
+  if (answer.kind === 'refused') return { kind: 'refused', error: redacted(answer.error, secrets) };
   if (answer.kind === 'none') return { kind: 'again', afterMs: null, error: redacted(answer.error, secrets) };
   const { status } = answer;
   if (status >= 200 && status < 300) return { kind: 'taken' };

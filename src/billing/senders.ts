@@ -26,8 +26,15 @@ export interface Sender {
   send(events: BillingEvent[], timeoutMs: number, now: number, signal: AbortSignal): Promise<Outcome>;
 }
 
-/** The exporters of the config, with their secrets from the environment (never from a file). */
-export function sendersFor(exporters: BillingExporterConfig[], env: NodeJS.ProcessEnv): Sender[] {
+/**
+ * The exporters of the config, with their secrets from the environment (never from a file).
+ * `allowPrivate`: webhooks.allow_private_addresses, which lets them reach private addresses too.
+ */
+export function sendersFor(
+  exporters: BillingExporterConfig[],
+  env: NodeJS.ProcessEnv,
+  allowPrivate: boolean,
+): Sender[] {
   return exporters.map((e, i) => {
     if (e.type === 'stripe') {
       const key = env.STRIPE_API_KEY ?? '';
@@ -36,9 +43,9 @@ export function sendersFor(exporters: BillingExporterConfig[], env: NodeJS.Proce
           'CONFIG_INVALID',
           `billing.exporters.${i} (stripe): set the STRIPE_API_KEY environment variable (a restricted key with write access to billing meter events)`,
         );
-      return stripeSender(e, key);
+      return stripeSender(e, key, allowPrivate);
     }
-    return cloudEventsSender(e, env.CLOUDEVENTS_TOKEN ?? '');
+    return cloudEventsSender(e, env.CLOUDEVENTS_TOKEN ?? '', allowPrivate);
   });
 }
 
@@ -51,7 +58,7 @@ type CloudEventsConfig = Extract<BillingExporterConfig, { type: 'cloudevents' }>
  * Stripe already has (`resource_already_exists`) counts as taken. Stripe-Version is pinned, as
  * the official SDK pins it: without one Stripe answers in the account's default version.
  */
-function stripeSender(cfg: StripeConfig, key: string): Sender {
+function stripeSender(cfg: StripeConfig, key: string, allowPrivate: boolean): Sender {
   const url = `${cfg.api_base.replace(/\/+$/, '')}/v1/billing/meter_events`;
   return {
     name: exporterNameOf(cfg),
@@ -73,7 +80,7 @@ function stripeSender(cfg: StripeConfig, key: string): Sender {
         'stripe-version': cfg.stripe_version,
         'user-agent': USER_AGENT,
       };
-      const answer = await post(url, headers, form.toString(), timeoutMs, signal);
+      const answer = await post(url, headers, form.toString(), timeoutMs, signal, allowPrivate);
       if (answer.kind === 'answer' && answer.status === 400 && answer.body.includes('"resource_already_exists"'))
         return { kind: 'taken' };
       return outcomeOf(answer, now, [key]);
@@ -82,7 +89,7 @@ function stripeSender(cfg: StripeConfig, key: string): Sender {
 }
 
 /** OpenMeter-style ingest: a batch of CloudEvents 1.0, deduplicated by the receiver on source and id. */
-function cloudEventsSender(cfg: CloudEventsConfig, token: string): Sender {
+function cloudEventsSender(cfg: CloudEventsConfig, token: string, allowPrivate: boolean): Sender {
   return {
     name: exporterNameOf(cfg),
     batch: 100,
@@ -103,7 +110,8 @@ function cloudEventsSender(cfg: CloudEventsConfig, token: string): Sender {
         'user-agent': USER_AGENT,
       };
       if (token !== '') headers.authorization = `Bearer ${token}`;
-      return outcomeOf(await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal), now, [token]);
+      const answer = await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal, allowPrivate);
+      return outcomeOf(answer, now, [token]);
     },
   };
 }

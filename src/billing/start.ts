@@ -15,7 +15,7 @@ export function startBilling(o: {
   now: () => number;
 }): { names: string[]; stop(): Promise<void> } {
   const { config, metrics, log, now } = o;
-  const senders = sendersFor(config.billing.exporters, process.env);
+  const senders = sendersFor(config.billing.exporters, process.env, config.webhooks.allow_private_addresses);
   const exporter = new BillingExporter(
     { accounts: o.accounts, billing: o.billing, coordination: o.coordination },
     config.billing,

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { refusedLiteral } from '../events/addresses.js';
 import { isValidTimeZone } from '../time/zone.js';
 import { billing } from './billing-config.js';
 import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
@@ -201,6 +202,13 @@ export const configSchema = z
       if (!existsSync(file))
         ctx.addIssue({ code: 'custom', path: ['prices', 'file'], message: `no such file: ${file}` });
     }
+    // The exporters reach out as webhooks do, under the same address rule: an address is refused
+    // here, a name at each send (billing/post.ts).
+    cfg.billing.exporters.forEach((e, i) => {
+      const [field, url] = e.type === 'stripe' ? ['api_base', e.api_base] : ['url', e.url];
+      const refused = refusedLiteral(url, cfg.webhooks.allow_private_addresses);
+      if (refused) ctx.addIssue({ code: 'custom', path: ['billing', 'exporters', i, field], message: refused });
+    });
     if ((cfg.server.workers === 'auto' || cfg.server.workers > 1) && cfg.store.type === 'memory') {
       ctx.addIssue({
         code: 'custom',

@@ -30,9 +30,10 @@ export function merge(base: Tree, over: Tree): Tree {
 
 function has(tree: Tree, path: PropertyKey[]): boolean {
   let node: unknown = tree;
+  // Into lists too: a list is replaced whole by the layer that sets it, so its items are that layer's.
   for (const key of path) {
-    if (!isTree(node) || !(String(key) in node)) return false;
-    node = node[String(key)];
+    if (typeof node !== 'object' || node === null || !(String(key) in node)) return false;
+    node = (node as Tree)[String(key)];
   }
   return true;
 }
@@ -137,49 +138,4 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     throw new GatewayError('CONFIG_INVALID', `invalid configuration:\n${lines.join('\n')}`, lines);
   }
   return parsed.data;
-}
-
-// Query parameters whose value is a credential, by name (api_key, token, access_token, sig, …).
-const SECRET_PARAM = /key|token|secret|pass|sig|auth|credential/i;
-
-/**
- * A URL for display: its user info (up to the last "@" of the authority, as URL parsers read it)
- * and the values of credential-like query parameters become `***`; the rest stays as written.
- */
-export function maskUrl(url: string): string {
-  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(url);
-  if (m === null) return url;
-  const [, scheme, authority = '', rest = ''] = m;
-  const at = authority.lastIndexOf('@');
-  const host = at === -1 ? authority : `***@${authority.slice(at + 1)}`;
-  const masked = rest.replace(/([?&])([^=&#]*)=([^&#]*)/g, (all, sep: string, name: string) =>
-    SECRET_PARAM.test(paramName(name)) ? `${sep}${name}=***` : all,
-  );
-  return `${scheme}${host}${masked}`;
-}
-
-/** A query parameter's name as decoded; a malformed escape is judged as written. */
-function paramName(raw: string): string {
-  try {
-    return decodeURIComponent(raw.replace(/\+/g, ' '));
-  } catch {
-    return raw;
-  }
-}
-
-const mask = (secret: string): string => (secret === '' ? '' : '***');
-
-/** The effective config for `config check`, with secrets masked. */
-export function maskSecrets(config: Config): Config {
-  const { redis } = config.store;
-  const sentinel = redis.sentinel && {
-    ...redis.sentinel,
-    ...(redis.sentinel.password === undefined ? {} : { password: mask(redis.sentinel.password) }),
-  };
-  return {
-    ...config,
-    listen: { ...config.listen, admin: { ...config.listen.admin, token: mask(config.listen.admin.token) } },
-    store: { ...config.store, redis: { ...redis, url: maskUrl(redis.url), ...(sentinel ? { sentinel } : {}) } },
-    upstream: { ...config.upstream, url: maskUrl(config.upstream.url), api_key: mask(config.upstream.api_key) },
-  };
 }

@@ -1,6 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { configSchema } from './config-schema.js';
+import { maskTree } from './mask.js';
 
 /** One configuration key as the reference lists it. */
 export interface ConfigKey {
@@ -79,7 +80,8 @@ function defaultOf(defaults: unknown, path: string[]): string {
 export function configKeys(defaultsYaml: string): ConfigKey[] {
   const keys: Array<Omit<ConfigKey, 'default'>> = [];
   walk(configSchema, [], undefined, keys);
-  const defaults: unknown = parseYaml(defaultsYaml);
+  // A defaults file edited to hold a credential must not publish it in the reference.
+  const defaults: unknown = maskTree(parseYaml(defaultsYaml));
   return keys.map((k) => ({ ...k, default: defaultOf(defaults, k.path.split('.')) }));
 }
 

@@ -6,7 +6,9 @@ export const webhooks = z.strictObject({
   timeout_ms: posInt.describe('A delivery succeeds on a 2xx answer within this; else it is retried'),
   allow_private_addresses: z
     .boolean()
-    .describe('Let webhooks reach loopback, private, link-local and metadata addresses (tests, internal receivers)'),
+    .describe(
+      'Let webhooks and billing exporters reach loopback, private, link-local and metadata addresses (tests, internal receivers)',
+    ),
   allow_http: z.boolean().describe('Accept http:// endpoints; else https:// is required'),
   retry_delays_ms: z
     .array(posInt)

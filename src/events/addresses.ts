@@ -1,8 +1,9 @@
-import { isIP } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
- * Addresses a webhook may not reach (server-side request forgery): anything ipaddr.js does not
+ * Addresses a webhook or a billing exporter may not reach (server-side request forgery): anything ipaddr.js does not
  * class as global unicast (this machine, private networks, link-local with the cloud metadata
  * service at 169.254.169.254, carrier-grade NAT, unspecified, multicast, broadcast, reserved and
  * documentation ranges), in IPv4 and IPv6. An IPv6 address that carries an IPv4 address, by
@@ -56,4 +57,73 @@ function localNat64(p: number[]): ipaddr.IPv4[] {
     at(11, 12, 13, 14), // /80
     at(12, 13, 14, 15), // /96
   ];
+}
+
+/** Why a URL is not reached: `unresolved` may pass (DNS comes back), the others stay until the config changes. */
+export class RefusedAddress extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'scheme' | 'unresolved' | 'private',
+  ) {
+    super(message);
+  }
+}
+
+export interface AddressPolicy {
+  allowPrivate: boolean;
+  allowHttp: boolean;
+}
+
+export interface Target {
+  address: string;
+  family: number;
+}
+
+/**
+ * The address a URL's host resolves to, checked: every address the name has must be allowed (a
+ * name with one private address among public ones is refused, as a rebinding attacker would
+ * arrange). Throws RefusedAddress with the reason. The one rule of webhooks and billing exporters.
+ */
+export async function checkedAddress(url: URL, policy: AddressPolicy): Promise<Target> {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp))
+    throw new RefusedAddress(`${url.protocol} is not allowed: https is required (webhooks.allow_http)`, 'scheme');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let found: Target[];
+  if (isIP(host) !== 0) found = [{ address: host, family: isIP(host) }];
+  else {
+    try {
+      found = await lookup(host, { all: true, verbatim: true });
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new RefusedAddress(`cannot resolve ${host}: ${why}`, 'unresolved');
+    }
+  }
+  const first = found[0];
+  if (first === undefined) throw new RefusedAddress(`${host} has no address`, 'unresolved');
+  const bad = policy.allowPrivate ? undefined : found.find((a) => !isPublicAddress(a.address));
+  if (bad) throw new RefusedAddress(`${host} resolves to ${bad.address}, ${PRIVATE}`, 'private');
+  return first;
+}
+
+const PRIVATE = 'a loopback, private, link-local or metadata address (webhooks.allow_private_addresses)';
+
+/**
+ * A URL's host when it is an IP address the policy refuses, with why; else null. The config's
+ * own check, before any name is resolved: a name is judged at each connection.
+ */
+export function refusedLiteral(url: string, allowPrivate: boolean): string | null {
+  if (allowPrivate || !URL.canParse(url)) return null;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return isIP(host) !== 0 && !isPublicAddress(host) ? `${host} is ${PRIVATE}` : null;
+}
+
+/**
+ * The connection's own resolution: the checked address, so that a name that changes its answer
+ * between the check and the connection (DNS rebinding) cannot lead elsewhere.
+ */
+export function pinnedLookup(target: Target): LookupFunction {
+  return (_host, options, callback) => {
+    if ((options as { all?: boolean }).all) callback(null, [target] as never, target.family);
+    else callback(null, target.address, target.family);
+  };
 }

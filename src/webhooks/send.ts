@@ -1,16 +1,12 @@
-import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import { isPublicAddress } from '../events/addresses.js';
+import { type AddressPolicy, checkedAddress, pinnedLookup, RefusedAddress, type Target } from '../events/addresses.js';
 
 /** The most of an answer read: a receiver that streams more is cut off there. */
 export const MAX_ANSWER_BYTES = 1024;
 
-export interface SendPolicy {
+export interface SendPolicy extends AddressPolicy {
   timeoutMs: number;
-  allowPrivate: boolean;
-  allowHttp: boolean;
 }
 
 export interface SendOutcome {
@@ -20,43 +16,6 @@ export interface SendOutcome {
   status: number | null;
   /** Why it failed, in a word or two (refused, timeout, unreachable, status …), null when ok. */
   error: string | null;
-}
-
-export class RefusedAddress extends Error {}
-
-/**
- * The address a webhook URL's host resolves to, checked: every address the name has must be
- * allowed (a name with one private address among public ones is refused, as a rebinding
- * attacker would arrange). Throws RefusedAddress with the reason.
- */
-export async function checkedAddress(
-  url: URL,
-  policy: Pick<SendPolicy, 'allowPrivate' | 'allowHttp'>,
-): Promise<{ address: string; family: number }> {
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp))
-    throw new RefusedAddress(`${url.protocol} is not allowed: https is required (webhooks.allow_http)`);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  let found: Array<{ address: string; family: number }>;
-  if (isIP(host) !== 0) found = [{ address: host, family: isIP(host) }];
-  else {
-    try {
-      found = await lookup(host, { all: true, verbatim: true });
-    } catch (err) {
-      throw new RefusedAddress(
-        `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      );
-    }
-  }
-  const first = found[0];
-  if (first === undefined) throw new RefusedAddress(`${host} has no address`);
-  if (!policy.allowPrivate) {
-    const bad = found.find((a) => !isPublicAddress(a.address));
-    if (bad)
-      throw new RefusedAddress(
-        `${host} resolves to ${bad.address}, a loopback, private, link-local or metadata address (webhooks.allow_private_addresses)`,
-      );
-  }
-  return first;
 }
 
 /**
@@ -73,17 +32,13 @@ export async function sendWebhook(
   policy: SendPolicy,
 ): Promise<SendOutcome> {
   const deadline = Date.now() + policy.timeoutMs;
-  let target: { address: string; family: number };
+  let target: Target;
   try {
     target = await withTimeout(checkedAddress(url, policy), policy.timeoutMs);
   } catch (err) {
     if (err instanceof RefusedAddress) return { ok: false, status: null, error: `refused: ${err.message}` };
     return { ok: false, status: null, error: 'timeout' };
   }
-  const pinned: LookupFunction = (_host, options, callback) => {
-    if ((options as { all?: boolean }).all) callback(null, [target] as never, target.family);
-    else callback(null, target.address, target.family);
-  };
   return new Promise((resolve) => {
     let settled = false;
     const finish = (outcome: SendOutcome): void => {
@@ -97,7 +52,7 @@ export async function sendWebhook(
     const req = request(url, {
       method: 'POST',
       headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      lookup: pinned,
+      lookup: pinnedLookup(target),
       agent: false,
     });
     // An answer whose status arrived in time counts, even if its body is still coming.

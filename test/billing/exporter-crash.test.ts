@@ -17,6 +17,7 @@ t.test(
     const config = privateConfig({
       store: { type: 'redis', redis: { url: redis.url } },
       log: { access: false },
+      webhooks: { allow_private_addresses: true },
       billing: {
         interval_s: 5,
         timeout_ms: 120_000,
@@ -69,6 +70,7 @@ t.test(
       // Started on a busy machine: a connection slower than the default second is not the defect here.
       store: { type: 'redis', redis: { url: redis.url, connect_timeout_ms: 10_000 } },
       log: { access: false },
+      webhooks: { allow_private_addresses: true },
       billing: {
         interval_s: 5,
         timeout_ms: 10_000,

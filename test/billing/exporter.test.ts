@@ -27,6 +27,8 @@ async function setup(t: Test, store: Record<string, unknown>, timeoutMs = 10_000
   const gw = await startGateway(t, {
     store,
     log: { access: false },
+    // The receivers are on loopback, which the exporters reach only when private addresses are allowed.
+    webhooks: { allow_private_addresses: true },
     billing: {
       interval_s: 5,
       timeout_ms: timeoutMs,
@@ -271,6 +273,7 @@ t.test('an exporter may pin another Stripe-Version', async (t) => {
   t.teardown(() => stripe.close());
   const gw = await startGateway(t, {
     log: { access: false },
+    webhooks: { allow_private_addresses: true },
     billing: {
       interval_s: 5,
       timeout_ms: 10_000,

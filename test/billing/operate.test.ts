@@ -15,6 +15,7 @@ t.test('the CLI sets external ids, lists the events a billing system refused, an
   const config = privateConfig({
     store: { type: 'redis', redis: { url: redis.url } },
     log: { access: false },
+    webhooks: { allow_private_addresses: true },
     billing: {
       interval_s: 5,
       timeout_ms: 5000,

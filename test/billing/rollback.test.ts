@@ -43,6 +43,8 @@ t.test(
     const gw = await startGateway(t, {
       store: { type: 'redis', redis: { url: redis.url } },
       log: { access: false },
+      // The receivers are on loopback, which the exporters reach only when private addresses are allowed.
+      webhooks: { allow_private_addresses: true },
       billing: {
         interval_s: 5,
         timeout_ms: 10_000,

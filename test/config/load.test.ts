@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { loadConfig, maskSecrets } from '../../src/config/load.js';
+import { loadConfig } from '../../src/config/load.js';
+import { maskTree } from '../../src/config/mask.js';
 import type { GatewayError } from '../../src/failures.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -120,10 +121,10 @@ t.test('listener and timeout settings that cannot work together are refused', as
 });
 
 t.test('secrets are masked for display', async (t) => {
-  const c = maskSecrets(loadConfig({ env: { ADMIN_TOKEN: 'tok', REDIS_URL: 'redis://user:pw@host:6379' } }));
+  const c = maskTree(loadConfig({ env: { ADMIN_TOKEN: 'tok', REDIS_URL: 'redis://user:pw@host:6379' } }));
   t.equal(c.listen.admin.token, '***');
   t.equal(c.store.redis.url, 'redis://***@host:6379');
-  const s = maskSecrets(
+  const s = maskTree(
     loadConfig({
       env: {},
       overrides: { store: { redis: { sentinel: { name: 'm', nodes: [{ host: 'h', port: 26379 }], password: 'pw' } } } },

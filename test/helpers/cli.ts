@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from './context.js';
 import { tempDir } from './tmp.js';
-import { waitFor as until } from './wait.js';
+import { scaled, waitFor as until } from './wait.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Children run dist/, built from src/ by tap's `before` program (build-dist.ts); tap's coverage
@@ -32,6 +32,46 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: stri
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     if (input !== undefined) child.stdin.end(input);
     else child.stdin.end();
+  });
+}
+
+/**
+ * Runs `fuel-gateway serve ARGS` on free loopback ports where it should refuse to start: its
+ * result once it exits. One still serving after `ms` (scaled) is killed, and its code is null.
+ */
+export function serveRefused(
+  t: TestContext,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  ms = 20_000,
+): Promise<CliResult> {
+  const child = spawn(process.execPath, [...CHILD_ARGS, 'dist/main.js', 'serve', ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      FUEL_GATEWAY_CONFIG: '',
+      REDIS_URL: '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      ADMIN_PORT: '0',
+      ...env,
+    },
+  });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), scaled(ms));
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end();
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 

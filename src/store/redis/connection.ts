@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Config } from '../../config/config-schema.js';
+import { tlsOptions } from './tls-ca.js';
 
 export type RedisStoreOptions = Config['store']['redis'];
 
@@ -84,7 +84,7 @@ function nodeOptions(o: RedisStoreOptions): RedisOptions {
     commandTimeout: o.command_timeout_ms,
     connectTimeout: o.connect_timeout_ms,
     maxRetriesPerRequest: 0,
-    ...(o.url.startsWith('rediss://') && { tls: o.tls_ca_file ? { ca: readFileSync(o.tls_ca_file) } : {} }),
+    ...tlsOptions(o),
   };
   if (!o.cluster) return base;
   // A cluster takes its nodes from config, so the URL supplies only credentials and TLS.
