@@ -16,7 +16,6 @@ import {
 import { accountRotateInput, type KeyView } from '../keys/api-keys.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
-import { alreadyRotated } from '../store/keys/edit.js';
 import type { Account, AccountStore, CountingStore, Grant } from '../store/store.js';
 import type { Audit } from './audit.js';
 import { accountInput, parse } from './input.js';
@@ -159,7 +158,15 @@ export class AccountOperations {
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const live = liveKeys(stored, this.clock.now());
     const pending = live.length === 2 ? live.find((k) => live.some((s) => s.id === k.rotated_to)) : undefined;
-    if (key_id === undefined && pending !== undefined) throw alreadyRotated(id, pending, stored.keys);
+    if (key_id === undefined && pending?.rotated_to !== undefined) {
+      const next = pending.rotated_to;
+      throw new GatewayError(
+        'CONFLICT',
+        `account ${id}'s key ${pending.id} was already rotated (it is in its grace): its successor is ${next}; rotate that one with POST /admin/accounts/${id}/keys/${next}/rotate`,
+        [],
+        { successor_key_id: next },
+      );
+    }
     const only = key_id ?? (live.length === 1 ? live[0] : live.length === 0 ? stored.keys.at(-1) : undefined)?.id;
     if (only === undefined)
       throw new GatewayError(
