@@ -27,6 +27,8 @@ export class GatewayError extends Error {
     readonly code: FailureCode,
     message: string,
     readonly details: string[] = [],
+    /** Fields a caller can act on without reading the message (a 409's `successor_key_id`). */
+    readonly fields: Readonly<Record<string, string>> = {},
   ) {
     super(message);
     this.name = 'GatewayError';

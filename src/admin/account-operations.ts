@@ -13,7 +13,7 @@ import {
   publicGrant,
   updateAccount,
 } from '../keys/accounts.js';
-import { type KeyView, rotateInput } from '../keys/api-keys.js';
+import { accountRotateInput, type KeyView } from '../keys/api-keys.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
 import type { Account, AccountStore, CountingStore, Grant } from '../store/store.js';
@@ -143,25 +143,37 @@ export class AccountOperations {
   }
 
   /**
-   * Rotates the account's one key (`grace_s` as the per-key route). An account with several
-   * keys that have not expired has no "the key": 409, naming the per-key route.
+   * Rotates the account's one key, or the key `key_id` names (`grace_s` as the per-key route).
+   * An account with several keys that have not expired has no "the key": 409, naming the
+   * per-key route; when they are a key in the grace of its rotation and its successor, the
+   * rotation was made already: 409 naming the successor, as the store answers a second rotation.
    */
   async rotateKey(
     id: string,
     body: unknown,
     from: string,
   ): Promise<{ account: Account; api_key: string; key: KeyView; previous: KeyView }> {
-    const { grace_s } = parse(rotateInput, body ?? {});
+    const { grace_s, key_id } = parse(accountRotateInput, body ?? {});
     const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const live = liveKeys(stored, this.clock.now());
-    const only = live.length === 1 ? live[0] : live.length === 0 ? stored.keys.at(-1) : undefined;
+    const pending = live.length === 2 ? live.find((k) => live.some((s) => s.id === k.rotated_to)) : undefined;
+    if (key_id === undefined && pending?.rotated_to !== undefined) {
+      const next = pending.rotated_to;
+      throw new GatewayError(
+        'CONFLICT',
+        `account ${id}'s key ${pending.id} was already rotated (it is in its grace): its successor is ${next}; rotate that one with POST /admin/accounts/${id}/keys/${next}/rotate`,
+        [],
+        { successor_key_id: next },
+      );
+    }
+    const only = key_id ?? (live.length === 1 ? live[0] : live.length === 0 ? stored.keys.at(-1) : undefined)?.id;
     if (only === undefined)
       throw new GatewayError(
         'CONFLICT',
         `account ${id} has ${live.length} keys: rotate one with POST /admin/accounts/${id}/keys/KEY_ID/rotate`,
       );
-    const rotated = await this.keys.rotateWith(id, only.id, grace_s, from, 'account.rotate_key');
+    const rotated = await this.keys.rotateWith(id, only, grace_s, from, 'account.rotate_key');
     const account = await this.accounts.getAccount(id);
     if (!account) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     return { account: publicAccount(account), api_key: rotated.api_key, key: rotated.key, previous: rotated.previous };

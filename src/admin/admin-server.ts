@@ -188,6 +188,7 @@ export function adminHandler(
       res,
       FAILURE_STATUS[err.code],
       JSON.stringify({
+        ...err.fields,
         success: false,
         code: err.code,
         message: err.message,

@@ -21,7 +21,7 @@ export const configSchema = z
         token: z
           .string()
           .describe(
-            'Bearer token of the admin API (env ADMIN_TOKEN); without one the admin listener only binds to loopback; beyond loopback it needs at least 32 characters, 16 of them distinct',
+            'Bearer token of the admin API (env ADMIN_TOKEN); without one the admin listener only binds to loopback; beyond loopback it needs at least 32 characters and about 128 bits of estimated entropy (docs/admin-api.md); never trimmed: surrounding whitespace is refused',
           ),
       }),
     }),

@@ -1,6 +1,7 @@
 /** The building blocks of the config schema: the kinds of value several sections use. */
 import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
+import { estimatedBits } from './token-strength.js';
 
 /** `10.0.0.5`, `fd00::1`, or a CIDR range `172.16.0.0/12`, `fd00::/8`. */
 export function isAddressOrRange(entry: string): boolean {
@@ -24,18 +25,30 @@ export function isOrigin(entry: string): boolean {
 export const isLoopback = (host: string): boolean =>
   host === 'localhost' || host === '::1' || (isIPv4(host) && host.startsWith('127.'));
 
-/** Rules of an admin token on a listener other machines can reach: long, and not a repeated pattern. */
+/**
+ * Rules of an admin token on a listener other machines can reach: long, and about 128 bits by
+ * the estimate of token-strength.ts (what `openssl rand -base64 32` gives is about 256).
+ */
 export const ADMIN_TOKEN_MIN_LENGTH = 32;
-export const ADMIN_TOKEN_MIN_DISTINCT = 16;
+export const ADMIN_TOKEN_MIN_BITS = 128;
 
 /**
  * Why the admin listener may not bind as configured: beyond loopback, other machines can try
- * tokens, so it needs one, and one that is long and not a repeated pattern. Null when it may.
+ * tokens, so it needs one, and one that is long and hard to guess. Null when it may. On any
+ * listener, a token that starts or ends with whitespace is refused rather than trimmed: a
+ * client cannot send that whitespace in `Authorization`, so it would never match.
  */
 export function adminListenerProblem(admin: { host: string; token: string }): {
   path: string[];
   message: string;
 } | null {
+  const path = ['listen', 'admin', 'token'];
+  if (/^\s|\s$/.test(admin.token))
+    return {
+      path,
+      message:
+        'starts or ends with whitespace (a space, tab or line break), which no Authorization header can carry; nothing is trimmed: remove it',
+    };
   if (isLoopback(admin.host)) return null;
   if (!admin.token)
     return {
@@ -44,11 +57,14 @@ export function adminListenerProblem(admin: { host: string; token: string }): {
     };
   const hint = `on a non-loopback admin listener (${admin.host}) a token needs`;
   const example = '(for example: openssl rand -base64 32)';
-  const path = ['listen', 'admin', 'token'];
   if (admin.token.length < ADMIN_TOKEN_MIN_LENGTH)
     return { path, message: `${hint} at least ${ADMIN_TOKEN_MIN_LENGTH} characters ${example}` };
-  if (new Set(admin.token).size < ADMIN_TOKEN_MIN_DISTINCT)
-    return { path, message: `${hint} at least ${ADMIN_TOKEN_MIN_DISTINCT} distinct characters ${example}` };
+  const bits = estimatedBits(admin.token);
+  if (bits < ADMIN_TOKEN_MIN_BITS)
+    return {
+      path,
+      message: `${hint} about ${ADMIN_TOKEN_MIN_BITS} bits of entropy; this one is estimated at ${bits} (runs such as aaa or abcd, and parts repeated, add nothing: docs/admin-api.md) ${example}`,
+    };
   return null;
 }
 

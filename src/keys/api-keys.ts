@@ -71,6 +71,17 @@ export const rotateInput = z.strictObject({
   grace_s: z.number().int().min(0).max(MAX_GRACE_S).default(0),
 });
 
+/**
+ * An account's `rotate-key`: `key_id`, when given, names the key the caller means (as the
+ * per-key route does), so that a retry of a rotation already made is refused, whatever its grace.
+ */
+export const accountRotateInput = rotateInput.extend({
+  key_id: z
+    .string()
+    .regex(/^key_[0-9a-f]{16}$/, 'expected a key id such as key_0123456789abcdef')
+    .optional(),
+});
+
 export type CreateKeyInput = z.infer<typeof createKeyInput>;
 
 /** A new key and its record: the key is shown once, the record keeps its hash and last 4 characters. */

@@ -131,23 +131,32 @@ t.test('rotation with a grace: both keys work until the grace ends, then the old
   t.match(logs, /"grace_s":3600/, 'and the grace');
 });
 
-t.test('rotate-key keeps its meaning for one key, takes grace_s, and answers 409 for several', async (t) => {
-  const { gw, clock, id, key } = await setUp(t);
-  const once = await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`);
-  t.equal(once.status, 200);
-  t.same(Object.keys(once.body).slice(0, 2), ['account', 'api_key']);
-  t.equal((await get(gw, key)).status, 401, 'without a grace the old key stops at once');
-  const second = once.body.api_key as string;
-  const graced = await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`, { grace_s: 60 });
-  t.equal(graced.status, 200, 'an expired key does not count: the account has one key that works');
-  t.equal((await get(gw, second)).status, 200, 'the old key works for its grace');
-  const several = await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`);
-  t.equal(several.status, 409);
-  t.match(several.body.message, `/admin/accounts/${id}/keys/KEY_ID/rotate`);
-  clock.ms = NOW + 61_000;
-  t.equal((await get(gw, second)).status, 401);
-  t.equal((await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`)).status, 200, 'one key again');
-});
+t.test(
+  'rotate-key keeps its meaning for one key, takes grace_s, and answers 409 for several or a rotation made',
+  async (t) => {
+    const { gw, clock, id, key } = await setUp(t);
+    const once = await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`);
+    t.equal(once.status, 200);
+    t.same(Object.keys(once.body).slice(0, 2), ['account', 'api_key']);
+    t.equal((await get(gw, key)).status, 401, 'without a grace the old key stops at once');
+    const second = once.body.api_key as string;
+    const graced = await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`, { grace_s: 60 });
+    t.equal(graced.status, 200, 'an expired key does not count: the account has one key that works');
+    t.equal((await get(gw, second)).status, 200, 'the old key works for its grace');
+    const again = await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`);
+    t.equal(again.status, 409, 'while the old key is in its grace, the rotation is made already');
+    t.equal(again.body.successor_key_id, graced.body.key.id);
+    t.match(again.body.message, `/admin/accounts/${id}/keys/${graced.body.key.id}/rotate`);
+    const other = await adminCall(gw, 'POST', `/admin/accounts/${id}/keys`, { name: 'other' });
+    const several = await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`);
+    t.equal(several.status, 409);
+    t.match(several.body.message, `/admin/accounts/${id}/keys/KEY_ID/rotate`);
+    await adminCall(gw, 'DELETE', `/admin/accounts/${id}/keys/${other.body.key.id}`);
+    clock.ms = NOW + 61_000;
+    t.equal((await get(gw, second)).status, 401);
+    t.equal((await adminCall(gw, 'POST', `/admin/accounts/${id}/rotate-key`)).status, 200, 'one key again');
+  },
+);
 
 t.test('delete: 204, the key stops at once, and the last key of an account is kept (409)', async (t) => {
   const { gw, id, key } = await setUp(t);

@@ -59,6 +59,10 @@ t.test('accounts, published prices and counts survive a restart of the real proc
     body: JSON.stringify({ ...set, effective_date: '2031-01-08', source: 'Scheduled by the test' }),
   });
   t.equal(published.status, 201);
+  const { id } = await createKey(first);
+  const keys = (await (await fetch(`${first.admin}/admin/accounts/${id}/keys`)).json()) as { keys: [{ id: string }] };
+  const rotate = `${first.admin}/admin/accounts/${id}/keys/${keys.keys[0].id}/rotate`;
+  const rotated = (await (await fetch(rotate, { method: 'POST' })).json()) as { key: { id: string } };
   t.equal(await first.stop('SIGTERM'), 0);
   t.ok(existsSync(state), 'the state file exists');
 
@@ -71,6 +75,9 @@ t.test('accounts, published prices and counts survive a restart of the real proc
     prices.scheduled.some((s) => s.effective_date === '2031-01-08'),
     'the scheduled set is still there',
   );
+  const again = await fetch(rotate.replace(first.admin, second.admin), { method: 'POST' });
+  t.equal(again.status, 409, 'a rotated key is still known to be rotated');
+  t.equal(((await again.json()) as { successor_key_id: string }).successor_key_id, rotated.key.id);
   t.equal(await second.stop('SIGTERM'), 0);
 });
 

@@ -7,7 +7,7 @@ import { isGatewayError } from '../../src/failures.js';
 import { generateKey, hashKey } from '../../src/keys/key-generator.js';
 import { createStore } from '../../src/store/create.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import type { StoredAccount, StoreEvent } from '../../src/store/store.js';
+import type { StoredAccount, StoredKey, StoreEvent } from '../../src/store/store.js';
 import { startRedis, startSentinel } from '../helpers/redis.js';
 import { scaled, waitFor as waitUntil } from '../helpers/wait.js';
 import { DAY, hashOf, storedKey } from './contract/fixtures.js';
@@ -123,6 +123,29 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
     key_hash: hashOf(a),
   });
 });
+
+t.test(
+  'a rotation notes the successor in its own field, not in the keys JSON the previous release reads',
+  async (t) => {
+    const prefix = nextPrefix();
+    const store = open(t, prefix);
+    const a = account();
+    await store.accounts.createAccount(a);
+    const old = a.keys[0] as StoredKey;
+    const next = storedKey();
+    await store.keys.rotateKey(a.id, old.id, next, new Date(Date.now() + 60_000).toISOString());
+    const accountKey = `${prefix}{acct:${a.id}}:account`;
+    t.equal(await raw.hget(accountKey, `rt:${old.id}`), next.id);
+    const json = JSON.parse((await raw.hget(accountKey, 'keys')) as string) as Array<Record<string, unknown>>;
+    t.same(
+      json.map((k) => Object.keys(k).sort()),
+      [Object.keys(old).sort(), Object.keys(old).sort()],
+      'each stored key has the fields it had before rotations were noted',
+    );
+    await store.keys.revoke(a.id, old.id);
+    t.equal(await raw.hexists(accountKey, `rt:${old.id}`), 0, 'a removed key takes its field along');
+  },
+);
 
 t.test('a null limit is an absent field, and a patch can set and clear it', async (t) => {
   const prefix = nextPrefix();

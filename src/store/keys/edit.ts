@@ -112,6 +112,7 @@ export function rotateKey(
   now: number,
 ): Edited {
   const old = find(keys, accountId, keyId);
+  if (old.rotated_to !== undefined) throw alreadyRotated(accountId, old, keys);
   if (keys.some((k) => k.id === next.id || k.key_hash === next.key_hash))
     throw new GatewayError('CONFLICT', `key ${next.id} or its hash already exists`);
   // The old key stops counting as live with the rotation when its grace is 0.
@@ -122,7 +123,11 @@ export function rotateKey(
   );
   const kept = old.expires_at !== null && Date.parse(old.expires_at) < Date.parse(oldExpiresAt);
   // A grace never lengthens a key's life: one that expires sooner keeps its expiry.
-  const previous: StoredKey = { ...copyKey(old), expires_at: kept ? old.expires_at : oldExpiresAt };
+  const previous: StoredKey = {
+    ...copyKey(old),
+    expires_at: kept ? old.expires_at : oldExpiresAt,
+    rotated_to: next.id,
+  };
   const added: StoredKey = {
     ...copyKey(next),
     name: old.name,
@@ -130,6 +135,22 @@ export function rotateKey(
     allowed_cidrs: [...old.allowed_cidrs],
   };
   return { keys: bounded([...keys.map((k) => (k === old ? previous : k)), added], now), key: added, previous };
+}
+
+/**
+ * The answer to a second rotation of a key: the successor's id (never its secret), in the
+ * message and as `successor_key_id`, so a caller that retried a rotation whose answer it lost
+ * knows which key to rotate (or revoke) rather than minting another.
+ */
+export function alreadyRotated(accountId: string, old: StoredKey, keys: readonly StoredKey[]): GatewayError {
+  const successor = old.rotated_to as string;
+  const gone = keys.some((k) => k.id === successor) ? '' : ' (since removed)';
+  return new GatewayError(
+    'CONFLICT',
+    `key ${old.id} of account ${accountId} was already rotated: its successor is ${successor}${gone}; rotate that key instead`,
+    [],
+    { successor_key_id: successor },
+  );
 }
 
 export function revokeKey(keys: StoredKey[], accountId: string, keyId: string, now: number): Edited {

@@ -6,8 +6,10 @@ import { KEY_SCOPES, type StoredKey } from './interface.js';
  * A stored key as both stores read it back (the Redis hash's `keys` field, the memory store's
  * file). Checked on the way in, so a damaged record fails closed: it reads as no key at all.
  */
+const keyId = z.string().regex(/^key_[0-9a-f]{16}$/);
+
 export const storedKeySchema = z.strictObject({
-  id: z.string().regex(/^key_[0-9a-f]{16}$/),
+  id: keyId,
   name: z.string().min(1).max(64),
   created_at: z.string(),
   expires_at: z.string().nullable(),
@@ -16,6 +18,7 @@ export const storedKeySchema = z.strictObject({
   last_used_on: z.string().nullable(),
   hint: z.string().nullable(),
   key_hash: z.string().regex(/^[0-9a-f]{64}$/),
+  rotated_to: keyId.optional(),
 });
 
 const storedKeys = z.array(storedKeySchema);
@@ -23,14 +26,15 @@ const storedKeys = z.array(storedKeySchema);
 /**
  * An account's keys from their stored fields: `keys` (JSON) when written by this release, else
  * the single `key_hash` of an account written before accounts had several keys, as its
- * `default` key. `lastUsed` holds the days keys last worked, by key id, when kept apart from
- * the record (Redis: fields written by the consume script, which does not rewrite the JSON).
+ * `default` key. `field` reads what is kept apart from the JSON (Redis: other fields of the
+ * account hash): `lu:ID`, the day key ID last worked (written by the consume script, which does
+ * not rewrite the JSON), and `rt:ID`, the key that rotation replaced it with.
  */
 export function keysOf(
   keysJson: string | undefined,
   legacyHash: string | undefined,
   createdAt: string,
-  lastUsed: (id: string) => string | undefined = () => undefined,
+  field: (name: string) => string | undefined = () => undefined,
 ): StoredKey[] {
   let keys: StoredKey[] = [];
   if (keysJson !== undefined) {
@@ -44,8 +48,10 @@ export function keysOf(
     keys = [legacyKey(legacyHash, createdAt)];
   }
   for (const k of keys) {
-    const day = lastUsed(k.id);
+    const day = field(`lu:${k.id}`);
     if (day !== undefined && (k.last_used_on === null || day > k.last_used_on)) k.last_used_on = day;
+    const successor = keyId.safeParse(field(`rt:${k.id}`));
+    if (successor.success) k.rotated_to = successor.data;
   }
   return keys;
 }

@@ -31,6 +31,13 @@ export interface ApiKey {
 /** A key as the store keeps it: with the SHA-256 hash of the key, never the key. */
 export interface StoredKey extends ApiKey {
   key_hash: string;
+  /**
+   * The id of the key a rotation made to replace this one: a key rotates once, so a rotation
+   * retried, or sent to several gateways at once, mints one successor. Kept apart from the
+   * stored key's JSON on Redis (field `rt:ID` of the account hash), which the previous release
+   * reads strictly.
+   */
+  rotated_to?: string;
 }
 
 /** What an operator may change on a key. */

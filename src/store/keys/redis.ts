@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Result } from 'ioredis';
 import { GatewayError } from '../../failures.js';
 import type { StoredAccount } from '../accounts/interface.js';
@@ -29,8 +30,12 @@ const SCRIPTS = {
 };
 
 // A change is worked out from the account as read and written only if it is still at that
-// revision; other changes in between (a consume never changes it) make it read again.
-const MAX_ATTEMPTS = 5;
+// revision; other changes in between (a consume never changes it) make it read again. Each
+// lost attempt means another change was written, so a burst of changes to one account (30
+// creations through three gateways) is worked through; a random wait, growing to a bound,
+// keeps the losers from meeting again in step: at most about 2.4 s of waiting in all.
+const MAX_ATTEMPTS = 40;
+const RETRY_WAIT_MS = { first: 2, most: 64 };
 
 /** The keys on Redis: a field of the account's hash, and an index entry per key hash. */
 export class RedisKeys implements KeyStore {
@@ -125,14 +130,16 @@ export class RedisKeys implements KeyStore {
           account,
           b.channel,
           String(current.revision),
-          JSON.stringify(edited.keys),
+          JSON.stringify(edited.keys.map(({ rotated_to: _apart, ...k }) => k)),
           message,
           previousReleaseHash(edited.keys),
+          JSON.stringify(newSuccessors(current.keys, edited.keys)),
           ...removed.map((k) => k.id),
         );
         if (fields === null) {
           if (claimed.length > 0) await b.redis.del(...claimed);
           if (attempt === MAX_ATTEMPTS) throw new GatewayError('CONFLICT', `account ${accountId} kept changing`);
+          await sleep(Math.random() * Math.min(RETRY_WAIT_MS.most, RETRY_WAIT_MS.first * 2 ** attempt));
           continue;
         }
         for (const k of removed) await b.redis.del(b.indexKey(k.key_hash));
@@ -143,4 +150,14 @@ export class RedisKeys implements KeyStore {
       }
     });
   }
+}
+
+/** The successors a change notes (a rotation's), by the id of the key each replaces. */
+function newSuccessors(before: StoredKey[], after: StoredKey[]): Record<string, string> {
+  const noted = new Map(before.map((k) => [k.id, k.rotated_to]));
+  return Object.fromEntries(
+    after.flatMap((k) =>
+      k.rotated_to !== undefined && noted.get(k.id) !== k.rotated_to ? [[k.id, k.rotated_to]] : [],
+    ),
+  );
 }

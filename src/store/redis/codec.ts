@@ -97,9 +97,9 @@ export function decodeAccount(h: Record<string, string>): StoredAccount | null {
     label: h.label ?? '',
     created_at: h.created_at ?? '',
     revision: Number(h.revision),
-    // `key_hash` alone: an account written before accounts had several keys. `lu:ID`: the day
-    // key ID last worked, written by the consume script beside the record.
-    keys: keysOf(h.keys, h.key_hash, h.created_at ?? '', (id) => h[`lu:${id}`]),
+    // `key_hash` alone: an account written before accounts had several keys. `lu:ID` and
+    // `rt:ID`, beside the record: the day key ID last worked, the key that replaced it.
+    keys: keysOf(h.keys, h.key_hash, h.created_at ?? '', (field) => h[field]),
   };
   if (ids !== undefined) account.external_ids = ids;
   const burst = decodeJson(burstLimit, h.burst);

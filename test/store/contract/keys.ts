@@ -91,13 +91,46 @@ export function keysContract(t: Test, make: () => Promise<Store>): void {
     const until = new Date(Date.now() + 3_600_000).toISOString();
     const change = await store.keys.rotateKey(a.id, old.id, next, until);
     t.same(change.key, { ...next, name: 'erp', scopes: ['prices'], allowed_cidrs: ['10.0.0.0/8'] });
-    t.same(change.previous, { ...old, expires_at: until });
+    t.same(change.previous, { ...old, expires_at: until, rotated_to: next.id });
     t.equal((await store.keys.findByKeyHash(old.key_hash))?.key.expires_at, until, 'both keys are found');
+    t.equal((await store.keys.findByKeyHash(old.key_hash))?.key.rotated_to, next.id, 'the old one names its successor');
     t.equal((await store.keys.findByKeyHash(next.key_hash))?.key.name, 'erp');
     const sooner = new Date(Date.now() + 60_000).toISOString();
     await store.keys.updateKey(a.id, next.id, { expires_at: sooner });
     const again = await store.keys.rotateKey(a.id, next.id, storedKey(), until);
     t.equal(again.previous?.expires_at, sooner, 'a grace never lengthens the life of a key');
+  });
+
+  t.test('a key rotates once: later rotations of it, at once or after, are refused naming its successor', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.accounts.createAccount(a);
+    const old = a.keys[0] as StoredKey;
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const tries = [storedKey(), storedKey(), storedKey()];
+    const settled = await Promise.allSettled(tries.map((next) => store.keys.rotateKey(a.id, old.id, next, until)));
+    const won = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    t.equal(won.length, 1, 'one of three at once');
+    const successor = won[0]?.key.id;
+    for (const r of settled.filter((x) => x.status === 'rejected')) {
+      const err: unknown = r.reason;
+      t.ok(isGatewayError(err, 'CONFLICT'), 'the others: CONFLICT');
+      if (isGatewayError(err)) t.same(err.fields, { successor_key_id: successor });
+    }
+    const later = await store.keys.rotateKey(a.id, old.id, storedKey(), until).catch((e: unknown) => e);
+    t.ok(isGatewayError(later, 'CONFLICT') && later.fields['successor_key_id'] === successor, 'and one after');
+    t.same(
+      (await store.keys.listKeys(a.id))?.map((k) => [k.id, k.rotated_to]),
+      [
+        [old.id, successor],
+        [successor, undefined],
+      ],
+      'two keys: the old one naming its successor',
+    );
+    await store.keys.revoke(a.id, successor as string);
+    const gone = await store.keys.rotateKey(a.id, old.id, storedKey(), until).catch((e: unknown) => e);
+    t.match(String(gone), /was already rotated: its successor is key_\w+ \(since removed\)/, 'a removed successor too');
   });
 
   t.test('revoke: the key is found no more; the last key and unknown keys are refused', async (t) => {
