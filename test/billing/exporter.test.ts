@@ -212,7 +212,7 @@ t.test(
     const logged = gw
       .logs()
       .split('\n')
-      .filter((l) => l.includes('billing export: the receiver refused'))
+      .filter((l) => l.includes('billing export: events refused for good'))
       .map((l) => String(JSON.parse(l).error));
     t.equal(logged.length, 5, 'each refusal logged');
     // What is left of each spelling once cut to 200: a start of it, 4 characters or more.
