@@ -430,6 +430,38 @@ t.test('a parameter has one type wherever it appears: year is an integer on ever
   t.equal(r.status, 200, 'and the gateway answers byyear/2025');
 });
 
+t.test(
+  "the history routes' two media types are chosen as a generated client chooses: by Accept, or by format",
+  async (t) => {
+    const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+    const doc = (await (await gw.get(DOC)).json()) as Doc;
+    const key = gw.app.demoKeys['starter'] as string;
+    for (const [path, q] of [
+      [H, '?month=3&year=2025'],
+      [C, '?from=2025-01&to=2025-03'],
+    ] as const) {
+      const media = Object.keys(doc.paths[path]?.get.responses['200']?.content ?? {}).sort();
+      t.same(media, ['application/json', 'text/csv'], `${path}: JSON and CSV, each its own media type`);
+      for (const [accept, format, want] of [
+        ['text/csv', '', 'text/csv'],
+        ['application/json', '', 'application/json'],
+        ['text/csv;q=0.5, application/json', '', 'application/json'],
+        ['application/json;q=0.1, text/csv', '', 'text/csv'],
+        ['*/*', '', 'application/json'],
+        ['application/json', '&format=csv', 'text/csv'],
+        ['text/csv', '&format=json', 'application/json'],
+      ] as const) {
+        const r = await gw.get(path + q + format, { headers: { 'X-API-Key': key, Accept: accept } });
+        const type = (r.headers.get('content-type') ?? '').split(';')[0];
+        t.equal(type, want, `${path}${format} with Accept: ${accept}`);
+        const body = await r.text();
+        if (want === 'text/csv') t.notOk(body.startsWith('{'), 'and the body is CSV');
+        else t.equal(JSON.parse(body).success, true, 'and the body is JSON');
+      }
+    }
+  },
+);
+
 t.test('month and year are integers, as a typed client sends them', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
   const doc = (await (await gw.get(DOC)).json()) as {
