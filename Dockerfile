@@ -37,8 +37,8 @@ USER node
 # 8080 public API, 8081 admin API (the admin listener only binds a non-loopback ADMIN_HOST when
 # ADMIN_TOKEN is set).
 EXPOSE 8080 8081
-# Liveness over the public port with node itself (slim has no curl). Assumes HOST is 0.0.0.0
-# (the default) or loopback.
+# Liveness over the public port with node itself (slim has no curl). Assumes HOST is unset (::,
+# every interface, IPv4 included), 0.0.0.0 or loopback.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # Exec form: node is PID 1 and receives SIGTERM itself (the gateway drains and exits 0).

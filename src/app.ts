@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { type DemoAccounts, ensureDemoAccounts } from './admin/demo-accounts.js';
 import type { Cleanups } from './assemble/cleanups.js';
 import { buildAdmin, buildPublic } from './assemble/listeners.js';
 import { buildMetering } from './assemble/metering.js';
@@ -12,7 +13,6 @@ import { GatewayError } from './failures.js';
 import { trustedProxies } from './http/client.js';
 import { buildErrorAnswers, type ErrorAnswers } from './http/error-kinds.js';
 import { type BoundListener, bind, close } from './http/public-server.js';
-import { ensureDemoAccounts } from './keys/demo.js';
 import { createLogging, type Logging } from './log/logging.js';
 import { Metrics } from './metrics/gateway-metrics.js';
 import type { PriceBook } from './prices/book.js';
@@ -34,6 +34,8 @@ export interface App {
   adminAddress: AddressInfo;
   /** Working keys of demo accounts made at this start (memory store), by plan: see ensureDemoAccounts. */
   demoKeys: Record<string, string>;
+  /** What this start did to the demo accounts besides (ensureDemoAccounts), for the banner. */
+  demo: Omit<DemoAccounts, 'keys'>;
   /**
    * Stops: in-flight requests finish, idle public connections are dropped after `drainMs`
    * (requests arriving meanwhile are answered, with `Connection: close`), then the store closes.
@@ -154,7 +156,7 @@ async function assemble(
   const { delivery, exporters } = buildWorkers({ config, store, metrics, clock, log, cleanups });
   worker = delivery;
   // Built first: the public leak-report route revokes through its operations.
-  const { address: adminAddress, leaks } = buildAdmin({
+  const { address: adminAddress, ops } = buildAdmin({
     listener: listeners.admin,
     config,
     store,
@@ -178,7 +180,7 @@ async function assemble(
     errors,
     upstream,
     proxy,
-    leaks,
+    leaks: ops.leaks,
     clock,
     log,
     cleanups,
@@ -186,8 +188,8 @@ async function assemble(
   // Demo accounts only where nothing outside this process could make accounts in its store.
   const demo =
     config.demo_accounts && !store.capabilities.sharedAcrossProcesses
-      ? await ensureDemoAccounts(store.accounts, store.keys, config.plans, clock.now())
-      : { keys: {} };
+      ? await ensureDemoAccounts(ops, store.accounts, config.plans, clock.now())
+      : { keys: {}, replaced: false, granted: 0 };
   return {
     config,
     store,
@@ -198,5 +200,6 @@ async function assemble(
     publicAddress,
     adminAddress,
     demoKeys: demo.keys,
+    demo: { replaced: demo.replaced, granted: demo.granted },
   };
 }

@@ -67,12 +67,14 @@ export class AccountOperations {
     this.audit = deps.audit;
   }
 
-  async createAccount(body: unknown, from: string): Promise<{ account: Account; api_key: string }> {
+  /** `keyName`: the first key's name (the demo accounts name theirs). */
+  async createAccount(body: unknown, from: string, keyName?: string): Promise<{ account: Account; api_key: string }> {
     const created = await createAccount(
       this.accounts,
       this.plans,
       accountInput(createAccountInput, body, this.plans),
       this.clock.now(),
+      keyName,
     );
     this.audit({
       action: 'account.create',

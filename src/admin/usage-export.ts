@@ -48,7 +48,7 @@ export interface PeriodRow {
   requests_used: number;
   /** Requests granted in the period (top-ups). */
   granted_requests: number;
-  /** Requests counted past the period's limit plus its grants (overage); 0 when none. */
+  /** Requests counted past the limit plus the grants in force when counted (overage, each plan of the period's); 0 when none. */
   overage_requests: number;
   /** JSON only, and only for a period whose plan or limit changed while it ran. */
   plan_changes?: Array<{ changed_at: string; plan: string; request_limit: number; requests_used: number }>;
@@ -64,7 +64,7 @@ export interface Sink {
 
 export interface UsageExport {
   contentType: string;
-  /** The file name a CSV export is offered as (`usage-FROM-TO.csv`); null for JSON. */
+  /** The file name a CSV export is offered as (`usage-FROM-TO.csv`, `usage-periods-FROM-TO.csv`); null for JSON. */
   filename: string | null;
   /** Writes the whole export; rejects when the sink closes first. */
   writeTo(sink: Sink): Promise<void>;
@@ -107,7 +107,7 @@ export function periodRows(
     request_limit: r.limit,
     requests_used: r.used,
     granted_requests: r.granted,
-    overage_requests: Math.max(0, r.used - r.limit - r.granted),
+    overage_requests: overageOf(r),
     ...(r.changes.length > 0 && {
       plan_changes: r.changes.map((c) => ({
         changed_at: formatInZone(c.atMs, zone),
@@ -117,6 +117,21 @@ export function periodRows(
       })),
     }),
   }));
+}
+
+/**
+ * Requests counted past the limit (plus the period's grants) in force when they were counted,
+ * plan by plan when the plan changed mid-period; or past the period's final limit when that is
+ * more (a limit lowered below the count).
+ */
+function overageOf(r: PeriodRecord): number {
+  let before = 0;
+  let over = 0;
+  for (const { limit, used } of [...r.changes, { limit: r.limit, used: r.used }]) {
+    over += Math.max(0, used - Math.max(before, limit + r.granted));
+    before = Math.max(before, used);
+  }
+  return Math.max(over, r.used - r.limit - r.granted);
 }
 
 /** The account's period now, as a record with nothing counted; null when its plan is not configured. */
@@ -202,7 +217,8 @@ export function usageExport(
   const json = q.format === 'json';
   return {
     contentType: json ? 'application/json' : 'text/csv; charset=utf-8',
-    filename: json ? null : `usage-${q.range.from}-${q.range.to}.csv`,
+    // Each export its own name, so the two of one range saved side by side do not overwrite each other.
+    filename: json ? null : `usage-${kind === 'days' ? '' : 'periods-'}${q.range.from}-${q.range.to}.csv`,
     async writeTo(sink) {
       const { range } = q;
       const head = json

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { adminHandler } from '../admin/admin-server.js';
 import { auditLog } from '../admin/audit.js';
 import type { LeakOperations } from '../admin/leak-operations.js';
-import { buildOperations } from '../admin/operations.js';
+import { buildOperations, type Operations } from '../admin/operations.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
 import type { ErrorAnswers } from '../http/error-kinds.js';
@@ -87,8 +87,8 @@ export interface AdminOptions {
   log: Logger;
 }
 
-/** The admin listener, serving the operations; and the leak reports' operations, for the public route. */
-export function buildAdmin(o: AdminOptions): { address: AddressInfo; leaks: LeakOperations } {
+/** The admin listener, serving the operations; and the operations, for the public leak route and the demo accounts. */
+export function buildAdmin(o: AdminOptions): { address: AddressInfo; ops: Operations } {
   const { config, log } = o;
   const ops = buildOperations({
     store: o.store,
@@ -106,5 +106,5 @@ export function buildAdmin(o: AdminOptions): { address: AddressInfo; leaks: Leak
     { address: o.listener.address, auth: token ? 'bearer token' : 'none (loopback only)' },
     'admin listener ready',
   );
-  return { address: o.listener.address, leaks: ops.leaks };
+  return { address: o.listener.address, ops };
 }

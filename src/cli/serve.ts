@@ -16,8 +16,8 @@ function urlHost({ address, family }: AddressInfo): string {
 
 /**
  * What the start says about demo accounts (memory store with `demo_accounts`): a curl line with a
- * working key at every start; the first creates the demo accounts, a later one rotates the
- * developer demo account's key (keys are stored hashed, so the earlier one cannot be shown
+ * working key at every start; the first creates the demo accounts, a later one replaces the
+ * developer demo account's own key (keys are stored hashed, so the earlier one cannot be shown
  * again). The CLI's `accounts` commands cannot reach the memory store inside the running server.
  */
 function demoBanner(app: App): string {
@@ -26,11 +26,7 @@ function demoBanner(app: App): string {
   const entries = Object.entries(app.demoKeys);
   const [plan, key] = entries.find(([p]) => p === 'developer') ?? entries[0] ?? [];
   if (plan !== undefined && key !== undefined) {
-    const what =
-      entries.length > 1
-        ? `Demo accounts created (memory store). Try the ${plan} key:`
-        : `Demo account "demo ${plan}" (memory store): a new key for it at this start (the earlier one no longer works):`;
-    return `\n${what}\n\n  curl '${api}?api_key=${key}'\n\n`;
+    return `\n${demoWhat(app, plan, entries.length > 1)}\n\n  curl '${api}?api_key=${key}'\n\n`;
   }
   // No developer plan, and a store that already has accounts: no demo key to give.
   const admin = `http://${urlHost(app.adminAddress)}:${app.adminAddress.port}/admin/accounts`;
@@ -40,6 +36,14 @@ function demoBanner(app: App): string {
     `  curl -X POST${auth} -H 'Content-Type: application/json' -d '{"plan":"PLAN"}' ${admin}\n\n` +
     `then, with the "api_key" of its answer:\n\n  curl '${api}?api_key=KEY'\n\n`
   );
+}
+
+/** The line above the demo key: what this start made, replaced and topped up, and nothing it did not. */
+function demoWhat(app: App, plan: string, created: boolean): string {
+  if (created) return `Demo accounts created (memory store). Try the ${plan} key:`;
+  const earlier = app.demo.replaced ? 'the earlier one no longer works' : 'its other keys are untouched';
+  const topUp = app.demo.granted > 0 ? `; its used-up allowance got ${app.demo.granted} more requests` : '';
+  return `Demo account "demo ${plan}" (memory store): a new key for it at this start (${earlier}${topUp}):`;
 }
 
 /**

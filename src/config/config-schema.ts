@@ -170,7 +170,7 @@ export const configSchema = z
     demo_accounts: z
       .boolean()
       .describe(
-        'Memory store: the first start (a store with no account) creates one demo account per plan; every start prints a curl line with a working developer demo key (rotated after the first)',
+        'Memory store: the first start (a store with no account) creates one demo account per plan; every start prints a curl line with a working developer demo key (its own key replaced after the first, a used-up allowance topped up)',
       ),
     log: z.strictObject({
       level: z

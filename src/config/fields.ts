@@ -77,7 +77,12 @@ export const nonNegInt = z.number({ error: 'expected a whole number ≥ 0' }).in
 export const message = z.string().min(1, 'expected a non-empty message');
 
 export const listener = z.strictObject({
-  host: z.string().min(1).describe('Address to bind (0.0.0.0: every interface)'),
+  host: z
+    .string()
+    .min(1)
+    .describe(
+      'Address to bind (::: every interface, IPv6 and IPv4, or IPv4 alone where IPv6 is off; 0.0.0.0: every IPv4 interface)',
+    ),
   port: port.describe('TCP port (0: any free port)'),
 });
 export const redisNode = z.strictObject({

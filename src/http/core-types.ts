@@ -51,7 +51,12 @@ export interface MeteredRoute {
    * pattern route, the path, and picks the body; an error kind refuses the request before it
    * is counted.
    */
-  prepare(search: string, snapshot: Snapshot, path: string): MeteredBody | ErrorKind;
+  prepare(search: string, snapshot: Snapshot, path: string, accept?: string): MeteredBody | ErrorKind;
+  /**
+   * Whether its answer has more than one media type, chosen by the request's `Accept` too (handed
+   * to `prepare`): the history routes' CSV. Only these read the header.
+   */
+  negotiates?: boolean;
   /**
    * A request header (lower case) that carries the key too, beside `X-API-Key` and `api_key`:
    * FuelSA's clients send theirs in `key`.

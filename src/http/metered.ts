@@ -18,7 +18,7 @@ export function metered(x: Exchange, route: MeteredRoute, { search, path }: Targ
   const key = keyOf(x, search);
   if (key === null) return;
   const snap = l.book.snapshot();
-  const body = route.prepare(search, snap, path);
+  const body = route.prepare(search, snap, path, route.negotiates ? headerValue(x.req, 'accept') : undefined);
   if (typeof body === 'string') return void refuse(x, key.hash, body).catch((err: unknown) => crashed(x, err));
   const etag = route.conditional ? l.etags.of(snap, l.clock.now()) : null;
   // RFC 9110 §13.1.2: a matching If-None-Match gets a 304 without a body.

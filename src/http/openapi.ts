@@ -6,6 +6,7 @@
  */
 import type { Config } from '../config/config-schema.js';
 import { ERROR_STATUS, type ErrorKind } from './error-kinds.js';
+import { API_KEY_CHALLENGE } from './response-headers.js';
 
 export type Json = Record<string, unknown>;
 
@@ -21,7 +22,7 @@ export interface Operation {
     name: string;
     in: string;
     description: string;
-    example?: string;
+    example?: string | number;
     required?: boolean;
     [key: string]: unknown;
   }>;
@@ -81,14 +82,42 @@ export const RATE_HEADERS: Json = {
   },
 };
 const RETRY_AFTER: Json = { 'Retry-After': header('Seconds to wait before trying again.') };
+const WWW_AUTHENTICATE: Json = {
+  'WWW-Authenticate': {
+    description: 'The challenge (RFC 9110 §11.6.1): where the key goes.',
+    schema: { type: 'string' },
+    example: API_KEY_CHALLENGE,
+  },
+};
+
+/**
+ * On every answer to a key that expires within `keys.expiry_warning_days` (key-check.ts): the
+ * document writes it on each response of a route that takes a key.
+ */
+export const KEY_EXPIRES: Json = {
+  'X-API-Key-Expires': {
+    description:
+      "When the request's key expires (ISO 8601), sent while that is within the gateway's warning window (7 days by default): rotate the key before then.",
+    schema: { type: 'string', format: 'date-time' },
+    example: '2026-12-01T00:00:00.000Z',
+  },
+};
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'A query parameter is missing or invalid; nothing was counted.',
-  401: 'The key is missing or invalid; invalid keys count towards a per-address throttle.',
-  403: 'The account is inactive.',
   404: 'No such path.',
   501: 'Historical data is switched off on this gateway.',
   503: 'The store or the prices are unavailable for a moment.',
+};
+
+// A key's refusals, each a cause its status's description names when the route can give it.
+const KEY_TEXT: Partial<Record<ErrorKind, string>> = {
+  missing_key: 'no key was sent',
+  invalid_key: 'the key is unknown (invalid keys count towards a per-address throttle)',
+  expired_key: 'the key has expired',
+  inactive_key: 'the account is inactive',
+  key_scope: "the key's scopes do not include this endpoint",
+  key_address: "the request comes from an address outside the key's allowed_cidrs",
 };
 
 // The leak reports' refusals: nothing of them is a key or a query.
@@ -111,17 +140,38 @@ export function errorResponses(config: Config, kinds: ErrorKind[]): Record<strin
       list.map((k) => [k, { value: { success: false, message: config.messages[k] } }]),
     );
     const limited = list.some(isLimit);
+    const keyed = list.filter((k) => KEY_TEXT[k] !== undefined);
     const headers =
-      status === 429 ? { ...RETRY_AFTER, ...(limited && RATE_HEADERS) } : status === 503 ? RETRY_AFTER : undefined;
+      status === 429
+        ? { ...RETRY_AFTER, ...(limited && RATE_HEADERS) }
+        : status === 503
+          ? RETRY_AFTER
+          : status === 401 && keyed.length > 0
+            ? WWW_AUTHENTICATE
+            : undefined;
     const own = list.map((k) => KIND_TEXT[k]);
     out[String(status)] = {
       description:
-        status === 429 ? tooMany(list) : own.every(Boolean) ? (own[0] as string) : (STATUS_TEXT[status] ?? 'Error'),
+        status === 429
+          ? tooMany(list)
+          : keyed.length > 0
+            ? refused(keyed)
+            : own.every(Boolean)
+              ? (own[0] as string)
+              : (STATUS_TEXT[status] ?? 'Error'),
       ...(headers && { headers }),
       content: { 'application/json': { schema: ref('Error'), examples } },
     };
   }
   return out;
+}
+
+/** A key's refusals of one status, each cause named: "No key was sent, the key is unknown … or …". */
+function refused(kinds: ErrorKind[]): string {
+  const causes = kinds.map((k) => KEY_TEXT[k] as string);
+  const last = causes.pop() as string;
+  const text = causes.length > 0 ? `${causes.join(', ')}, or ${last}` : last;
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}; nothing was counted.`;
 }
 
 /** The refusals of a counted request, which carry the rate headers. */

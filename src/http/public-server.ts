@@ -96,12 +96,17 @@ export function createListener(
 }
 
 export function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
+  return new Promise<AddressInfo>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
       server.off('error', reject);
       resolve(server.address() as AddressInfo);
     });
+  }).catch((err: NodeJS.ErrnoException) => {
+    // `::` (the default) is every interface, IPv6 and IPv4; a host without IPv6 has only IPv4 ones.
+    if (host === '::' && (err.code === 'EAFNOSUPPORT' || err.code === 'EADDRNOTAVAIL'))
+      return listen(server, '0.0.0.0', port);
+    throw err;
   });
 }
 

@@ -115,15 +115,19 @@ function checkPlan(plans: Config['plans'], plan: string, limit: number | null): 
     throw new GatewayError('BAD_REQUEST', `limit: plan "${plan}" has no default limit; give one`);
 }
 
-/** Creates an account with a new key (input validated by the caller, at the edge). The key is returned once and never stored. */
+/**
+ * Creates an account with a new key named `keyName` (input validated by the caller, at the edge).
+ * The key is returned once and never stored.
+ */
 export async function createAccount(
   accounts: AccountStore,
   plans: Config['plans'],
   data: CreateAccountInput,
   now: number,
+  keyName = 'default',
 ): Promise<{ account: Account; api_key: string }> {
   checkPlan(plans, data.plan, data.limit);
-  const { stored, apiKey } = newKey({ name: 'default' }, now);
+  const { stored, apiKey } = newKey({ name: keyName }, now);
   const created = new Date(now).toISOString();
   const account: StoredAccount = {
     id: `acct_${randomBytes(8).toString('hex')}`,

@@ -86,7 +86,8 @@ export class KeyExpiryCheck {
     do {
       const page = await this.accounts.listAccounts({}, after, PAGE);
       for (const account of page.accounts)
-        for (const key of account.keys) if (await this.offer(account.id, key, inWindow)) offered++;
+        for (const key of account.keys)
+          if (!replaced(key, account.keys) && (await this.offer(account.id, key, inWindow))) offered++;
       after = page.next;
     } while (after !== null && !this.stopped);
     if (after === null) this.offered = inWindow;
@@ -105,6 +106,16 @@ export class KeyExpiryCheck {
     return !known;
   }
 }
+
+/**
+ * A key rotated out: a key of its name added after it (its successor: a rotation appends one of
+ * the same name) while it still worked. Its end is planned, and key.rotated said when; no warning.
+ */
+const replaced = (key: StoredKey, keys: readonly StoredKey[]): boolean =>
+  key.expires_at !== null &&
+  keys
+    .slice(keys.indexOf(key) + 1)
+    .some((k) => k.name === key.name && Date.parse(k.created_at) <= Date.parse(key.expires_at as string));
 
 /** Starts the check in a gateway (never in the CLI); returns its stop. */
 export function startKeyExpiryCheck(

@@ -129,6 +129,31 @@ t.test('a grant ends with its period; the period export carries granted_requests
 });
 
 t.test(
+  "after a mid-period plan change the period CSV's overage_requests holds the earlier plan's overage",
+  async (t) => {
+    const { gw, account, key } = await setUp(t);
+    // Starter with its own limit of 3 and 100% overage: 6 admitted, 3 of them past the limit.
+    const patch = (body: object) => adminCall(gw, 'PATCH', `/admin/accounts/${account.id}`, body);
+    t.equal((await patch({ overage: { max_percent: 100 } })).status, 200);
+    for (let i = 0; i < 5; i++) t.equal((await usageOf(gw, key)).status, 200);
+    // Upgraded mid-period: business' 10,000 from now on, the count goes on.
+    t.equal((await patch({ plan: 'business' })).status, 200);
+    t.equal((await usageOf(gw, key)).status, 200);
+    const csv = await adminCall(gw, 'GET', '/admin/usage/periods?from=2026-11-23&to=2026-11-23');
+    t.equal(
+      csv.body,
+      'account_id,label,plan,period_started_at,period_ends_at,request_limit,requests_used,granted_requests,overage_requests\r\n' +
+        `${account.id},Top-up Ltd,business,${START},${NEXT},10000,6,0,2\r\n`,
+      "the 2 requests past starter's 3, counted before the change",
+    );
+    const json = await adminCall(gw, 'GET', '/admin/usage/periods?from=2026-11-23&to=2026-11-23&format=json');
+    t.match(json.body.rows, [
+      { overage_requests: 2, plan_changes: [{ plan: 'starter', request_limit: 3, requests_used: 5 }] },
+    ]);
+  },
+);
+
+t.test(
   'grant input is checked at the edge: each bad field is a 400, an unknown account 404, nothing granted',
   async (t) => {
     const { gw, account } = await setUp(t);
@@ -191,12 +216,15 @@ for (const storeName of ['memory', 'redis'] as const) {
   );
 }
 
-t.test('CSV exports come as a file named by their range; JSON ones do not', async (t) => {
+t.test('CSV exports come as a file named by their kind and range, each its own; JSON ones do not', async (t) => {
   const { gw } = await setUp(t);
-  for (const path of ['/admin/usage', '/admin/usage/periods']) {
+  for (const [path, name] of [
+    ['/admin/usage', 'usage-2026-11-01-2026-11-30.csv'],
+    ['/admin/usage/periods', 'usage-periods-2026-11-01-2026-11-30.csv'],
+  ] as const) {
     const csv = await adminCall(gw, 'GET', `${path}?from=2026-11-01&to=2026-11-30`);
     t.equal(csv.status, 200);
-    t.equal(csv.headers.get('content-disposition'), 'attachment; filename="usage-2026-11-01-2026-11-30.csv"', path);
+    t.equal(csv.headers.get('content-disposition'), `attachment; filename="${name}"`, path);
     const json = await adminCall(gw, 'GET', `${path}?from=2026-11-01&to=2026-11-30&format=json`);
     t.equal(json.headers.get('content-disposition'), null, `${path} as JSON`);
   }

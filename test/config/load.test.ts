@@ -17,7 +17,7 @@ const file = (name: string, text: string): string => {
 t.test('the defaults give PRODUCT.md plans, zone and listeners', async (t) => {
   const c = loadConfig({ env: {} });
   t.equal(c.time_zone, 'Africa/Johannesburg');
-  t.same(c.listen.public, { host: '0.0.0.0', port: 8080 });
+  t.same(c.listen.public, { host: '::', port: 8080 });
   t.same(c.listen.admin, { host: '127.0.0.1', port: 8081, token: '' });
   t.equal(c.store.type, 'memory');
   t.same(Object.fromEntries(Object.entries(c.plans).map(([k, p]) => [k, [p.limit, p.period]])), {

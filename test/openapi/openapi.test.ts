@@ -9,8 +9,16 @@ import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
+import { githubSigner } from '../helpers/secret-scanning.js';
 
-type Responses = Record<string, { content?: Record<string, { schema?: object }> }>;
+type Responses = Record<
+  string,
+  {
+    description: string;
+    headers?: Record<string, unknown>;
+    content?: Record<string, { schema?: object; examples?: Record<string, { value: { message: string } }> }>;
+  }
+>;
 interface Doc {
   paths: Record<string, Record<'get' | 'head', { responses: Responses }>>;
   components: { schemas: Record<string, { examples?: unknown[] }> };
@@ -34,7 +42,7 @@ function declared(doc: Doc): string[] {
  * collects `method path status` of every answer an operation gave (a method the document has no
  * operation for is checked against the document's text instead: see the 405 test).
  */
-function checker(t: Test, doc: Doc, reached: Set<string>) {
+function checker(t: Test, doc: Doc, reached: Set<string>, sent = new Set<string>()) {
   const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
   ajv.addSchema(doc as object, 'openapi');
   return async (gw: TestGateway, path: string, init: RequestInit = {}, query = ''): Promise<number> => {
@@ -48,6 +56,24 @@ function checker(t: Test, doc: Doc, reached: Set<string>) {
     const response = doc.paths[path]?.[method]?.responses[status];
     t.ok(response, `${label}: the status is documented`);
     reached.add(`${method.toUpperCase()} ${path} ${status}`);
+    const declaredHeaders = Object.keys(response?.headers ?? {}).map((h) => h.toLowerCase());
+    for (const h of DOCUMENTED_HEADERS) {
+      if (r.headers.has(h)) {
+        t.ok(declaredHeaders.includes(h), `${label}: its ${h} header is declared`);
+        sent.add(h);
+      }
+    }
+    const refusal = method === 'get' && type === 'application/json' && JSON.parse(body).success === false;
+    if (refusal) {
+      // The answer's message is one of the status's examples, whose name is the error kind; the
+      // description names that kind's cause.
+      const { message } = JSON.parse(body) as { message: string };
+      const examples = response?.content?.[type]?.examples ?? {};
+      const kind = Object.keys(examples).find((k) => examples[k]?.value.message === message);
+      t.ok(kind, `${label}: "${message}" is one of the status's examples`);
+      const cause = CAUSE[kind ?? ''];
+      if (cause) t.match(response?.description, cause, `${label}: the description names why (${kind})`);
+    }
     if (method === 'head' || status === '304') {
       t.equal(body, '', `${label}: no body`);
       return r.status;
@@ -64,6 +90,29 @@ function checker(t: Test, doc: Doc, reached: Set<string>) {
     return r.status;
   };
 }
+
+/** Headers an integration acts on: each one an answer carries must be declared for its status. */
+const DOCUMENTED_HEADERS = [
+  'www-authenticate',
+  'x-api-key-expires',
+  'retry-after',
+  'etag',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'ratelimit-policy',
+  'ratelimit',
+];
+
+/** What a status's description must say for each key refusal it answers. */
+const CAUSE: Record<string, RegExp> = {
+  missing_key: /no key/i,
+  invalid_key: /unknown/,
+  expired_key: /expired/,
+  inactive_key: /inactive/,
+  key_scope: /scope/,
+  key_address: /address/,
+};
 
 const S = '/fuel-api/api/simple-current.php';
 const CUR = '/fuel-api/api/current.php';
@@ -83,6 +132,7 @@ t.test(
   'every status the document declares is provoked from a real gateway, and every answer is declared',
   async (t) => {
     const reached = new Set<string>();
+    const sent = new Set<string>();
     const docs: Doc[] = [];
     const docOf = async (gw: TestGateway): Promise<Doc> => {
       const doc = (await (await gw.get(DOC)).json()) as Doc & { openapi: string };
@@ -96,7 +146,7 @@ t.test(
       { limits: { invalid_key_throttle: { max_attempts: 5 } } },
       { clock: new ManualClock(NOW) },
     );
-    const check = checker(t, await docOf(gw), reached);
+    const check = checker(t, await docOf(gw), reached, sent);
     const key = gw.app.demoKeys['starter'] as string;
     const { api_key: inactive } = await newAccount(gw, { plan: 'starter', status: 'inactive' });
     const { api_key: small } = await newAccount(gw, { plan: 'starter', limit: 1 });
@@ -176,6 +226,27 @@ t.test(
       expires_at: new Date(NOW - 1000).toISOString(),
     });
     const expired = expiring.body.api_key as string;
+    // A key within the expiry warning (7 days by default): its answers carry X-API-Key-Expires.
+    const soon = await keyOf({ expires_at: new Date(NOW + 2 * 86_400_000).toISOString() });
+    for (const method of ['GET', 'HEAD']) {
+      for (const [path, q] of [
+        [S, ''],
+        [CUR, ''],
+        [H, '?month=1&year=2025'],
+        [H, '?month=13&year=2025'],
+        [C, '?from=2025-01&to=2025-12'],
+        [U, ''],
+        [UH, '?from=2026-11-01&to=2026-11-23'],
+        [FC, ''],
+        [FY, '2025'],
+      ] as const) {
+        await check(gw, path, withKey(soon, method), q);
+      }
+      const etag = await etagOf(gw, S, withKey(soon));
+      t.equal(await check(gw, S, { method, headers: { 'X-API-Key': soon, 'If-None-Match': etag } }), 304);
+    }
+    t.ok(sent.has('x-api-key-expires'), 'answers to a key about to expire carried X-API-Key-Expires');
+    t.ok(sent.has('www-authenticate'), 'a 401 carried WWW-Authenticate');
     const elsewhere = await keyOf({ allowed_cidrs: ['192.0.2.0/24'] });
     const passthroughOnly = await keyOf({ scopes: ['passthrough'] });
     for (const method of ['GET', 'HEAD']) {
@@ -293,10 +364,7 @@ t.test(
 t.test('a method the document has no operation for is answered 405, as its description says', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
   const doc = (await (await gw.get(DOC)).json()) as Doc & { info: { description: string } };
-  t.match(
-    doc.info.description,
-    /405 for a method the path does not answer \(GET and HEAD; only POST on \/fuel-api\/secret-scanning\)/,
-  );
+  t.match(doc.info.description, /405 for a method the path does not answer \(GET and HEAD\)/);
   for (const path of Object.keys(doc.paths)) {
     for (const method of ['POST', 'DELETE', 'PUT']) {
       const r = await gw.get(path.replace('{year}', '2025'), { method });
@@ -305,6 +373,94 @@ t.test('a method the document has no operation for is answered 405, as its descr
     }
   }
 });
+
+t.test(
+  'the description names only paths the document has, and every keyed path whose GET is not counted',
+  async (t) => {
+    const github = githubSigner();
+    for (const settings of [{}, { secret_scanning: { public_keys: [github.publicKey] } }]) {
+      const gw = await startGateway(t, settings, { clock: new ManualClock(NOW) });
+      const doc = (await (await gw.get(DOC)).json()) as Doc & { info: { description: string } };
+      const paths = Object.keys(doc.paths);
+      const { description } = doc.info;
+      for (const named of description.match(/\/[\w\-./{}]*\w\/?/g) ?? []) {
+        if (!named.startsWith('/fuel-api') && !named.startsWith('/exapi')) continue;
+        const known = named.endsWith('/') ? paths.some((p) => p.startsWith(named)) : paths.includes(named);
+        t.ok(known, `${named}, named in info.description, is in paths (${Object.keys(settings).join() || 'default'})`);
+      }
+      // Which keyed GETs count: a fresh account's usage after one GET of each.
+      const usageOf = async (key: string): Promise<number> =>
+        ((await (await gw.get(U, withKey(key))).json()) as { usage: { requests_used: number } }).usage.requests_used;
+      for (const path of paths.filter((p) => p.startsWith('/fuel-api/api/'))) {
+        const { api_key: key } = await newAccount(gw, { plan: 'starter' });
+        const q = path === H ? '?month=1&year=2025' : path === C || path === UH ? QUERY_OF[path] : '';
+        t.equal((await gw.get(path + q, withKey(key))).status, 200, `${path} answers`);
+        const counted = (await usageOf(key)) === 1;
+        const name = path.slice(path.lastIndexOf('/') + 1);
+        // In the sentence of the exceptions: a dot within a file name does not end it.
+        const excepted = new RegExp(`except(?:[^.]|\\.(?!\\s))*\\b${name.replace('.', '\\.')}`).test(description);
+        t.equal(
+          excepted,
+          !counted,
+          `${name}: ${counted ? 'counted, not named' : 'not counted, named'} as an exception`,
+        );
+      }
+    }
+  },
+);
+
+const QUERY_OF: Record<string, string> = { [C]: '?from=2025-01&to=2025-12', [UH]: '?from=2026-11-01&to=2026-11-23' };
+
+t.test('a parameter has one type wherever it appears: year is an integer on every route', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const doc = (await (await gw.get(DOC)).json()) as {
+    paths: Record<string, { get: { parameters?: Array<{ name: string; in: string; schema?: { type?: unknown } }> } }>;
+  };
+  const types = new Map<string, Set<string>>();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const p of item.get?.parameters ?? []) {
+      if (p.in === 'header') continue;
+      const type = JSON.stringify(p.schema?.type ?? null);
+      types.set(p.name, (types.get(p.name) ?? new Set()).add(type));
+      if (p.name === 'year') t.equal(p.schema?.type, 'integer', `${path}: year is an integer`);
+    }
+  }
+  for (const [name, set] of types) t.equal(set.size, 1, `${name}: one type (${[...set].join(', ')})`);
+  const r = await gw.get('/exapi/fuel/byyear/2025', fuelsaKey(gw.app.demoKeys['business'] as string));
+  t.equal(r.status, 200, 'and the gateway answers byyear/2025');
+});
+
+t.test(
+  "the history routes' two media types are chosen as a generated client chooses: by Accept, or by format",
+  async (t) => {
+    const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+    const doc = (await (await gw.get(DOC)).json()) as Doc;
+    const key = gw.app.demoKeys['starter'] as string;
+    for (const [path, q] of [
+      [H, '?month=3&year=2025'],
+      [C, '?from=2025-01&to=2025-03'],
+    ] as const) {
+      const media = Object.keys(doc.paths[path]?.get.responses['200']?.content ?? {}).sort();
+      t.same(media, ['application/json', 'text/csv'], `${path}: JSON and CSV, each its own media type`);
+      for (const [accept, format, want] of [
+        ['text/csv', '', 'text/csv'],
+        ['application/json', '', 'application/json'],
+        ['text/csv;q=0.5, application/json', '', 'application/json'],
+        ['application/json;q=0.1, text/csv', '', 'text/csv'],
+        ['*/*', '', 'application/json'],
+        ['application/json', '&format=csv', 'text/csv'],
+        ['text/csv', '&format=json', 'application/json'],
+      ] as const) {
+        const r = await gw.get(path + q + format, { headers: { 'X-API-Key': key, Accept: accept } });
+        const type = (r.headers.get('content-type') ?? '').split(';')[0];
+        t.equal(type, want, `${path}${format} with Accept: ${accept}`);
+        const body = await r.text();
+        if (want === 'text/csv') t.notOk(body.startsWith('{'), 'and the body is CSV');
+        else t.equal(JSON.parse(body).success, true, 'and the body is JSON');
+      }
+    }
+  },
+);
 
 t.test('month and year are integers, as a typed client sends them', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });

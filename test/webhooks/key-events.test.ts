@@ -148,6 +148,45 @@ t.test('key.expiring: once per key, expiry_warning_days before it expires, and a
   t.equal(expiring(own).length, 2, 'an expired key is not told again');
 });
 
+t.test('a key rotated with a grace is not told as expiring: its end is planned, key.rotated said so', async (t) => {
+  const clock = new ManualClock(NOW);
+  const gw = await startGateway(
+    t,
+    { demo_accounts: false, webhooks: FAST, keys: { expiry_warning_days: 7 } },
+    { clock },
+  );
+  const { body: created } = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' });
+  const account = created.account.id as string;
+  const { own } = await endpoints(t, gw, account);
+  const { body: erp } = await adminCall(gw, 'POST', `/admin/accounts/${account}/keys`, { name: 'erp' });
+  // The grace ends in 3 days, well inside the 7-day warning.
+  const rotated = await adminCall(gw, 'POST', `/admin/accounts/${account}/keys/${erp.key.id}/rotate`, {
+    grace_s: 3 * 86_400,
+  });
+  t.equal(rotated.status, 201);
+  // And a key of its own expiry in the same window, which is told.
+  const { body: contractor } = await adminCall(gw, 'POST', `/admin/accounts/${account}/keys`, {
+    name: 'contractor',
+    expires_at: new Date(NOW + 2 * DAY).toISOString(),
+  });
+  clock.advance(61_000);
+  await waitFor('key.expiring', () => events(own).some((e) => e.type === 'key.expiring'));
+  clock.advance(61_000);
+  await adminCall(gw, 'POST', `/admin/accounts/${account}/keys`, { name: 'marker' });
+  await waitFor('the marker', () => events(own).some((e) => e.data['key_name'] === 'marker'));
+  t.same(
+    events(own)
+      .filter((e) => e.type === 'key.expiring')
+      .map((e) => e.data['key_id']),
+    [contractor.key.id],
+    'only the key with an expiry of its own',
+  );
+  t.ok(
+    events(own).some((e) => e.type === 'key.rotated' && e.data['previous_key_id'] === erp.key.id),
+    'the rotation was told, with when the old key ends',
+  );
+});
+
 t.test(
   'on Redis, key.expiring is told once across gateways, also when another gateway takes the check over',
   async (t) => {

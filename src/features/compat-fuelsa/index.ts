@@ -68,8 +68,9 @@ export function compatFuelsaRoutes(config: Config): RouteDef[] {
             in: 'path',
             required: true,
             description: 'Four digits, e.g. 2025. Otherwise 400 Invalid year.',
-            schema: { type: 'string', pattern: '^\\d{4}$' },
-            example: '2025',
+            // An integer, as historical.php's year: a typed client sends the same value to both.
+            schema: { type: 'integer', minimum: 1000, maximum: 9999 },
+            example: 2025,
           },
         ],
         ['invalid_year', 'not_found', ...historyOff],

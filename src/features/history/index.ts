@@ -16,7 +16,11 @@ const FROM = query('from', `First month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth')
 const TO = query('to', `Last month, YYYY-MM${RANGE_TEXT}`, ref('YearMonth'), '2025-12');
 
 const REGION = query('region', 'Only this region in the results (default both).', { enum: ['coastal', 'inland'] });
-const FORMAT = query('format', 'json (default) or csv.', { enum: ['json', 'csv'] });
+const FORMAT = query(
+  'format',
+  'json (default) or csv. Without it, an Accept header that prefers text/csv to application/json gets csv: the 200 has each as its own media type.',
+  { enum: ['json', 'csv'] },
+);
 
 export function historyRoutes(config: Config): RouteDef[] {
   const enabled = config.prices.historical_enabled;
@@ -25,7 +29,12 @@ export function historyRoutes(config: Config): RouteDef[] {
     {
       path: '/fuel-api/api/historical.php',
       scope: 'history',
-      route: { kind: 'metered', name: 'historical', prepare: enabled ? historical : () => 'historical_disabled' },
+      route: {
+        kind: 'metered',
+        name: 'historical',
+        prepare: enabled ? historical : () => 'historical_disabled',
+        negotiates: true,
+      },
       openapi: meteredPath(
         config,
         { operationId: 'getHistoricalPrices', tags: ['History'] },
@@ -39,7 +48,8 @@ export function historyRoutes(config: Config): RouteDef[] {
             'text/csv': {
               schema: {
                 type: 'string',
-                description: 'format=csv: a header line, then one CRLF-terminated row per set and region.',
+                description:
+                  'format=csv (or Accept: text/csv): a header line, then one CRLF-terminated row per set and region.',
               },
               example: historicalCsv,
             },
@@ -69,7 +79,12 @@ export function historyRoutes(config: Config): RouteDef[] {
     {
       path: '/fuel-api/api/changes.php',
       scope: 'history',
-      route: { kind: 'metered', name: 'changes', prepare: enabled ? changes : () => 'historical_disabled' },
+      route: {
+        kind: 'metered',
+        name: 'changes',
+        prepare: enabled ? changes : () => 'historical_disabled',
+        negotiates: true,
+      },
       openapi: meteredPath(
         config,
         { operationId: 'getPriceChanges', tags: ['History'] },
@@ -84,7 +99,7 @@ export function historyRoutes(config: Config): RouteDef[] {
               schema: {
                 type: 'string',
                 description:
-                  'format=csv: a header line, then one CRLF-terminated row per set and region; cents, an empty field for null; no usage.',
+                  'format=csv (or Accept: text/csv): a header line, then one CRLF-terminated row per set and region; cents, an empty field for null; no usage.',
               },
               example: changesCsv,
             },

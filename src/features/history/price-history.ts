@@ -87,9 +87,31 @@ const whole = (contentType: string, body: string): MeteredBody => ({
   compressed: compressible(body, false),
 });
 
-/** `format` json|csv (default json) and `region` coastal|inland (default both), each at most once. */
-function formatAndRegion(query: URLSearchParams): { format: 'json' | 'csv'; choice: RegionChoice } | ErrorKind {
-  const format = single(query, 'format') ?? 'json';
+/**
+ * The q-value `accept` gives a media type (RFC 9110 §12.5.1), 0 when it names it not; wildcards
+ * are not read: they choose nothing.
+ */
+function quality(accept: string, type: string): number {
+  for (const range of accept.split(',')) {
+    const [name = '', ...params] = range.split(';').map((p) => p.trim().toLowerCase());
+    if (name !== type) continue;
+    const q = params.find((p) => p.startsWith('q='));
+    return q === undefined ? 1 : Number(q.slice(2)) || 0;
+  }
+  return 0;
+}
+
+/**
+ * `format` json|csv, or without it the media type `accept` prefers (text/csv over
+ * application/json; the document lists both for the 200, and a generated client asks for one),
+ * json by default; `region` coastal|inland (default both); each at most once.
+ */
+function formatAndRegion(
+  query: URLSearchParams,
+  accept: string | undefined,
+): { format: 'json' | 'csv'; choice: RegionChoice } | ErrorKind {
+  const asked = accept !== undefined && quality(accept, 'text/csv') > quality(accept, 'application/json');
+  const format = single(query, 'format') ?? (asked ? 'csv' : 'json');
   if (format !== 'json' && format !== 'csv') return 'invalid_format';
   const region = single(query, 'region');
   if (region !== undefined && region !== 'coastal' && region !== 'inland') return 'invalid_region';
@@ -100,9 +122,9 @@ function formatAndRegion(query: URLSearchParams): { format: 'json' | 'csv'; choi
  * `month`+`year`, or `from`+`to` (not both); `region` coastal|inland (default both);
  * `format` json|csv (default json).
  */
-export function historical(search: string, snap: Snapshot): MeteredBody | ErrorKind {
+export function historical(search: string, snap: Snapshot, _path?: string, accept?: string): MeteredBody | ErrorKind {
   const query = new URLSearchParams(search);
-  const options = formatAndRegion(query);
+  const options = formatAndRegion(query, accept);
   if (typeof options === 'string') return options;
   const { format, choice } = options;
   let from: string;
@@ -133,9 +155,9 @@ export function historical(search: string, snap: Snapshot): MeteredBody | ErrorK
  * `from`+`to`: one entry per set effective in the range; `region` and `format` as historical.php.
  * JSON carries `usage`, spliced in per request; CSV, like historical.php's, does not.
  */
-export function changes(search: string, snap: Snapshot): MeteredBody | ErrorKind {
+export function changes(search: string, snap: Snapshot, _path?: string, accept?: string): MeteredBody | ErrorKind {
   const query = new URLSearchParams(search);
-  const options = formatAndRegion(query);
+  const options = formatAndRegion(query, accept);
   if (typeof options === 'string') return options;
   const { format, choice } = options;
   const r = range(query, snap);

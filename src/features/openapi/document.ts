@@ -7,7 +7,14 @@
  */
 
 import type { RouteDef } from '../../http/core-types.js';
-import { type OpenApiDocument, type Operation, type Response, UNEXPECTED } from '../../http/openapi.js';
+import {
+  type Json,
+  KEY_EXPIRES,
+  type OpenApiDocument,
+  type Operation,
+  type Response,
+  UNEXPECTED,
+} from '../../http/openapi.js';
 import { PRICE_MEANING, schemas } from './schemas.js';
 
 export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
@@ -22,6 +29,7 @@ export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
           description:
             `${openapi.get.description ?? ''} Key scope: ${scope} (a key limited to other scopes gets 403).`.trim(),
           'x-key-scope': scope,
+          responses: withKeyExpiry(openapi.get.responses),
         }),
       });
       paths[openapiPath ?? path] = { get, head: headOf(get) };
@@ -32,7 +40,7 @@ export function openApiDocument(routes: readonly RouteDef[]): OpenApiDocument {
     info: {
       title: 'Fuel Price Gateway',
       version: '1.0.0',
-      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request (and /exapi/, the FuelSA-compatible routes, which also take the key in a header named key) needs an API key, in the api_key query parameter or the X-API-Key header, and is counted against the account's allowance (usage.php excepted). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 405 for a method the path does not answer (GET and HEAD; only POST on /fuel-api/secret-scanning), 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
+      description: `South African fuel prices for fleet, logistics, ERP and analytics integrations. ${PRICE_MEANING} Every /fuel-api/api/ request (and /exapi/, the FuelSA-compatible routes, which also take the key in a header named key) needs an API key, in the api_key query parameter or the X-API-Key header, and a GET is counted against the account's allowance, except on usage.php and usage-history.php (HEAD and a 304 Not Modified are not counted either; each operation says). Any request may also be refused before it reaches an endpoint, with the same error body: 404 for an unknown path, 405 for a method the path does not answer (${methodsNote(paths)}), 400 for an unreadable request, 408 when its head arrives too slowly, 431 when its head is too large.`,
       license: { name: 'MIT', identifier: 'MIT' },
       contact: { name: 'Fuel Price Gateway operators' },
     },
@@ -72,6 +80,22 @@ const TAGS = [
 ];
 
 const withDefault = (op: Operation): Operation => ({ ...op, responses: { ...op.responses, default: UNEXPECTED } });
+
+/** Every answer of a route that takes a key may carry X-API-Key-Expires: each of its responses says so. */
+function withKeyExpiry(responses: Operation['responses']): Operation['responses'] {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, r]) => [
+      status,
+      { ...r, headers: { ...((r['headers'] as Json | undefined) ?? {}), ...KEY_EXPIRES } },
+    ]),
+  );
+}
+
+/** The methods the paths answer, for the 405: GET and HEAD, and the POST-only paths this document has. */
+function methodsNote(paths: OpenApiDocument['paths']): string {
+  const posts = Object.keys(paths).filter((p) => 'post' in (paths[p] as object));
+  return posts.length === 0 ? 'GET and HEAD' : `GET and HEAD; only POST on ${posts.join(', ')}`;
+}
 
 /** HEAD answers like GET without a body: the same operation, its answers without content. */
 function headOf(get: Operation): Operation {

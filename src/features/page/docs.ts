@@ -14,7 +14,7 @@ function curl(path: string, op: Operation): string {
   const key = op.security?.length ? `-H 'X-API-Key: YOUR_KEY' ` : '';
   // A path parameter shows its example (byyear/{year} → byyear/2025).
   const example = (name: string): string =>
-    (op.parameters ?? []).find((p) => p.in === 'path' && p.name === name)?.example ?? `{${name}}`;
+    String((op.parameters ?? []).find((p) => p.in === 'path' && p.name === name)?.example ?? `{${name}}`);
   const target = path.replace(/\{(\w+)\}/g, (_, name: string) => example(name));
   return `curl -s ${key}'<span class="origin">http://localhost:8080</span>${esc(target)}${esc(q)}'`;
 }
