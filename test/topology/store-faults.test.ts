@@ -12,16 +12,6 @@ const { ready } = topo;
 const redisPort = new URL(ready.redis).port;
 const redis = async (...args: string[]): Promise<string> =>
   (await run('redis-cli', ['-p', redisPort, ...args])).stdout.trim();
-/** Requests to simple-current.php a gateway has answered, by its own metrics (no health checks). */
-const servedBy = async (admin: string): Promise<number> => {
-  const res = await fetch(`${admin}/metrics`, { headers: { authorization: `Bearer ${ready.admin_token}` } });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${admin}/metrics: ${res.status} ${text}`);
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('fuel_gateway_requests_total{') && l.includes('route="simple-current"'))
-    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-};
 const readyz = async (port: number): Promise<number> =>
   (await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2000) })).status;
 
@@ -93,10 +83,10 @@ t.test('an unready gateway (its Redis user shut out) is taken out of rotation, a
   // Counted from gateway-2's own request counter, which moves as each answer is written: its access
   // log reaches its file up to a second later (later still under load), so a count of its lines
   // could miss requests it did serve.
-  const served = await servedBy(victim.admin);
+  const served = await topo.served(1);
   const result = await load(`${ready.public}${SIMPLE}`, key, 4, { count: 200 });
   t.equal(result.ok(), 200, 'every request answered 200 by the other gateways');
-  t.equal(await servedBy(victim.admin), served, 'gateway-2 got none of them');
+  t.equal(await topo.served(1), served, 'gateway-2 got none of them');
   t.equal(await readyz(victim.port), 503, 'and was unready all along');
 
   await redis('ACL', 'SETUSER', 'gateway-2', 'on');
@@ -109,7 +99,7 @@ t.test('an unready gateway (its Redis user shut out) is taken out of rotation, a
     'the balancer sends gateway-2 requests again',
     async () => {
       await load(`${ready.public}${SIMPLE}`, key, 2, { count: 20 });
-      return (await servedBy(victim.admin)) > served;
+      return (await topo.served(1)) > served;
     },
     5000,
   );
