@@ -1,12 +1,14 @@
 /**
  * Content codings (RFC 9110 §8.4, §12.5.3): which one a request accepts, and the compressed bytes
  * of answers built once. Compression never runs per request for an answer built once: its bytes
- * are made with it (the page per price set, the API document and the assets at start) or, for a
- * historical answer kept per price set and query, at the first request that asks for the coding.
+ * are made with it (the API document and the assets at start), off the request on the thread pool
+ * (the page, per price set: `encodeAsync`) or, for a historical answer kept per price set and
+ * query, at the first request that asks for the coding.
  * An answer whose per-request `usage` sits at its end (changes.php) is gzipped as a compressed
  * head, built once, followed by the usage in a stored deflate block (`SplicedGzip`).
  */
-import { brotliCompressSync, constants, crc32, deflateRawSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, constants, crc32, deflateRawSync, gzip, gzipSync } from 'node:zlib';
 
 export type Coding = 'br' | 'gzip' | 'identity';
 
@@ -22,16 +24,39 @@ export interface Encoded {
 /** Compression effort: the most for answers built once per price set or at start, less for per-query ones. */
 export type Effort = 'max' | 'fast';
 
+const NONE: Encoded = { gzip: null, br: null };
+const gzipOptions = (effort: Effort) => ({ level: effort === 'max' ? 9 : 6 });
+const brotliOptions = (body: Buffer, effort: Effort) => ({
+  params: {
+    [constants.BROTLI_PARAM_QUALITY]: effort === 'max' ? 11 : 5,
+    [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+  },
+});
+/** The codings that pay: gzip smaller than the body, br smaller than both. */
+const paying = (body: Buffer, gz: Buffer, br: Buffer): Encoded => ({
+  gzip: gz.length < body.length ? gz : null,
+  br: br.length < Math.min(gz.length, body.length) ? br : null,
+});
+
 export function encode(body: Buffer, effort: Effort): Encoded {
-  if (body.length < MIN_COMPRESS_BYTES) return { gzip: null, br: null };
-  const gz = gzipSync(body, { level: effort === 'max' ? 9 : 6 });
-  const br = brotliCompressSync(body, {
-    params: {
-      [constants.BROTLI_PARAM_QUALITY]: effort === 'max' ? 11 : 5,
-      [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
-    },
-  });
-  return { gzip: gz.length < body.length ? gz : null, br: br.length < Math.min(gz.length, body.length) ? br : null };
+  if (body.length < MIN_COMPRESS_BYTES) return NONE;
+  return paying(body, gzipSync(body, gzipOptions(effort)), brotliCompressSync(body, brotliOptions(body, effort)));
+}
+
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+/**
+ * `encode` on libuv's thread pool, for an answer first built on a request: the page's most
+ * compressed brotli takes about 2 s of CPU, which no request (nor the event loop) may wait for.
+ */
+export async function encodeAsync(body: Buffer, effort: Effort): Promise<Encoded> {
+  if (body.length < MIN_COMPRESS_BYTES) return NONE;
+  const [gz, br] = await Promise.all([
+    gzipAsync(body, gzipOptions(effort)),
+    brotliAsync(body, brotliOptions(body, effort)),
+  ]);
+  return paying(body, gz, br);
 }
 
 /**

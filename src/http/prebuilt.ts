@@ -25,6 +25,8 @@ export class Whole {
   /**
    * `fixed`: the headers beside type, length and coding (Cache-Control among them). `encoded`:
    * bytes compressed before (the document's, shared by its ETags); by default made here.
+   * `varies`: whether the answer names Accept-Encoding in Vary; so it does while its compressed
+   * bytes are still being made (the page's first answers), not only once they are here.
    */
   constructor(
     readonly contentType: string,
@@ -32,19 +34,20 @@ export class Whole {
     readonly fixed: HeaderList,
     readonly etag: string | null = null,
     readonly encoded: Encoded = encode(Buffer.from(body), 'max'),
+    varies = encoded.gzip !== null || encoded.br !== null,
   ) {
     const bytes = Buffer.from(body);
     const tag = etag === null ? [] : ['ETag', etag];
-    const varies = encoded.gzip !== null || encoded.br !== null ? ['Vary', 'Accept-Encoding'] : [];
+    const vary = varies ? ['Vary', 'Accept-Encoding'] : [];
     const variant = (b: Buffer, coding: HeaderList): Variant => ({
       body: b,
-      headers: ['Content-Type', contentType, 'Content-Length', b.length, ...coding, ...fixed, ...varies, ...tag],
+      headers: ['Content-Type', contentType, 'Content-Length', b.length, ...coding, ...fixed, ...vary, ...tag],
     });
     this.identity = variant(bytes, []);
     this.gzip = encoded.gzip && variant(encoded.gzip, ['Content-Encoding', 'gzip']);
     this.br = encoded.br && variant(encoded.br, ['Content-Encoding', 'br']);
     const cache = fixed.indexOf('Cache-Control');
-    this.notModified = [...tag, ...(cache >= 0 ? fixed.slice(cache, cache + 2) : []), ...varies];
+    this.notModified = [...tag, ...(cache >= 0 ? fixed.slice(cache, cache + 2) : []), ...vary];
   }
 
   /** The same bytes and headers under another ETag. */

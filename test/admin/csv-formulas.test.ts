@@ -58,6 +58,37 @@ async function asSheet(dir: string, name: string, csv: string): Promise<string> 
   return stdout;
 }
 
+/** The field a label is written as in the CSV: quoted, a ' in front when it could start a formula. */
+const field = (label: string, neutralised: boolean): string =>
+  `"${neutralised ? "'" : ''}${label.replaceAll('"', '""')}"`;
+
+// LibreOffice reads `-2+3`, `+1` or `@x` as text, so the spreadsheet test above cannot tell
+// whether they were neutralised; Excel and Google Sheets read them as formulas. Their CSV text is
+// checked here, with or without LibreOffice.
+t.test('every label that could start a formula is written with a leading quote, in both CSV exports', async (t) => {
+  const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  const labels = [...HOSTILE, '-1', '+1', '@x', ' =1+1', ' -1'];
+  const harmless = ['Acme, "Fleet"', 'a-b+c@d=e'];
+  const ids = new Map<string, string>();
+  for (const label of [...labels, ...harmless]) {
+    const made = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', label });
+    t.equal(made.status, 201, JSON.stringify(label));
+    ids.set(label, made.body.account.id);
+    t.equal((await gw.get(`${SIMPLE}?api_key=${made.body.api_key}`)).status, 200);
+  }
+  const day = new Date(NOW + 2 * 3600_000).toISOString().slice(0, 10);
+  for (const path of ['/admin/usage', '/admin/usage/periods']) {
+    const csv = await adminCall(gw, 'GET', `${path}?from=${day}&to=${day}`);
+    t.equal(csv.status, 200);
+    const rows = (csv.body as string).split('\r\n');
+    const rowOf = (label: string): string => rows.find((r) => r.startsWith(`${ids.get(label)},`)) ?? '';
+    for (const label of labels)
+      t.ok(rowOf(label).includes(`,${field(label, true)},`), `${path}: ${JSON.stringify(label)} is '-prefixed`);
+    t.ok(rowOf('Acme, "Fleet"').includes(`,${field('Acme, "Fleet"', false)},`), `${path}: quotes doubled, no '`);
+    t.ok(rowOf('a-b+c@d=e').includes(',a-b+c@d=e,'), `${path}: a label starting with a letter is left as it is`);
+  }
+});
+
 t.test(
   'no account label becomes a formula when an export is opened in a spreadsheet',
   {

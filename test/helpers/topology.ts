@@ -29,6 +29,11 @@ export interface Running {
   /** Creates an account through a gateway's admin API; its id and key. */
   account(plan: string, limit?: number): Promise<{ id: string; key: string }>;
   used(id: string): Promise<number>;
+  /**
+   * Requests to `route` gateway `index` has answered, from its own metrics: they move as each
+   * answer is written, where its access log reaches its file up to a second later.
+   */
+  served(index: number, route?: string): Promise<number>;
   stop(): Promise<number | null>;
 }
 
@@ -126,6 +131,17 @@ export async function startTopology(
     async used(id) {
       return (await admin<{ usage: { requests_used: number } }>('GET', `/admin/accounts/${id}`)).body.usage
         .requests_used;
+    },
+    async served(index, route = 'simple-current') {
+      const gw = r.gateways[index];
+      if (gw === undefined) throw new Error(`no gateway ${index}`);
+      const res = await fetch(`${gw.admin}/metrics`, { headers: { authorization: `Bearer ${r.admin_token}` } });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`${gw.admin}/metrics: ${res.status} ${text}`);
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith('fuel_gateway_requests_total{') && l.includes(`route="${route}"`))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
     },
     stop,
   };

@@ -6,6 +6,7 @@ import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw.js';
+import { scaled, waitFor } from '../helpers/wait.js';
 
 interface Raw {
   status: number;
@@ -60,8 +61,37 @@ t.test('Accept-Encoding: q-values, *, identity;q=0, ties going br then gzip', as
   t.equal(negotiate('*', false, true), 'gzip');
 });
 
+t.test(
+  "the page's first answer is not held up by its compression: uncompressed with Vary at once, compressed once made",
+  async (t) => {
+    const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+    // The page and a health check at once: the health check must not wait for the page's brotli.
+    const sent = Date.now();
+    const [first, health] = await Promise.all([
+      raw(gw, '/', { 'Accept-Encoding': 'br, gzip' }),
+      raw(gw, '/healthz').then((r) => ({ ...r, ms: Date.now() - sent })),
+    ]);
+    t.equal(first.status, 200);
+    t.equal(first.headers['content-encoding'], undefined, 'the first answer: uncompressed, not waiting for it');
+    t.equal(first.headers.vary, 'Accept-Encoding', 'and says it varies, as the compressed ones will');
+    t.equal(Number(first.headers['content-length']), first.body.length);
+    t.equal(health.status, 200);
+    t.ok(health.ms < scaled(500), `a health check beside the first render answered in ${health.ms} ms`);
+    const compressedMs = await waitFor('the page compressed off the request', async () => {
+      const r = await raw(gw, '/', { 'Accept-Encoding': 'br' });
+      return r.headers['content-encoding'] === 'br' && decode(r).equals(first.body);
+    });
+    t.pass(`compressed ${compressedMs} ms after the first answer`);
+  },
+);
+
 t.test('the document, the page and its assets come compressed as asked, with Vary and the right length', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+  // The page is compressed off its first request (the test above): asked for until it is.
+  await waitFor(
+    'the page compressed',
+    async () => (await raw(gw, '/', { 'Accept-Encoding': 'br' })).headers['content-encoding'] === 'br',
+  );
   for (const path of ['/fuel-api/openapi.json', '/', '/assets/page.js', '/assets/page.css']) {
     const plain = await raw(gw, path);
     t.equal(plain.headers['content-encoding'], undefined, `${path}: none asked, none sent`);

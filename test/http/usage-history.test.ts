@@ -116,6 +116,36 @@ t.test('a bad range is 400 Invalid date range., after the key, and counts nothin
   t.equal(usage.usage.requests_used, 0, 'nothing was counted');
 });
 
+t.test(
+  'a key scoped to usage reads usage-history, and past the limit (an overage) its periods show 0 remaining, never less',
+  async (t) => {
+    const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+    const { account, api_key: key } = await newAccount(gw, { plan: 'starter', limit: 2 });
+    const patched = await adminCall(gw, 'PATCH', `/admin/accounts/${account.id}`, { overage: { max_percent: 100 } });
+    t.equal(patched.status, 200);
+    const made = await adminCall(gw, 'POST', `/admin/accounts/${account.id}/keys`, { name: 'u', scopes: ['usage'] });
+    t.equal(made.status, 201);
+    const usageKey = { headers: { 'X-API-Key': made.body.api_key as string } };
+    for (let i = 0; i < 4; i++)
+      t.equal((await gw.get(`/fuel-api/api/simple-current.php?api_key=${key}`)).status, 200, `request ${i + 1}`);
+    const r = await gw.get(`${H}?from=2026-11-23&to=2026-11-23`, usageKey);
+    t.equal(r.status, 200, 'the usage scope is the scope of usage-history');
+    const body = (await r.json()) as { periods: Array<Record<string, unknown>> };
+    t.same(
+      (body.periods ?? []).map((p) => [p['requests_used'], p['request_limit'], p['requests_remaining']]),
+      [[4, 2, 0]],
+      '4 used of 2: 0 remaining',
+    );
+    const check = await gw.get('/fuel-api/api/usage.php', usageKey);
+    t.equal(check.status, 200, 'and of usage.php');
+    t.match(((await check.json()) as { usage: unknown }).usage, {
+      requests_used: 4,
+      request_limit: 2,
+      requests_remaining: 0,
+    });
+  },
+);
+
 t.test('invalid keys on usage-history feed the invalid-key throttle', async (t) => {
   const gw = await startGateway(
     t,

@@ -171,3 +171,26 @@ t.test('the pass-through paths need the passthrough scope, and warn of expiry li
   t.equal(origin.seen.length, seen + 1, 'only the admitted request reached the origin');
   t.equal((await call(gw, S, through)).status, 403, 'a passthrough key is no prices key');
 });
+
+t.test(
+  'a prices key warm on this gateway is still refused every pass-through, and the origin never asked',
+  async (t) => {
+    const origin = await startOrigin(t);
+    const gw = await startGateway(t, {
+      upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: 60_000, proxy_paths: ['/origin/*'] },
+    });
+    await waitFor('first poll', async () => (await gw.get('/readyz')).status === 200);
+    const { key, add } = await account(gw);
+    const prices = await add({ scopes: ['prices'] });
+    // The account is now cached on the key's record: later requests take the warm path of the count.
+    t.equal((await call(gw, S, prices)).status, 200, 'the prices key warms the account on its own route');
+    const seen = origin.seen.length;
+    for (let i = 0; i < 5; i++) {
+      const r = await call(gw, '/origin/echo', prices);
+      t.equal(r.status, 403, `pass-through ${i + 1} with the warm prices key`);
+      t.same(JSON.parse(r.text), SCOPE);
+    }
+    t.equal(origin.seen.length, seen, 'no refused request reached the origin');
+    t.equal(await used(gw, key), 1, 'only the one prices request was counted');
+  },
+);

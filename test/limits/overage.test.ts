@@ -86,3 +86,34 @@ t.test("PATCH overage sets the account's own, over the plan's none; null clears 
   const shown = await adminCall(gw, 'GET', `/admin/accounts/${account.id}`);
   t.match(shown.body.usage, { requests_used: 4, request_limit: 2, requests_remaining: 0 });
 });
+
+/** The statuses of `n` requests in a row with `key`. */
+async function statuses(gw: Awaited<ReturnType<typeof startGateway>>, key: string, n: number): Promise<number[]> {
+  const seen: number[] = [];
+  for (let i = 0; i < n; i++) seen.push((await gw.get(SIMPLE, withKey(key))).status);
+  return seen;
+}
+
+t.test('an overage of 50% on a limit of 3 rounds down: 4 admitted, then 429', async (t) => {
+  const gw = await startGateway(
+    t,
+    { plans: { starter: { overage: { max_percent: 50 } } } },
+    { clock: new ManualClock(NOW) },
+  );
+  const { api_key } = await newAccount(gw, { plan: 'starter', limit: 3 });
+  t.same(await statuses(gw, api_key, 6), [200, 200, 200, 200, 429, 429], '3 plus floor(1.5)');
+});
+
+t.test('a grant counts toward the overage: limit 3 plus a grant of 2 at 50% admits 7, then 429', async (t) => {
+  const gw = await startGateway(
+    t,
+    { plans: { starter: { overage: { max_percent: 50 } } } },
+    { clock: new ManualClock(NOW) },
+  );
+  const { account, api_key } = await newAccount(gw, { plan: 'starter', limit: 3 });
+  const grant = await adminCall(gw, 'POST', `/admin/accounts/${account.id}/grants`, { requests: 2 });
+  t.equal(grant.status, 201);
+  t.same(await statuses(gw, api_key, 9), [200, 200, 200, 200, 200, 200, 200, 429, 429], '5 plus floor(2.5)');
+  const shown = await adminCall(gw, 'GET', `/admin/accounts/${account.id}`);
+  t.match(shown.body.usage, { requests_used: 7, request_limit: 5, requests_remaining: 0 });
+});

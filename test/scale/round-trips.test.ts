@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import pino from 'pino';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { ConsumeSpec, StoredAccount } from '../../src/store/store.js';
 import { consumeSpec, storedAccount } from '../helpers/accounts.js';
@@ -10,6 +10,19 @@ import { startRedis } from '../helpers/redis.js';
 import { DAY } from '../store/contract/fixtures.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
+
+/**
+ * A gateway on the Redis at `url` whose own background work stays out of the counted windows.
+ * The webhook worker looks for due deliveries once a second by default, with a script call of
+ * its own: on a busy machine a counted window can take longer than that (seen with two test
+ * files at once), so it looks once an hour here and the counts are the requests' alone.
+ */
+const quietGateway = (t: Test, url: string) =>
+  startGateway(t, {
+    store: { type: 'redis', redis: { url } },
+    log: { access: false },
+    webhooks: { poll_interval_ms: 3_600_000 },
+  });
 
 /** Redis's own count of the commands it ran, by command name. */
 async function commandCounts(cli: (...args: string[]) => Promise<string>): Promise<Record<string, number>> {
@@ -25,7 +38,7 @@ async function commandCounts(cli: (...args: string[]) => Promise<string>): Promi
 
 t.test('a warm metered request costs Redis exactly one command: the consume script', async (t) => {
   const redis = await startRedis(t);
-  const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } });
+  const gw = await quietGateway(t, redis.url);
   const { api_key } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body;
   t.equal((await gw.get(`${SIMPLE}?api_key=${api_key}`)).status, 200, 'first request loads the account');
   await redis.cli('CONFIG', 'RESETSTAT');
@@ -33,17 +46,18 @@ t.test('a warm metered request costs Redis exactly one command: the consume scri
     t.equal((await gw.get(`/fuel-api/api/${i % 2 ? 'current' : 'simple-current'}.php?api_key=${api_key}`)).status, 200);
   // Redis also counts the calls the script makes inside itself (TIME for its deadline, HMGET
   // account, INCR the counter, HINCRBY its day in the ledger); any extra command sent by the
-  // gateway would raise one of these above 25 or add one.
-  t.same(
-    await commandCounts(redis.cli),
-    { evalsha: 25, time: 25, hmget: 25, incr: 25, hincrby: 25 },
-    'one EVALSHA per request and nothing else',
-  );
+  // gateway would raise one of these above 25 or add one. The script reads TIME only once the
+  // gateway knows Redis' clock: a first measurement slower than 50 ms (a busy machine at start)
+  // is not kept, and until the next a minute later no script has a deadline
+  // (store/counting/redis-clock.ts). So TIME is 25 or, seen beside other test files, 0.
+  const { time = 0, ...others } = await commandCounts(redis.cli);
+  t.same(others, { evalsha: 25, hmget: 25, incr: 25, hincrby: 25 }, 'one EVALSHA per request and nothing else');
+  t.ok(time === 25 || time === 0, `TIME in the script for every request or for none (${time})`);
 });
 
 t.test('a warm conditional request answered 304 costs Redis one read of the counter, and counts nothing', async (t) => {
   const redis = await startRedis(t);
-  const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } });
+  const gw = await quietGateway(t, redis.url);
   const { api_key } = (await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body;
   const etag = (await gw.get(`${SIMPLE}?api_key=${api_key}`)).headers.get('etag') as string;
   await redis.cli('CONFIG', 'RESETSTAT');
@@ -127,14 +141,7 @@ t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each 
 
 t.test('concurrent metered requests cost at most one EVALSHA per batch', async (t) => {
   const redis = await startRedis(t);
-  // The webhook worker looks for due deliveries once a second by default, with a script call of
-  // its own: on a busy machine the 320 requests below can take longer than that (seen with two
-  // test files at once), so it looks once an hour here and the counts are the requests' alone.
-  const gw = await startGateway(t, {
-    store: { type: 'redis', redis: { url: redis.url } },
-    log: { access: false },
-    webhooks: { poll_interval_ms: 3_600_000 },
-  });
+  const gw = await quietGateway(t, redis.url);
   const keys: string[] = [];
   for (let i = 0; i < 32; i++)
     keys.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string);

@@ -81,3 +81,30 @@ t.test('a full report of 1000 unknown keys of our shape is answered, every one f
   t.ok(took < scaled(5000), `answered in ${took} ms`);
   t.ok(await works(), 'the gateway still serves');
 });
+
+t.test(
+  'a report with no signature, or an empty one, is refused at its headers: 401 before its body is read, nothing revoked',
+  async (t) => {
+    const { github, gw, port, key, works } = await setup(t);
+    const body = JSON.stringify([match(key)]);
+    const { 'Github-Public-Key-Signature': _signature, ...unsigned } = github.headers(body);
+    const cases: Array<[string, Record<string, string>]> = [
+      ['no signature header', unsigned],
+      ['an empty signature header', { ...unsigned, 'Github-Public-Key-Signature': '' }],
+    ];
+    for (const [what, headers] of cases) {
+      // The whole body is announced and only its first bytes sent: only the headers can be answered.
+      const answer = await rawRequest(
+        port,
+        `${head({ ...headers, 'Content-Length': body.length })}${body.slice(0, 10)}`,
+      );
+      t.match(answer, /^HTTP\/1\.1 401 /, `${what}: 401`);
+      t.match(answer, /\r\nConnection: close\r\n/i, `${what}: the body is not waited for`);
+      t.match(answer, /\{"success":false,"message":"Invalid or missing report signature\."\}$/, what);
+      const whole = await postReport(gw, body, headers);
+      t.equal(whole.status, 401, `${what}, the whole body sent: 401`);
+    }
+    t.ok(await works(), 'the reported key still works');
+    t.notOk(gw.logs().includes('"admin key.leak"'), 'no leak was acted on');
+  },
+);

@@ -416,3 +416,40 @@ t.test(
     );
   },
 );
+
+t.test(
+  'billing: two gateways racing one account hand out only events already outstanding in the store, the same one',
+  async (t) => {
+    const prefix = nextPrefix();
+    const stores = [open(t, prefix), open(t, prefix)] as const;
+    const TS = Date.parse('2026-11-26T10:00:00Z');
+    for (let round = 0; round < 20; round++) {
+      const a = account();
+      await stores[0].accounts.createAccount(a);
+      const s = {
+        accountId: a.id,
+        revision: 1,
+        periodId: '1000',
+        limit: 1000,
+        expireAtMs: Date.now() + 3_600_000,
+        record: { plan: 'developer', kind: 'monthly' as const, startMs: 1000, endMs: 1000 + 30 * 86_400_000 },
+      };
+      for (let i = 0; i < 3; i++) await stores[0].counting.consume(s, DAY);
+      // Each gateway stamps its own time, so an event that only one of them wrote is told apart.
+      const handed = await Promise.all(
+        stores.map(async (store, i) => {
+          const events = await store.billing.billingPrepare('stripe', a.id, 'cus_A', TS + i);
+          // Read through the other gateway's connection the moment the events are handed out:
+          // a write still on its way would not be there yet.
+          const other = stores[1 - i] as RedisStore;
+          const outstanding = (await other.billing.billingOutstanding('stripe')).filter((e) => e.account_id === a.id);
+          return { events, outstanding };
+        }),
+      );
+      for (const [i, { events, outstanding }] of handed.entries())
+        for (const e of events)
+          t.same(outstanding, [e], `round ${round}: gateway ${i + 1}'s event is outstanding when it is handed out`);
+      t.same(handed[0]?.events, handed[1]?.events, `round ${round}: both gateways hand out one and the same event`);
+    }
+  },
+);

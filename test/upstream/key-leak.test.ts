@@ -48,6 +48,8 @@ const SPELLINGS = [
   html5Named(SERVICE_KEY),
   legacyAmp(SERVICE_KEY),
   upperHex(SERVICE_KEY),
+  // UTF-16 read as bytes: a NUL beside each character, before it (big-endian) or after it.
+  [...SERVICE_KEY].join('\0'),
 ].map((s) => s.toLowerCase());
 
 const leaks = (text: string): string[] => SPELLINGS.filter((s) => text.toLowerCase().includes(s));
@@ -87,6 +89,10 @@ const REPLIES: Record<string, Reply> = {
   '/v2/big-key': (res, k) => send(res, 200, 'text/plain', `${BIG}/v2?api_key=${lowerPercent(k)}${BIG}`),
   '/v2/big-key-early': (res, k) => send(res, 200, 'text/plain', `/v2?api_key=${lowerPercent(k)}${BIG}`),
   '/v2/big-gzip': (res) => send(res, 200, 'text/plain', gzipSync(BIG), { 'content-encoding': 'gzip' }),
+  '/v2/utf16le': (res, k) =>
+    send(res, 200, 'application/json; charset=utf-16le', Buffer.from(`{"key":"${k}"}`, 'utf16le')),
+  '/v2/utf16be': (res, k) =>
+    send(res, 200, 'text/plain; charset=utf-16be', Buffer.from(`api_key=${k}`, 'utf16le').swap16()),
   '/v2/array': (res, k) => send(res, 200, 'application/json', JSON.stringify([{ key: k }])),
   '/v2/error-php': (res, k) =>
     send(res, 500, 'application/json', `{"success":false,"message":"Key ${jsonSlash(k)} is over its quota."}`),
@@ -198,6 +204,10 @@ t.test(
 t.test(
   "the service key in an origin error body (PHP's \\/ escapes) or in a JSON array success never reaches any account",
   (t) => neverServed(t, ['/v2/error-php', '/v2/error-lower', '/v2/array']),
+);
+
+t.test('the service key echoed as UTF-16 text (a NUL beside each of its characters) never reaches any account', (t) =>
+  neverServed(t, ['/v2/utf16le', '/v2/utf16be']),
 );
 
 /** Every byte a client receives before the connection ends, however it ends. */

@@ -34,6 +34,29 @@ async function setup(
   return { origin, gw, key: api_key, accountId: account.id };
 }
 
+/**
+ * What 300 requests at once through a flaky origin may be answered: a success, the origin's 503,
+ * a 504 when a request waited for one of the MAX_SOCKETS origin connections past the timeout (a
+ * busy machine), or the limit. None but the success is counted.
+ */
+const ORIGIN_FAILED_OR_LIMIT = [200, 503, 504, 429];
+
+/**
+ * The successes of requests sent one at a time until one is refused 429: what the failures
+ * before gave back. Which of 300 requests at once get through depends on how soon the refunds of
+ * the failures land, which a busy machine changes; the total cannot.
+ */
+async function successesUntilRefused(get: (key: string) => Promise<Response>, key: string): Promise<number> {
+  let successes = 0;
+  for (let sent = 0; sent < 1000; sent++) {
+    const r = await get(key);
+    await r.arrayBuffer();
+    if (r.status === 429) return successes;
+    if (r.status === 200) successes++;
+  }
+  throw new Error('never refused: the limit does not hold');
+}
+
 /** Requests the account has counted in its current period, as the store holds it. */
 async function counted(gw: TestGateway, accountId: string): Promise<number> {
   const account = await gw.app.store.accounts.getAccount(accountId);
@@ -266,12 +289,14 @@ t.test(
     const ok = answers.filter((a) => a.status === 200);
     t.ok(ok.length <= 100, `${ok.length} successes, never more than the limit of 100`);
     t.ok(
-      answers.every((a) => [200, 503, 429].includes(a.status)),
+      answers.every((a) => ORIGIN_FAILED_OR_LIMIT.includes(a.status)),
       'only successes, origin failures and the limit',
     );
     await waitFor('refunds to land', async () => (await counted(gw, account.id)) === ok.length, 2000);
     t.pass('the store counted exactly the successes');
-    t.ok(ok.length >= 60, `failures did not burn the allowance: ${ok.length} of 300 got through`);
+    const total = ok.length + (await successesUntilRefused((k) => gw.get(`/origin/flaky?api_key=${k}`), api_key));
+    t.equal(total, 100, `failures did not burn the allowance: ${ok.length} at once, ${total} in all`);
+    t.equal(await counted(gw, account.id), 100);
   },
 );
 
@@ -469,8 +494,15 @@ t.test(
     );
     const ok = answers.filter((s) => s === 200).length;
     t.ok(ok <= 100, `${ok} successes, never more than the limit`);
-    t.ok(ok >= 60, 'failures gave their allowance back');
+    t.ok(
+      answers.every((s) => ORIGIN_FAILED_OR_LIMIT.includes(s)),
+      'only successes, origin failures and the limit',
+    );
     await waitFor('refunds', async () => (await counted(a, account.id)) === ok, 3000);
     t.pass('Redis counted exactly the successes');
+    let i = 0;
+    const more = await successesUntilRefused((k) => (i++ % 2 ? a : b).get(`/origin/flaky?api_key=${k}`), api_key);
+    t.equal(ok + more, 100, `failures gave their allowance back: ${ok} at once, ${ok + more} in all`);
+    t.equal(await counted(a, account.id), 100);
   },
 );

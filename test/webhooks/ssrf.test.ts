@@ -49,7 +49,7 @@ const REFUSED_BEFORE = [
 
 // IPv6 forms that carry a refused IPv4 address: IPv4-compatible (::/96, also as the URL parser
 // writes ::127.0.0.1), IPv4-translated (::ffff:0:0/96, hex), local NAT64 (64:ff9b:1::/48, in
-// its /96 and /48 layouts), 6to4 (2002::/16), Teredo's client (2001::/32, bits inverted) and
+// each of its layouts), 6to4 (2002::/16), Teredo's client (2001::/32, bits inverted) and
 // ISATAP's interface identifier.
 const EMBEDDED = [
   '[::7f00:1]',
@@ -60,6 +60,14 @@ const EMBEDDED = [
   '[::ffff:0:a00:1]',
   '[64:ff9b:1::7f00:1]',
   '[64:ff9b:1:7f00:0:100::]',
+  // Local NAT64 in each RFC 6052 layout, each reading 10.1.2.3 at its own prefix length only
+  // (/48, /56, /64, /72, /80, /96): every other layout reads a public address.
+  '[64:ff9b:1:a01:2:379:404c:fc8f]',
+  '[64:ff9b:1:c70a:1:203:6f40:874b]',
+  '[64:ff9b:1:5db8:a:102:305:607]',
+  '[64:ff9b:1:b640:16:a01:203:a872]',
+  '[64:ff9b:1:622f:19:f0a:102:32f]',
+  '[64:ff9b:1:18bf:a3:5818:a01:203]',
   '[2002:7f00:1::]',
   '[2002:a9fe:a9fe::1]',
   '[2001:0:4136:e378:8000:63bf:80ff:fffe]',

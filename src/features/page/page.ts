@@ -4,6 +4,7 @@
  * script and style are files of the same origin, so the CSP allows nothing inline.
  */
 
+import { encodeAsync } from '../../http/encoding.js';
 import { EntityTags } from '../../http/etag.js';
 import type { OpenApiDocument } from '../../http/openapi.js';
 import { fixedHeaders, Whole } from '../../http/prebuilt.js';
@@ -85,9 +86,18 @@ const USAGE_BOX =
   '<div id="usage-result" aria-live="polite"></div>' +
   '<p class="note">Not counted. The key is sent in the <code>X-API-Key</code> header to usage.php and usage-history.php and is never put in a URL, stored or kept in a cookie.</p>';
 
+const HTML = 'text/html; charset=utf-8';
+const PAGE_HEADERS = fixedHeaders('no-cache', 'Content-Security-Policy', PAGE_CSP, 'Referrer-Policy', 'no-referrer');
+const NOT_YET = { gzip: null, br: null };
+
+/** Per price set, the page as it is while the set is fresh and once it is stale. */
+interface Pages {
+  fresh?: Whole;
+  stale?: Whole;
+}
+
 export class PublicPage {
-  /** Per price set, the page as it is while the set is fresh and once it is stale. */
-  private readonly pages = new WeakMap<Snapshot, { fresh?: Whole; stale?: Whole }>();
+  private readonly pages = new WeakMap<Snapshot, Pages>();
   private docsHtml: string | null = null;
 
   /**
@@ -112,14 +122,27 @@ export class PublicPage {
       pages = {};
       this.pages.set(snap, pages);
     }
-    let page = stale ? pages.stale : pages.fresh;
-    if (!page) {
-      const headers = fixedHeaders('no-cache', 'Content-Security-Policy', PAGE_CSP, 'Referrer-Policy', 'no-referrer');
-      page = new Whole('text/html; charset=utf-8', this.html(snap, stale), headers, etag);
+    return (stale ? pages.stale : pages.fresh) ?? this.first(pages, snap, stale, etag);
+  }
+
+  /**
+   * The first render of a page: answered uncompressed until its compressed bytes are made off the
+   * request (encodeAsync), since the most compressed brotli of it takes about 2 s of CPU, which
+   * the first requests (and every other on the event loop) would otherwise wait for.
+   */
+  private first(pages: Pages, snap: Snapshot, stale: boolean, etag: string): Whole {
+    const html = Buffer.from(this.html(snap, stale));
+    const keep = (page: Whole): Whole => {
       if (stale) pages.stale = page;
       else pages.fresh = page;
-    }
-    return page;
+      return page;
+    };
+    void encodeAsync(html, 'max').then(
+      (encoded) => keep(new Whole(HTML, html, PAGE_HEADERS, etag, encoded)),
+      // Not made (no memory for it): the page goes on uncompressed, as it is already served.
+      () => undefined,
+    );
+    return keep(new Whole(HTML, html, PAGE_HEADERS, etag, NOT_YET, true));
   }
 
   private html(snap: Snapshot, stale: boolean): string {
