@@ -20,7 +20,13 @@ export type {
   StoredAccount,
 } from './accounts/interface.js';
 export type { BillingEvent, BillingStore } from './billing/interface.js';
-export type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
+export type {
+  AttemptChange,
+  AttemptGrant,
+  CoordinationStore,
+  StoreEvent,
+  ThrottleRule,
+} from './coordination/interface.js';
 export type {
   Alerts,
   BurstSpec,

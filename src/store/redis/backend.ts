@@ -37,7 +37,8 @@ export type Scripts = Record<string, { lua: string; numberOfKeys?: number }>;
  *                              with neither its account nor its `deleted` key is stale (its records
  *                              expired) and removed when an export meets it
  *   fpg:prices                 hash effective_date → JSON of the price set
- *   fpg:invalid:ADDRESS        invalid keys from one client address within the throttle's window
+ *   fpg:invalid:ADDRESS        invalid keys and reserved attempts from one client address within
+ *                              the throttle's window, or its block (coordination/lua.ts)
  *   fpg:marker                 written by the first gateway; gone or changed: Redis lost its data
  *   fpg:note:NAME              shared records: the upstream poller's lease (lease:upstream-poll) and status
  *   fpg:events                 pub/sub channel of StoreEvent JSON
