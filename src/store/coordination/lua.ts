@@ -19,12 +19,16 @@
 export const INVALID_KEY = `
 local v = redis.call('HMGET', KEYS[1], 'f', 'r', 't', 'b')
 if v[4] then return {0, 0, redis.call('PTTL', KEYS[1])} end
-local clock = redis.call('TIME')
-local now = clock[1] * 1000 + math.floor(clock[2] / 1000)
 local max = tonumber(ARGV[2])
+local want = tonumber(ARGV[6])
 local f = (tonumber(v[1]) or 0) + tonumber(ARGV[8]) + tonumber(ARGV[9])
 local r = tonumber(v[2]) or 0
-if v[3] and now - tonumber(v[3]) > tonumber(ARGV[10]) then r = 0 end
+local now = nil
+if r > 0 or want > 0 then
+  local clock = redis.call('TIME')
+  now = clock[1] * 1000 + math.floor(clock[2] / 1000)
+end
+if r > 0 and now - tonumber(v[3]) > tonumber(ARGV[10]) then r = 0 end
 r = math.max(0, r - tonumber(ARGV[7]) - tonumber(ARGV[8]))
 if f >= max then
   redis.call('DEL', KEYS[1])
@@ -33,8 +37,8 @@ if f >= max then
   redis.call('PUBLISH', ARGV[4], ARGV[5])
   return {0, 0, tonumber(ARGV[3])}
 end
-local granted = math.min(tonumber(ARGV[6]), math.max(0, max - f - r))
-local grew = v[3] or now
+local granted = math.min(want, math.max(0, max - f - r))
+local grew = v[3] or 0
 if granted > 0 then grew = now end
 redis.call('HSET', KEYS[1], 'f', f, 'r', r + granted, 't', grew)
 if not v[1] then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
