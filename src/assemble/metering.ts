@@ -20,8 +20,14 @@ export function buildMetering(o: MeteringOptions): { meter: Meter; throttle: Inv
   // Counted by the store, so N instances behind a balancer do not give a scanner N times the tries.
   const ledger = (address: string, change: AttemptChange): Promise<AttemptGrant> =>
     coordination.invalidKeyAttempts(address, rule, change);
-  // A key unknown because the store lost its data is no sign of a scanner.
-  const throttle = new InvalidKeyThrottle(rule, clock.now, ledger, () => store.dataLost());
+  // A key unknown because the store lost its data is no sign of a scanner, for as long as an
+  // operator may take to restore the accounts; then the throttle counts again, restored or not.
+  const pauseMs = t.paused_after_data_loss_s * 1000;
+  const paused = (): boolean => {
+    const since = store.msSinceDataLoss();
+    return since !== null && since < pauseMs;
+  };
+  const throttle = new InvalidKeyThrottle(rule, clock.now, ledger, paused);
   coordination.subscribe((event) => {
     if (event.type === 'blocked') throttle.block(event.address, event.ms);
   });
