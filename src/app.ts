@@ -132,7 +132,7 @@ async function assemble(
     cacheHitRatio: () => meter.hitRatio(),
     snapshotEffectiveMs: () => book.current()?.effectiveMs ?? null,
     now: clock.now,
-    storeDataLost: () => store.dataLost(),
+    storeDataLost: () => store.msSinceDataLoss() !== null,
     droppedLogLines,
     upstreamLastSuccessMs: async () => (upstream ? ((await upstream.view()).status?.last_success_ms ?? null) : null),
     outbox: () => store.events.outboxStats(),

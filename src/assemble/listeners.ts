@@ -56,7 +56,7 @@ export function buildPublic(o: PublicOptions): AddressInfo {
     metrics: o.metrics,
     clock: o.clock,
     log,
-    storeDataLost: () => store.dataLost(),
+    storeDataLost: () => store.msSinceDataLoss() !== null,
     errors: o.errors,
     ...publicRoutes(config, storeReady, o.upstream, o.proxy, (tokens, from) => o.leaks.report(tokens, from)),
   });

@@ -151,6 +151,9 @@ export const configSchema = z
         max_attempts: posInt.describe('Invalid keys from one client address within window_s that block it'),
         window_s: posInt.describe('Window of the count, seconds'),
         block_s: posInt.describe('How long a blocked address is refused, seconds'),
+        paused_after_data_loss_s: nonNegInt.describe(
+          'After Redis is found to have lost its data, unknown keys do not count for this long, seconds',
+        ),
       }),
     }),
     upstream: upstream,

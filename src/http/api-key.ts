@@ -5,9 +5,9 @@
  */
 import type { KnownKey } from '../keys/key-hashes.js';
 import type { AccountEntry } from '../quota/meter.js';
-import { clientOf, fail, failRetry } from './answer.js';
+import { clientOf, fail } from './answer.js';
 import type { Exchange, ListenerContext } from './core-types.js';
-import { invalidKey } from './outcome.js';
+import { answerThrottled, invalidKey } from './outcome.js';
 import { headerValue, isPlainKeySearch, PLAIN_KEY_PARAM, readKey } from './request.js';
 
 /**
@@ -85,7 +85,6 @@ function throttled(x: Exchange, keyHash: string | null): boolean {
   const blockedMs = l.throttle.blockedFor(clientOf(x));
   if (blockedMs <= 0) return false;
   if (keyHash !== null && (l.meter.knowsActive(keyHash) || l.throttle.letThrough(clientOf(x)))) return false;
-  l.invalidKeys.throttled.inc();
-  failRetry(x, 'throttled', Math.ceil(blockedMs / 1000));
+  answerThrottled(x, blockedMs);
   return true;
 }

@@ -139,7 +139,7 @@ export interface ListenerContext {
   metrics: Metrics;
   clock: Clock;
   log: Logger;
-  /** Whether the store lost its data since start; an unknown key is then no sign of a scanner. */
+  /** Whether the store lost its data since start (/readyz says so). */
   storeDataLost(): boolean;
   routes: ReadonlyMap<string, RouteEntry>;
   /** Pattern routes, tried in order when no exact path matches. */

@@ -129,11 +129,14 @@ export class FeatureCount extends WarmReply {
   }
 }
 
-/** The slow path of `countThen` (count.ts): the meter loads the account and counts. */
-export function countSlowlyThen(x: Exchange, keyHash: string, then: CountedThen): void {
+/**
+ * The slow path of `countThen` (count.ts): the meter loads the account and counts. With the
+ * client's `address`, a key not held here is an attempt of that address (Meter.consume).
+ */
+export function countSlowlyThen(x: Exchange, keyHash: string, then: CountedThen, address?: string): void {
   const storeStart = performance.now();
   x.listener.meter
-    .consume(keyHash, keyCheck(x))
+    .consume(keyHash, keyCheck(x), address)
     .then(
       (result) => {
         storeAnswered(x.listener, storeStart);

@@ -8,6 +8,7 @@
  */
 import type { KnownKey } from '../keys/key-hashes.js';
 import type { AccountEntry } from '../quota/meter.js';
+import { clientOf } from './answer.js';
 import type { Exchange, MeteredBody } from './core-types.js';
 import { type CountedThen, countSlowly, countSlowlyThen, FeatureCount, WarmCount } from './count-reply.js';
 import { keyCheck, keyRefusal } from './key-check.js';
@@ -31,7 +32,8 @@ export function count(
   const keyHash = key.hash;
   const entry = peek ? undefined : meter.warm(key);
   if (entry === undefined) {
-    const pending = peek ? meter.peek(keyHash, keyCheck(x)) : meter.consume(keyHash, keyCheck(x));
+    const address = clientOf(x);
+    const pending = peek ? meter.peek(keyHash, keyCheck(x), address) : meter.consume(keyHash, keyCheck(x), address);
     return countSlowly({ x, keyHash, body, etag, notModified }, pending);
   }
   x.account = entry;
@@ -48,7 +50,7 @@ export function count(
 export function countThen(x: Exchange, key: KnownKey<AccountEntry>, then: CountedThen): void {
   const { meter } = x.listener;
   const entry = meter.warm(key);
-  if (entry === undefined) return countSlowlyThen(x, key.hash, then);
+  if (entry === undefined) return countSlowlyThen(x, key.hash, then, clientOf(x));
   x.account = entry;
   const refusal = accountRefusal(entry) ?? keyRefusal(x, entry);
   if (refusal !== null) return keyRefused(x, refusal);

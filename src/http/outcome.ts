@@ -17,7 +17,7 @@ import type { AccountEntry, CountedResult, Meter, MeterResult } from '../quota/m
 import { usageJson } from '../quota/usage.js';
 import type { BurstState } from '../store/store.js';
 import { clientOf, crashed, fail, failRetry, send } from './answer.js';
-import type { Exchange, InvalidKeyReason, MeteredBody } from './core-types.js';
+import type { Exchange, MeteredBody } from './core-types.js';
 import { type Compressed, negotiate, splicedGzip } from './encoding.js';
 import type { ErrorKind } from './error-kinds.js';
 import { keyCheck } from './key-check.js';
@@ -40,10 +40,20 @@ export interface MeteredRequest {
   readonly notModified: boolean;
 }
 
-/** A key the meter refused: unknown (a scanner's sign, unless the store lost its data) or inactive. */
-export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive' | KeyRefusal): void {
+/**
+ * A key the meter refused: unknown (a scanner's sign, counted by the throttle as the meter looked
+ * it up), inactive, or never looked up because its address is blocked.
+ */
+export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive' | 'throttled' | KeyRefusal): void {
   if (kind === 'unknown') return invalidKey(x, 'unknown');
+  if (kind === 'throttled') return answerThrottled(x, x.listener.throttle.blockedFor(clientOf(x)));
   fail(x, KEY_REFUSALS[kind]);
+}
+
+/** 429 for an address the invalid-key throttle blocks for `blockedMs` more. */
+export function answerThrottled(x: Exchange, blockedMs: number): void {
+  x.listener.invalidKeys.throttled.inc();
+  failRetry(x, 'throttled', Math.max(1, Math.ceil(blockedMs / 1000)));
 }
 
 const KEY_REFUSALS = {
@@ -53,10 +63,10 @@ const KEY_REFUSALS = {
   address: 'key_address',
 } as const satisfies Record<'inactive' | KeyRefusal, ErrorKind>;
 
-export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
+export function invalidKey(x: Exchange, reason: 'malformed' | 'unknown'): void {
   const { listener: l } = x;
-  // A key unknown because the store lost its data is no sign of a scanner.
-  if (reason !== 'unknown' || !l.storeDataLost()) l.throttle.fail(clientOf(x));
+  // An unknown key was counted as an attempt when the meter looked it up (keys/throttle.ts).
+  if (reason !== 'unknown') l.throttle.fail(clientOf(x));
   l.invalidKeys[reason].inc();
   fail(x, 'invalid_key');
 }
@@ -66,7 +76,7 @@ export function invalidKey(x: Exchange, reason: InvalidKeyReason): void {
  * the request (its log line names the account) and handed back for the caller's answer.
  */
 export function admitted(x: Exchange, result: MeterResult): CountedResult | null {
-  if (result.kind === 'unknown' || result.kind === 'inactive') {
+  if (result.kind === 'unknown' || result.kind === 'inactive' || result.kind === 'throttled') {
     keyRefused(x, result.kind);
     return null;
   }
@@ -198,7 +208,7 @@ function sendCoded(m: MeteredRequest, c: Compressed, rate: RateFields, usage: st
 export async function refuse(x: Exchange, keyHash: string, kind: ErrorKind): Promise<void> {
   let who: Awaited<ReturnType<Meter['identify']>>;
   try {
-    who = await x.listener.meter.identify(keyHash, keyCheck(x));
+    who = await x.listener.meter.identify(keyHash, keyCheck(x), clientOf(x));
   } catch (err) {
     // A key known here as active may still hear what is wrong with its query.
     if (!storeFailed(x, keyHash, err, 'refusal')) return;

@@ -6,7 +6,7 @@
  * outcome.ts, answer.ts, listener-context.ts) may change behind it.
  */
 import type { CountedResult } from '../quota/meter.js';
-import { crashed } from './answer.js';
+import { clientOf, crashed } from './answer.js';
 import { keyOf } from './api-key.js';
 import type { Exchange } from './core-types.js';
 import { keyCheck } from './key-check.js';
@@ -38,7 +38,7 @@ export function uncounted(
   if (key === null) return;
   const { listener: l } = x;
   l.meter
-    .peek(key.hash, keyCheck(x))
+    .peek(key.hash, keyCheck(x), clientOf(x))
     .then((result) => {
       storeWorked(l);
       const counted = admitted(x, result);

@@ -1,15 +1,20 @@
+import { type AttemptLedger, AttemptSlots, type Ticket } from './attempts.js';
+
+export type { AttemptLedger, Ticket } from './attempts.js';
+
 /**
  * Invalid-key throttle per client address: after `maxAttempts` invalid keys within a window the
  * address is refused for `blockMs`, so the key space cannot be scanned at full speed. A blocked
- * address may still try one well-formed key every PASS_EVERY_MS (`letThrough`), so customers who
- * share the address with a scanner (NAT, an office) get in with a newly issued key. Each
- * instance throttles what it sees, and `share` counts the attempts across instances too (the
- * Redis store); a block announced by the store comes in through `block`, so a refusal never
- * reads the store. Attempts are shared in batches, each address's count once per turn of the
- * event loop: a flood's attempts that arrive together cost the store one command, while one
- * request after another is each shared at once, so the limit still holds across gateways (an
- * address spread over N gateways gets at most about limit + N refusals before its block). A
- * longer batch window would loosen that bound by every attempt made inside it.
+ * address may still try one well-formed key every PASS_EVERY_MS from the block's start
+ * (`letThrough`), so customers who share the address with a scanner (NAT, an office) get in with a
+ * newly issued key.
+ *
+ * Each instance counts what it sees, so a malformed key blocks at once, and the store counts
+ * across instances (`ledger`, through AttemptSlots); a block announced by the store comes in
+ * through `block`, so a refusal never reads the store. A key this process cannot vouch for is an
+ * attempt before it is looked up (`take`, then `settle`): pipelined or parallel requests cannot
+ * have more keys in flight than the limit allows. While `paused` (the store lost its data, so
+ * every key is unknown for a while) unknown keys count as nothing.
  * Memory is bounded: expired entries are swept when the table grows, and past `maxEntries` the
  * oldest entries go.
  */
@@ -27,15 +32,16 @@ export class InvalidKeyThrottle {
   private readonly entries = new Map<string, Entry>();
   /** When the last block ends: until then some address may be blocked. */
   private lastBlockEnd = 0;
-  /** Attempts not yet shared, by address. */
-  private unshared = new Map<string, number>();
-  private shareTimer: NodeJS.Immediate | undefined;
+  private readonly slots: AttemptSlots;
 
   constructor(
     private readonly opts: { maxAttempts: number; windowMs: number; blockMs: number; maxEntries?: number },
     private readonly now: () => number,
-    private readonly share?: (address: string, attempts: number) => void,
-  ) {}
+    ledger: AttemptLedger,
+    private readonly paused: () => boolean = () => false,
+  ) {
+    this.slots = new AttemptSlots(ledger, now, (address, ms) => this.block(address, ms));
+  }
 
   /** Whether any address is blocked now: when none is, a request need not work out its address. */
   anyBlocked(): boolean {
@@ -58,43 +64,47 @@ export class InvalidKeyThrottle {
     return true;
   }
 
-  /** Records an invalid key from the address. */
+  /**
+   * A key from `address` this process cannot vouch for is about to be looked up: the ticket it
+   * goes on (now, or once the attempts ahead of it settle), or `throttled`. While the address is
+   * blocked only a key `letThrough` gets here (http/api-key.ts refuses the rest first): it passes.
+   */
+  take(address: string): Ticket | Promise<Ticket> {
+    return this.blockedFor(address) > 0 ? 'passed' : this.slots.take(address);
+  }
+
+  /** The attempt on `ticket` is over: `unknown` when the store did not know the key. */
+  settle(address: string, ticket: Ticket, unknown: boolean): void {
+    const failed = unknown && ticket !== 'throttled' && !this.paused();
+    if (failed) this.count(address);
+    this.slots.settle(address, ticket, failed);
+  }
+
+  /** Records an invalid key from the address that needed no look-up (malformed, a bad signature). */
   fail(address: string): void {
-    if (this.share) this.later(address);
-    const now = this.now();
-    const e = this.entry(address, now);
-    e.count += 1;
-    if (e.count >= this.opts.maxAttempts) {
-      e.blockedUntil = now + this.opts.blockMs;
-      this.lastBlockEnd = Math.max(this.lastBlockEnd, e.blockedUntil);
-      e.count = 0;
-      e.windowEnd = e.blockedUntil;
-    }
+    this.count(address);
+    this.slots.report(address);
   }
 
   /** Refuses the address for `ms` from now (a block announced by another instance). */
   block(address: string, ms: number): void {
     const now = this.now();
     const e = this.entry(address, now);
+    // A new block lets the first key through a second in, not at once: a flood's attempts in
+    // flight when it began are all it gets meanwhile.
+    if (e.blockedUntil <= now) e.nextPass = now + PASS_EVERY_MS;
     e.blockedUntil = Math.max(e.blockedUntil, now + ms);
     this.lastBlockEnd = Math.max(this.lastBlockEnd, e.blockedUntil);
     e.count = 0;
     e.windowEnd = e.blockedUntil;
+    this.slots.refuse(address);
   }
 
-  /** Counts an attempt to be shared with the next batch. */
-  private later(address: string): void {
-    this.unshared.set(address, (this.unshared.get(address) ?? 0) + 1);
-    if (this.shareTimer !== undefined) return;
-    this.shareTimer = setImmediate(() => this.flush());
-    this.shareTimer.unref();
-  }
-
-  private flush(): void {
-    const batch = this.unshared;
-    this.unshared = new Map();
-    this.shareTimer = undefined;
-    for (const [address, attempts] of batch) this.share?.(address, attempts);
+  private count(address: string): void {
+    const now = this.now();
+    const e = this.entry(address, now);
+    e.count += 1;
+    if (e.count >= this.opts.maxAttempts) this.block(address, this.opts.blockMs);
   }
 
   /** The address's live entry, or a fresh one. */

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config-schema.js';
+import { attempted, type KeyAttempts } from '../keys/attempts.js';
 import type { KeyRefusal } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type {
@@ -28,6 +29,8 @@ export type MeterResult =
   | { kind: 'burst'; entry: AccountEntry; used: number; day: string; burst: BurstState }
   | { kind: 'inactive' }
   | { kind: 'unknown' }
+  /** The key was never looked up: its address is blocked by the invalid-key throttle. */
+  | { kind: 'throttled' }
   /** The key exists but may not make this request (KeyGate): never counted. */
   | { kind: 'refused'; reason: KeyRefusal; entry: AccountEntry };
 
@@ -56,6 +59,8 @@ export interface MeterOptions {
   retentionMs: number;
   /** `keys.expiry_warning_days` in ms: answers to a key this close to its expiry say when it expires. */
   keyWarningMs: number;
+  /** Attempts at keys this process cannot vouch for, per client address (the invalid-key throttle). */
+  attempts?: KeyAttempts;
 }
 
 /**
@@ -102,10 +107,15 @@ export class Meter {
     });
   }
 
-  /** Counts one request when the account is active and within its allowance. */
-  async consume(keyHash: string, check?: KeyCheck): Promise<MeterResult> {
+  /**
+   * Counts one request when the account is active and within its allowance. With `address` (the
+   * client's), a key this process does not hold is an attempt of that address at a key
+   * (`KeyAttempts`) before it is looked up.
+   */
+  async consume(keyHash: string, check?: KeyCheck, address?: string): Promise<MeterResult> {
     for (let attempt = 1; ; attempt++) {
-      const entry = await this.entry(keyHash);
+      const entry = await this.entry(keyHash, attempt === 1 ? address : undefined);
+      if (entry === 'throttled') return { kind: 'throttled' };
       if (entry === null) return { kind: 'unknown' };
       if (entry.account.status !== 'active') return { kind: 'inactive' };
       const reason = check?.(entry) ?? null;
@@ -183,9 +193,10 @@ export class Meter {
     this.accounts.delete(keyHash);
   }
 
-  /** Authenticates and reports usage without counting (HEAD). */
-  async peek(keyHash: string, check?: KeyCheck): Promise<MeterResult> {
-    const entry = await this.entry(keyHash);
+  /** Authenticates and reports usage without counting (HEAD); `address` as for `consume`. */
+  async peek(keyHash: string, check?: KeyCheck, address?: string): Promise<MeterResult> {
+    const entry = await this.entry(keyHash, address);
+    if (entry === 'throttled') return { kind: 'throttled' };
     if (entry === null) return { kind: 'unknown' };
     if (entry.account.status !== 'active') return { kind: 'inactive' };
     const reason = check?.(entry) ?? null;
@@ -194,10 +205,14 @@ export class Meter {
     return { kind: used >= entry.allowance.cap ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
 
-  /** Who the key belongs to, without reading usage: for requests refused before counting. */
-  async identify(keyHash: string, check?: KeyCheck): Promise<'unknown' | 'inactive' | 'active' | KeyRefusal> {
-    const entry = await this.entry(keyHash);
-    if (entry === null) return 'unknown';
+  /** Who the key belongs to, without reading usage: for requests refused before counting; `address` as for `consume`. */
+  async identify(
+    keyHash: string,
+    check?: KeyCheck,
+    address?: string,
+  ): Promise<'unknown' | 'inactive' | 'active' | 'throttled' | KeyRefusal> {
+    const entry = await this.entry(keyHash, address);
+    if (entry === 'throttled' || entry === null) return entry ?? 'unknown';
     if (entry.account.status !== 'active') return 'inactive';
     return check?.(entry) ?? 'active';
   }
@@ -223,7 +238,17 @@ export class Meter {
     return total === 0 ? 0 : this.hits / total;
   }
 
-  private async entry(keyHash: string): Promise<AccountEntry | null> {
+  /**
+   * The key's entry, from the cache or the store. A key not cached from an `address` is an attempt
+   * of that address: it waits for its ticket, and its outcome (unknown or not) is told.
+   */
+  private entry(keyHash: string, address?: string): Promise<AccountEntry | null | 'throttled'> {
+    const { attempts } = this.opts;
+    if (address === undefined || attempts === undefined || this.accounts.has(keyHash)) return this.find(keyHash);
+    return attempted(attempts, address, () => this.find(keyHash));
+  }
+
+  private async find(keyHash: string): Promise<AccountEntry | null> {
     const now = this.opts.now();
     const cached = this.accounts.get(keyHash);
     if (cached !== undefined) {

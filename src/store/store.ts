@@ -20,7 +20,13 @@ export type {
   StoredAccount,
 } from './accounts/interface.js';
 export type { BillingEvent, BillingStore } from './billing/interface.js';
-export type { CoordinationStore, StoreEvent, ThrottleRule } from './coordination/interface.js';
+export type {
+  AttemptChange,
+  AttemptGrant,
+  CoordinationStore,
+  StoreEvent,
+  ThrottleRule,
+} from './coordination/interface.js';
 export type {
   Alerts,
   BurstSpec,
@@ -85,7 +91,10 @@ export interface Store {
   readonly billing: BillingStore;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
-  /** True once the store was found to have lost its data since this process started (Redis restarted empty). */
-  dataLost(): boolean;
+  /**
+   * Milliseconds since this process found the store to have lost its data (Redis restarted
+   * empty), or null when it has not since it started.
+   */
+  msSinceDataLoss(): number | null;
   close(): Promise<void>;
 }

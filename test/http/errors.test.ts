@@ -147,7 +147,10 @@ t.test(
     const blocked = await gw.get(`${SIMPLE}?api_key=nonsense`);
     t.equal(blocked.headers.get('retry-after'), '30');
     await expectError(t, blocked, 429, 'Too many invalid API key attempts.');
-    // A scanner that computes checksums: its first well-formed key reaches the store, the next waits.
+    // A scanner that computes checksums: a well-formed key waits a second from the block's start,
+    // then one reaches the store, and the next waits a second again.
+    await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}`), 429, 'Too many invalid API key attempts.');
+    clock.advance(1000);
     await expectError(t, await gw.get(`${SIMPLE}?api_key=${generateKey()}`), 401, 'Invalid API key.');
     await expectError(t, await gw.get(`${SIMPLE}?api_key=${key}`), 429, 'Too many invalid API key attempts.');
     await expectError(t, await gw.get(`${SIMPLE}?api_key=${generateKey()}`), 429, 'Too many invalid API key attempts.');

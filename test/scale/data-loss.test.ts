@@ -1,8 +1,13 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
+import { generateKey } from '../../src/keys/key-generator.js';
 import { adminCall } from '../helpers/admin.js';
+import { gatewayProcess, runCli } from '../helpers/cli.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
-import { waitFor } from '../helpers/wait.js';
+import { tempDir } from '../helpers/tmp.js';
+import { scaled, sleep, waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const LATEST = '2026-09-02';
@@ -68,5 +73,53 @@ t.test(
     for (let i = 0; i < 30; i++) statuses.add((await a.get(`${SIMPLE}?api_key=${api_key}`)).status);
     t.same([...statuses], [401], '401 for a key the loss made unknown, never throttled');
     t.match(a.logs(), /"level":50[^\n]*redis lost its data/, 'logged as an error');
+  },
+);
+
+t.test(
+  'after Redis restarted empty, unknown keys count towards the throttle again once paused_after_data_loss_s has passed, without a restart',
+  async (t) => {
+    const redis = await startRedis(t);
+    const pauseS = Math.ceil(scaled(3000) / 1000);
+    const file = join(tempDir('fpg-data-loss-'), 'gateway.yaml');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        store: { type: 'redis', redis: { url: redis.url, connect_timeout_ms: scaled(2000) } },
+        log: { access: false },
+        demo_accounts: false,
+        limits: {
+          invalid_key_throttle: { max_attempts: 5, window_s: 600, block_s: 600, paused_after_data_loss_s: pauseS },
+        },
+      }),
+    );
+    const gw = await gatewayProcess(t, file);
+    const created = await runCli(['accounts', 'create', '--plan', 'starter', '--config', file]);
+    t.equal(created.code, 0, 'account created through the CLI');
+    const key = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+    const status = async (k: string): Promise<number> => {
+      const r = await fetch(`${gw.base}${SIMPLE}?api_key=${k}`);
+      await r.arrayBuffer();
+      return r.status;
+    };
+    t.equal(await status(key), 200);
+
+    await redis.stop();
+    await redis.start();
+    await gw.waitFor(/redis lost its data/, 10_000);
+    const lostAt = Date.now();
+    // The customer's key, gone with the data, and made-up ones: twice the limit, and never a 429.
+    const during = new Set<number>();
+    for (let i = 0; i < 10; i++) during.add(await status(i % 2 === 0 ? key : generateKey()));
+    const took = Date.now() - lostAt;
+    t.ok(took < pauseS * 1000, `sent within the pause (${took} ms of ${pauseS} s)`);
+    t.same([...during], [401], 'while paused, unknown keys get 401 and do not count');
+
+    // The passing of time is what is set up here: the pause runs out on the gateway's own clock.
+    await sleep(pauseS * 1000 - (Date.now() - lostAt) + 200);
+    const after: number[] = [];
+    for (let i = 0; i < 6; i++) after.push(await status(generateKey()));
+    t.same(after, [401, 401, 401, 401, 401, 429], 'after the pause the fifth unknown key blocks the address again');
+    t.equal(gw.child.exitCode, null, 'the same gateway process, never restarted');
   },
 );

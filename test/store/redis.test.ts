@@ -397,8 +397,9 @@ t.test(
     b.coordination.subscribe((e) => heard.push(e));
     const rule = { maxAttempts: 3, windowMs: 60_000, blockMs: 1234 };
     const address = `192.0.2.${process.pid % 250}`;
-    await a.coordination.reportInvalidKey(address, rule);
-    await b.coordination.reportInvalidKey(address, rule);
+    const invalid = { want: 0, released: 0, failed: 0, unreserved: 1 };
+    await a.coordination.invalidKeyAttempts(address, rule, invalid);
+    await b.coordination.invalidKeyAttempts(address, rule, invalid);
     // A marker announced after both reports: once it is heard, a blocked they raised would be too.
     await a.coordination.purgeCache('/marker-1');
     await waitFor(() => heard.some((e) => e.type === 'cache_purge' && e.path === '/marker-1'));
@@ -407,7 +408,7 @@ t.test(
       [],
       'two of three: nothing announced',
     );
-    await a.coordination.reportInvalidKey(address, rule);
+    await a.coordination.invalidKeyAttempts(address, rule, invalid);
     await waitFor(() => heard.some((e) => e.type === 'blocked'));
     t.same(
       heard.filter((e) => e.type === 'blocked'),

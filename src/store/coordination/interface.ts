@@ -6,11 +6,40 @@ export type StoreEvent =
   /** Empty every gateway's pass-through cache: of one path, or (null) all of it. */
   | { type: 'cache_purge'; path: string | null };
 
+/** How long a reservation of an invalid-key attempt lasts unsettled: far longer than any lookup. */
+export const RESERVATION_MS = 5000;
+
 /** The invalid-key throttle's rule (config `limits.invalid_key_throttle`). */
 export interface ThrottleRule {
   maxAttempts: number;
   windowMs: number;
   blockMs: number;
+}
+
+/**
+ * What an instance tells the shared count of an address's invalid-key attempts: reservations it
+ * wants, and what became of earlier ones. A reservation is held by an attempt whose key is being
+ * looked up, so attempts in flight count before they are known to fail.
+ */
+export interface AttemptChange {
+  /** Reservations wanted now. */
+  want: number;
+  /** Reservations given back: their keys were found, or were never tried. */
+  released: number;
+  /** Reservations whose keys were unknown: each becomes an invalid key. */
+  failed: number;
+  /** Invalid keys that held no reservation (malformed, or a key tried without one). */
+  unreserved: number;
+}
+
+/** The shared count's answer to an AttemptChange. */
+export interface AttemptGrant {
+  /** Reservations granted, at most `want`. */
+  granted: number;
+  /** Whether invalid keys and reservations are still below the limit after the grant. */
+  room: boolean;
+  /** Milliseconds the address is blocked for (0: not blocked); nothing is granted then. */
+  blockedMs: number;
 }
 
 /**
@@ -32,11 +61,13 @@ export interface CoordinationStore {
   /** Changes made by any instance (including this one) are delivered here. */
   subscribe(listener: (event: StoreEvent) => void): void;
   /**
-   * Counts `attempts` (default 1) invalid keys from `address` across every instance; the report
-   * that reaches `maxAttempts` within the window announces `blocked`. The memory store, a single
-   * process, has nothing to share.
+   * The invalid-key attempts of `address` across every instance: settles earlier reservations,
+   * counts invalid keys, and reserves up to `want` more while invalid keys and reservations stay
+   * below `maxAttempts` within the window. The change whose invalid keys reach `maxAttempts`
+   * blocks the address for `blockMs` and announces `blocked`; while blocked, nothing is granted.
+   * A reservation not settled within RESERVATION_MS is forgotten (its instance is gone).
    */
-  reportInvalidKey(address: string, rule: ThrottleRule, attempts?: number): Promise<void>;
+  invalidKeyAttempts(address: string, rule: ThrottleRule, change: AttemptChange): Promise<AttemptGrant>;
   /** Announces `cache_purge` to every instance (this one included): the CLI purges through here too. */
   purgeCache(path: string | null): Promise<void>;
 }

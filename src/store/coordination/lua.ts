@@ -5,22 +5,45 @@
  */
 
 /**
- * Counts invalid keys from one address across every instance (a batch of them: each instance
- * shares its attempts a few times a second); the batch that reaches the limit within the window
- * resets the count and announces the block.
+ * The invalid-key attempts of one address across every instance (coordination/interface.ts
+ * `invalidKeyAttempts`): the hash holds `f` invalid keys and `r` reservations within the window,
+ * `t` when `r` last grew (Redis' clock, ms: reservations older than ARGV[10] are forgotten, their
+ * instance gone), or, while the address is blocked, `b` alone, expiring with the block. The
+ * change whose invalid keys reach the limit replaces the count with the block and announces it.
  *
- * KEYS[1] attempts of the address. ARGV[1] window (ms), ARGV[2] most attempts, ARGV[3] channel,
- * ARGV[4] announcement, ARGV[5] attempts in this batch.
- * Returns 1 when this batch blocked the address, else 0.
+ * KEYS[1] attempts of the address. ARGV[1] window (ms), ARGV[2] most attempts, ARGV[3] block
+ * (ms), ARGV[4] channel, ARGV[5] announcement, ARGV[6] wanted, ARGV[7] released, ARGV[8] failed
+ * (reserved), ARGV[9] invalid unreserved, ARGV[10] life of a reservation (ms).
+ * Returns {granted, room (1 or 0), ms blocked}.
  */
 export const INVALID_KEY = `
-local added = tonumber(ARGV[5])
-local n = redis.call('INCRBY', KEYS[1], added)
-if n == added then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-if n < tonumber(ARGV[2]) then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[3], ARGV[4])
-return 1
+local v = redis.call('HMGET', KEYS[1], 'f', 'r', 't', 'b')
+if v[4] then return {0, 0, redis.call('PTTL', KEYS[1])} end
+local max = tonumber(ARGV[2])
+local want = tonumber(ARGV[6])
+local f = (tonumber(v[1]) or 0) + tonumber(ARGV[8]) + tonumber(ARGV[9])
+local r = tonumber(v[2]) or 0
+local now = nil
+if r > 0 or want > 0 then
+  local clock = redis.call('TIME')
+  now = clock[1] * 1000 + math.floor(clock[2] / 1000)
+end
+if r > 0 and now - tonumber(v[3]) > tonumber(ARGV[10]) then r = 0 end
+r = math.max(0, r - tonumber(ARGV[7]) - tonumber(ARGV[8]))
+if f >= max then
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], 'b', 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('PUBLISH', ARGV[4], ARGV[5])
+  return {0, 0, tonumber(ARGV[3])}
+end
+local granted = math.min(want, math.max(0, max - f - r))
+local grew = v[3] or 0
+if granted > 0 then grew = now end
+redis.call('HSET', KEYS[1], 'f', f, 'r', r + granted, 't', grew)
+if not v[1] then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if f + r + granted < max then return {granted, 1, 0} end
+return {granted, 0, 0}
 `;
 
 /**

@@ -1,15 +1,19 @@
 import type { MemoryData } from '../memory/state.js';
-import type { CoordinationStore, StoreEvent } from './interface.js';
+import type { AttemptChange, AttemptGrant, CoordinationStore, StoreEvent, ThrottleRule } from './interface.js';
+import { MemoryAttempts } from './memory-attempts.js';
 
 /**
  * Coordination in one process, which is the whole deployment: it holds every lease, its notes
- * are its own, and there is no other instance to share invalid keys with. Changes are announced
- * by the other concerns through MemoryData.emit.
+ * are its own, and it counts the invalid-key attempts of this process alone. Changes are
+ * announced by the other concerns through MemoryData.emit.
  */
 export class MemoryCoordination implements CoordinationStore {
   private readonly notes = new Map<string, string>();
+  private readonly attempts: MemoryAttempts;
 
-  constructor(private readonly data: MemoryData) {}
+  constructor(private readonly data: MemoryData) {
+    this.attempts = new MemoryAttempts(data.now, (address, ms) => data.emit({ type: 'blocked', address, ms }));
+  }
 
   subscribe(listener: (event: StoreEvent) => void): void {
     this.data.listeners.push(listener);
@@ -30,7 +34,9 @@ export class MemoryCoordination implements CoordinationStore {
     return this.notes.get(name) ?? null;
   }
 
-  async reportInvalidKey(): Promise<void> {}
+  async invalidKeyAttempts(address: string, rule: ThrottleRule, change: AttemptChange): Promise<AttemptGrant> {
+    return this.attempts.change(address, rule, change);
+  }
 
   async purgeCache(path: string | null): Promise<void> {
     this.data.emit({ type: 'cache_purge', path });

@@ -2,7 +2,14 @@ import type { Redis, Result } from 'ioredis';
 import type { RedisBackend } from '../redis/backend.js';
 import { parseEvent } from '../redis/codec.js';
 import { retryDelay, subscriberConnection } from '../redis/connection.js';
-import type { CoordinationStore, StoreEvent, ThrottleRule } from './interface.js';
+import {
+  type AttemptChange,
+  type AttemptGrant,
+  type CoordinationStore,
+  RESERVATION_MS,
+  type StoreEvent,
+  type ThrottleRule,
+} from './interface.js';
 import { INVALID_KEY, LEASE, RELEASE_LEASE } from './lua.js';
 
 declare module 'ioredis' {
@@ -11,10 +18,15 @@ declare module 'ioredis' {
       attempts: string,
       windowMs: number,
       max: number,
+      blockMs: number,
       channel: string,
       message: string,
-      batch: number,
-    ): Result<number, Context>;
+      want: number,
+      released: number,
+      failed: number,
+      unreserved: number,
+      reservationMs: number,
+    ): Result<[number, number, number], Context>;
     fpgLease(key: string, holder: string, ttlMs: number): Result<number, Context>;
     fpgReleaseLease(key: string, holder: string): Result<number, Context>;
   }
@@ -87,12 +99,25 @@ export class RedisCoordination implements CoordinationStore {
     return b.run(() => b.redis.get(b.noteKey(name)));
   }
 
-  reportInvalidKey(address: string, rule: ThrottleRule, attempts = 1): Promise<void> {
+  invalidKeyAttempts(address: string, rule: ThrottleRule, change: AttemptChange): Promise<AttemptGrant> {
     const { b } = this;
     const announcement = JSON.stringify({ type: 'blocked', address, ms: rule.blockMs });
     return b.run(async () => {
       const key = `${b.options.key_prefix}invalid:${address}`;
-      await b.redis.fpgInvalidKey(key, rule.windowMs, rule.maxAttempts, b.channel, announcement, attempts);
+      const [granted, room, blockedMs] = await b.redis.fpgInvalidKey(
+        key,
+        rule.windowMs,
+        rule.maxAttempts,
+        rule.blockMs,
+        b.channel,
+        announcement,
+        change.want,
+        change.released,
+        change.failed,
+        change.unreserved,
+        RESERVATION_MS,
+      );
+      return { granted, room: room === 1, blockedMs };
     });
   }
 

@@ -48,8 +48,8 @@ export class MemoryStore implements Store {
 
   async ping(): Promise<void> {}
 
-  dataLost(): boolean {
-    return false;
+  msSinceDataLoss(): number | null {
+    return null;
   }
 
   close(): Promise<void> {

@@ -37,7 +37,8 @@ export type Scripts = Record<string, { lua: string; numberOfKeys?: number }>;
  *                              with neither its account nor its `deleted` key is stale (its records
  *                              expired) and removed when an export meets it
  *   fpg:prices                 hash effective_date → JSON of the price set
- *   fpg:invalid:ADDRESS        invalid keys from one client address within the throttle's window
+ *   fpg:invalid:ADDRESS        invalid keys and reserved attempts from one client address within
+ *                              the throttle's window, or its block (coordination/lua.ts)
  *   fpg:marker                 written by the first gateway; gone or changed: Redis lost its data
  *   fpg:note:NAME              shared records: the upstream poller's lease (lease:upstream-poll) and status
  *   fpg:events                 pub/sub channel of StoreEvent JSON
@@ -54,7 +55,8 @@ export class RedisBackend {
   private gate: Promise<unknown> | null = null;
   /** The value of the marker key as this process first saw it; see checkMarker. */
   private marker: string | null = null;
-  private lost = false;
+  /** When (wall clock) the loss was found, or null. */
+  private lostAt: number | null = null;
 
   constructor(
     readonly options: RedisStoreOptions,
@@ -152,8 +154,8 @@ export class RedisBackend {
     this.gate = gate;
   }
 
-  dataLost(): boolean {
-    return this.lost;
+  msSinceDataLoss(): number | null {
+    return this.lostAt === null ? null : Date.now() - this.lostAt;
   }
 
   /** Every connection needs an 'error' listener or ioredis' errors crash the process; log once per outage. */
@@ -180,11 +182,12 @@ export class RedisBackend {
     try {
       await this.redis.set(key, randomUUID(), 'NX');
       const found = await this.redis.get(key);
-      if (this.marker !== null && found !== this.marker && !this.lost) {
-        this.lost = true;
+      if (this.marker !== null && found !== this.marker && this.lostAt === null) {
+        this.lostAt = Date.now();
         this.log.error(
           { marker: key },
-          'redis lost its data: accounts and counters are gone (restore them from a backup, or re-create the accounts and restart)',
+          'redis lost its data: accounts and counters are gone (restore them from a backup, or re-create the accounts); ' +
+            'meanwhile unknown keys do not count towards the invalid-key throttle for limits.invalid_key_throttle.paused_after_data_loss_s',
         );
       }
       this.marker ??= found;

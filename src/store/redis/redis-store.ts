@@ -57,8 +57,8 @@ export class RedisStore implements Store {
     });
   }
 
-  dataLost(): boolean {
-    return this.backend.dataLost();
+  msSinceDataLoss(): number | null {
+    return this.backend.msSinceDataLoss();
   }
 
   async close(): Promise<void> {

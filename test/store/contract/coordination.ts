@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import type { Store, StoreEvent } from '../../../src/store/store.js';
+import type { AttemptChange, Store, StoreEvent } from '../../../src/store/store.js';
 import { priceSet, waitFor } from './fixtures.js';
 
 /**
@@ -36,14 +36,67 @@ export function coordinationContract(t: Test, make: () => Promise<Store>): void 
     await store.coordination.releaseLease(name, 'b');
   });
 
-  // What a report does differs by backend (the memory store, one process, shares nothing): the
-  // Redis effect, a blocked announcement at the limit, is tested in redis.test.ts.
-  t.test('an invalid key reported from an address is accepted', async (t) => {
-    const store = await make();
-    t.teardown(() => store.close());
-    const rule = { maxAttempts: 3, windowMs: 60_000, blockMs: 1000 };
-    await t.resolves(store.coordination.reportInvalidKey(`192.0.2.${process.pid % 250}`, rule));
+  const change = (c: Partial<AttemptChange>): AttemptChange => ({
+    want: 0,
+    released: 0,
+    failed: 0,
+    unreserved: 0,
+    ...c,
   });
+  const someAddress = (): string => `192.0.2.${Math.floor(Math.random() * 250)}-${process.pid}`;
+
+  t.test(
+    'attempts at keys: reservations up to the limit less invalid keys and reservations held; given back, granted again',
+    async (t) => {
+      const store = await make();
+      t.teardown(() => store.close());
+      const rule = { maxAttempts: 5, windowMs: 60_000, blockMs: 60_000 };
+      const address = someAddress();
+      const attempts = (c: Partial<AttemptChange>) => store.coordination.invalidKeyAttempts(address, rule, change(c));
+      t.same(await attempts({ want: 3 }), { granted: 3, room: true, blockedMs: 0 }, 'three of five');
+      t.same(await attempts({ want: 9 }), { granted: 2, room: false, blockedMs: 0 }, 'the two left, and no room');
+      t.same(await attempts({ want: 1 }), { granted: 0, room: false, blockedMs: 0 }, 'none while all five are held');
+      t.same(
+        await attempts({ released: 2, want: 1 }),
+        { granted: 1, room: true, blockedMs: 0 },
+        'two given back: one taken again, four held',
+      );
+      t.same(await attempts({ failed: 1 }), { granted: 0, room: true, blockedMs: 0 }, 'one held fails: three held');
+      t.same(
+        await attempts({ released: 3, want: 9 }),
+        { granted: 4, room: false, blockedMs: 0 },
+        'the rest given back: four granted, for the failed one still counts as an invalid key',
+      );
+    },
+  );
+
+  t.test(
+    'attempts at keys: the change whose invalid keys reach the limit blocks the address and announces it once; blocked, nothing is granted',
+    async (t) => {
+      const store = await make();
+      t.teardown(() => store.close());
+      const heard: StoreEvent[] = [];
+      store.coordination.subscribe((e) => heard.push(e));
+      const rule = { maxAttempts: 4, windowMs: 60_000, blockMs: 30_000 };
+      const address = someAddress();
+      const attempts = (c: Partial<AttemptChange>) => store.coordination.invalidKeyAttempts(address, rule, change(c));
+      t.same(await attempts({ want: 2, unreserved: 1 }), { granted: 2, room: true, blockedMs: 0 });
+      const blocked = await attempts({ failed: 2, unreserved: 1, want: 1 });
+      t.equal(blocked.granted, 0, 'the fourth invalid key: nothing granted');
+      t.equal(blocked.blockedMs, 30_000, 'blocked for block_s');
+      const later = await attempts({ want: 1, unreserved: 1 });
+      t.equal(later.granted, 0, 'nothing granted while blocked');
+      t.ok(later.blockedMs > 25_000 && later.blockedMs <= 30_000, `still blocked: ${later.blockedMs} ms`);
+      await waitFor(() => heard.some((e) => e.type === 'blocked'));
+      await store.coordination.purgeCache('/after-the-block');
+      await waitFor(() => heard.some((e) => e.type === 'cache_purge'));
+      t.same(
+        heard.filter((e) => e.type === 'blocked'),
+        [{ type: 'blocked', address, ms: 30_000 }],
+        'announced once',
+      );
+    },
+  );
 
   t.test('every listener hears every change', async (t) => {
     const store = await make();
