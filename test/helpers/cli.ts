@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,8 +8,25 @@ import { scaled, waitFor as until } from './wait.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Children run dist/, built from src/ by tap's `before` program (build-dist.ts); tap's coverage
-// hook comes along in NODE_OPTIONS and the source maps lead it back to src/.
-const CHILD_ARGS = ['--enable-source-maps'];
+// hook comes along in NODE_OPTIONS and the source maps lead it back to src/. Each child watches
+// for the test process to go (parent-watch.mjs) and stops itself then.
+export const CHILD_ARGS = ['--enable-source-maps', '--import', new URL('./parent-watch.mjs', import.meta.url).href];
+
+/**
+ * Every child a test starts ends with the test: at its teardown, and at the test process' exit,
+ * which runs no teardown when tap aborts a test file at its timeout. (A test process killed
+ * outright runs nothing: then the child's own watch, parent-watch.mjs, stops it.)
+ */
+const running = new Map<ChildProcess, NodeJS.Signals>();
+process.on('exit', () => {
+  for (const [child, signal] of running) child.kill(signal);
+});
+
+/** Ends `child` with `signal` if it is still running when the test process exits. */
+export function endAtExit(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  running.set(child, signal);
+  child.once('exit', () => running.delete(child));
+}
 
 export interface CliResult {
   code: number | null;
@@ -24,6 +41,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: stri
       cwd: ROOT,
       env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '', ...env },
     });
+    endAtExit(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -105,6 +123,7 @@ export function serve(t: TestContext, args: string[] = [], env: NodeJS.ProcessEn
       ...env,
     },
   });
+  endAtExit(child);
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { ROOT } from './cli.js';
+import { CHILD_ARGS, endAtExit, ROOT } from './cli.js';
 import type { TestContext } from './context.js';
 import { tempDir } from './tmp.js';
 import { sleep, waitFor } from './wait.js';
@@ -50,12 +50,14 @@ export async function startTopology(
   const child = spawn(
     process.execPath,
     [
-      ...['--enable-source-maps', 'dist/topology/topology-cli.js', '--port', '0', '--state-dir', stateDir],
+      ...[...CHILD_ARGS, 'dist/topology/topology-cli.js', '--port', '0', '--state-dir', stateDir],
       // Away from the kernel's ephemeral ports, and apart from other tests' topologies.
       ...['--gateway-port', String(12_000 + 300 * Math.floor(Math.random() * 60)), ...args],
     ],
     { cwd: ROOT, env: { ...process.env, ADMIN_TOKEN: '', REDIS_URL: '', FUEL_GATEWAY_CONFIG: '' } },
   );
+  // SIGTERM: the runner stops its own children (gateways, the balancer, Redis) before it exits.
+  endAtExit(child, 'SIGTERM');
   let out = '';
   let err = '';
   const events: Array<Record<string, unknown>> = [];

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { hashKey } from '../../src/keys/key-generator.js';
 import { adminCall } from '../helpers/admin.js';
-import { ROOT } from '../helpers/cli.js';
+import { CHILD_ARGS, endAtExit, ROOT } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
 import { freePort, startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -75,11 +75,12 @@ async function previousGateway(
       log: { access: false },
     }),
   );
-  const previous = spawn(process.execPath, ['dist/main.js', 'serve', '--config', prevConfig], {
+  const previous = spawn(process.execPath, [...CHILD_ARGS, 'dist/main.js', 'serve', '--config', prevConfig], {
     cwd: dir,
     env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '' },
     stdio: 'ignore',
   });
+  endAtExit(previous);
   t.teardown(() => void previous.kill('SIGKILL'));
   return async (key: string): Promise<Answer> => {
     const r = await fetch(`http://127.0.0.1:${port}${SIMPLE}?api_key=${key}`);
