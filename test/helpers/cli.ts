@@ -108,6 +108,18 @@ export function privateConfig(settings: Record<string, unknown> = {}): string {
   return file;
 }
 
+/**
+ * A config file for gateway processes sharing one Redis (`redis`: url or cluster nodes, and any
+ * other store.redis setting), its timeouts stretched for a busy machine, the access log off.
+ */
+export function redisConfig(redis: Record<string, unknown>, settings: Record<string, unknown> = {}): string {
+  return privateConfig({
+    store: { type: 'redis', redis: { command_timeout_ms: scaled(500), connect_timeout_ms: scaled(2000), ...redis } },
+    log: { access: false },
+    ...settings,
+  });
+}
+
 /** Starts `fuel-gateway serve` as a child process; killed on teardown if still running. */
 export function serve(t: TestContext, args: string[] = [], env: NodeJS.ProcessEnv = {}): Served {
   const config = args.includes('--config') ? '' : privateConfig();

@@ -1,16 +1,6 @@
-/**
- * The same key change sent to several gateways at once, as automation that retries through a
- * balancer sends it: three gateway processes on one Redis, one admin port each, every request
- * started before any answer. A rotation is a compare-and-set on the old key (one wins, the
- * others are told its successor); key creation is refused only by the account's key limit.
- */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess, redisConfig } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
-import { tempDir } from '../helpers/tmp.js';
-import { scaled } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
@@ -21,17 +11,7 @@ interface Answer {
 }
 
 const redis = await startRedis(t);
-const file = join(tempDir('fpg-keys-race-'), 'gateway.yaml');
-writeFileSync(
-  file,
-  JSON.stringify({
-    store: {
-      type: 'redis',
-      redis: { url: redis.url, command_timeout_ms: scaled(500), connect_timeout_ms: scaled(2000) },
-    },
-    log: { access: false },
-  }),
-);
+const file = redisConfig({ url: redis.url });
 const gateways = await Promise.all([0, 1, 2].map(() => gatewayProcess(t, file)));
 const admins = gateways.map((g) => g.admin);
 const first = gateways[0] as GatewayProcess;

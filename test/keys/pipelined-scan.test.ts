@@ -1,24 +1,13 @@
-/**
- * The invalid-key throttle against made-up keys with valid checksums sent faster than the store
- * answers (issue 38 item 3): one write of many pipelined requests, several connections at once,
- * and two gateway processes on one Redis. Every attempt of an address counts (or is reserved)
- * before its key is looked up, so the 401s, and the key lookups Redis runs, stay within the limit
- * plus one per gateway. Counted from outside: the answers on the sockets, and Redis' own
- * INFO commandstats.
- */
-import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
 import pino from 'pino';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { createAccount } from '../../src/keys/accounts.js';
 import { generateKey } from '../../src/keys/key-generator.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess, redisConfig } from '../helpers/cli.js';
 import type { TestContext } from '../helpers/context.js';
 import { type RedisServer, startRedis } from '../helpers/redis.js';
-import { tempDir } from '../helpers/tmp.js';
 import { scaled } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php?api_key=';
@@ -26,18 +15,12 @@ const LIMIT = 20;
 
 async function setUp(t: TestContext, gateways: number) {
   const redis = await startRedis(t);
-  const file = join(tempDir('fpg-pipelined-'), 'gateway.yaml');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      store: {
-        type: 'redis',
-        redis: { url: redis.url, command_timeout_ms: scaled(500), connect_timeout_ms: scaled(2000) },
-      },
-      log: { access: false },
+  const file = redisConfig(
+    { url: redis.url },
+    {
       demo_accounts: false,
       limits: { invalid_key_throttle: { max_attempts: LIMIT, window_s: 600, block_s: 600 } },
-    }),
+    },
   );
   const started = await Promise.all(Array.from({ length: gateways }, () => gatewayProcess(t, file)));
   return { redis, file, gateways: started };

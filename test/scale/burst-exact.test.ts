@@ -8,10 +8,10 @@ import { createAccount } from '../../src/keys/accounts.js';
 import { allowanceFor } from '../../src/quota/allowance.js';
 import { BURST_FIELD } from '../../src/store/counting/lua.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { type GatewayProcess, gatewayProcess, runCli } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess, redisConfig, runCli } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
-import { scaled, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const TOO_MANY = '{"success":false,"message":"Too many requests."}';
@@ -29,18 +29,12 @@ t.test(
   'three gateways on one Redis, burst 10/1 s, 300 parallel requests: at most 10 admitted in any one second',
   async (t) => {
     const redis = await startRedis(t);
-    const file = join(tempDir('fpg-burst-'), 'gateway.yaml');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        store: {
-          type: 'redis',
-          redis: { url: redis.url, command_timeout_ms: scaled(500), connect_timeout_ms: scaled(2000) },
-        },
-        log: { access: false },
+    const file = redisConfig(
+      { url: redis.url },
+      {
         limits: { invalid_key_throttle: { max_attempts: 100000 } },
         plans: { starter: { burst: { limit: 10, window_s: 1 } } },
-      }),
+      },
     );
     const gateways = await Promise.all([0, 1, 2].map(() => gatewayProcess(t, file)));
     const config = loadConfig({ file, env: {} });

@@ -1,16 +1,13 @@
-import { writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { join } from 'node:path';
 import pino from 'pino';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { createAccount } from '../../src/keys/accounts.js';
 import { allowanceFor } from '../../src/quota/allowance.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess, redisConfig } from '../helpers/cli.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startCluster, startRedis } from '../helpers/redis.js';
-import { tempDir } from '../helpers/tmp.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
@@ -18,20 +15,8 @@ const FULL = '/fuel-api/api/current.php';
 const TRIAL_LIMIT = '{"success":false,"message":"Trial API request limit reached."}';
 
 /** A config file for gateways sharing one Redis (standalone URL or cluster nodes). */
-function configFile(redis: Record<string, unknown>): string {
-  const dir = tempDir('fpg-scale-');
-  const file = join(dir, 'gateway.yaml');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      // The shipped 500 ms command timeout, stretched for a busy machine unless a test sets its own.
-      store: { type: 'redis', redis: { command_timeout_ms: scaled(500), connect_timeout_ms: scaled(2000), ...redis } },
-      log: { access: false },
-      limits: { invalid_key_throttle: { max_attempts: 100000 } },
-    }),
-  );
-  return file;
-}
+const configFile = (redis: Record<string, unknown>): string =>
+  redisConfig(redis, { limits: { invalid_key_throttle: { max_attempts: 100000 } } });
 
 /** A GET on a connection of its own, closed after the answer. */
 const statusOf = (url: string): Promise<number> =>
