@@ -31,9 +31,19 @@ export async function until(what, cond, ms = 30_000) {
   }
 }
 
-/** Spawns a child that stopAll() ends by its PID. */
-export function child(cmd, args, opts = {}) {
-  const c = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], ...opts });
+/**
+ * `--pin`: the server under test runs on core 0, and what loads or serves it (wrk, Redis) on core
+ * 1, so that the two do not take turns on one core and a server's CPU per request resolves.
+ * taskset execs the command, so the PID is the command's own.
+ */
+export const PINNED = process.argv.includes('--pin');
+const CORES = { server: '0', load: '1' };
+const pinned = (role, cmd, args) => (PINNED && role ? ['taskset', ['-c', CORES[role], cmd, ...args]] : [cmd, args]);
+
+/** Spawns a child that stopAll() ends by its PID; `role` ('server' or 'load') pins it under --pin. */
+export function child(cmd, args, opts = {}, role = undefined) {
+  const [file, argv] = pinned(role, cmd, args);
+  const c = spawn(file, argv, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], ...opts });
   children.add(c);
   c.once('exit', () => children.delete(c));
   return c;
@@ -69,19 +79,34 @@ export function family(pid) {
   return out;
 }
 
-/** CPU seconds (user + system) used so far by the given PIDs. */
-export function cpuSeconds(pids) {
-  let ticks = 0;
+/** CPU seconds used so far by the given PIDs, user and system apart (utime, stime in /proc/PID/stat). */
+export function cpuTimes(pids) {
+  let user = 0;
+  let system = 0;
   for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      user += Number(fields[11]);
+      system += Number(fields[12]);
     } catch {
       // exited
     }
   }
-  return ticks / TICKS_PER_SECOND;
+  return { user: user / TICKS_PER_SECOND, system: system / TICKS_PER_SECOND };
+}
+
+/** CPU seconds (user + system) used so far by the given PIDs. */
+export function cpuSeconds(pids) {
+  const { user, system } = cpuTimes(pids);
+  return user + system;
+}
+
+/** CPU seconds of this process's children that have exited and been waited for (wrk, after its run). */
+function reapedChildrenSeconds() {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / TICKS_PER_SECOND;
 }
 
 export function rssMiB(pid) {
@@ -94,7 +119,8 @@ export function rssMiB(pid) {
  * figures plus the CPU seconds `cpuOf` PIDs used during it.
  */
 export function wrk({ url, prefix, keysFile, seconds, threads, connections, cpuOf = {} }) {
-  const before = Object.fromEntries(Object.entries(cpuOf).map(([k, pids]) => [k, cpuSeconds(pids)]));
+  const before = Object.fromEntries(Object.entries(cpuOf).map(([k, pids]) => [k, cpuTimes(pids)]));
+  const wrkBefore = reapedChildrenSeconds();
   return new Promise((resolve, reject) => {
     const args = [
       '-t',
@@ -112,12 +138,18 @@ export function wrk({ url, prefix, keysFile, seconds, threads, connections, cpuO
       prefix,
       keysFile,
     ];
-    execFile('wrk', args, { cwd: ROOT, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+    const [file, argv] = pinned('load', 'wrk', args);
+    execFile(file, argv, { cwd: ROOT, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`wrk failed: ${err.message}\n${stderr}`));
       const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
       if (!line) return reject(new Error(`no summary from wrk:\n${stdout}`));
       const r = JSON.parse(line);
-      const cpu = Object.fromEntries(Object.entries(cpuOf).map(([k, pids]) => [k, cpuSeconds(pids) - before[k]]));
+      const used = Object.entries(cpuOf).map(([k, pids]) => {
+        const now = cpuTimes(pids);
+        return [k, { user: now.user - before[k].user, system: now.system - before[k].system }];
+      });
+      const cpu = Object.fromEntries(used.map(([k, c]) => [k, c.user + c.system]));
+      cpu.wrk = reapedChildrenSeconds() - wrkBefore;
       resolve({
         rps: r.requests / (r.duration_us / 1e6),
         requests: r.requests,
@@ -127,6 +159,8 @@ export function wrk({ url, prefix, keysFile, seconds, threads, connections, cpuO
         /** Answers other than 2xx and 3xx (a refusal row expects them). */
         refused: r.status,
         cpu,
+        /** User and system CPU seconds apart, per `cpuOf` entry. */
+        split: Object.fromEntries(used),
       });
     });
   });
@@ -163,7 +197,7 @@ function capture(url) {
 export async function startBare(answerUrl, file) {
   writeFileSync(file, JSON.stringify(await capture(answerUrl)));
   const port = await freePort();
-  const proc = child(process.execPath, ['bench/bare.mjs', file, String(port)]);
+  const proc = child(process.execPath, ['bench/bare.mjs', file, String(port)], {}, 'server');
   const base = `http://127.0.0.1:${port}`;
   await until('bare', async () => (await fetch(`${base}/`)).ok);
   return { pid: proc.pid, base, file };

@@ -80,9 +80,12 @@ export async function haproxyTargets({ dir, startGateway, redisUrl, variants, ke
     const cfg = join(dir, `${v.id}-haproxy.cfg`);
     writeFileSync(cfg, fillServers(readFileSync('deploy/haproxy.cfg', 'utf8'), [Number(new URL(gw.base).port)]));
     const port = await freePort();
-    const lb = child(haproxyBinary(), ['-f', cfg, '-db'], {
-      env: { ...process.env, FPG_LB_BIND: `127.0.0.1:${port}`, FPG_LB_SOCKET: join(dir, `${v.id}-haproxy.sock`) },
-    });
+    const lb = child(
+      haproxyBinary(),
+      ['-f', cfg, '-db'],
+      { env: { ...process.env, FPG_LB_BIND: `127.0.0.1:${port}`, FPG_LB_SOCKET: join(dir, `${v.id}-haproxy.sock`) } },
+      'load',
+    );
     const base = `http://127.0.0.1:${port}`;
     await until('balancer → gateway', async () => (await fetch(`${base}/readyz`)).ok);
     const common = {

@@ -10,6 +10,7 @@ import {
   family,
   freePort,
   median,
+  PINNED,
   ROOT,
   rssMiB,
   sleep,
@@ -50,16 +51,12 @@ const dir = mkdtempSync(join(tmpdir(), 'fpg-bench-'));
 
 async function startRedis() {
   const port = await freePort();
-  const proc = child('redis-server', [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ]);
+  const proc = child(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {},
+    'load',
+  );
   const url = `redis://127.0.0.1:${port}`;
   await until(
     'redis-server',
@@ -157,6 +154,7 @@ async function startGateway(v, redisUrl, nodeArgs = [], upstream = undefined, mo
       env,
       stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
     },
+    'server',
   );
   const base = `http://127.0.0.1:${port}`;
   await until(`gateway ${v.id}`, async () => (await fetch(`${base}/readyz`)).ok);
@@ -166,7 +164,7 @@ async function startGateway(v, redisUrl, nodeArgs = [], upstream = undefined, mo
 /** The metering floor (bench/floor.mjs) over the same captured answer and keys. */
 async function startFloor(answerFile, keysFile, prefix) {
   const port = await freePort();
-  const proc = child(process.execPath, ['bench/floor.mjs', answerFile, String(port), keysFile, prefix]);
+  const proc = child(process.execPath, ['bench/floor.mjs', answerFile, String(port), keysFile, prefix], {}, 'server');
   const base = `http://127.0.0.1:${port}`;
   await until('floor', async () => (await fetch(`${base}/`)).status === 401);
   return { pid: proc.pid, base };
@@ -237,6 +235,7 @@ async function measure(targets, redisPid, redisPort) {
         cpuOf: { gw: t.pids, redis: t.redis ? [redisPid] : [], lb: t.lbPid ? [t.lbPid] : [] },
       });
       const after = scriptCalls(t.redis && redisPort);
+      res.rss = t.pids.reduce((sum, pid) => sum + (pid ? rssMiB(pid) : 0), 0);
       res.script = {
         calls: after.calls - before.calls,
         requests: after.requests - before.requests,
@@ -255,6 +254,10 @@ function table(targets) {
   const lines = [
     '| target | req/s | × bare | p50 ms | p99 ms | p99 × bare | errors | gateway CPU µs/req | Redis CPU µs/req | Redis commands/req | requests per script call |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const perRound = [
+    '| target | server user µs/req | server system µs/req | × bare (user + system) | Redis µs/req | wrk µs/req | RSS MiB |',
+    '|---|---:|---:|---:|---:|---:|---:|',
   ];
   const notes = [];
   for (const t of targets) {
@@ -284,6 +287,21 @@ function table(targets) {
         `${t.redis ? fmt(t.runs.reduce((s, r) => s + r.script.commands, 0) / total, 2) : '–'} | ` +
         `${t.redis ? fmt(t.runs.reduce((s, r) => s + r.script.requests, 0) / t.runs.reduce((s, r) => s + r.script.calls, 0), 1) : '–'} |`,
     );
+    // Each figure per round, then the median of the rounds with their range.
+    const spread = (f, d = 1) => {
+      const xs = t.runs.map(f);
+      return `${fmt(median(xs), d)} (${fmt(Math.min(...xs), d)}–${fmt(Math.max(...xs), d)})`;
+    };
+    const us = (r, k, part) => ((r.split[k]?.[part] ?? 0) / r.requests) * 1e6;
+    const cpuRatio = (r, i) =>
+      (us(r, 'gw', 'user') + us(r, 'gw', 'system')) / (us(ref.runs[i], 'gw', 'user') + us(ref.runs[i], 'gw', 'system'));
+    perRound.push(
+      `| ${t.label} | ${spread((r) => us(r, 'gw', 'user'))} | ${spread((r) => us(r, 'gw', 'system'))} | ${
+        t.bare ? '1' : spread(cpuRatio, 2)
+      } | ${t.redis ? spread((r) => us(r, 'redis', 'user') + us(r, 'redis', 'system')) : '–'} | ${spread(
+        (r) => (r.cpu.wrk / r.requests) * 1e6,
+      )} | ${spread((r) => r.rss, 0)} |`,
+    );
     if (t.reference) {
       const direct = (f) => median(t.runs.map((run, i) => f(run) / f(t.reference.runs[i])));
       notes.push(
@@ -301,7 +319,7 @@ function table(targets) {
         `${t.label}: gateway CPU µs per refusal by round ${t.runs.map((r) => fmt((r.cpu.gw / r.requests) * 1e6, 1)).join(', ')}.`,
       );
   }
-  return [lines.join('\n'), ...notes.map((n) => `- ${n}`)].join('\n');
+  return [lines.join('\n'), '', perRound.join('\n'), '', ...notes.map((n) => `- ${n}`)].join('\n');
 }
 
 const VARIANTS = [
@@ -400,6 +418,7 @@ async function comparison(scaling) {
   if (!scaling && wanted('cache') && (!only || only.split(',').includes('pass-through')))
     targets.push(...(await passThroughTargets()));
   const lb = !scaling && wanted('haproxy') ? `; HAProxy ${await haproxyVersion()}` : '';
+  const pin = PINNED ? ' Pinned (--pin): servers under test on core 0, wrk and Redis on core 1, with taskset.' : '';
   const setup = `wrk -t${threads} -c${connections}, ${seconds} s per run, ${rounds} alternating rounds, ${accounts} accounts rotated by bench/rotate.lua${wanted('refusals') ? ` (the unknown-key scan: ${scanKeys} distinct made-up keys)` : ''}${lb}`;
   console.log(setup);
   await measure(targets, redis?.pid, redis?.port);
@@ -408,7 +427,7 @@ async function comparison(scaling) {
   const some = option('rows', '') ? `, rows ${rows.join(',')}` : '';
   const kind = `${scaling ? 'workers (scaling)' : only ? `variants ${only}` : 'comparison'}${some}${before ? ', before and after' : ''}`;
   const against = before ? ` Before: commit ${commit(before)} (${before}).` : '';
-  return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${kind}\n\nCommit ${commit()}.${against} Machine: ${machine()}.\n${setup}; medians; × bare is the median of per-round ratios to the bare server on the same endpoint; CPU per request is user + system time over all rounds.\n\n${out}\n`;
+  return `## ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: ${kind}\n\nCommit ${commit()}.${against} Machine: ${machine()}.\n${setup}; medians; × bare is the median of per-round ratios to the bare server on the same endpoint; CPU per request is user + system time over all rounds; the second table gives each figure per round, as the median of the rounds (range), from /proc.${pin}\n\n${out}\n`;
 }
 
 /**
@@ -418,7 +437,7 @@ async function comparison(scaling) {
  */
 async function passThroughTargets() {
   const originPort = await freePort();
-  const proc = child(process.execPath, ['bench/origin.mjs', String(originPort)]);
+  const proc = child(process.execPath, ['bench/origin.mjs', String(originPort)], {}, 'server');
   const origin = `http://127.0.0.1:${originPort}`;
   await until('bench origin', async () => (await fetch(`${origin}/`)).ok);
   const out = [];
