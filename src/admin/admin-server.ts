@@ -24,6 +24,45 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 // Without a token, only requests addressed to a loopback name are served: a web page the
 // operator visits cannot reach the admin API by rebinding its own domain to 127.0.0.1.
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
+function reply(res: ServerResponse, status: number, body: string, type = 'application/json'): void {
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  res.end(body);
+}
+
+function failure(res: ServerResponse, err: GatewayError): void {
+  if (err.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
+  reply(
+    res,
+    FAILURE_STATUS[err.code],
+    JSON.stringify({
+      ...err.fields,
+      success: false,
+      code: err.code,
+      message: err.message,
+      // Every 400 says what is wrong with which field, even when there is one thing.
+      ...(FAILURE_STATUS[err.code] === 400 && { problems: err.details.length > 0 ? err.details : [err.message] }),
+    }),
+  );
+}
+
+/** An export: headers now, rows as they are read (chunked); a failure half-way cuts the answer short. */
+async function stream(res: ServerResponse, e: UsageExport): Promise<void> {
+  res.writeHead(200, {
+    'Content-Type': e.contentType,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    // The name is dates only (validated), so it needs no quoting beyond the quotes.
+    ...(e.filename !== null && { 'Content-Disposition': `attachment; filename="${e.filename}"` }),
+  });
+  await e.writeTo(res);
+  res.end();
+}
+
 /**
  * The admin listener's handler: bearer token (compared in constant time), a small route table
  * over the shared operations, and JSON bodies bounded in size. Never bound on the public port.
@@ -37,31 +76,6 @@ export function adminHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const expected = token ? digest(token) : null;
   const routes = adminRoutes();
-
-  const reply = (res: ServerResponse, status: number, body: string, type = 'application/json'): void => {
-    res.writeHead(status, {
-      'Content-Type': type,
-      'Content-Length': Buffer.byteLength(body),
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-    });
-    res.end(body);
-  };
-  const failure = (res: ServerResponse, err: GatewayError): void => {
-    if (err.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
-    reply(
-      res,
-      FAILURE_STATUS[err.code],
-      JSON.stringify({
-        ...err.fields,
-        success: false,
-        code: err.code,
-        message: err.message,
-        // Every 400 says what is wrong with which field, even when there is one thing.
-        ...(FAILURE_STATUS[err.code] === 400 && { problems: err.details.length > 0 ? err.details : [err.message] }),
-      }),
-    );
-  };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const problem = headProblem(req, maxHeaders);
@@ -110,19 +124,6 @@ export function adminHandler(
       return void res.end();
     }
     reply(res, operation.status, JSON.stringify(answer));
-  }
-
-  /** An export: headers now, rows as they are read (chunked); a failure half-way cuts the answer short. */
-  async function stream(res: ServerResponse, e: UsageExport): Promise<void> {
-    res.writeHead(200, {
-      'Content-Type': e.contentType,
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-      // The name is dates only (validated), so it needs no quoting beyond the quotes.
-      ...(e.filename !== null && { 'Content-Disposition': `attachment; filename="${e.filename}"` }),
-    });
-    await e.writeTo(res);
-    res.end();
   }
 
   return (req, res) => {
