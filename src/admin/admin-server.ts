@@ -6,24 +6,16 @@ import { canonicalIp } from '../http/client.js';
 import { headProblem } from '../http/request.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
 import { browserProblem, hasBody, readJson } from './admin-request.js';
+import type { AdminOperation } from './command-table.js';
+import { adminRoutes } from './commands.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
-import type { UsageExport } from './usage-export.js';
+import { isExport, type UsageExport } from './usage-export.js';
 
-/** What a route gets: the pattern's groups, the JSON body on demand, the query, and who asks (for the audit line). */
-interface Call {
-  params: string[];
-  body: () => Promise<unknown>;
-  /** The body when the request has one, else undefined (a route whose body is optional). */
-  optionalBody: () => Promise<unknown>;
-  query: URLSearchParams;
-  from: string;
-}
-type Handler = (call: Call) => Promise<[number, unknown] | UsageExport> | [number, unknown];
-interface AdminRoute {
-  method: string;
-  pattern: RegExp;
-  handler: Handler;
+/** The JSON body the operation reads; none is read for one that reads none. */
+function bodyOf(req: IncomingMessage, operation: AdminOperation): Promise<unknown> {
+  if (operation.body === 'json' || (operation.body === 'optional' && hasBody(req))) return readJson(req);
+  return Promise.resolve(undefined);
 }
 
 const BEARER = /^bearer +(.+)$/i;
@@ -32,6 +24,45 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 // Without a token, only requests addressed to a loopback name are served: a web page the
 // operator visits cannot reach the admin API by rebinding its own domain to 127.0.0.1.
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
+function reply(res: ServerResponse, status: number, body: string, type = 'application/json'): void {
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  res.end(body);
+}
+
+function failure(res: ServerResponse, err: GatewayError): void {
+  if (err.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
+  reply(
+    res,
+    FAILURE_STATUS[err.code],
+    JSON.stringify({
+      ...err.fields,
+      success: false,
+      code: err.code,
+      message: err.message,
+      // Every 400 says what is wrong with which field, even when there is one thing.
+      ...(FAILURE_STATUS[err.code] === 400 && { problems: err.details.length > 0 ? err.details : [err.message] }),
+    }),
+  );
+}
+
+/** An export: headers now, rows as they are read (chunked); a failure half-way cuts the answer short. */
+async function stream(res: ServerResponse, e: UsageExport): Promise<void> {
+  res.writeHead(200, {
+    'Content-Type': e.contentType,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    // The name is dates only (validated), so it needs no quoting beyond the quotes.
+    ...(e.filename !== null && { 'Content-Disposition': `attachment; filename="${e.filename}"` }),
+  });
+  await e.writeTo(res);
+  res.end();
+}
+
 /**
  * The admin listener's handler: bearer token (compared in constant time), a small route table
  * over the shared operations, and JSON bodies bounded in size. Never bound on the public port.
@@ -44,159 +75,7 @@ export function adminHandler(
   maxHeaders: number,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const expected = token ? digest(token) : null;
-  const id = (c: Call): string => c.params[0] as string;
-  const keyId = (c: Call): string => c.params[1] as string;
-  const routes: AdminRoute[] = [
-    {
-      method: 'POST',
-      pattern: /^\/admin\/accounts$/,
-      handler: async (c) => [201, await ops.accounts.createAccount(await c.body(), c.from)],
-    },
-    {
-      method: 'GET',
-      pattern: /^\/admin\/accounts$/,
-      handler: async (c) => [200, await ops.accounts.listAccounts(queryRecord(c.query))],
-    },
-    {
-      method: 'GET',
-      pattern: /^\/admin\/accounts\/([\w-]+)$/,
-      handler: async (c) => [200, await ops.accounts.showAccount(id(c))],
-    },
-    {
-      method: 'PATCH',
-      pattern: /^\/admin\/accounts\/([\w-]+)$/,
-      handler: async (c) => [200, await ops.accounts.patchAccount(id(c), await c.body(), c.from)],
-    },
-    {
-      method: 'DELETE',
-      pattern: /^\/admin\/accounts\/([\w-]+)$/,
-      handler: async (c) => [200, await ops.accounts.deleteAccount(id(c), c.from)],
-    },
-    {
-      method: 'POST',
-      pattern: /^\/admin\/accounts\/([\w-]+)\/rotate-key$/,
-      handler: async (c) => [200, await ops.accounts.rotateKey(id(c), await c.optionalBody(), c.from)],
-    },
-    {
-      method: 'POST',
-      pattern: /^\/admin\/accounts\/([\w-]+)\/keys$/,
-      handler: async (c) => [201, await ops.keys.create(id(c), await c.body(), c.from)],
-    },
-    {
-      method: 'GET',
-      pattern: /^\/admin\/accounts\/([\w-]+)\/keys$/,
-      handler: async (c) => [200, await ops.keys.list(id(c))],
-    },
-    {
-      method: 'PATCH',
-      pattern: /^\/admin\/accounts\/([\w-]+)\/keys\/([\w-]+)$/,
-      handler: async (c) => [200, await ops.keys.update(id(c), keyId(c), await c.body(), c.from)],
-    },
-    {
-      method: 'DELETE',
-      pattern: /^\/admin\/accounts\/([\w-]+)\/keys\/([\w-]+)$/,
-      handler: async (c) => {
-        await ops.keys.revoke(id(c), keyId(c), c.from);
-        return [204, null];
-      },
-    },
-    {
-      method: 'POST',
-      pattern: /^\/admin\/accounts\/([\w-]+)\/keys\/([\w-]+)\/rotate$/,
-      handler: async (c) => [201, await ops.keys.rotate(id(c), keyId(c), await c.optionalBody(), c.from)],
-    },
-    {
-      method: 'POST',
-      pattern: /^\/admin\/accounts\/([\w-]+)\/grants$/,
-      handler: async (c) => [201, await ops.accounts.grant(id(c), await c.body(), c.from)],
-    },
-    {
-      method: 'GET',
-      pattern: /^\/admin\/accounts\/([\w-]+)\/grants$/,
-      handler: async (c) => [200, await ops.accounts.listGrants(id(c))],
-    },
-    {
-      method: 'PUT',
-      pattern: /^\/admin\/prices$/,
-      handler: async (c) => [201, await ops.prices.publishPrices(await c.body(), c.from)],
-    },
-    { method: 'GET', pattern: /^\/admin\/usage$/, handler: (c) => ops.usage.usageExport('days', c.query) },
-    { method: 'GET', pattern: /^\/admin\/usage\/periods$/, handler: (c) => ops.usage.usageExport('periods', c.query) },
-    { method: 'GET', pattern: /^\/admin\/prices$/, handler: () => [200, ops.prices.prices()] },
-    { method: 'GET', pattern: /^\/admin\/prices\/history$/, handler: () => [200, ops.prices.priceHistory()] },
-    // Any segment but `history`, so a malformed date is a 400 naming `date` rather than a 404.
-    {
-      method: 'DELETE',
-      pattern: /^\/admin\/prices\/(?!history$)([^/]+)$/,
-      handler: async (c) => [200, await ops.prices.cancelPrices(id(c), c.from)],
-    },
-    {
-      method: 'DELETE',
-      pattern: /^\/admin\/cache$/,
-      handler: async (c) => [200, await ops.cache.purgeCache(queryRecord(c.query), c.from)],
-    },
-    {
-      method: 'POST',
-      pattern: /^\/admin\/webhooks$/,
-      handler: async (c) => [201, await ops.webhooks.create(await c.body(), c.from)],
-    },
-    { method: 'GET', pattern: /^\/admin\/webhooks$/, handler: async () => [200, await ops.webhooks.list()] },
-    {
-      method: 'DELETE',
-      pattern: /^\/admin\/webhooks\/([\w-]+)$/,
-      handler: async (c) => [200, await ops.webhooks.remove(id(c), c.from)],
-    },
-    {
-      method: 'POST',
-      pattern: /^\/admin\/webhooks\/([\w-]+)\/rotate-secret$/,
-      handler: async (c) => [200, await ops.webhooks.rotateSecret(id(c), c.from)],
-    },
-    {
-      method: 'POST',
-      pattern: /^\/admin\/webhooks\/([\w-]+)\/test$/,
-      handler: async (c) => [202, await ops.webhooks.test(id(c), c.from)],
-    },
-    {
-      method: 'GET',
-      pattern: /^\/admin\/webhooks\/([\w-]+)\/deliveries$/,
-      handler: async (c) => [200, await ops.webhooks.deliveries(id(c), queryRecord(c.query))],
-    },
-    {
-      method: 'GET',
-      pattern: /^\/admin\/billing\/failures$/,
-      handler: async (c) => [200, await ops.billing.failures(queryRecord(c.query))],
-    },
-    {
-      method: 'POST',
-      pattern: /^\/admin\/billing\/retry$/,
-      handler: async (c) => [200, await ops.billing.retry(await c.body(), queryRecord(c.query), c.from)],
-    },
-  ];
-
-  const reply = (res: ServerResponse, status: number, body: string, type = 'application/json'): void => {
-    res.writeHead(status, {
-      'Content-Type': type,
-      'Content-Length': Buffer.byteLength(body),
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-    });
-    res.end(body);
-  };
-  const failure = (res: ServerResponse, err: GatewayError): void => {
-    if (err.code === 'PAYLOAD_TOO_LARGE') res.setHeader('Connection', 'close');
-    reply(
-      res,
-      FAILURE_STATUS[err.code],
-      JSON.stringify({
-        ...err.fields,
-        success: false,
-        code: err.code,
-        message: err.message,
-        // Every 400 says what is wrong with which field, even when there is one thing.
-        ...(FAILURE_STATUS[err.code] === 400 && { problems: err.details.length > 0 ? err.details : [err.message] }),
-      }),
-    );
-  };
+  const routes = adminRoutes();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const problem = headProblem(req, maxHeaders);
@@ -226,39 +105,25 @@ export function adminHandler(
       return reply(res, 200, await metrics.text(), metrics.registry.contentType);
     const matching = routes.map((r) => ({ r, m: r.pattern.exec(path) })).filter((x) => x.m !== null);
     if (matching.length === 0) return failure(res, new GatewayError('NOT_FOUND', `no admin route ${path}`));
-    const hit = matching.find((x) => x.r.method === req.method);
+    const hit = matching.find((x) => x.r.operation.method === req.method);
     if (!hit) {
-      res.setHeader('Allow', matching.map((x) => x.r.method).join(', '));
+      res.setHeader('Allow', matching.map((x) => x.r.operation.method).join(', '));
       return failure(res, new GatewayError('METHOD_NOT_ALLOWED', `${req.method} not allowed on ${path}`));
     }
-    const answer = await hit.r.handler({
-      params: (hit.m as RegExpExecArray).slice(1),
-      body: () => readJson(req),
-      optionalBody: () => (hasBody(req) ? readJson(req) : Promise.resolve(undefined)),
-      query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
+    const { operation } = hit.r;
+    const answer = await operation.run(ops, {
+      ids: (hit.m as RegExpExecArray).slice(1),
+      body: await bodyOf(req, operation),
+      query: queryRecord(new URLSearchParams(q === -1 ? '' : url.slice(q + 1))),
       // The admin port is reached directly (never through the balancer), so the peer is who asks.
       from: canonicalIp(req.socket.remoteAddress ?? '') ?? 'unknown',
     });
-    if (!Array.isArray(answer)) return stream(res, answer);
-    const [status, body] = answer;
-    if (status === 204) {
+    if (isExport(answer)) return stream(res, answer);
+    if (operation.status === 204) {
       res.writeHead(204, { 'Cache-Control': 'no-store' });
       return void res.end();
     }
-    reply(res, status, JSON.stringify(body));
-  }
-
-  /** An export: headers now, rows as they are read (chunked); a failure half-way cuts the answer short. */
-  async function stream(res: ServerResponse, e: UsageExport): Promise<void> {
-    res.writeHead(200, {
-      'Content-Type': e.contentType,
-      'Cache-Control': 'no-store',
-      'X-Content-Type-Options': 'nosniff',
-      // The name is dates only (validated), so it needs no quoting beyond the quotes.
-      ...(e.filename !== null && { 'Content-Disposition': `attachment; filename="${e.filename}"` }),
-    });
-    await e.writeTo(res);
-    res.end();
+    reply(res, operation.status, JSON.stringify(answer));
   }
 
   return (req, res) => {

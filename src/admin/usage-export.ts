@@ -70,6 +70,9 @@ export interface UsageExport {
   writeTo(sink: Sink): Promise<void>;
 }
 
+/** An operation's answer that is an export, written as it is read rather than as one JSON document. */
+export const isExport = (v: unknown): v is UsageExport => typeof v === 'object' && v !== null && 'writeTo' in v;
+
 export function dayRows(a: StoredAccount, records: PeriodRecord[], range: DayRange): DayRow[] {
   const rows: DayRow[] = [];
   for (const [date, { requests, plan }] of dayTotals(records, range.from, range.to))

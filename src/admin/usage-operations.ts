@@ -2,7 +2,6 @@ import type { Config } from '../config/config-schema.js';
 import { GatewayError } from '../failures.js';
 import type { AccountStore, CountingStore } from '../store/store.js';
 import type { ExportedAccount } from './export-accounts.js';
-import { queryRecord } from './list-query.js';
 import { type UsageExport, usageExport } from './usage-export.js';
 import { exportQuery } from './usage-query.js';
 
@@ -36,9 +35,8 @@ export class UsageOperations {
    * is a 400 and an unknown account a 404 before anything is written; the rows are written by
    * the caller.
    */
-  async usageExport(kind: 'days' | 'periods', query: URLSearchParams | Record<string, string>): Promise<UsageExport> {
-    const record = query instanceof URLSearchParams ? queryRecord(query) : query;
-    const q = exportQuery(record, this.config.time_zone, this.config.messages.invalid_range);
+  async usageExport(kind: 'days' | 'periods', query: Record<string, string | string[]>): Promise<UsageExport> {
+    const q = exportQuery(query, this.config.time_zone, this.config.messages.invalid_range);
     let only: ExportedAccount | null = null;
     if (q.account !== null) {
       const live = await this.accounts.getAccount(q.account);

@@ -1,4 +1,6 @@
 import { parseArgs as parseArgv } from 'node:util';
+import { UsageError } from '../admin/command-table.js';
+import { OPERATOR_COMMANDS } from '../admin/commands.js';
 
 /** A command line as parsed against its command: the command's words and arguments, and its options. */
 export interface Args {
@@ -12,72 +14,31 @@ export interface Command {
   words: readonly string[];
   args: readonly string[];
   options: readonly string[];
+  /** Options taking no value: `--all` reads as all=true. */
+  flags?: readonly string[];
 }
 
-/** A command line no command accepts: exit 2, with one line naming what is wrong. */
-export class UsageError extends Error {}
-
-const ID = ['ID'];
-const LIST = ['status', 'plan', 'label', 'limit', 'cursor'];
-const EXPORT = ['from', 'to', 'account', 'format', 'out'];
-const KEY = ['name', 'expires', 'scopes', 'allow'];
-
 /**
- * Every command, with what it accepts. The parser refuses anything else, so a typo (`--lable`)
- * cannot pass as a command that silently did less than was asked.
+ * Every command, with what it accepts: the CLI's own, then the operator commands' table. The
+ * parser refuses anything else, so a typo (`--lable`) cannot pass as a command that silently did
+ * less than was asked.
  */
 export const COMMANDS: readonly Command[] = [
   { words: ['serve'], args: [], options: [] },
   { words: ['help'], args: [], options: [] },
   { words: ['config', 'check'], args: [], options: [] },
   { words: ['config', 'reference'], args: [], options: [] },
-  {
-    words: ['accounts', 'create'],
-    args: [],
-    options: ['plan', 'label', 'limit', 'anchor', 'status', 'stripe-customer', 'billing-subject'],
-  },
-  { words: ['accounts', 'list'], args: [], options: LIST },
-  ...['show', 'disable', 'enable', 'delete'].map((verb) => ({
-    words: ['accounts', verb],
-    args: ID,
-    options: [],
-  })),
-  { words: ['accounts', 'rotate-key'], args: ID, options: ['grace'] },
-  { words: ['keys', 'create'], args: ['ACCOUNT'], options: KEY },
-  { words: ['keys', 'list'], args: ['ACCOUNT'], options: [] },
-  { words: ['keys', 'update'], args: ['ACCOUNT', 'KEY_ID'], options: KEY },
-  { words: ['keys', 'revoke'], args: ['ACCOUNT', 'KEY_ID'], options: [] },
-  { words: ['keys', 'rotate'], args: ['ACCOUNT', 'KEY_ID'], options: ['grace'] },
-  { words: ['accounts', 'set-plan'], args: ['ID', 'PLAN'], options: ['limit'] },
-  { words: ['accounts', 'set-external-ids'], args: ID, options: ['stripe-customer', 'billing-subject'] },
-  { words: ['accounts', 'set-burst'], args: ['ID', 'N/S|none'], options: [] },
-  { words: ['accounts', 'grant'], args: ['ID', 'N'], options: ['note'] },
-  { words: ['accounts', 'grants'], args: ID, options: [] },
-  { words: ['prices', 'publish'], args: ['FILE'], options: [] },
-  { words: ['prices', 'cancel'], args: ['DATE'], options: [] },
-  { words: ['prices', 'show'], args: [], options: [] },
-  { words: ['prices', 'history'], args: [], options: [] },
-  { words: ['usage', 'export'], args: [], options: EXPORT },
-  { words: ['usage', 'periods'], args: [], options: EXPORT },
-  { words: ['cache', 'purge'], args: [], options: ['path', 'all'] },
-  { words: ['webhooks', 'add'], args: ['URL'], options: ['events', 'account', 'description'] },
-  { words: ['webhooks', 'list'], args: [], options: [] },
-  ...['remove', 'rotate-secret', 'test'].map((verb) => ({ words: ['webhooks', verb], args: ID, options: [] })),
-  { words: ['webhooks', 'deliveries'], args: ID, options: ['limit'] },
-  { words: ['billing', 'failures'], args: [], options: ['exporter'] },
-  { words: ['billing', 'retry'], args: [], options: ['exporter', 'id', 'all'] },
+  ...OPERATOR_COMMANDS.map((c) => ({ words: c.words, args: c.args, options: c.options ?? [], flags: c.flags ?? [] })),
 ];
 
 /** Every command takes these. */
 const GLOBAL_OPTIONS = ['config'];
 
-// Options that take no value: `--all` reads as all=true.
-const FLAGS = new Set(['all']);
-
 type Spec = Record<string, { type: 'string' | 'boolean' }>;
+const FLAGS = new Set(COMMANDS.flatMap((c) => c.flags ?? []));
 const spec = (names: readonly string[]): Spec =>
   Object.fromEntries(names.map((n) => [n, { type: FLAGS.has(n) ? 'boolean' : 'string' }]));
-const ALL_OPTIONS = spec([...GLOBAL_OPTIONS, ...COMMANDS.flatMap((c) => c.options)]);
+const ALL_OPTIONS = spec([...GLOBAL_OPTIONS, ...COMMANDS.flatMap((c) => [...c.options, ...(c.flags ?? [])])]);
 
 /** The command the words name: none is `serve`; an unknown one is a UsageError. */
 function commandOf(words: string[]): Command {
@@ -114,7 +75,7 @@ export function parseArgs(argv: string[]): Args {
     return t.kind === 'positional' && !valueOfUnknown ? [t.value] : [];
   });
   const command = commandOf(words);
-  const known = new Set([...GLOBAL_OPTIONS, ...command.options]);
+  const known = new Set([...GLOBAL_OPTIONS, ...command.options, ...(command.flags ?? [])]);
   const name = command.words.join(' ');
   const problems: string[] = [];
   const unknown = tokens.flatMap((t) => (t.kind === 'option' && !known.has(t.name) ? [t.rawName] : []));

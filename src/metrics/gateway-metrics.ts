@@ -9,6 +9,19 @@ export type { RouteMetrics } from './request-metrics.js';
  * The gateway's Prometheus metrics, in a registry per app (tests run several apps in one
  * process). Per-request metrics are bound once per route (request-metrics.ts).
  */
+/** What the gauges read at each scrape. */
+export interface MetricSources {
+  cacheHitRatio(): number;
+  snapshotEffectiveMs(): number | null;
+  now(): number;
+  /** Last successful poll of the origin (ms), or null: none yet, or no upstream. */
+  upstreamLastSuccessMs(): Promise<number | null>;
+  storeDataLost(): boolean;
+  droppedLogLines(): number;
+  /** Webhook deliveries pending in the outbox (the deployment's), and when the oldest was created. */
+  outbox?(): Promise<{ depth: number; oldestMs: number | null }>;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   /** Request count and latency of one route, bound once (request-metrics.ts). */
@@ -92,17 +105,7 @@ export class Metrics {
   });
   private cacheSource = (): { bytes: number; entries: number } => ({ bytes: 0, entries: 0 });
 
-  constructor(sources: {
-    cacheHitRatio(): number;
-    snapshotEffectiveMs(): number | null;
-    now(): number;
-    /** Last successful poll of the origin (ms), or null: none yet, or no upstream. */
-    upstreamLastSuccessMs(): Promise<number | null>;
-    storeDataLost(): boolean;
-    droppedLogLines(): number;
-    /** Webhook deliveries pending in the outbox (the deployment's), and when the oldest was created. */
-    outbox?(): Promise<{ depth: number; oldestMs: number | null }>;
-  }) {
+  constructor(sources: MetricSources) {
     const outbox = async (): Promise<{ depth: number; oldestMs: number | null }> =>
       (await sources.outbox?.().catch(() => null)) ?? { depth: 0, oldestMs: null };
     new Gauge({
@@ -187,6 +190,11 @@ export class Metrics {
         this.inc(sources.droppedLogLines());
       },
     });
+    this.cacheGauges();
+    collectDefaultMetrics({ register: this.registry, prefix: 'fuel_gateway_' });
+  }
+
+  private cacheGauges(): void {
     const cache = (): { bytes: number; entries: number } => this.cacheSource();
     new Gauge({
       name: 'fuel_gateway_cache_bytes',
@@ -204,7 +212,6 @@ export class Metrics {
         this.set(cache().entries);
       },
     });
-    collectDefaultMetrics({ register: this.registry, prefix: 'fuel_gateway_' });
   }
 
   observeUpstream(route: string, status: string, seconds: number): void {

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { gatewayProcess, runCli } from '../helpers/cli.js';
+import { gatewayProcess, runCli, spawnCli } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
@@ -131,7 +131,9 @@ t.test('CLI errors go to stderr with a non-zero exit and change nothing', async 
     t.match(r.stderr, re, args.join(' '));
     t.equal(r.stdout, '');
   });
-  const history = await runCli(['prices', 'history', '--config', config]);
+  // The binary itself: exit 0, the answer on stdout.
+  const history = await spawnCli(['prices', 'history', '--config', config]);
+  t.equal(history.code, 0, history.stderr);
   t.same(
     JSON.parse(history.stdout),
     { history: [] },
@@ -139,8 +141,8 @@ t.test('CLI errors go to stderr with a non-zero exit and change nothing', async 
   );
 });
 
-t.test('with the memory store the CLI explains where accounts live', async (t) => {
-  const r = await runCli(['accounts', 'create', '--plan', 'starter']);
+t.test('with the memory store the CLI explains where accounts live: the binary exits 1', async (t) => {
+  const r = await spawnCli(['accounts', 'create', '--plan', 'starter']);
   t.equal(r.code, 1);
   t.match(r.stderr, /embedded memory store/);
   t.match(r.stderr, /admin API/);

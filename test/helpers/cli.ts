@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { runCommandLine } from '../../src/cli/run.js';
 import type { TestContext } from './context.js';
 import { tempDir } from './tmp.js';
 import { scaled, waitFor as until } from './wait.js';
@@ -34,8 +36,35 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `fuel-gateway ARGS` as a real child process. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
+/**
+ * Runs `fuel-gateway ARGS` in this process (src/cli/run.ts, which main.ts runs on the process):
+ * its exit code and what it wrote, as a child would have. A few tests spawn the binary itself
+ * (spawnCli) for its real exit code and streams.
+ */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const stdout = collector();
+  const stderr = collector();
+  const code = await runCommandLine(args, {
+    env: { ...process.env, FUEL_GATEWAY_CONFIG: '', REDIS_URL: '', ...env },
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+  });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+function collector(): { stream: Writable; text: () => string } {
+  const chunks: Buffer[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      chunks.push(Buffer.from(chunk));
+      done();
+    },
+  });
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
+}
+
+/** Runs `fuel-gateway ARGS` as a real child process (dist/main.js). */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...CHILD_ARGS, 'dist/main.js', ...args], {
       cwd: ROOT,
