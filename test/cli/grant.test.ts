@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { gatewayProcess, runCli } from '../helpers/cli.js';
+import { gatewayProcess, runCli, storeTimeouts } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -14,7 +14,10 @@ t.test(
     const config = join(tempDir('fpg-cli-grant-'), 'redis.yaml');
     writeFileSync(
       config,
-      JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } }),
+      JSON.stringify({
+        store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } },
+        log: { access: false },
+      }),
     );
     const cli = async (...args: string[]) => {
       const r = await runCli([...args, '--config', config]);

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { gatewayProcess, runCli, spawnCli } from '../helpers/cli.js';
+import { gatewayProcess, runCli, spawnCli, storeTimeouts } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
@@ -19,7 +19,10 @@ const SIMPLE = '/fuel-api/api/simple-current.php';
 
 t.test('accounts and prices commands run the admin operations against the shared store', async (t) => {
   const redis = await startRedis(t);
-  const config = write('redis.yaml', { store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } });
+  const config = write('redis.yaml', {
+    store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } },
+    log: { access: false },
+  });
   const cli = async (...args: string[]) => {
     const r = await runCli([...args, '--config', config]);
     return { ...r, json: r.code === 0 ? (JSON.parse(r.stdout) as any) : null };

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { COMMANDS } from '../../src/cli/args.js';
-import { runCli, spawnCli } from '../helpers/cli.js';
+import { runCli, spawnCli, storeTimeouts } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 
 // A few refused lines go to the binary itself: its exit code and its streams, not only the
@@ -60,7 +60,7 @@ t.test('a misspelt option changes nothing in the store: --lable, --limt', async 
   const redis = await startRedis(t);
   const dir = t.testdir();
   const config = join(dir, 'redis.yaml');
-  writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } } }));
+  writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } } }));
   const cli = (...args: string[]) => runCli([...args, '--config', config]);
 
   const created = await cli('accounts', 'create', '--plan', 'starter', '--limit', '7');
@@ -93,7 +93,7 @@ t.test('a misspelt option changes nothing in the store: --lable, --limt', async 
 t.test('a repeated option is refused, naming it, and changes nothing: --limit 5 --limit 6', async (t) => {
   const redis = await startRedis(t);
   const config = join(t.testdir(), 'redis.yaml');
-  writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } } }));
+  writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } } }));
   const cli = (...args: string[]) => runCli([...args, '--config', config]);
 
   const created = await cli('accounts', 'create', '--plan', 'starter', '--limit', '7', '--label', 'Acme');

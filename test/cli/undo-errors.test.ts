@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { runCli } from '../helpers/cli.js';
+import { runCli, storeTimeouts } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -14,7 +14,9 @@ const write = (name: string, data: unknown): string => {
 
 t.test('CLI mistakes in listing, deleting and cancelling: stderr names the field, exit 1', async (t) => {
   const redis = await startRedis(t);
-  const config = write('redis-undo-errors.yaml', { store: { type: 'redis', redis: { url: redis.url } } });
+  const config = write('redis-undo-errors.yaml', {
+    store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } },
+  });
   const cases: Array<[string[], RegExp]> = [
     [['prices', 'cancel', '2026-13-45'], /BAD_REQUEST: date: expected a real calendar date/],
     [['prices', 'cancel', 'tomorrow'], /BAD_REQUEST: date: expected a date YYYY-MM-DD/],

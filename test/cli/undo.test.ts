@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { gatewayProcess, runCli } from '../helpers/cli.js';
+import { gatewayProcess, runCli, storeTimeouts } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor as waitUntil } from '../helpers/wait.js';
@@ -26,7 +26,7 @@ const audits = (stderr: string): Array<Record<string, unknown>> =>
 t.test('accounts list and delete, prices cancel and publishing the shipped history, from the CLI', async (t) => {
   const redis = await startRedis(t);
   const config = write('redis-undo.yaml', {
-    store: { type: 'redis', redis: { url: redis.url } },
+    store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } },
     log: { access: false },
   });
   const cli = async (...args: string[]) => {

@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeF
 import { join } from 'node:path';
 import t from 'tap';
 import { dayOf } from '../../src/time/days.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, storeTimeouts } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 
 t.test(
@@ -11,7 +11,7 @@ t.test(
     const redis = await startRedis(t);
     const dir = t.testdir({ 'victim.txt': 'precious\n', out: {} });
     const config = join(dir, 'redis.yaml');
-    writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } } }));
+    writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } } }));
     const today = dayOf(Date.now(), 'Africa/Johannesburg');
     const exportTo = (out: string) =>
       runCli(['usage', 'export', '--from', today, '--to', today, '--out', out, '--config', config]);

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { dayOf } from '../../src/time/days.js';
-import { gatewayProcess, runCli } from '../helpers/cli.js';
+import { gatewayProcess, runCli, storeTimeouts } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -13,7 +13,7 @@ t.test('usage export and usage periods print the admin API’s rows, to stdout o
   const config = join(dir, 'redis.yaml');
   writeFileSync(
     config,
-    JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } }),
+    JSON.stringify({ store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } }, log: { access: false } }),
   );
   const cli = (...args: string[]) => runCli([...args, '--config', config]);
   const gw = await gatewayProcess(t, config);

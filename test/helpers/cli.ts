@@ -138,12 +138,21 @@ export function privateConfig(settings: Record<string, unknown> = {}): string {
 }
 
 /**
+ * The store's timeouts stretched for a busy machine: CLIs run in-process start side by side in
+ * one event loop, and a connection the default 1 s allows can take longer there.
+ */
+export const storeTimeouts = (): Record<string, number> => ({
+  command_timeout_ms: scaled(500),
+  connect_timeout_ms: scaled(2000),
+});
+
+/**
  * A config file for gateway processes sharing one Redis (`redis`: url or cluster nodes, and any
  * other store.redis setting), its timeouts stretched for a busy machine, the access log off.
  */
 export function redisConfig(redis: Record<string, unknown>, settings: Record<string, unknown> = {}): string {
   return privateConfig({
-    store: { type: 'redis', redis: { command_timeout_ms: scaled(500), connect_timeout_ms: scaled(2000), ...redis } },
+    store: { type: 'redis', redis: { ...storeTimeouts(), ...redis } },
     log: { access: false },
     ...settings,
   });
