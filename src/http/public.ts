@@ -4,7 +4,7 @@ import { crashed, fail, failNotAllowed } from './answer.js';
 import type { Exchange, ListenerContext } from './core-types.js';
 import { cors } from './cors.js';
 import { buildListenerContext, type PublicDeps } from './listener-context.js';
-import { metered } from './metered.js';
+import { metered } from './metered/index.js';
 import { headProblem, parseTarget } from './request.js';
 import { routeFor } from './routes.js';
 

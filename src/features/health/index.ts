@@ -5,8 +5,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config/config-schema.js';
 import type { Exchange, ListenerContext, RouteDef } from '../../http/core-types.js';
+import { crashed, send } from '../../http/metered/pipeline.js';
 import { jsonOk, PUBLIC } from '../../http/openapi.js';
-import { crashed, send } from '../../http/pipeline.js';
 import { priceAge } from '../../prices/staleness.js';
 import type { UpstreamPoller } from '../../upstream/poller.js';
 

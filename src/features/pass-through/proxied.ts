@@ -17,7 +17,7 @@ import {
   refuse,
   type Target,
   warnOfExpiry,
-} from '../../http/pipeline.js';
+} from '../../http/metered/pipeline.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 import { hasBody, isSafeProxyPath } from '../../upstream/admission.js';

@@ -7,8 +7,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../config/config-schema.js';
 import type { Exchange, RouteDef } from '../../http/core-types.js';
+import { clientOf, crashed, fail, failRetry, send, storeFailed } from '../../http/metered/pipeline.js';
 import { errorResponses, type PostItem, ref } from '../../http/openapi.js';
-import { clientOf, crashed, fail, failRetry, send, storeFailed } from '../../http/pipeline.js';
 import { labelOf, MAX_REPORT_BYTES, MAX_TOKENS, parseReport, type ReportedToken } from './report.js';
 import { ReportSignatures } from './signature.js';
 

@@ -5,7 +5,7 @@
  */
 
 import type { Exchange } from '../../http/core-types.js';
-import { rateFields, send, uncounted } from '../../http/pipeline.js';
+import { rateFields, send, uncounted } from '../../http/metered/pipeline.js';
 import type { CountedResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 

@@ -5,7 +5,7 @@
  */
 
 import type { Exchange } from '../../http/core-types.js';
-import { fail, rateFields, send, uncounted } from '../../http/pipeline.js';
+import { fail, rateFields, send, uncounted } from '../../http/metered/pipeline.js';
 import { dayTotals } from '../../quota/day-totals.js';
 import type { AccountEntry, CountedResult } from '../../quota/meter.js';
 import { type Usage, usageObject } from '../../quota/usage.js';

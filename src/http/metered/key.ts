@@ -1,14 +1,24 @@
 /**
- * The first step of every route that takes a key: read it, check its form, hash it, and let the
- * invalid-key throttle refuse a blocked address. A refused request is answered here; an accepted
- * one goes on with its key.
+ * The key pass, the first of every route that takes a key: read it, check its form, hash it, and
+ * let the invalid-key throttle refuse a blocked address. A refused request is answered here; an
+ * accepted one goes on with its key.
  */
-import type { KnownKey } from '../keys/key-hashes.js';
-import type { AccountEntry } from '../quota/meter.js';
-import { clientOf, fail } from './answer.js';
-import type { Exchange, ListenerContext } from './core-types.js';
+import type { KnownKey } from '../../keys/key-hashes.js';
+import type { AccountEntry } from '../../quota/meter.js';
+import { clientOf, fail } from '../answer.js';
+import type { Exchange, ListenerContext } from '../core-types.js';
+import { headerValue, isPlainKeySearch, PLAIN_KEY_PARAM, readKey } from '../request.js';
+import type { MeteredRequest } from './count.js';
 import { answerThrottled, invalidKey } from './outcome.js';
-import { headerValue, isPlainKeySearch, PLAIN_KEY_PARAM, readKey } from './request.js';
+
+/** The metered request's key pass (index.ts). */
+export function takeKey(m: MeteredRequest): boolean {
+  const key = keyOf(m.x, m.target.search);
+  if (key === null) return false;
+  m.key = key;
+  m.keyHash = key.hash;
+  return true;
+}
 
 /**
  * The key a request carries, or null once the request has been refused for it (throttled

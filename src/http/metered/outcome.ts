@@ -1,6 +1,6 @@
 /**
  * The one mapping from a meter outcome to the request's answer, for every answerer that takes a
- * key: the metered routes (metered.ts), the pass-through, usage.php and usage-history.php.
+ * key: the metered routes (index.ts), the pass-through, usage.php and usage-history.php.
  *
  * - unknown key: 401, and it counts towards the invalid-key throttle; inactive account: 403.
  * - counted (ok, exhausted, over the burst): the prices with usage spliced in, a 304, or the
@@ -11,26 +11,27 @@
  * Expected outcomes are values; only store failures and bugs are exceptions. This is the last
  * step before the answer (answer.ts): nothing here calls back into an earlier one.
  */
-import { isGatewayError } from '../failures.js';
-import type { KeyRefusal } from '../keys/gate.js';
-import type { AccountEntry, CountedResult, Meter, MeterResult } from '../quota/meter.js';
-import { usageJson } from '../quota/usage.js';
-import type { BurstState } from '../store/store.js';
-import { clientOf, crashed, fail, failRetry, send } from './answer.js';
-import type { Exchange, MeteredBody } from './core-types.js';
-import { type Compressed, negotiate, splicedGzip } from './encoding.js';
-import type { ErrorKind } from './error-kinds.js';
-import { keyCheck } from './key-check.js';
-import { storeError } from './listener-context.js';
+import { isGatewayError } from '../../failures.js';
+import type { KeyRefusal } from '../../keys/gate.js';
+import type { Refusal } from '../../quota/account-entry.js';
+import type { AccountEntry, CountedResult, Meter, MeterResult } from '../../quota/meter.js';
+import { usageJson } from '../../quota/usage.js';
+import type { BurstState } from '../../store/store.js';
+import { clientOf, crashed, fail, failRetry, send } from '../answer.js';
+import type { Exchange, MeteredBody } from '../core-types.js';
+import { type Compressed, negotiate, splicedGzip } from '../encoding.js';
+import type { ErrorKind } from '../error-kinds.js';
+import { keyRequest } from '../key-check.js';
+import { storeError } from '../listener-context.js';
+import { headerValue } from '../request.js';
+import type { RateFields } from '../response-headers.js';
 import { rateFields } from './rate.js';
-import { headerValue } from './request.js';
-import type { RateFields } from './response-headers.js';
 
 /**
- * A metered request on its way to the count (metered.ts → count.ts): its key's hash, and what
- * its answer needs besides the count. Set once, before the count; no field is filled in later.
+ * What a metered request's answer needs besides the count (count.ts `MeteredRequest` has it):
+ * its key's hash, the body, the ETag.
  */
-export interface MeteredRequest {
+export interface MeteredAnswer {
   readonly x: Exchange;
   readonly keyHash: string;
   readonly body: MeteredBody;
@@ -44,7 +45,7 @@ export interface MeteredRequest {
  * A key the meter refused: unknown (a scanner's sign, counted by the throttle as the meter looked
  * it up), inactive, or never looked up because its address is blocked.
  */
-export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive' | 'throttled' | KeyRefusal): void {
+export function keyRefused(x: Exchange, kind: 'unknown' | 'throttled' | Refusal): void {
   if (kind === 'unknown') return invalidKey(x, 'unknown');
   if (kind === 'throttled') return answerThrottled(x, x.listener.throttle.blockedFor(clientOf(x)));
   fail(x, KEY_REFUSALS[kind]);
@@ -111,7 +112,7 @@ export function storeFailed(x: Exchange, keyHash: string, err: unknown, without:
     return false;
   }
   const unmetered = without === 'unmetered' && l.failOpen;
-  const goesOn = (unmetered || without === 'refusal') && l.meter.knowsActive(keyHash, keyCheck(x));
+  const goesOn = (unmetered || without === 'refusal') && l.meter.knowsActive(keyHash, keyRequest(x));
   storeError(l, err, !goesOn ? 'refused' : unmetered ? 'unmetered' : null);
   if (!goesOn) {
     failRetry(x, 'unavailable', 1);
@@ -123,7 +124,7 @@ export function storeFailed(x: Exchange, keyHash: string, err: unknown, without:
 
 /** A counted metered request (or a HEAD's usage): its body with usage spliced in, a 304, or the limit error. */
 export function answerCounted(
-  m: MeteredRequest,
+  m: MeteredAnswer,
   kind: CountedResult['kind'],
   entry: AccountEntry,
   used: number,
@@ -172,7 +173,7 @@ function limited(x: Exchange, entry: AccountEntry, rate: RateFields, now: number
 }
 
 /** A metered request served unmetered (storeFailed said it goes on): no rate headers, `usage` null. */
-export function answerUnmetered(m: MeteredRequest): void {
+export function answerUnmetered(m: MeteredAnswer): void {
   const { x, body: b, etag } = m;
   const { headers } = x.listener;
   if (m.notModified && etag !== null) return send(x, 304, headers.notModifiedUnrated(etag), '');
@@ -185,7 +186,7 @@ export function answerUnmetered(m: MeteredRequest): void {
  * prefers, from the compressed forms kept with its body (encoding.ts): nothing is compressed
  * here but a first-time whole answer, once.
  */
-function sendCoded(m: MeteredRequest, c: Compressed, rate: RateFields, usage: string): void {
+function sendCoded(m: MeteredAnswer, c: Compressed, rate: RateFields, usage: string): void {
   const { x, body: b, etag } = m;
   const accept = headerValue(x.req, 'accept-encoding');
   const { headers } = x.listener;
@@ -208,7 +209,7 @@ function sendCoded(m: MeteredRequest, c: Compressed, rate: RateFields, usage: st
 export async function refuse(x: Exchange, keyHash: string, kind: ErrorKind): Promise<void> {
   let who: Awaited<ReturnType<Meter['identify']>>;
   try {
-    who = await x.listener.meter.identify(keyHash, keyCheck(x), clientOf(x));
+    who = await x.listener.meter.identify(keyHash, keyRequest(x), clientOf(x));
   } catch (err) {
     // A key known here as active may still hear what is wrong with its query.
     if (!storeFailed(x, keyHash, err, 'refusal')) return;
