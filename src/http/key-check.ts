@@ -12,8 +12,8 @@ import type { Exchange } from './core-types.js';
 export function keyRequest(x: Exchange): KeyRequest {
   return {
     scope: x.route.scope,
-    now: () => x.listener.clock.now(),
-    address: () => clientIp(x.req, x.listener.trustedProxies),
+    now: () => x.services.clock.now(),
+    address: () => clientIp(x.req, x.core.trustedProxies),
   };
 }
 
@@ -23,6 +23,6 @@ export function keyRequest(x: Exchange): KeyRequest {
  */
 export function warnOfExpiry(x: Exchange): void {
   const gate = x.account?.gate;
-  if (gate === undefined || gate.warnFromMs === Infinity || x.listener.clock.now() < gate.warnFromMs) return;
+  if (gate === undefined || gate.warnFromMs === Infinity || x.services.clock.now() < gate.warnFromMs) return;
   x.res.setHeader('X-API-Key-Expires', gate.expiresHeader);
 }

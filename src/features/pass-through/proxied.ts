@@ -88,16 +88,16 @@ class Forwarded implements ForwardSpec {
   onFailure(): void {
     const { counted } = this;
     if (!counted) return;
-    const l = this.x.listener;
-    l.meter
+    const { meter, log } = this.x.services;
+    meter
       .refund(counted.entry, counted.day)
       .catch((err: unknown) =>
-        l.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
+        log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
       );
   }
 
   private rate(used: number): Array<string | number> {
     const { counted } = this;
-    return counted ? rateHeaders(rateFields(counted.entry, used, this.x.listener.clock.now(), counted.burst)) : [];
+    return counted ? rateHeaders(rateFields(counted.entry, used, this.x.services.clock.now(), counted.burst)) : [];
   }
 }

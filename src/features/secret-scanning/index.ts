@@ -47,9 +47,10 @@ export function secretScanningRoutes(config: Config, leaks: LeakHandler): RouteD
  * invalid key does: a forger gets no more tries than a key scanner.
  */
 function receive(x: Exchange, signatures: ReportSignatures, leaks: LeakHandler): void {
-  const { listener: l, req } = x;
+  const { req } = x;
+  const { throttle } = x.services;
   const address = clientOf(x);
-  const blockedMs = l.throttle.anyBlocked() ? l.throttle.blockedFor(address) : 0;
+  const blockedMs = throttle.anyBlocked() ? throttle.blockedFor(address) : 0;
   if (blockedMs > 0) return unread(x, () => failRetry(x, 'throttled', Math.ceil(blockedMs / 1000)));
   const identifier = header(req, 'github-public-key-identifier');
   const signature = header(req, 'github-public-key-signature');
@@ -85,7 +86,7 @@ function unread(x: Exchange, answer: () => void): void {
 }
 
 function forged(x: Exchange, address: string): void {
-  x.listener.throttle.fail(address);
+  x.services.throttle.fail(address);
   fail(x, 'invalid_signature');
 }
 

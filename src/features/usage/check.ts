@@ -24,7 +24,7 @@ function answer(x: Exchange, { entry, used }: CountedResult): void {
   send(
     x,
     200,
-    x.listener.headers.counted200(JSON_TYPE, Buffer.byteLength(body), rateFields(entry, used, x.listener.clock.now())),
+    x.services.headers.counted200(JSON_TYPE, Buffer.byteLength(body), rateFields(entry, used, x.services.clock.now())),
     body,
   );
 }

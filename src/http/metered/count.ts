@@ -76,16 +76,16 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
   }
 
   now(): number {
-    return this.x.listener.clock.now();
+    return this.x.services.clock.now();
   }
 
   address(): string {
-    return clientIp(this.x.req, this.x.listener.trustedProxies);
+    return clientIp(this.x.req, this.x.core.trustedProxies);
   }
 
   /** The slow path: the meter loads the account (with `address`: a key not held here is an attempt of it), judges it and counts. */
   slowly(address?: string): void {
-    const { meter } = this.x.listener;
+    const { meter } = this.x.services;
     this.storeStart = performance.now();
     const pending = this.peek ? meter.peek(this.keyHash, this, address) : meter.consume(this.keyHash, this, address);
     pending.then(
@@ -107,7 +107,7 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
           return keyRefused(this.x, 'inactive');
         case 'changed':
           // Our copy of the account is out of date: the meter reloads it and decides again.
-          this.x.listener.meter.forget(this.keyHash);
+          this.x.services.meter.forget(this.keyHash);
           return this.slowly();
       }
     } catch (err) {
@@ -118,7 +118,7 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
   /** The store could not answer a count, on either path: refused, or served unmetered (outcome.ts `storeFailed`). */
   failed(err: unknown): void {
     try {
-      this.x.listener.metrics.storeLatency.observe((performance.now() - this.storeStart) / 1000);
+      this.x.core.metrics.storeLatency.observe((performance.now() - this.storeStart) / 1000);
       if (!storeFailed(this.x, this.keyHash, err, 'unmetered')) return;
       if (this.then !== null) return this.then(null);
       answerUnmetered(this);
@@ -153,7 +153,7 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
   }
 
   private storeAnswered(): void {
-    const l = this.x.listener;
+    const l = this.x.core;
     l.metrics.storeLatency.observe((performance.now() - this.storeStart) / 1000);
     storeWorked(l);
   }
@@ -165,7 +165,7 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
  */
 export function admit(m: MeteredRequest): boolean {
   const { x, key } = m;
-  const entry = m.peek || key === null ? undefined : x.listener.meter.warm(key);
+  const entry = m.peek || key === null ? undefined : x.services.meter.warm(key);
   if (entry === undefined) {
     m.slowly(clientOf(x));
     return false;
@@ -182,7 +182,7 @@ export function admit(m: MeteredRequest): boolean {
 
 /** The warm count: the store's reply comes to the request itself (`consumed`, `failed`). */
 export function count(m: MeteredRequest): boolean {
-  const { meter } = m.x.listener;
+  const { meter } = m.x.services;
   const { entry } = m;
   if (entry === null) return false;
   m.storeStart = performance.now();

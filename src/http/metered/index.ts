@@ -23,7 +23,7 @@ import { refuse } from './outcome.js';
 function body(m: MeteredRequest): boolean {
   const { x, route, target } = m;
   if (route === null) return true;
-  const snapshot = x.listener.book.snapshot();
+  const snapshot = x.services.book.snapshot();
   const accept = route.negotiates ? headerValue(x.req, 'accept') : undefined;
   const prepared = route.prepare(target.search, snapshot, target.path, accept);
   if (typeof prepared === 'string') {
@@ -38,15 +38,15 @@ function body(m: MeteredRequest): boolean {
 /** The ETag of a conditional route; RFC 9110 §13.1.2: a matching If-None-Match gets a 304 without a body. */
 function etag(m: MeteredRequest): boolean {
   const { x, route, snapshot } = m;
-  const l = x.listener;
+  const { etags, clock } = x.services;
   if (route?.conditional && snapshot !== null) {
-    const tag = l.etags.of(snapshot, l.clock.now());
+    const tag = etags.of(snapshot, clock.now());
     const inm = headerValue(x.req, 'if-none-match');
     m.etag = tag;
     m.notModified = inm !== undefined && noneMatchHits(inm, tag);
   }
   // HEAD and an uncounted 304 read the usage without counting it: one store call, as a count.
-  m.peek = x.req.method === 'HEAD' || (m.notModified && !l.countNotModified);
+  m.peek = x.req.method === 'HEAD' || (m.notModified && !x.core.countNotModified);
   return true;
 }
 

@@ -47,13 +47,13 @@ export interface MeteredAnswer {
  */
 export function keyRefused(x: Exchange, kind: 'unknown' | 'throttled' | Refusal): void {
   if (kind === 'unknown') return invalidKey(x, 'unknown');
-  if (kind === 'throttled') return answerThrottled(x, x.listener.throttle.blockedFor(clientOf(x)));
+  if (kind === 'throttled') return answerThrottled(x, x.services.throttle.blockedFor(clientOf(x)));
   fail(x, KEY_REFUSALS[kind]);
 }
 
 /** 429 for an address the invalid-key throttle blocks for `blockedMs` more. */
 export function answerThrottled(x: Exchange, blockedMs: number): void {
-  x.listener.invalidKeys.throttled.inc();
+  x.core.invalidKeys.throttled.inc();
   failRetry(x, 'throttled', Math.max(1, Math.ceil(blockedMs / 1000)));
 }
 
@@ -65,10 +65,9 @@ const KEY_REFUSALS = {
 } as const satisfies Record<'inactive' | KeyRefusal, ErrorKind>;
 
 export function invalidKey(x: Exchange, reason: 'malformed' | 'unknown'): void {
-  const { listener: l } = x;
   // An unknown key was counted as an attempt when the meter looked it up (keys/throttle.ts).
-  if (reason !== 'unknown') l.throttle.fail(clientOf(x));
-  l.invalidKeys[reason].inc();
+  if (reason !== 'unknown') x.services.throttle.fail(clientOf(x));
+  x.core.invalidKeys[reason].inc();
   fail(x, 'invalid_key');
 }
 
@@ -106,13 +105,13 @@ export type WithoutStore = 'unmetered' | 'refusal' | 'nothing';
  * the store cannot say no. Otherwise the request is answered 503 here (false).
  */
 export function storeFailed(x: Exchange, keyHash: string, err: unknown, without: WithoutStore): boolean {
-  const { listener: l } = x;
+  const { core: l } = x;
   if (!isGatewayError(err, 'STORE_UNAVAILABLE')) {
     crashed(x, err);
     return false;
   }
   const unmetered = without === 'unmetered' && l.failOpen;
-  const goesOn = (unmetered || without === 'refusal') && l.meter.knowsActive(keyHash, keyRequest(x));
+  const goesOn = (unmetered || without === 'refusal') && x.services.meter.knowsActive(keyHash, keyRequest(x));
   storeError(l, err, !goesOn ? 'refused' : unmetered ? 'unmetered' : null);
   if (!goesOn) {
     failRetry(x, 'unavailable', 1);
@@ -131,7 +130,8 @@ export function answerCounted(
   burst?: BurstState,
 ): void {
   const { x, body: b, etag } = m;
-  const { headers, clock, countNotModified } = x.listener;
+  const { headers, clock } = x.services;
+  const { countNotModified } = x.core;
   const now = clock.now();
   const rate = rateFields(entry, used, now, burst);
   // Over the burst: not counted, so no 304 either.
@@ -149,7 +149,7 @@ export function answerCounted(
 /** The allowance used up or the burst limit reached (the pass-through's count): 429 with the rate headers. */
 export function answerLimited(x: Exchange, counted: Exclude<CountedResult, { kind: 'ok' }>): void {
   const { entry, used, burst } = counted;
-  const now = x.listener.clock.now();
+  const now = x.services.clock.now();
   const rate = rateFields(entry, used, now, burst);
   if (counted.kind === 'burst') return overBurst(x, entry, rate, burst);
   limited(x, entry, rate, now);
@@ -157,14 +157,16 @@ export function answerLimited(x: Exchange, counted: Exclude<CountedResult, { kin
 
 /** Over the burst limit: 429 with the wait until the window has room, in whole seconds (at least 1). */
 function overBurst(x: Exchange, entry: AccountEntry, rate: RateFields, burst: BurstState | undefined): void {
-  const { headers, metrics } = x.listener;
+  const { headers } = x.services;
+  const { metrics } = x.core;
   metrics.burstRejections.labels(entry.allowance.plan).inc();
   const retryAfter = Math.max(1, Math.ceil((burst?.resetMs ?? 0) / 1000));
   send(x, 429, headers.errorLimited('burst', retryAfter, rate), headers.errors.burst.body);
 }
 
 function limited(x: Exchange, entry: AccountEntry, rate: RateFields, now: number): void {
-  const { headers, metrics } = x.listener;
+  const { headers } = x.services;
+  const { metrics } = x.core;
   const { period, plan } = entry.allowance;
   metrics.quotaRejections.labels(plan).inc();
   const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
@@ -175,7 +177,7 @@ function limited(x: Exchange, entry: AccountEntry, rate: RateFields, now: number
 /** A metered request served unmetered (storeFailed said it goes on): no rate headers, `usage` null. */
 export function answerUnmetered(m: MeteredAnswer): void {
   const { x, body: b, etag } = m;
-  const { headers } = x.listener;
+  const { headers } = x.services;
   if (m.notModified && etag !== null) return send(x, 304, headers.notModifiedUnrated(etag), '');
   const body = b.withUsage ? `${b.head}null${b.tail}` : b.head + b.tail;
   send(x, 200, headers.unrated(b.contentType, b.bytes + (b.withUsage ? 4 : 0)), body);
@@ -189,7 +191,7 @@ export function answerUnmetered(m: MeteredAnswer): void {
 function sendCoded(m: MeteredAnswer, c: Compressed, rate: RateFields, usage: string): void {
   const { x, body: b, etag } = m;
   const accept = headerValue(x.req, 'accept-encoding');
-  const { headers } = x.listener;
+  const { headers } = x.services;
   if (c.whole !== null) {
     const enc = accept === undefined ? null : c.whole();
     const coding = negotiate(accept, enc?.br != null, enc?.gzip != null);
@@ -209,14 +211,14 @@ function sendCoded(m: MeteredAnswer, c: Compressed, rate: RateFields, usage: str
 export async function refuse(x: Exchange, keyHash: string, kind: ErrorKind): Promise<void> {
   let who: Awaited<ReturnType<Meter['identify']>>;
   try {
-    who = await x.listener.meter.identify(keyHash, keyRequest(x), clientOf(x));
+    who = await x.services.meter.identify(keyHash, keyRequest(x), clientOf(x));
   } catch (err) {
     // A key known here as active may still hear what is wrong with its query.
     if (!storeFailed(x, keyHash, err, 'refusal')) return;
     who = 'active';
   }
   // The key's answer may carry X-API-Key-Expires: its entry is cached now, when it was found.
-  if (who !== 'unknown' && who !== 'inactive') x.account = x.listener.meter.cached(keyHash) ?? null;
+  if (who !== 'unknown' && who !== 'inactive') x.account = x.services.meter.cached(keyHash) ?? null;
   if (who !== 'active') return keyRefused(x, who);
   if (kind === 'unavailable') return failRetry(x, kind, 1);
   fail(x, kind);

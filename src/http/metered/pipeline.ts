@@ -34,11 +34,10 @@ export function uncounted(
 ): void {
   const key = keyOf(x, search);
   if (key === null) return;
-  const { listener: l } = x;
-  l.meter
+  x.services.meter
     .peek(key.hash, keyRequest(x), clientOf(x))
     .then((result) => {
-      storeWorked(l);
+      storeWorked(x.core);
       const counted = admitted(x, result);
       return counted === null ? undefined : answer(x, counted);
     })
