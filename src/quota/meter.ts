@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config-schema.js';
 import { attempted, type KeyAttempts } from '../keys/attempts.js';
-import { ANY_SCOPE, type KeyRefusal, type KeyRequest } from '../keys/gate.js';
+import { ANY_SCOPE, type KeyRequest } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type {
   AccountStore,
@@ -14,7 +14,7 @@ import type {
   StoredKey,
 } from '../store/store.js';
 import { DayClock } from '../time/days.js';
-import { type AccountEntry, accountEntry, refusal } from './account-entry.js';
+import { type AccountEntry, accountEntry, type Refusal, refusal } from './account-entry.js';
 
 export type { AccountEntry } from './account-entry.js';
 
@@ -31,8 +31,8 @@ export type MeterResult =
   | { kind: 'unknown' }
   /** The key was never looked up: its address is blocked by the invalid-key throttle. */
   | { kind: 'throttled' }
-  /** The key exists but may not make this request (KeyGate): never counted. */
-  | { kind: 'refused'; reason: KeyRefusal; entry: AccountEntry };
+  /** The account is active but may not make this request (account-entry.ts `refusal`): never counted. */
+  | { kind: 'refused'; reason: Exclude<Refusal, 'inactive'>; entry: AccountEntry };
 
 /** The request an entry is judged for (account-entry.ts `refusal`); without one, the key alone (its status and expiry). */
 export type { KeyRequest } from '../keys/gate.js';
@@ -211,7 +211,7 @@ export class Meter {
     keyHash: string,
     request: KeyRequest = this.keyAlone,
     address?: string,
-  ): Promise<'unknown' | 'inactive' | 'active' | 'throttled' | KeyRefusal> {
+  ): Promise<'unknown' | 'active' | 'throttled' | Refusal> {
     const entry = await this.entry(keyHash, address);
     if (entry === 'throttled' || entry === null) return entry ?? 'unknown';
     return refusal(entry, request) ?? 'active';

@@ -12,7 +12,6 @@
  * step before the answer (answer.ts): nothing here calls back into an earlier one.
  */
 import { isGatewayError } from '../../failures.js';
-import type { KeyRefusal } from '../../keys/gate.js';
 import type { Refusal } from '../../quota/account-entry.js';
 import type { AccountEntry, CountedResult, Meter, MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
@@ -62,7 +61,7 @@ const KEY_REFUSALS = {
   expired: 'expired_key',
   scope: 'key_scope',
   address: 'key_address',
-} as const satisfies Record<'inactive' | KeyRefusal, ErrorKind>;
+} as const satisfies Record<Refusal, ErrorKind>;
 
 export function invalidKey(x: Exchange, reason: 'malformed' | 'unknown'): void {
   // An unknown key was counted as an attempt when the meter looked it up (keys/throttle.ts).
