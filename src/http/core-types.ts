@@ -41,7 +41,7 @@ export interface MeteredBody {
   compressed: Compressed | null;
 }
 
-/** A route the core's metered pipeline (metered.ts) answers: key, throttle, prices, meter, answer. */
+/** A route the core's metered pipeline (metered/index.ts) answers: key, throttle, prices, meter, answer. */
 export interface MeteredRoute {
   kind: 'metered';
   /** Label for metrics and logs. */
@@ -69,7 +69,7 @@ export interface MeteredRoute {
   conditional?: boolean;
 }
 
-/** A route its feature answers itself, with the core's pipeline API (pipeline.ts) as it needs it. */
+/** A route its feature answers itself, with the core's pipeline API (metered/pipeline.ts) as it needs it. */
 export interface HandlerRoute {
   kind: 'handler';
   /** Label for metrics and logs. */
@@ -182,8 +182,8 @@ export interface ListenerCore {
 
 /**
  * One request in flight, as every step sees it: what its answer, log line and metrics need.
- * What only the metered steps need (the key, the body, the ETag) they pass on as arguments
- * (metered.ts, count.ts), so no step here reads a field an earlier step may not have set.
+ * What only the metered passes need (the key, the body, the ETag) is on their own request
+ * (metered/count.ts `MeteredRequest`), so no step here reads a field an earlier step may not have set.
  */
 export interface Exchange {
   /** What a handler may use. */

@@ -1,5 +1,5 @@
 /**
- * The pass-through path for `upstream.proxy_paths`: the same front door as metered.ts (key,
+ * The pass-through path for `upstream.proxy_paths`: the same front door as http/metered/ (key,
  * throttle, store, error table), then src/upstream/proxy.ts has the origin answer. The request
  * is counted before it is forwarded and taken back when the origin fails it. HEAD counts too:
  * it costs the origin a whole request, charged to the gateway's own key.
