@@ -36,13 +36,14 @@ const LAYERS = [
 
 /**
  * The walk of one metered request through http/, in order (docs/architecture.md): the front door,
- * the metered pipeline, the key, the count, the store's reply, the outcome, the answer. A step hands on to later
- * steps only, so the walk never comes back to a file it left.
+ * the metered pipeline's entry and its passes (the key, the count with its admission, the
+ * outcome), the answer. A step hands on to later steps only, so the walk never comes back to a
+ * file it left.
  */
-const STEPS = ['public', 'metered', 'api-key', 'count', 'count-reply', 'outcome', 'answer'];
+const STEPS = ['public', 'metered/index', 'metered/key', 'metered/count', 'metered/outcome', 'answer'];
 const step = (name) => `^src/http/${name}\\.ts$`;
 const oneWay = STEPS.slice(1).map((name, i) => ({
-  name: `pipeline-one-way-from-${name}`,
+  name: `pipeline-one-way-from-${name.replace('/', '-')}`,
   comment: `http/${name}.ts is a step of the request's walk: it imports no earlier step (${STEPS.slice(0, i + 1).join(', ')}).`,
   severity: 'error',
   from: { path: step(name) },
@@ -74,11 +75,11 @@ module.exports = {
     {
       name: 'pipeline-steps-stay-in-http',
       comment:
-        'Outside http/, the request pipeline is http/pipeline.ts (the features) and http/public.ts (assemble/listeners.ts builds the listener with it): its steps and their context are the core\'s own.',
+        'Outside http/, the request pipeline is http/metered/pipeline.ts (the features) and http/public.ts (assemble/listeners.ts builds the listener with it): its passes and their context are the core\'s own.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/http/' },
       to: {
-        path: '^src/http/(api-key|metered|count|count-reply|outcome|answer|listener-context|routes|cors|rate|response-headers)\\.ts$',
+        path: '^src/http/((metered/(?!pipeline\\.ts$))|(answer|key-check|listener-context|routes|cors|response-headers)\\.ts$)',
       },
     },
     {
@@ -92,10 +93,10 @@ module.exports = {
     {
       name: 'features-use-the-pipeline-api',
       comment:
-        'A feature reaches the request pipeline through http/pipeline.ts (take the key, map the meter outcome, answer), never its steps (api-key.ts, metered.ts, count.ts, count-reply.ts, outcome.ts, answer.ts, listener-context.ts ...); beside it only the route-definition modules: types, the error table, the API document, encoding, prebuilt answers, ETags.',
+        'A feature reaches the request pipeline through http/metered/pipeline.ts (take the key, map the meter outcome, answer), never its passes (metered/index.ts, key.ts, count.ts, outcome.ts) nor the core behind them (answer.ts, listener-context.ts ...); beside it only the route-definition modules: types, the error table, the API document, encoding, prebuilt answers, ETags.',
       severity: 'error',
       from: { path: '^src/features/' },
-      to: { path: '^src/http/', pathNot: '^src/http/(pipeline|core-types|error-kinds|openapi|encoding|prebuilt|etag)\\.ts$' },
+      to: { path: '^src/http/', pathNot: '^src/http/(metered/pipeline|core-types|error-kinds|openapi|encoding|prebuilt|etag)\\.ts$' },
     },
     {
       name: 'no-admin-feature-imports',

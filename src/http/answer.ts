@@ -15,9 +15,9 @@ import { ALLOWED_METHODS, type HeaderList, write } from './response-headers.js';
  * client address, never the key; the URL with `api_key` redacted).
  */
 export function send(x: Exchange, status: number, headers: HeaderList, body: string | Buffer): void {
-  const { listener, req, res } = x;
+  const { core, req, res } = x;
   // Draining for shutdown: this answer closes its connection, so the client sends nothing more on it.
-  if (listener.draining) res.setHeader('Connection', 'close');
+  if (core.draining) res.setHeader('Connection', 'close');
   warnOfExpiry(x);
   write(res, req.method === 'HEAD', status, headers, body);
   record(x, status);
@@ -25,10 +25,10 @@ export function send(x: Exchange, status: number, headers: HeaderList, body: str
 
 /** Metrics and the access log line of an answer written elsewhere (status 0: none was written, or a pass-through cut and not counted). */
 export function record(x: Exchange, status: number): void {
-  const { listener, req } = x;
+  const { core, req } = x;
   const seconds = (performance.now() - x.start) / 1000;
   x.route.metrics.observe(status, seconds);
-  listener.access?.write(
+  core.access?.write(
     req.method ?? '',
     x.loggedUrl ?? accessUrl(req.url ?? ''),
     status,
@@ -39,32 +39,32 @@ export function record(x: Exchange, status: number): void {
 }
 
 export function fail(x: Exchange, kind: ErrorKind): void {
-  const { headers } = x.listener;
+  const { headers } = x.services;
   send(x, ERROR_STATUS[kind], headers.error(kind), headers.errors[kind].body);
 }
 
 /** 405 on a route that answers other methods than GET and HEAD: its `Allow` names them. */
 export function failNotAllowed(x: Exchange, methods: readonly string[]): void {
-  const { headers } = x.listener;
+  const { headers } = x.services;
   const list = headers.error('method_not_allowed').map((v) => (v === ALLOWED_METHODS ? methods.join(', ') : v));
   send(x, ERROR_STATUS.method_not_allowed, list, headers.errors.method_not_allowed.body);
 }
 
 /** An error answer with `Retry-After` (throttled, unavailable). */
 export function failRetry(x: Exchange, kind: ErrorKind, seconds: number): void {
-  const { headers } = x.listener;
+  const { headers } = x.services;
   send(x, ERROR_STATUS[kind], headers.errorRetry(kind, seconds), headers.errors[kind].body);
 }
 
 /** A bug or an unexpected failure: logged, answered 500 (or the connection dropped when the answer had begun). */
 export function crashed(x: Exchange, err: unknown): void {
-  x.listener.log.error({ err, url: logUrl(x.req.url ?? '') }, 'request failed');
+  x.services.log.error({ err, url: logUrl(x.req.url ?? '') }, 'request failed');
   if (x.res.headersSent) return void x.res.destroy();
   fail(x, 'internal');
 }
 
 /** The client address as the throttle and the access log see it, worked out once per request. */
 export function clientOf(x: Exchange): string {
-  x.address ??= connectionClient(x.req, x.listener.trustedProxies);
+  x.address ??= connectionClient(x.req, x.core.trustedProxies);
   return x.address;
 }

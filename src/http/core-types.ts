@@ -1,6 +1,6 @@
 /**
  * The shapes the server core and the features share: a route as a feature hands it over, the
- * request in flight, and the listener's context (everything the request path reads, built once). They refer
+ * request in flight, the services a handler uses and the core's own state (built once). They refer
  * to one another (a route's handler takes the request, which knows its route), so they live in one
  * module that imports nothing of http/ but types: the rest of the core and every feature import
  * these, and no import runs back.
@@ -41,7 +41,7 @@ export interface MeteredBody {
   compressed: Compressed | null;
 }
 
-/** A route the core's metered pipeline (metered.ts) answers: key, throttle, prices, meter, answer. */
+/** A route the core's metered pipeline (metered/index.ts) answers: key, throttle, prices, meter, answer. */
 export interface MeteredRoute {
   kind: 'metered';
   /** Label for metrics and logs. */
@@ -69,7 +69,7 @@ export interface MeteredRoute {
   conditional?: boolean;
 }
 
-/** A route its feature answers itself, with the core's pipeline API (pipeline.ts) as it needs it. */
+/** A route its feature answers itself, with the core's pipeline API (metered/pipeline.ts) as it needs it. */
 export interface HandlerRoute {
   kind: 'handler';
   /** Label for metrics and logs. */
@@ -128,25 +128,36 @@ export interface RouteEntry extends RouteContext {
 export type InvalidKeyReason = 'missing' | 'malformed' | 'unknown' | 'throttled';
 
 /**
- * Everything the public listener's request path reads, worked out once when the listener is
- * built (listener-context.ts): a request only looks things up in here. Two fields change while
- * it serves: `draining` and `storeFailedAt`.
+ * The services a route's handler may use, as an unkey handler lists its services: it takes what
+ * it needs by destructuring (`const { meter, clock } = x.services`). Built once per listener.
  */
-export interface ListenerContext {
+export interface Services {
   meter: Meter;
   book: PriceBook;
+  /** The ETag of what a snapshot serves. */
+  etags: EntityTags;
   throttle: InvalidKeyThrottle;
-  metrics: Metrics;
   clock: Clock;
+  headers: HeaderLists;
   log: Logger;
+  /** False for a while after a request failed for the store, until one succeeds (/readyz). */
+  storeReady(): boolean;
   /** Whether the store lost its data since start (/readyz says so). */
   storeDataLost(): boolean;
+}
+
+/**
+ * The core's own state and settings, worked out once when the listener is built
+ * (listener-context.ts): read by http/ alone, never by a feature (test/architecture/layers.test.ts).
+ * Two fields change while it serves: `draining` and `storeFailedAt`.
+ */
+export interface ListenerCore {
+  metrics: Metrics;
   routes: ReadonlyMap<string, RouteEntry>;
   /** Pattern routes, tried in order when no exact path matches. */
   patterns: readonly RouteEntry[];
   /** The context of requests that match no route (404, 400). */
   unmatched: RouteContext;
-  headers: HeaderLists;
   keyHashes: KeyHashes<AccountEntry>;
   maxKeyLength: number;
   /** `server.max_headers`. */
@@ -159,25 +170,26 @@ export interface ListenerContext {
   invalidKeys: Record<InvalidKeyReason, { inc(): void }>;
   /** Set when the listener drains for shutdown: answers then close their connection. */
   draining: boolean;
-  /** When (performance.now) a request last failed for the store, unless one has succeeded since; for /readyz. */
+  /** When (performance.now) a request last failed for the store, unless one has succeeded since. */
   storeFailedAt: number;
   /** The log of a store outage: once when it begins, summaries, once when it ends. */
   storeOutage: StoreOutageLog;
   /** `server.cors_origins`, or null when CORS is off. */
   corsOrigins: ReadonlySet<string> | null;
-  /** The ETag of what a snapshot serves. */
-  etags: EntityTags;
   /** `metering.count_not_modified`: a 304 on the current endpoints is counted like a 200. */
   countNotModified: boolean;
 }
 
 /**
  * One request in flight, as every step sees it: what its answer, log line and metrics need.
- * What only the metered steps need (the key, the body, the ETag) they pass on as arguments
- * (metered.ts, count.ts), so no step here reads a field an earlier step may not have set.
+ * What only the metered passes need (the key, the body, the ETag) is on their own request
+ * (metered/count.ts `MeteredRequest`), so no step here reads a field an earlier step may not have set.
  */
 export interface Exchange {
-  readonly listener: ListenerContext;
+  /** What a handler may use. */
+  readonly services: Services;
+  /** The core's own: no feature reads it. */
+  readonly core: ListenerCore;
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly start: number;

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { crashed, fail, failNotAllowed } from './answer.js';
-import type { Exchange, ListenerContext } from './core-types.js';
+import type { Exchange, ListenerCore, Services } from './core-types.js';
 import { cors } from './cors.js';
 import { buildListenerContext, type PublicDeps } from './listener-context.js';
-import { metered } from './metered.js';
+import { metered } from './metered/index.js';
 import { headProblem, parseTarget } from './request.js';
 import { routeFor } from './routes.js';
 
@@ -15,39 +15,40 @@ export function publicHandler(deps: PublicDeps): ((req: IncomingMessage, res: Se
   /** Shutdown has begun: every answer from now on closes its connection, and the outage log is closed. */
   drain(): void;
 } {
-  const l = buildListenerContext(deps);
+  const { services, core } = buildListenerContext(deps);
   const drain = (): void => {
-    l.draining = true;
-    l.storeOutage.close();
+    core.draining = true;
+    core.storeOutage.close();
   };
-  return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(l, req, res), { drain });
+  return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(services, core, req, res), { drain });
 }
 
 /**
  * The front door: head → target → route → CORS → method, then the metered pipeline
- * (metered.ts) or the route's own handler. The core knows no feature: the routes come from the
+ * (metered/index.ts) or the route's own handler. The core knows no feature: the routes come from the
  * features, through app.ts.
  */
-function handle(listener: ListenerContext, req: IncomingMessage, res: ServerResponse): void {
+function handle(services: Services, core: ListenerCore, req: IncomingMessage, res: ServerResponse): void {
   const x: Exchange = {
-    listener,
+    services,
+    core,
     req,
     res,
     start: performance.now(),
-    route: listener.unmatched,
+    route: core.unmatched,
     account: null,
     address: null,
     loggedUrl: null,
   };
   try {
-    const problem = headProblem(req, listener.maxHeaders);
+    const problem = headProblem(req, core.maxHeaders);
     if (problem) return fail(x, problem);
     const target = parseTarget(req.url ?? '');
     if (!target) return fail(x, 'bad_request');
-    const entry = routeFor(listener, target.path);
+    const entry = routeFor(core, target.path);
     if (!entry) return fail(x, 'not_found');
     x.route = entry;
-    if (listener.corsOrigins !== null && cors(x, listener.corsOrigins)) return;
+    if (core.corsOrigins !== null && cors(x, core.corsOrigins)) return;
     const { route } = entry;
     if (route.kind === 'handler' && route.methods !== undefined) {
       if (!route.methods.includes(req.method ?? '')) return failNotAllowed(x, route.methods);

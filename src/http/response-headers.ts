@@ -55,7 +55,7 @@ export class HeaderBlock {
 
 /**
  * The variable part of a counted answer's headers: length, the X-RateLimit-* trio, then the IETF
- * draft's fields (draft-ietf-httpapi-ratelimit-headers-11), whose values rate.ts writes.
+ * draft's fields (draft-ietf-httpapi-ratelimit-headers-11), whose values metered/rate.ts writes.
  */
 const RATE = [
   'Content-Length',
@@ -66,7 +66,7 @@ const RATE = [
   'RateLimit',
 ];
 
-/** Where an account stands, as the rate headers say it (rate.ts builds it). */
+/** Where an account stands, as the rate headers say it (metered/rate.ts builds it). */
 export interface RateFields {
   limit: number;
   remaining: number;

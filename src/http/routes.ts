@@ -1,7 +1,7 @@
 import { proxyPathMatches } from '../config/upstream.js';
 import { SCOPE_BIT } from '../keys/gate.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
-import type { ListenerContext, Route, RouteDef, RouteEntry } from './core-types.js';
+import type { ListenerCore, Route, RouteDef, RouteEntry } from './core-types.js';
 import { accessUrl, PLAIN_KEY_PARAM } from './request.js';
 
 /**
@@ -43,5 +43,5 @@ const entry = (
 });
 
 /** The route of a path: exact first, else the first pattern that matches. */
-export const routeFor = (l: ListenerContext, path: string): RouteEntry | undefined =>
+export const routeFor = (l: ListenerCore, path: string): RouteEntry | undefined =>
   l.routes.get(path) ?? l.patterns.find((e) => proxyPathMatches(e.path, path));

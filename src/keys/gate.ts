@@ -7,9 +7,21 @@ export const SCOPE_BIT: Readonly<Record<KeyScope, number>> = Object.freeze(
   Object.fromEntries(KEY_SCOPES.map((s, i) => [s, 1 << i])) as Record<KeyScope, number>,
 );
 const ALL_SCOPES = (1 << KEY_SCOPES.length) - 1;
+/** A scope every key holds: a question about the key alone, not a route. */
+export const ANY_SCOPE = -1;
 
 /** Why a key that exists may not make this request: past its expiry, from elsewhere, or for another route. */
 export type KeyRefusal = 'expired' | 'address' | 'scope';
+
+/**
+ * A request a key is judged for: the time, the route's scope (a SCOPE_BIT, or ANY_SCOPE) and the
+ * client's address, null when the question is about the key alone (is it known and in force?).
+ */
+export interface KeyRequest {
+  readonly scope: number;
+  now(): number;
+  address(): string | null;
+}
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
@@ -37,11 +49,14 @@ export class KeyGate {
     this.open = this.expiresMs === Infinity && this.scopes === ALL_SCOPES && this.ranges === null;
   }
 
-  /** Why the key may not make a request for `scope` (a SCOPE_BIT) from `address` at `now`; null when it may. */
-  refusal(now: number, scope: number, address: () => string): KeyRefusal | null {
-    if (now >= this.expiresMs) return 'expired';
-    if (this.ranges !== null && !this.allows(address())) return 'address';
-    if ((this.scopes & scope) === 0) return 'scope';
+  /** Why the key may not make `request`; null when it may. The address is asked only of a key with an allowlist. */
+  refusal(request: KeyRequest): KeyRefusal | null {
+    if (request.now() >= this.expiresMs) return 'expired';
+    if (this.ranges !== null) {
+      const address = request.address();
+      if (address !== null && !this.allows(address)) return 'address';
+    }
+    if (request.scope !== ANY_SCOPE && (this.scopes & request.scope) === 0) return 'scope';
     return null;
   }
 

@@ -67,7 +67,7 @@ export class InvalidKeyThrottle {
   /**
    * A key from `address` this process cannot vouch for is about to be looked up: the ticket it
    * goes on (now, or once the attempts ahead of it settle), or `throttled`. While the address is
-   * blocked only a key `letThrough` gets here (http/api-key.ts refuses the rest first): it passes.
+   * blocked only a key `letThrough` gets here (http/metered/key.ts refuses the rest first): it passes.
    */
   take(address: string): Ticket | Promise<Ticket> {
     return this.blockedFor(address) > 0 ? 'passed' : this.slots.take(address);

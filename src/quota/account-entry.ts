@@ -1,5 +1,5 @@
 import type { Config } from '../config/config-schema.js';
-import { KeyGate } from '../keys/gate.js';
+import { KeyGate, type KeyRefusal, type KeyRequest } from '../keys/gate.js';
 import type { ConsumeSpec, StoredAccount, StoredKey } from '../store/store.js';
 import { type Allowance, allowanceFor } from './allowance.js';
 import { alertsFor } from './thresholds.js';
@@ -72,4 +72,19 @@ export function accountEntry(account: StoredAccount, key: StoredKey, now: number
     idJson: JSON.stringify(account.id),
     live: true,
   };
+}
+
+/** Why an account's entry may not make a request: the account's, or its key's (keys/gate.ts). */
+export type Refusal = 'inactive' | KeyRefusal;
+
+/**
+ * Whether the entry may make `request`: the one place admission is decided, for the warm path
+ * (http/metered/count.ts) and every Meter entry point. An account rule is a line here; the store
+ * scripts re-check what they can against the stored revision, atomically. A key without
+ * restrictions costs a request two reads.
+ */
+export function refusal(entry: AccountEntry, request: KeyRequest): Refusal | null {
+  if (entry.account.status !== 'active') return 'inactive';
+  const { gate } = entry;
+  return gate.open ? null : gate.refusal(request);
 }

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config-schema.js';
 import { attempted, type KeyAttempts } from '../keys/attempts.js';
-import type { KeyRefusal } from '../keys/gate.js';
+import { ANY_SCOPE, type KeyRequest } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type {
   AccountStore,
@@ -14,7 +14,7 @@ import type {
   StoredKey,
 } from '../store/store.js';
 import { DayClock } from '../time/days.js';
-import { type AccountEntry, accountEntry } from './account-entry.js';
+import { type AccountEntry, accountEntry, type Refusal, refusal } from './account-entry.js';
 
 export type { AccountEntry } from './account-entry.js';
 
@@ -31,11 +31,11 @@ export type MeterResult =
   | { kind: 'unknown' }
   /** The key was never looked up: its address is blocked by the invalid-key throttle. */
   | { kind: 'throttled' }
-  /** The key exists but may not make this request (KeyGate): never counted. */
-  | { kind: 'refused'; reason: KeyRefusal; entry: AccountEntry };
+  /** The account is active but may not make this request (account-entry.ts `refusal`): never counted. */
+  | { kind: 'refused'; reason: Exclude<Refusal, 'inactive'>; entry: AccountEntry };
 
-/** Why a request's key may not make it (KeyGate.refusal for the request's scope and address); null: it may. */
-export type KeyCheck = (entry: AccountEntry) => KeyRefusal | null;
+/** The request an entry is judged for (account-entry.ts `refusal`); without one, the key alone (its status and expiry). */
+export type { KeyRequest } from '../keys/gate.js';
 
 export type CountedResult = Extract<MeterResult, { kind: 'ok' | 'exhausted' | 'burst' }>;
 
@@ -78,9 +78,12 @@ export class Meter {
   private hits = 0;
   private misses = 0;
   private readonly days: DayClock;
+  /** The question about a key alone: is its account active and the key in force (any scope, any address)? */
+  private readonly keyAlone: KeyRequest;
 
   constructor(private readonly opts: MeterOptions) {
     this.days = new DayClock(opts.zone);
+    this.keyAlone = { scope: ANY_SCOPE, now: opts.now, address: () => null };
     this.accounts = new LRUCache({
       max: opts.cache.max_entries,
       dispose: (entry) => {
@@ -112,14 +115,13 @@ export class Meter {
    * client's), a key this process does not hold is an attempt of that address at a key
    * (`KeyAttempts`) before it is looked up.
    */
-  async consume(keyHash: string, check?: KeyCheck, address?: string): Promise<MeterResult> {
+  async consume(keyHash: string, request: KeyRequest = this.keyAlone, address?: string): Promise<MeterResult> {
     for (let attempt = 1; ; attempt++) {
       const entry = await this.entry(keyHash, attempt === 1 ? address : undefined);
       if (entry === 'throttled') return { kind: 'throttled' };
       if (entry === null) return { kind: 'unknown' };
-      if (entry.account.status !== 'active') return { kind: 'inactive' };
-      const reason = check?.(entry) ?? null;
-      if (reason !== null) return { kind: 'refused', reason, entry };
+      const reason = refusal(entry, request);
+      if (reason !== null) return reason === 'inactive' ? { kind: 'inactive' } : { kind: 'refused', reason, entry };
       const day = this.today();
       this.touch(entry, day);
       const result = await this.opts.counting.consume(entry.spec, day);
@@ -194,13 +196,12 @@ export class Meter {
   }
 
   /** Authenticates and reports usage without counting (HEAD); `address` as for `consume`. */
-  async peek(keyHash: string, check?: KeyCheck, address?: string): Promise<MeterResult> {
+  async peek(keyHash: string, request: KeyRequest = this.keyAlone, address?: string): Promise<MeterResult> {
     const entry = await this.entry(keyHash, address);
     if (entry === 'throttled') return { kind: 'throttled' };
     if (entry === null) return { kind: 'unknown' };
-    if (entry.account.status !== 'active') return { kind: 'inactive' };
-    const reason = check?.(entry) ?? null;
-    if (reason !== null) return { kind: 'refused', reason, entry };
+    const reason = refusal(entry, request);
+    if (reason !== null) return reason === 'inactive' ? { kind: 'inactive' } : { kind: 'refused', reason, entry };
     const used = await this.opts.counting.usage(entry.account.id, entry.allowance.period.id);
     return { kind: used >= entry.allowance.cap ? 'exhausted' : 'ok', entry, used, day: this.today() };
   }
@@ -208,13 +209,12 @@ export class Meter {
   /** Who the key belongs to, without reading usage: for requests refused before counting; `address` as for `consume`. */
   async identify(
     keyHash: string,
-    check?: KeyCheck,
+    request: KeyRequest = this.keyAlone,
     address?: string,
-  ): Promise<'unknown' | 'inactive' | 'active' | 'throttled' | KeyRefusal> {
+  ): Promise<'unknown' | 'active' | 'throttled' | Refusal> {
     const entry = await this.entry(keyHash, address);
     if (entry === 'throttled' || entry === null) return entry ?? 'unknown';
-    if (entry.account.status !== 'active') return 'inactive';
-    return check?.(entry) ?? 'active';
+    return refusal(entry, request) ?? 'active';
   }
 
   /** The entry this process holds for a key, without asking the store. */
@@ -223,13 +223,12 @@ export class Meter {
   }
 
   /**
-   * Whether this process holds the key as an active account's unexpired key (and, with `check`,
-   * one allowed this request), without asking the store.
+   * Whether this process holds the key as one `refusal` admits for `request` (by default: an
+   * active account's unexpired key), without asking the store.
    */
-  knowsActive(keyHash: string, check?: KeyCheck): boolean {
+  knowsActive(keyHash: string, request: KeyRequest = this.keyAlone): boolean {
     const entry = this.accounts.get(keyHash);
-    if (entry?.account.status !== 'active' || this.opts.now() >= entry.gate.expiresMs) return false;
-    return check === undefined || check(entry) === null;
+    return entry !== undefined && refusal(entry, request) === null;
   }
 
   /** Share of lookups answered from the cache since start. */

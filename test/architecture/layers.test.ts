@@ -4,6 +4,7 @@
  * A violation fails here with the rule's name, the importing module and the imported one.
  */
 import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,5 +64,18 @@ t.test('every layer names modules, so no rule passes for want of matching anythi
       sources.some((s) => re.test(s)),
       `layer ${layer.name} (${layer.path}) matches a module`,
     );
+  }
+});
+
+// A type cannot hide one field of the request from a feature and not from the core, so this
+// holds it: a feature's handler uses `x.services`, and the core's own state (draining, the store
+// outage, key hashes, routes: http/core-types.ts ListenerCore) stays out of its reach.
+t.test("no feature reads the core's own state, only the services", async (t) => {
+  const dir = join(root, 'src/features');
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  t.ok(files.length > 10, `${files.length} feature files read`);
+  for (const f of files) {
+    const code = readFileSync(join(dir, f), 'utf8');
+    t.notMatch(code, /\.core\b|\bcore\s*[,}:]|ListenerCore/, `src/features/${f}`);
   }
 });

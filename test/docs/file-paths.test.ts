@@ -29,7 +29,7 @@ function repositoryFiles(): { files: string[]; names: Set<string> } {
 }
 
 /**
- * The file paths a page names in inline code: `src/http/outcome.ts`, `http/outcome.ts` (from
+ * The file paths a page names in inline code: `src/http/metered/outcome.ts`, `http/metered/outcome.ts` (from
  * src/, as docs/architecture.md writes them), `store/<accounts|counting>/` (each alternative),
  * `features/<name>/index.ts` (any name), or a bare `outcome.ts`. URL paths (`/admin/...`),
  * commands and options are not files.
@@ -104,12 +104,12 @@ t.test('every file path named in README.md and docs/ exists', async (t) => {
 t.test('the check fails on a path that moved, a missing alternative and a bare name found nowhere', async (t) => {
   const repo = repositoryFiles();
   const named = namedPaths(
-    'See `http/outcome.ts`, `src/http/outcome.ts`, `store/<accounts|keys>/` and `features/<name>/index.ts`, ' +
+    'See `http/metered/outcome.ts`, `src/http/metered/outcome.ts`, `store/<accounts|keys>/` and `features/<name>/index.ts`, ' +
       'not `/admin/accounts` nor `--config`. Moved: `keys/demo.ts`, `store/<accounts|nowhere>/`, `examples.ts`.',
   );
   t.same(named, [
-    'http/outcome.ts',
-    'src/http/outcome.ts',
+    'http/metered/outcome.ts',
+    'src/http/metered/outcome.ts',
     'store/<accounts|keys>/',
     'features/<name>/index.ts',
     'keys/demo.ts',

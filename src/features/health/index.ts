@@ -3,17 +3,15 @@
  * effect, with the origin's state when there is one), for balancers and orchestrators. Unmetered.
  */
 import { performance } from 'node:perf_hooks';
+import type { Clock } from '../../clock.js';
 import type { Config } from '../../config/config-schema.js';
-import type { Exchange, ListenerContext, RouteDef } from '../../http/core-types.js';
+import type { Exchange, RouteDef, Services } from '../../http/core-types.js';
+import { crashed, send } from '../../http/metered/pipeline.js';
 import { jsonOk, PUBLIC } from '../../http/openapi.js';
-import { crashed, send } from '../../http/pipeline.js';
 import { priceAge } from '../../prices/staleness.js';
 import type { UpstreamPoller } from '../../upstream/poller.js';
 
 const READY_TTL_MS = 1000;
-// A store whose last request failed this recently is not ready, whatever its PING says (Redis
-// out of memory answers PING and refuses every write).
-const STORE_ERROR_UNREADY_MS = 5000;
 const JSON_TYPE = 'application/json';
 const HEALTHY = '{"status":"ok"}';
 
@@ -32,7 +30,7 @@ export function healthRoutes(config: Config, deps: HealthDeps): RouteDef[] {
       route: {
         kind: 'handler',
         name: 'healthz',
-        handle: (x) => send(x, 200, x.listener.headers.unrated(JSON_TYPE, HEALTHY.length), HEALTHY),
+        handle: (x) => send(x, 200, x.services.headers.unrated(JSON_TYPE, HEALTHY.length), HEALTHY),
       },
       openapi: {
         get: {
@@ -81,31 +79,31 @@ class Readiness {
   }
 
   async answer(x: Exchange): Promise<void> {
-    const { listener: l } = x;
-    const current = l.book.current();
-    const store = await this.storeUp(l);
-    const age = priceAge(l.book, this.staleness.maxAgeDays, l.clock.now());
+    const { book, clock, headers, storeReady, storeDataLost } = x.services;
+    const current = book.current();
+    const store = await this.storeUp(storeReady);
+    const age = priceAge(book, this.staleness.maxAgeDays, clock.now());
     const status = current && store && !(age?.stale && this.staleness.unready) ? 200 : 503;
     const poller = this.deps.upstream;
-    const upstream = poller && (await upstreamView(l, poller, current?.set.effective_date ?? null));
+    const upstream = poller && (await upstreamView(clock, poller, current?.set.effective_date ?? null));
     const body = JSON.stringify({
       ready: status === 200,
       store,
       prices: current !== null,
-      ...(l.storeDataLost() && { store_data_lost: true }),
+      ...(storeDataLost() && { store_data_lost: true }),
       ...age,
       ...(upstream && { upstream }),
     });
-    send(x, status, l.headers.unrated(JSON_TYPE, Buffer.byteLength(body)), body);
+    send(x, status, headers.unrated(JSON_TYPE, Buffer.byteLength(body)), body);
   }
 
   /**
    * Readiness probes arrive from every balancer and orchestrator: ask the store at most once a
-   * second. Not ready while requests have failed for the store recently (the core notes when).
+   * second. Not ready while requests have failed for the store recently (the core says so).
    */
-  private async storeUp(l: ListenerContext): Promise<boolean> {
+  private async storeUp(storeReady: Services['storeReady']): Promise<boolean> {
+    if (!storeReady()) return false;
     const now = performance.now();
-    if (now - l.storeFailedAt < STORE_ERROR_UNREADY_MS) return false;
     if (this.storeCheck && now - this.storeCheck.at < READY_TTL_MS) return this.storeCheck.up;
     const up = await this.deps.storeReady();
     this.storeCheck = { at: performance.now(), up };
@@ -114,7 +112,7 @@ class Readiness {
 }
 /** The origin as /readyz reports it: who polls, how the last poll went, and how long ago prices were confirmed. */
 async function upstreamView(
-  l: ListenerContext,
+  clock: Clock,
   poller: UpstreamPoller,
   effectiveDate: string | null,
 ): Promise<Record<string, unknown>> {
@@ -125,7 +123,7 @@ async function upstreamView(
     state: status?.state ?? 'waiting',
     reason: status?.reason ?? null,
     last_success_at: last === null ? null : new Date(last).toISOString(),
-    snapshot_age_s: last === null ? null : Math.max(0, Math.round((l.clock.now() - last) / 1000)),
+    snapshot_age_s: last === null ? null : Math.max(0, Math.round((clock.now() - last) / 1000)),
     effective_date: effectiveDate,
   };
 }

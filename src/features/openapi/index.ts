@@ -37,7 +37,8 @@ export function openApi(routes: readonly RouteDef[]): OpenApi {
       kind: 'handler',
       name: 'openapi',
       handle: (x) => {
-        const etag = x.listener.etags.of(x.listener.book.snapshot(), x.listener.clock.now());
+        const { etags, book, clock } = x.services;
+        const etag = etags.of(book.snapshot(), clock.now());
         if (tagged?.etag !== etag) tagged = build().json.tagged(etag);
         sendWhole(x, tagged);
       },

@@ -38,8 +38,9 @@ export function pageRoutes(config: Config, document: () => OpenApiDocument): Rou
         kind: 'handler',
         name: 'page',
         handle: (x) => {
-          const snap = x.listener.book.snapshot();
-          sendWhole(x, page.render(snap, x.listener.etags.of(snap, x.listener.clock.now())));
+          const { book, etags, clock } = x.services;
+          const snap = book.snapshot();
+          sendWhole(x, page.render(snap, etags.of(snap, clock.now())));
         },
       },
       openapi,

@@ -1,5 +1,5 @@
 /**
- * The pass-through path for `upstream.proxy_paths`: the same front door as metered.ts (key,
+ * The pass-through path for `upstream.proxy_paths`: the same front door as http/metered/ (key,
  * throttle, store, error table), then src/upstream/proxy.ts has the origin answer. The request
  * is counted before it is forwarded and taken back when the origin fails it. HEAD counts too:
  * it costs the origin a whole request, charged to the gateway's own key.
@@ -17,7 +17,7 @@ import {
   refuse,
   type Target,
   warnOfExpiry,
-} from '../../http/pipeline.js';
+} from '../../http/metered/pipeline.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 import { hasBody, isSafeProxyPath } from '../../upstream/admission.js';
@@ -88,16 +88,16 @@ class Forwarded implements ForwardSpec {
   onFailure(): void {
     const { counted } = this;
     if (!counted) return;
-    const l = this.x.listener;
-    l.meter
+    const { meter, log } = this.x.services;
+    meter
       .refund(counted.entry, counted.day)
       .catch((err: unknown) =>
-        l.log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
+        log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
       );
   }
 
   private rate(used: number): Array<string | number> {
     const { counted } = this;
-    return counted ? rateHeaders(rateFields(counted.entry, used, this.x.listener.clock.now(), counted.burst)) : [];
+    return counted ? rateHeaders(rateFields(counted.entry, used, this.x.services.clock.now(), counted.burst)) : [];
   }
 }

@@ -7,8 +7,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../config/config-schema.js';
 import type { Exchange, RouteDef } from '../../http/core-types.js';
+import { clientOf, crashed, fail, failRetry, send, storeFailed } from '../../http/metered/pipeline.js';
 import { errorResponses, type PostItem, ref } from '../../http/openapi.js';
-import { clientOf, crashed, fail, failRetry, send, storeFailed } from '../../http/pipeline.js';
 import { labelOf, MAX_REPORT_BYTES, MAX_TOKENS, parseReport, type ReportedToken } from './report.js';
 import { ReportSignatures } from './signature.js';
 
@@ -47,9 +47,10 @@ export function secretScanningRoutes(config: Config, leaks: LeakHandler): RouteD
  * invalid key does: a forger gets no more tries than a key scanner.
  */
 function receive(x: Exchange, signatures: ReportSignatures, leaks: LeakHandler): void {
-  const { listener: l, req } = x;
+  const { req } = x;
+  const { throttle } = x.services;
   const address = clientOf(x);
-  const blockedMs = l.throttle.anyBlocked() ? l.throttle.blockedFor(address) : 0;
+  const blockedMs = throttle.anyBlocked() ? throttle.blockedFor(address) : 0;
   if (blockedMs > 0) return unread(x, () => failRetry(x, 'throttled', Math.ceil(blockedMs / 1000)));
   const identifier = header(req, 'github-public-key-identifier');
   const signature = header(req, 'github-public-key-signature');
@@ -85,7 +86,7 @@ function unread(x: Exchange, answer: () => void): void {
 }
 
 function forged(x: Exchange, address: string): void {
-  x.listener.throttle.fail(address);
+  x.services.throttle.fail(address);
   fail(x, 'invalid_signature');
 }
 

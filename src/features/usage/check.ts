@@ -5,7 +5,7 @@
  */
 
 import type { Exchange } from '../../http/core-types.js';
-import { rateFields, send, uncounted } from '../../http/pipeline.js';
+import { rateFields, send, uncounted } from '../../http/metered/pipeline.js';
 import type { CountedResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
 
@@ -24,7 +24,7 @@ function answer(x: Exchange, { entry, used }: CountedResult): void {
   send(
     x,
     200,
-    x.listener.headers.counted200(JSON_TYPE, Buffer.byteLength(body), rateFields(entry, used, x.listener.clock.now())),
+    x.services.headers.counted200(JSON_TYPE, Buffer.byteLength(body), rateFields(entry, used, x.services.clock.now())),
     body,
   );
 }

@@ -5,7 +5,7 @@
  */
 
 import type { Exchange } from '../../http/core-types.js';
-import { fail, rateFields, send, uncounted } from '../../http/pipeline.js';
+import { fail, rateFields, send, uncounted } from '../../http/metered/pipeline.js';
 import { dayTotals } from '../../quota/day-totals.js';
 import type { AccountEntry, CountedResult } from '../../quota/meter.js';
 import { type Usage, usageObject } from '../../quota/usage.js';
@@ -37,9 +37,10 @@ export function usageHistory(x: Exchange, search: string, o: HistoryOptions): vo
 }
 
 async function answer(x: Exchange, { entry, used }: CountedResult, search: string, o: HistoryOptions): Promise<void> {
-  const range = historyRange(search, o, x.listener.clock.now());
+  const { clock, meter, headers: lists } = x.services;
+  const range = historyRange(search, o, clock.now());
   if (range === null) return fail(x, 'invalid_range');
-  const records = await x.listener.meter.periods(entry, range.fromMs, range.toMs);
+  const records = await meter.periods(entry, range.fromMs, range.toMs);
   const totals = dayTotals(records, range.from, range.to);
   const days: Array<{ date: string; requests: number }> = [];
   for (let d = range.from; d <= range.to; d = addDays(d, 1))
@@ -51,11 +52,7 @@ async function answer(x: Exchange, { entry, used }: CountedResult, search: strin
     days,
     periods: periods(entry, used, records, range, o.zone),
   });
-  const headers = x.listener.headers.counted200(
-    JSON_TYPE,
-    Buffer.byteLength(body),
-    rateFields(entry, used, x.listener.clock.now()),
-  );
+  const headers = lists.counted200(JSON_TYPE, Buffer.byteLength(body), rateFields(entry, used, clock.now()));
   send(x, 200, headers, body);
 }
 
@@ -63,7 +60,7 @@ async function answer(x: Exchange, { entry, used }: CountedResult, search: strin
 function periods(
   entry: AccountEntry,
   used: number,
-  records: Awaited<ReturnType<Exchange['listener']['meter']['periods']>>,
+  records: Awaited<ReturnType<Exchange['services']['meter']['periods']>>,
   range: DayRange,
   zone: string,
 ): Usage[] {

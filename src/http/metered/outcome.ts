@@ -1,6 +1,6 @@
 /**
  * The one mapping from a meter outcome to the request's answer, for every answerer that takes a
- * key: the metered routes (metered.ts), the pass-through, usage.php and usage-history.php.
+ * key: the metered routes (index.ts), the pass-through, usage.php and usage-history.php.
  *
  * - unknown key: 401, and it counts towards the invalid-key throttle; inactive account: 403.
  * - counted (ok, exhausted, over the burst): the prices with usage spliced in, a 304, or the
@@ -11,26 +11,26 @@
  * Expected outcomes are values; only store failures and bugs are exceptions. This is the last
  * step before the answer (answer.ts): nothing here calls back into an earlier one.
  */
-import { isGatewayError } from '../failures.js';
-import type { KeyRefusal } from '../keys/gate.js';
-import type { AccountEntry, CountedResult, Meter, MeterResult } from '../quota/meter.js';
-import { usageJson } from '../quota/usage.js';
-import type { BurstState } from '../store/store.js';
-import { clientOf, crashed, fail, failRetry, send } from './answer.js';
-import type { Exchange, MeteredBody } from './core-types.js';
-import { type Compressed, negotiate, splicedGzip } from './encoding.js';
-import type { ErrorKind } from './error-kinds.js';
-import { keyCheck } from './key-check.js';
-import { storeError } from './listener-context.js';
+import { isGatewayError } from '../../failures.js';
+import type { Refusal } from '../../quota/account-entry.js';
+import type { AccountEntry, CountedResult, Meter, MeterResult } from '../../quota/meter.js';
+import { usageJson } from '../../quota/usage.js';
+import type { BurstState } from '../../store/store.js';
+import { clientOf, crashed, fail, failRetry, send } from '../answer.js';
+import type { Exchange, MeteredBody } from '../core-types.js';
+import { type Compressed, negotiate, splicedGzip } from '../encoding.js';
+import type { ErrorKind } from '../error-kinds.js';
+import { keyRequest } from '../key-check.js';
+import { storeError } from '../listener-context.js';
+import { headerValue } from '../request.js';
+import type { RateFields } from '../response-headers.js';
 import { rateFields } from './rate.js';
-import { headerValue } from './request.js';
-import type { RateFields } from './response-headers.js';
 
 /**
- * A metered request on its way to the count (metered.ts → count.ts): its key's hash, and what
- * its answer needs besides the count. Set once, before the count; no field is filled in later.
+ * What a metered request's answer needs besides the count (count.ts `MeteredRequest` has it):
+ * its key's hash, the body, the ETag.
  */
-export interface MeteredRequest {
+export interface MeteredAnswer {
   readonly x: Exchange;
   readonly keyHash: string;
   readonly body: MeteredBody;
@@ -44,15 +44,15 @@ export interface MeteredRequest {
  * A key the meter refused: unknown (a scanner's sign, counted by the throttle as the meter looked
  * it up), inactive, or never looked up because its address is blocked.
  */
-export function keyRefused(x: Exchange, kind: 'unknown' | 'inactive' | 'throttled' | KeyRefusal): void {
+export function keyRefused(x: Exchange, kind: 'unknown' | 'throttled' | Refusal): void {
   if (kind === 'unknown') return invalidKey(x, 'unknown');
-  if (kind === 'throttled') return answerThrottled(x, x.listener.throttle.blockedFor(clientOf(x)));
+  if (kind === 'throttled') return answerThrottled(x, x.services.throttle.blockedFor(clientOf(x)));
   fail(x, KEY_REFUSALS[kind]);
 }
 
 /** 429 for an address the invalid-key throttle blocks for `blockedMs` more. */
 export function answerThrottled(x: Exchange, blockedMs: number): void {
-  x.listener.invalidKeys.throttled.inc();
+  x.core.invalidKeys.throttled.inc();
   failRetry(x, 'throttled', Math.max(1, Math.ceil(blockedMs / 1000)));
 }
 
@@ -61,13 +61,12 @@ const KEY_REFUSALS = {
   expired: 'expired_key',
   scope: 'key_scope',
   address: 'key_address',
-} as const satisfies Record<'inactive' | KeyRefusal, ErrorKind>;
+} as const satisfies Record<Refusal, ErrorKind>;
 
 export function invalidKey(x: Exchange, reason: 'malformed' | 'unknown'): void {
-  const { listener: l } = x;
   // An unknown key was counted as an attempt when the meter looked it up (keys/throttle.ts).
-  if (reason !== 'unknown') l.throttle.fail(clientOf(x));
-  l.invalidKeys[reason].inc();
+  if (reason !== 'unknown') x.services.throttle.fail(clientOf(x));
+  x.core.invalidKeys[reason].inc();
   fail(x, 'invalid_key');
 }
 
@@ -105,13 +104,13 @@ export type WithoutStore = 'unmetered' | 'refusal' | 'nothing';
  * the store cannot say no. Otherwise the request is answered 503 here (false).
  */
 export function storeFailed(x: Exchange, keyHash: string, err: unknown, without: WithoutStore): boolean {
-  const { listener: l } = x;
+  const { core: l } = x;
   if (!isGatewayError(err, 'STORE_UNAVAILABLE')) {
     crashed(x, err);
     return false;
   }
   const unmetered = without === 'unmetered' && l.failOpen;
-  const goesOn = (unmetered || without === 'refusal') && l.meter.knowsActive(keyHash, keyCheck(x));
+  const goesOn = (unmetered || without === 'refusal') && x.services.meter.knowsActive(keyHash, keyRequest(x));
   storeError(l, err, !goesOn ? 'refused' : unmetered ? 'unmetered' : null);
   if (!goesOn) {
     failRetry(x, 'unavailable', 1);
@@ -123,14 +122,15 @@ export function storeFailed(x: Exchange, keyHash: string, err: unknown, without:
 
 /** A counted metered request (or a HEAD's usage): its body with usage spliced in, a 304, or the limit error. */
 export function answerCounted(
-  m: MeteredRequest,
+  m: MeteredAnswer,
   kind: CountedResult['kind'],
   entry: AccountEntry,
   used: number,
   burst?: BurstState,
 ): void {
   const { x, body: b, etag } = m;
-  const { headers, clock, countNotModified } = x.listener;
+  const { headers, clock } = x.services;
+  const { countNotModified } = x.core;
   const now = clock.now();
   const rate = rateFields(entry, used, now, burst);
   // Over the burst: not counted, so no 304 either.
@@ -148,7 +148,7 @@ export function answerCounted(
 /** The allowance used up or the burst limit reached (the pass-through's count): 429 with the rate headers. */
 export function answerLimited(x: Exchange, counted: Exclude<CountedResult, { kind: 'ok' }>): void {
   const { entry, used, burst } = counted;
-  const now = x.listener.clock.now();
+  const now = x.services.clock.now();
   const rate = rateFields(entry, used, now, burst);
   if (counted.kind === 'burst') return overBurst(x, entry, rate, burst);
   limited(x, entry, rate, now);
@@ -156,14 +156,16 @@ export function answerLimited(x: Exchange, counted: Exclude<CountedResult, { kin
 
 /** Over the burst limit: 429 with the wait until the window has room, in whole seconds (at least 1). */
 function overBurst(x: Exchange, entry: AccountEntry, rate: RateFields, burst: BurstState | undefined): void {
-  const { headers, metrics } = x.listener;
+  const { headers } = x.services;
+  const { metrics } = x.core;
   metrics.burstRejections.labels(entry.allowance.plan).inc();
   const retryAfter = Math.max(1, Math.ceil((burst?.resetMs ?? 0) / 1000));
   send(x, 429, headers.errorLimited('burst', retryAfter, rate), headers.errors.burst.body);
 }
 
 function limited(x: Exchange, entry: AccountEntry, rate: RateFields, now: number): void {
-  const { headers, metrics } = x.listener;
+  const { headers } = x.services;
+  const { metrics } = x.core;
   const { period, plan } = entry.allowance;
   metrics.quotaRejections.labels(plan).inc();
   const errorKind = period.kind === 'trial' ? 'limit_trial' : 'limit_monthly';
@@ -172,9 +174,9 @@ function limited(x: Exchange, entry: AccountEntry, rate: RateFields, now: number
 }
 
 /** A metered request served unmetered (storeFailed said it goes on): no rate headers, `usage` null. */
-export function answerUnmetered(m: MeteredRequest): void {
+export function answerUnmetered(m: MeteredAnswer): void {
   const { x, body: b, etag } = m;
-  const { headers } = x.listener;
+  const { headers } = x.services;
   if (m.notModified && etag !== null) return send(x, 304, headers.notModifiedUnrated(etag), '');
   const body = b.withUsage ? `${b.head}null${b.tail}` : b.head + b.tail;
   send(x, 200, headers.unrated(b.contentType, b.bytes + (b.withUsage ? 4 : 0)), body);
@@ -185,10 +187,10 @@ export function answerUnmetered(m: MeteredRequest): void {
  * prefers, from the compressed forms kept with its body (encoding.ts): nothing is compressed
  * here but a first-time whole answer, once.
  */
-function sendCoded(m: MeteredRequest, c: Compressed, rate: RateFields, usage: string): void {
+function sendCoded(m: MeteredAnswer, c: Compressed, rate: RateFields, usage: string): void {
   const { x, body: b, etag } = m;
   const accept = headerValue(x.req, 'accept-encoding');
-  const { headers } = x.listener;
+  const { headers } = x.services;
   if (c.whole !== null) {
     const enc = accept === undefined ? null : c.whole();
     const coding = negotiate(accept, enc?.br != null, enc?.gzip != null);
@@ -208,14 +210,14 @@ function sendCoded(m: MeteredRequest, c: Compressed, rate: RateFields, usage: st
 export async function refuse(x: Exchange, keyHash: string, kind: ErrorKind): Promise<void> {
   let who: Awaited<ReturnType<Meter['identify']>>;
   try {
-    who = await x.listener.meter.identify(keyHash, keyCheck(x), clientOf(x));
+    who = await x.services.meter.identify(keyHash, keyRequest(x), clientOf(x));
   } catch (err) {
     // A key known here as active may still hear what is wrong with its query.
     if (!storeFailed(x, keyHash, err, 'refusal')) return;
     who = 'active';
   }
   // The key's answer may carry X-API-Key-Expires: its entry is cached now, when it was found.
-  if (who !== 'unknown' && who !== 'inactive') x.account = x.listener.meter.cached(keyHash) ?? null;
+  if (who !== 'unknown' && who !== 'inactive') x.account = x.services.meter.cached(keyHash) ?? null;
   if (who !== 'active') return keyRefused(x, who);
   if (kind === 'unavailable') return failRetry(x, kind, 1);
   fail(x, kind);

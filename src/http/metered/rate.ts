@@ -6,9 +6,9 @@
  * `RateLimit`. The burst item is there when the store said where the window stands (a counted
  * request, not a HEAD or a usage check).
  */
-import type { AccountEntry } from '../quota/meter.js';
-import type { BurstState } from '../store/store.js';
-import type { RateFields } from './response-headers.js';
+import type { AccountEntry } from '../../quota/meter.js';
+import type { BurstState } from '../../store/store.js';
+import type { RateFields } from '../response-headers.js';
 
 export function rateFields(entry: AccountEntry, used: number, nowMs: number, burst?: BurstState): RateFields {
   const { limit, period } = entry.allowance;

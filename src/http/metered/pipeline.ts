@@ -2,26 +2,24 @@
  * The request pipeline as a feature's own handler sees it: take the request's key (`keyOf`), map
  * the meter's outcome to the answer (outcome.ts, the one mapping every route that takes a key
  * shares), answer, and account for an answer written elsewhere. Features import the pipeline
- * from here only (.dependency-cruiser.cjs); its steps (api-key.ts, metered.ts, count.ts, count-reply.ts,
- * outcome.ts, answer.ts, listener-context.ts) may change behind it.
+ * from here only (.dependency-cruiser.cjs); its passes (index.ts, key.ts, count.ts, outcome.ts)
+ * and the core behind them (../answer.ts, ../listener-context.ts) may change behind it.
  */
-import type { CountedResult } from '../quota/meter.js';
-import { clientOf, crashed } from './answer.js';
-import { keyOf } from './api-key.js';
-import type { Exchange } from './core-types.js';
-import { keyCheck } from './key-check.js';
-import { storeWorked } from './listener-context.js';
+import type { CountedResult } from '../../quota/meter.js';
+import { clientOf, crashed } from '../answer.js';
+import type { Exchange } from '../core-types.js';
+import { keyRequest } from '../key-check.js';
+import { storeWorked } from '../listener-context.js';
+import { keyOf } from './key.js';
 import { admitted, storeFailed } from './outcome.js';
 
-export { clientOf, crashed, fail, failRetry, record, send } from './answer.js';
-export { keyOf } from './api-key.js';
-export { countThen } from './count.js';
-export type { CountedThen } from './count-reply.js';
-export { keyCheck, warnOfExpiry } from './key-check.js';
-export { storeWorked } from './listener-context.js';
+export { clientOf, crashed, fail, failRetry, record, send } from '../answer.js';
+export { warnOfExpiry } from '../key-check.js';
+export type { Target } from '../request.js';
+export { type CountedThen, countThen } from './count.js';
+export { keyOf } from './key.js';
 export { admitted, answerLimited, refuse, storeFailed } from './outcome.js';
 export { rateFields, rateHeaders } from './rate.js';
-export type { Target } from './request.js';
 
 /**
  * A route that reads the key's usage without counting it (usage.php, usage-history.php): the key
@@ -36,11 +34,10 @@ export function uncounted(
 ): void {
   const key = keyOf(x, search);
   if (key === null) return;
-  const { listener: l } = x;
-  l.meter
-    .peek(key.hash, keyCheck(x), clientOf(x))
+  x.services.meter
+    .peek(key.hash, keyRequest(x), clientOf(x))
     .then((result) => {
-      storeWorked(l);
+      storeWorked(x.core);
       const counted = admitted(x, result);
       return counted === null ? undefined : answer(x, counted);
     })

@@ -1,31 +1,41 @@
 /**
- * The first step of every route that takes a key: read it, check its form, hash it, and let the
- * invalid-key throttle refuse a blocked address. A refused request is answered here; an accepted
- * one goes on with its key.
+ * The key pass, the first of every route that takes a key: read it, check its form, hash it, and
+ * let the invalid-key throttle refuse a blocked address. A refused request is answered here; an
+ * accepted one goes on with its key.
  */
-import type { KnownKey } from '../keys/key-hashes.js';
-import type { AccountEntry } from '../quota/meter.js';
-import { clientOf, fail } from './answer.js';
-import type { Exchange, ListenerContext } from './core-types.js';
+import type { KnownKey } from '../../keys/key-hashes.js';
+import type { AccountEntry } from '../../quota/meter.js';
+import { clientOf, fail } from '../answer.js';
+import type { Exchange, ListenerCore } from '../core-types.js';
+import { headerValue, isPlainKeySearch, PLAIN_KEY_PARAM, readKey } from '../request.js';
+import type { MeteredRequest } from './count.js';
 import { answerThrottled, invalidKey } from './outcome.js';
-import { headerValue, isPlainKeySearch, PLAIN_KEY_PARAM, readKey } from './request.js';
+
+/** The metered request's key pass (index.ts). */
+export function takeKey(m: MeteredRequest): boolean {
+  const key = keyOf(m.x, m.target.search);
+  if (key === null) return false;
+  m.key = key;
+  m.keyHash = key.hash;
+  return true;
+}
 
 /**
  * The key a request carries, or null once the request has been refused for it (throttled
  * address, missing or malformed key). Every front door that takes a key starts here.
  */
 export function keyOf(x: Exchange, search: string): KnownKey<AccountEntry> | null {
-  const { listener } = x;
+  const { core } = x;
   const header = keyHeader(x);
-  const plain = knownPlainKey(listener, search, header);
+  const plain = knownPlainKey(core, search, header);
   // Refused keys too: a flood of made-up `?api_key=K` keys logs the route's redacted URL,
   // never scrubbing and redacting each one (the log's costliest step).
   if ((plain !== undefined || isPlainKeySearch(search)) && x.req.url?.startsWith('/'))
     x.loggedUrl = x.route.plainKeyUrl;
-  const key = plain ?? readAndHash(listener, search, header);
+  const key = plain ?? readAndHash(core, search, header);
   if (throttled(x, typeof key === 'string' ? null : key.hash)) return null;
   if (key === 'missing') {
-    listener.invalidKeys.missing.inc();
+    core.invalidKeys.missing.inc();
     fail(x, 'missing_key');
     return null;
   }
@@ -55,7 +65,7 @@ function keyHeader(x: Exchange): string | undefined {
  * parsing, since only well-formed keys are remembered (and those need no decoding).
  */
 function knownPlainKey(
-  l: ListenerContext,
+  l: ListenerCore,
   search: string,
   header: string | undefined,
 ): KnownKey<AccountEntry> | undefined {
@@ -65,7 +75,7 @@ function knownPlainKey(
 }
 
 function readAndHash(
-  l: ListenerContext,
+  l: ListenerCore,
   search: string,
   header: string | undefined,
 ): KnownKey<AccountEntry> | 'missing' | 'malformed' {
@@ -80,11 +90,11 @@ function readAndHash(
  * without locking out customers who share the address (NAT, a proxy).
  */
 function throttled(x: Exchange, keyHash: string | null): boolean {
-  const { listener: l } = x;
-  if (!l.throttle.anyBlocked()) return false;
-  const blockedMs = l.throttle.blockedFor(clientOf(x));
+  const { throttle, meter } = x.services;
+  if (!throttle.anyBlocked()) return false;
+  const blockedMs = throttle.blockedFor(clientOf(x));
   if (blockedMs <= 0) return false;
-  if (keyHash !== null && (l.meter.knowsActive(keyHash) || l.throttle.letThrough(clientOf(x)))) return false;
+  if (keyHash !== null && (meter.knowsActive(keyHash) || throttle.letThrough(clientOf(x)))) return false;
   answerThrottled(x, blockedMs);
   return true;
 }
