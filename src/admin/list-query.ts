@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { accountRecord } from '../store/accounts/account-record.js';
 
 /**
  * The cursor of an account listing: the last account id a page looked at, base64url-encoded so
@@ -26,7 +27,7 @@ const DEFAULT_PAGE = 50;
  */
 export const listAccountsQuery = z
   .strictObject({
-    status: z.enum(['active', 'inactive']).optional(),
+    status: accountRecord.shape.status.optional(),
     plan: z.string().min(1).max(100).optional(),
     label: z.string().min(1).max(200).optional(),
     limit: z

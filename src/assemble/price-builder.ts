@@ -26,15 +26,14 @@ export async function buildPrices(o: PricesOptions): Promise<{ book: PriceBook; 
     log.info({ files: priceFiles(config), added }, 'price files loaded into the store');
   };
   await seed();
-  const priceEvents = new PriceEvents(store.events, config.prices.source_name, clock.now, log, o.kick);
-  const book = new PriceBook(
-    { prices: store.prices, coordination: store.coordination },
-    bookOptions(config),
-    clock,
+  const priceEvents = new PriceEvents({
+    store: store.events,
+    defaultSource: config.prices.source_name,
+    now: clock.now,
     log,
-    seed,
-    priceEvents,
-  );
+    enqueued: o.kick,
+  });
+  const book = new PriceBook({ store, options: bookOptions(config), clock, log, seed, events: priceEvents });
   cleanups.push(() => book.close());
   await book.load();
   cleanups.push(warnWhenStale(book, config.prices.max_age_days, clock.now, log));

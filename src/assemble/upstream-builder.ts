@@ -33,28 +33,35 @@ export function buildUpstream(o: UpstreamOptions): { poller: UpstreamPoller; pro
     () => agent.destroy(),
     () => pollAgent.destroy(),
   );
-  const poller = new UpstreamPoller(
+  const poller = new UpstreamPoller({
     cfg,
-    pollAgent,
+    agent: pollAgent,
     coordination,
-    o.book,
+    book: o.book,
     metrics,
-    log.child({ component: 'upstream' }),
-    clock.now,
-  );
+    log: log.child({ component: 'upstream' }),
+    now: clock.now,
+  });
   cleanups.push(() => poller.close());
   poller.start();
-  const originProxy = new OriginProxy(cfg, agent, errors, o.trusted, metrics, log.child({ component: 'pass-through' }));
-  cleanups.push(() => originProxy.close());
-  const cache = new PassThroughCache(
+  const originProxy = new OriginProxy({
     cfg,
     agent,
-    originProxy,
+    errors,
+    trusted: o.trusted,
+    metrics,
+    log: log.child({ component: 'pass-through' }),
+  });
+  cleanups.push(() => originProxy.close());
+  const cache = new PassThroughCache({
+    cfg,
+    agent,
+    proxy: originProxy,
     errors,
     metrics,
-    log.child({ component: 'pass-through-cache' }),
-    clock.now,
-  );
+    log: log.child({ component: 'pass-through-cache' }),
+    now: clock.now,
+  });
   // A purge from any instance, the admin API or the CLI reaches this one through the store.
   const purgeOnPrices = cfg.cache.purge_on_prices;
   coordination.subscribe((event) => {

@@ -40,6 +40,16 @@ export interface ExporterDeps {
   coordination: Pick<CoordinationStore, 'lease' | 'releaseLease' | 'getNote' | 'putNote'>;
 }
 
+/** The parts of a BillingExporter: its constructor's options. */
+export interface BillingExporterOptions {
+  deps: ExporterDeps;
+  cfg: Config['billing'];
+  senders: Sender[];
+  metrics: BillingMetrics;
+  log: Logger;
+  now: () => number;
+}
+
 /**
  * Pushes the usage ledger to billing systems, off the hot path: every `interval_s`, for each
  * exporter and account, the growth of the ledger since the account's last event becomes one event,
@@ -61,14 +71,21 @@ export class BillingExporter {
   private stopped = false;
   private readonly abort = new AbortController();
 
-  constructor(
-    private readonly deps: ExporterDeps,
-    private readonly cfg: Config['billing'],
-    private readonly senders: Sender[],
-    private readonly metrics: BillingMetrics,
-    private readonly log: Logger,
-    private readonly now: () => number,
-  ) {
+  private readonly deps: ExporterDeps;
+  private readonly cfg: Config['billing'];
+  private readonly senders: Sender[];
+  private readonly metrics: BillingMetrics;
+  private readonly log: Logger;
+  private readonly now: () => number;
+
+  constructor(o: BillingExporterOptions) {
+    this.deps = o.deps;
+    this.cfg = o.cfg;
+    this.senders = o.senders;
+    this.metrics = o.metrics;
+    this.log = o.log;
+    this.now = o.now;
+    const { cfg } = o;
     this.intervalMs = cfg.interval_s * 1000;
   }
 

@@ -16,14 +16,14 @@ export function startBilling(o: {
 }): { names: string[]; stop(): Promise<void> } {
   const { config, metrics, log, now } = o;
   const senders = sendersFor(config.billing.exporters, process.env, config.webhooks.allow_private_addresses);
-  const exporter = new BillingExporter(
-    { accounts: o.accounts, billing: o.billing, coordination: o.coordination },
-    config.billing,
+  const exporter = new BillingExporter({
+    deps: { accounts: o.accounts, billing: o.billing, coordination: o.coordination },
+    cfg: config.billing,
     senders,
     metrics,
-    log.child({ component: 'billing' }),
+    log: log.child({ component: 'billing' }),
     now,
-  );
+  });
   exporter.start();
   return { names: senders.map((s) => s.name), stop: () => exporter.stop() };
 }

@@ -36,17 +36,15 @@ export async function runOperate(
   if (config.store.type === 'memory') throw new GatewayError('BAD_REQUEST', MEMORY_STORE_HELP);
   const store = createStore(config, log);
   // The CLI enqueues price events; the gateways deliver them.
-  const priceEvents = new PriceEvents(store.events, config.prices.source_name, systemClock.now, log);
+  const priceEvents = new PriceEvents({
+    store: store.events,
+    defaultSource: config.prices.source_name,
+    now: systemClock.now,
+    log,
+  });
   // Sets taking effect are told of by the gateways, on their clocks, not by a passing command.
   const bookEvents = { published: (sets: Published[]) => priceEvents.published(sets), effective: () => undefined };
-  const book = new PriceBook(
-    { prices: store.prices, coordination: store.coordination },
-    bookOptions(config),
-    systemClock,
-    log,
-    undefined,
-    bookEvents,
-  );
+  const book = new PriceBook({ store, options: bookOptions(config), clock: systemClock, log, events: bookEvents });
   try {
     await book.load();
     // Audit lines go to stderr with the CLI's other logs (stdout is the JSON answer).

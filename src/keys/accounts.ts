@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Config } from '../config/config-schema.js';
-import { burstLimit, overage } from '../config/plan-config.js';
 import { GatewayError } from '../failures.js';
+import { accountRecord, externalIdsInput, externalIdsPatch, grantRecord } from '../store/accounts/account-record.js';
 import type {
   Account,
   AccountStore,
@@ -16,56 +16,34 @@ import type {
 import { newKey } from './api-keys.js';
 import { isoInstant } from './instant.js';
 
-const stripeCustomer = z
-  .string()
-  .regex(/^cus_[A-Za-z0-9]{1,250}$/, 'expected a Stripe customer id such as cus_NffrFeUfNV2Hib');
-const billingSubject = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[\x21-\x7e]+$/, 'expected printable ASCII without spaces');
-
-/** Ids in billing systems, at creation. */
-const externalIdsInput = z.strictObject({
-  stripe_customer: stripeCustomer.optional(),
-  billing_subject: billingSubject.optional(),
-});
-
-/** In a patch, as a JSON merge patch (RFC 7396): an id given is set, null removes it, one not named is kept. */
-const externalIdsPatch = z.strictObject({
-  stripe_customer: stripeCustomer.nullable().optional(),
-  billing_subject: billingSubject.nullable().optional(),
-});
+const { shape } = accountRecord;
 
 // Control characters (C0 and DEL) have no place in a name: they hide a spreadsheet formula behind
 // them in a CSV export and garble terminals and logs.
 const isControl = (c: number): boolean => c <= 0x1f || c === 0x7f;
-const label = z
-  .string()
-  .max(200)
-  .refine((s) => ![...s].some((ch) => isControl(ch.charCodeAt(0))), {
-    message: 'expected no control characters (U+0000-U+001F, U+007F)',
-  });
+const label = shape.label.max(200).refine((s) => ![...s].some((ch) => isControl(ch.charCodeAt(0))), {
+  message: 'expected no control characters (U+0000-U+001F, U+007F)',
+});
 
 export const createAccountInput = z.strictObject({
-  plan: z.string().min(1),
+  plan: shape.plan,
   label: label.default(''),
-  status: z.enum(['active', 'inactive']).default('active'),
-  limit: z.number().int().positive().nullable().default(null),
+  status: shape.status.default('active'),
+  limit: shape.limit.default(null),
   anchor: isoInstant.optional(),
   external_ids: externalIdsInput.optional(),
 });
 
 export const patchAccountInput = z
   .strictObject({
-    status: z.enum(['active', 'inactive']).optional(),
-    plan: z.string().min(1).optional(),
-    limit: z.number().int().positive().nullable().optional(),
+    status: shape.status.optional(),
+    plan: shape.plan.optional(),
+    limit: shape.limit.optional(),
     anchor: isoInstant.optional(),
     label: label.optional(),
     external_ids: externalIdsPatch.nullable().optional(),
-    burst: burstLimit.nullable().optional(),
-    overage: overage.nullable().optional(),
+    burst: shape.burst.unwrap().nullable().optional(),
+    overage: shape.overage.unwrap().nullable().optional(),
   })
   .refine((p) => Object.keys(p).length > 0, {
     message: 'expected at least one of status, plan, limit, anchor, label, external_ids, burst, overage',
@@ -76,7 +54,7 @@ const MAX_GRANT = 1_000_000_000;
 
 /** `POST /admin/accounts/:id/grants` and `accounts grant`. */
 export const grantInput = z.strictObject({
-  requests: z.number().int().positive().max(MAX_GRANT),
+  requests: grantRecord.shape.requests.max(MAX_GRANT),
   note: label.nullable().optional(),
 });
 
@@ -87,13 +65,7 @@ export type PatchAccountInput = z.infer<typeof patchAccountInput>;
 export const publicAccount = ({ keys: _omit, grants: _grants, ...account }: StoredAccount): Account => account;
 
 /** A grant as operators see it: its period by its start, as `usage` shows it. */
-export interface PublicGrant {
-  id: string;
-  requests: number;
-  note: string | null;
-  period_started_at: string;
-  created_at: string;
-}
+export type PublicGrant = Omit<Grant, 'period_id'>;
 
 export const publicGrant = (g: Grant): PublicGrant => ({
   id: g.id,

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
-import { KEY_SCOPES, MAX_ALLOWED_CIDRS } from '../store/keys/interface.js';
-import type { ApiKey, KeyScope, StoredKey } from '../store/store.js';
+import { KEY_SCOPES, MAX_ALLOWED_CIDRS, storedKeySchema } from '../store/keys/key.js';
+import type { ApiKey, KeyPatch, StoredKey } from '../store/store.js';
 import { isoInstant } from './instant.js';
 import { generateKey, hashKey } from './key-generator.js';
 
@@ -33,15 +33,11 @@ const cidr = z.string().transform((s, ctx) => {
 });
 
 const isControl = (c: number): boolean => c <= 0x1f || c === 0x7f;
-const keyName = z
-  .string()
-  .min(1)
-  .max(64)
-  .refine((s) => ![...s].some((ch) => isControl(ch.charCodeAt(0))), {
-    message: 'expected no control characters (U+0000-U+001F, U+007F)',
-  });
-const scopes = z
-  .array(z.enum(KEY_SCOPES))
+const { shape } = storedKeySchema;
+const keyName = shape.name.refine((s) => ![...s].some((ch) => isControl(ch.charCodeAt(0))), {
+  message: 'expected no control characters (U+0000-U+001F, U+007F)',
+});
+const scopes = shape.scopes
   .min(1, `expected at least one of ${KEY_SCOPES.join(', ')}`)
   .transform((s) => KEY_SCOPES.filter((x) => s.includes(x)));
 const allowedCidrs = z
@@ -86,7 +82,7 @@ export type CreateKeyInput = z.infer<typeof createKeyInput>;
 
 /** A new key and its record: the key is shown once, the record keeps its hash and last 4 characters. */
 export function newKey(
-  input: { name: string; expires_at?: string | null; scopes?: KeyScope[]; allowed_cidrs?: string[] },
+  input: Pick<ApiKey, 'name'> & Omit<KeyPatch, 'name'>,
   now: number,
 ): { stored: StoredKey; apiKey: string } {
   const apiKey = generateKey();

@@ -19,6 +19,18 @@ export const bookOptions = (config: Config): PriceBookOptions => ({
   upstreamOnly: config.upstream.url !== '',
 });
 
+/** The parts of a PriceBook: its constructor's options. */
+export interface PriceBookParts {
+  /** The history (prices) and its announcements from other instances (coordination). */
+  store: { prices: PriceStore; coordination: CoordinationStore };
+  options: PriceBookOptions;
+  clock: Clock;
+  log: Logger;
+  /** Fills an empty store (a new deployment, or Redis that lost its data) with the shipped history. */
+  seed?: () => Promise<unknown>;
+  events?: BookEvents;
+}
+
 /** A set stored by `publish`/`publishMany`, with the store's number for that change. */
 export interface Published {
   set: PriceSet;
@@ -80,17 +92,21 @@ export class PriceBook {
 
   private readonly prices: PriceStore;
 
-  constructor(
-    /** The history (prices) and its announcements from other instances (coordination). */
-    { prices, coordination }: { prices: PriceStore; coordination: CoordinationStore },
-    private readonly opts: PriceBookOptions,
-    private readonly clock: Clock,
-    private readonly log: Logger,
-    /** Fills an empty store (a new deployment, or Redis that lost its data) with the shipped history. */
-    private readonly seed?: () => Promise<unknown>,
-    private readonly events?: BookEvents,
-  ) {
+  private readonly opts: PriceBookOptions;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly seed: (() => Promise<unknown>) | undefined;
+  private readonly events: BookEvents | undefined;
+
+  constructor(parts: PriceBookParts) {
+    const { prices, coordination } = parts.store;
+    const log = parts.log;
     this.prices = prices;
+    this.opts = parts.options;
+    this.clock = parts.clock;
+    this.log = log;
+    this.seed = parts.seed;
+    this.events = parts.events;
     coordination.subscribe((event) => {
       if (event.type === 'prices') this.load().catch((err: unknown) => log.error({ err }, 'reloading prices failed'));
     });

@@ -14,6 +14,17 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
+/** The parts of a Supervised: its constructor's options. */
+export interface SupervisedOptions {
+  name: string;
+  command: Command;
+  logFile: string;
+  /** Called when the process exits unasked (`exit`) and when it is started again (`restarted`). */
+  report: (event: 'exited' | 'restarted', detail: Record<string, unknown>) => void;
+  /** Called with the pid of every process started, the first one too. */
+  spawned?: (name: string, pid: number) => void;
+}
+
 /**
  * One child process kept running, as compose's `restart: unless-stopped` would: when it exits
  * without being asked to, it is started again with the same command (so the same ports). Its
@@ -26,15 +37,19 @@ export class Supervised {
   private backoffMs = 100;
   private exited: Promise<Exit> | null = null;
 
-  constructor(
-    readonly name: string,
-    private readonly command: Command,
-    readonly logFile: string,
-    /** Called when the process exits unasked (`exit`) and when it is started again (`restarted`). */
-    private readonly report: (event: 'exited' | 'restarted', detail: Record<string, unknown>) => void,
-    /** Called with the pid of every process started, the first one too. */
-    private readonly spawned: (name: string, pid: number) => void = () => undefined,
-  ) {}
+  readonly name: string;
+  private readonly command: Command;
+  readonly logFile: string;
+  private readonly report: (event: 'exited' | 'restarted', detail: Record<string, unknown>) => void;
+  private readonly spawned: (name: string, pid: number) => void;
+
+  constructor(o: SupervisedOptions) {
+    this.name = o.name;
+    this.command = o.command;
+    this.logFile = o.logFile;
+    this.report = o.report;
+    this.spawned = o.spawned ?? (() => undefined);
+  }
 
   get pid(): number {
     return this.child?.pid ?? 0;

@@ -6,7 +6,7 @@ import { PROJECT_ROOT } from '../config/load.js';
 import { GATEWAY_ARGS, ownChild } from './children.js';
 import { fillServers, haproxyBinary, serverName, serverStats, setServerState } from './haproxy.js';
 import { StateDir } from './state-dir.js';
-import { Supervised, waitFor } from './supervised.js';
+import { Supervised, type SupervisedOptions, waitFor } from './supervised.js';
 
 export interface TopologyOptions {
   gateways: number;
@@ -144,17 +144,11 @@ export class Topology {
       this.o.tlsCert === undefined
         ? {}
         : { FPG_TLS_CERT: this.o.tlsCert, FPG_LB_TLS_BIND: `${this.o.host}:${this.tlsPort}` };
-    this.balancer = new Supervised(
-      'balancer',
-      {
-        cmd: haproxy,
-        args: ['-f', cfg, '-db'],
-        env: { ...process.env, FPG_LB_BIND: `${this.o.host}:${this.publicPort}`, FPG_LB_SOCKET: this.socket, ...tls },
-      },
-      join(this.logDir, 'haproxy.log'),
-      this.report,
-      this.spawned,
-    );
+    this.balancer = this.supervised('balancer', 'haproxy', {
+      cmd: haproxy,
+      args: ['-f', cfg, '-db'],
+      env: { ...process.env, FPG_LB_BIND: `${this.o.host}:${this.publicPort}`, FPG_LB_SOCKET: this.socket, ...tls },
+    });
     this.balancer.start();
     await waitFor('the balancer to see every gateway up', () => this.allUp(), READY_MS);
 
@@ -182,20 +176,20 @@ export class Topology {
     const users = ['user default on nopass ~* &* +@all'];
     for (let i = 0; i < this.o.gateways; i++) users.push(`user gateway-${i + 1} on >${this.redisPassword} ~* &* +@all`);
     writeFileSync(join(dir, 'users.acl'), `${users.join('\n')}\n`, { mode: 0o600 });
-    this.redis = new Supervised(
-      'redis',
-      {
-        cmd: 'redis-server',
-        args: [
-          ...['--port', String(this.redisPort), '--bind', '127.0.0.1', '--dir', dir],
-          ...['--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--aclfile', join(dir, 'users.acl')],
-        ],
-      },
-      join(this.logDir, 'redis.log'),
-      this.report,
-      this.spawned,
-    );
+    this.redis = this.supervised('redis', 'redis', {
+      cmd: 'redis-server',
+      args: [
+        ...['--port', String(this.redisPort), '--bind', '127.0.0.1', '--dir', dir],
+        ...['--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--aclfile', join(dir, 'users.acl')],
+      ],
+    });
     this.redis.start();
+  }
+
+  /** A process of the topology: its output in `logName`.log of the log folder, its exits and starts reported. */
+  private supervised(name: string, logName: string, command: SupervisedOptions['command']): Supervised {
+    const logFile = join(this.logDir, `${logName}.log`);
+    return new Supervised({ name, command, logFile, report: this.report, spawned: this.spawned });
   }
 
   private async redisPing(): Promise<boolean> {
@@ -229,8 +223,7 @@ export class Topology {
       env,
     };
     const name = `gateway-${i + 1}`;
-    const supervised = new Supervised(name, cmd, join(this.logDir, `${name}.log`), this.report, this.spawned);
-    return { process: supervised, port, adminPort };
+    return { process: this.supervised(name, name, cmd), port, adminPort };
   }
 
   private async allUp(): Promise<boolean> {

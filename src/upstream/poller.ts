@@ -46,6 +46,17 @@ const currentAnswer = z.object({
   data: z.object({ coastal: z.unknown(), inland: z.unknown() }),
 });
 
+/** The parts of an UpstreamPoller: its constructor's options. */
+export interface UpstreamPollerOptions {
+  cfg: UpstreamConfig;
+  agent: Agent;
+  coordination: CoordinationStore;
+  book: PriceBook;
+  metrics: Metrics;
+  log: Logger;
+  now?: () => number;
+}
+
 /**
  * Keeps the origin's current price set in the store. One instance of a deployment polls: it
  * holds a lease in the store, renewed every half interval and lasting one and a half, so when
@@ -68,15 +79,23 @@ export class UpstreamPoller {
   private last: PriceSet | null = null;
   private shared: { at: number; status: UpstreamStatus | null } | null = null;
 
-  constructor(
-    private readonly cfg: UpstreamConfig,
-    private readonly agent: Agent,
-    private readonly coordination: CoordinationStore,
-    private readonly book: PriceBook,
-    private readonly metrics: Metrics,
-    private readonly log: Logger,
-    private readonly now: () => number = Date.now,
-  ) {
+  private readonly cfg: UpstreamConfig;
+  private readonly agent: Agent;
+  private readonly coordination: CoordinationStore;
+  private readonly book: PriceBook;
+  private readonly metrics: Metrics;
+  private readonly log: Logger;
+  private readonly now: () => number;
+
+  constructor(o: UpstreamPollerOptions) {
+    this.cfg = o.cfg;
+    this.agent = o.agent;
+    this.coordination = o.coordination;
+    this.book = o.book;
+    this.metrics = o.metrics;
+    this.log = o.log;
+    this.now = o.now ?? Date.now;
+    const { cfg } = o;
     const url = new URL(cfg.url);
     this.where = url.origin + url.pathname;
   }

@@ -49,6 +49,16 @@ interface InFlight {
   resolve(status: number): void;
 }
 
+/** The parts of an OriginProxy: its constructor's options. */
+export interface OriginProxyOptions {
+  cfg: UpstreamConfig;
+  agent: Agent;
+  errors: Record<ErrorKind, ErrorAnswer>;
+  trusted: TrustedProxies;
+  metrics: Metrics;
+  log: Logger;
+}
+
 /**
  * Pass-through to the origin with http-proxy-3. The client's key is replaced by the service
  * key; the answer is read here (selfHandleResponse) so that it is checked for the service key
@@ -63,14 +73,8 @@ export class OriginProxy {
   private readonly guard: KeyGuard;
   private readonly refusals: RefusalLog;
 
-  constructor(
-    private readonly cfg: UpstreamConfig,
-    agent: Agent,
-    private readonly errors: Record<ErrorKind, ErrorAnswer>,
-    private readonly trusted: TrustedProxies,
-    private readonly metrics: Metrics,
-    private readonly log: Logger,
-  ) {
+  constructor(private readonly o: OriginProxyOptions) {
+    const { cfg, agent, log } = o;
     this.base = originBase(cfg);
     this.guard = new KeyGuard(cfg.api_key);
     this.refusals = new RefusalLog(log);
@@ -92,7 +96,7 @@ export class OriginProxy {
     });
     this.proxy.on('proxyRes', (proxyRes, req, res) => this.answer(proxyRes, req, res));
     // The callback passed to web() reports request errors; this covers anything else.
-    this.proxy.on('error', (err) => this.log.warn({ err: err.message }, 'pass-through error'));
+    this.proxy.on('error', (err) => this.o.log.warn({ err: err.message }, 'pass-through error'));
   }
 
   /**
@@ -106,7 +110,7 @@ export class OriginProxy {
         added: headerObject(spec.headers),
         refunded: headerObject(spec.refunded),
         started: performance.now(),
-        timer: setTimeout(() => this.timedOut(x, res), this.cfg.timeout_ms),
+        timer: setTimeout(() => this.timedOut(x, res), this.o.cfg.timeout_ms),
         proxyReq: null,
         outcome: 'unreachable',
         writing: 0,
@@ -116,13 +120,13 @@ export class OriginProxy {
       this.pending.set(req, x);
       // The client left: counted if a success was under way (http-proxy-3 ends the origin request).
       res.once('close', () => this.settle(x, x.writing, x.writing !== 0));
-      rewriteHeaders(req, this.trusted, this.cfg.api_key);
+      rewriteHeaders(req, this.o.trusted, this.o.cfg.api_key);
       try {
         this.proxy.web(req, res, { target: this.base + this.originTarget(spec) }, () =>
           this.fail(x, res, 'upstream_unavailable', 'unreachable'),
         );
       } catch (err) {
-        this.log.warn({ err: (err as Error).message }, 'pass-through could not be sent');
+        this.o.log.warn({ err: (err as Error).message }, 'pass-through could not be sent');
         this.fail(x, res, 'upstream_unavailable', 'unreachable');
       }
     });
@@ -132,7 +136,7 @@ export class OriginProxy {
   private originTarget(spec: ForwardSpec): string {
     const params = new URLSearchParams(spec.search);
     params.delete('api_key');
-    params.append('api_key', this.cfg.api_key);
+    params.append('api_key', this.o.cfg.api_key);
     return `${spec.path}?${params}`;
   }
 
@@ -144,7 +148,7 @@ export class OriginProxy {
     if (status === 401) {
       // The origin refused the gateway's own key: the client's request was fine, the gateway is misconfigured.
       proxyRes.resume();
-      this.log.error({ route: x.spec.route }, 'the origin refused the service key (upstream.api_key)');
+      this.o.log.error({ route: x.spec.route }, 'the origin refused the service key (upstream.api_key)');
       return this.fail(x, res, 'upstream_unavailable', '401');
     }
     if (status >= 400) return this.originError(x, proxyRes, res, status);
@@ -195,7 +199,7 @@ export class OriginProxy {
       else x.proxyReq?.destroy();
       const own = state === 'complete' ? specErrorBody(Buffer.concat(chunks)) : null;
       if (own !== null && this.guard.carries(own)) return this.refuse(x, res, 'key');
-      const body = own ?? this.errors[kindForStatus(status)].body;
+      const body = own ?? this.o.errors[kindForStatus(status)].body;
       res.writeHead(status, {
         ...BASE,
         ...x.refunded,
@@ -268,7 +272,7 @@ export class OriginProxy {
       this.settle(x, 0, false);
       return void res.destroy();
     }
-    const e = this.errors[kind];
+    const e = this.o.errors[kind];
     res.writeHead(e.status, { ...BASE, ...x.refunded, 'content-type': 'application/json', 'content-length': e.length });
     res.end(e.body);
     this.settle(x, e.status, false);
@@ -279,7 +283,7 @@ export class OriginProxy {
     x.settled = true;
     clearTimeout(x.timer);
     if (!success) x.spec.onFailure();
-    this.metrics.observeUpstream(x.spec.route, x.outcome, (performance.now() - x.started) / 1000);
+    this.o.metrics.observeUpstream(x.spec.route, x.outcome, (performance.now() - x.started) / 1000);
     x.resolve(status);
   }
 

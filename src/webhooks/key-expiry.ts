@@ -23,6 +23,16 @@ export interface KeyedAccounts {
   ): Promise<{ accounts: Array<{ id: string; keys: readonly StoredKey[] }>; next: string | null }>;
 }
 
+/** The parts of a KeyExpiryCheck: its constructor's options. */
+export interface KeyExpiryCheckOptions {
+  accounts: KeyedAccounts;
+  coordination: Pick<CoordinationStore, 'lease' | 'releaseLease'>;
+  events: KeyEvents;
+  warningMs: number;
+  clock: Clock;
+  log: Logger;
+}
+
 /**
  * Raises `key.expiring` once per key, `keys.expiry_warning_days` before its `expires_at`. One
  * gateway of the deployment looks every minute (a lease), over every account's keys, off the
@@ -42,14 +52,21 @@ export class KeyExpiryCheck {
    */
   private offered = new Set<string>();
 
-  constructor(
-    private readonly accounts: KeyedAccounts,
-    private readonly coordination: Pick<CoordinationStore, 'lease' | 'releaseLease'>,
-    private readonly events: KeyEvents,
-    private readonly warningMs: number,
-    private readonly clock: Clock,
-    private readonly log: Logger,
-  ) {}
+  private readonly accounts: KeyedAccounts;
+  private readonly coordination: Pick<CoordinationStore, 'lease' | 'releaseLease'>;
+  private readonly events: KeyEvents;
+  private readonly warningMs: number;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+
+  constructor(o: KeyExpiryCheckOptions) {
+    this.accounts = o.accounts;
+    this.coordination = o.coordination;
+    this.events = o.events;
+    this.warningMs = o.warningMs;
+    this.clock = o.clock;
+    this.log = o.log;
+  }
 
   start(): void {
     this.schedule(0);
@@ -127,7 +144,14 @@ export function startKeyExpiryCheck(
 ): () => Promise<void> {
   const events = new KeyEvents(store.events, clock.now, enqueued);
   const warningMs = config.keys.expiry_warning_days * 86_400_000;
-  const check = new KeyExpiryCheck(store.accounts, store.coordination, events, warningMs, clock, log);
+  const check = new KeyExpiryCheck({
+    accounts: store.accounts,
+    coordination: store.coordination,
+    events,
+    warningMs,
+    clock,
+    log,
+  });
   check.start();
   return () => check.stop();
 }

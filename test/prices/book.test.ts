@@ -167,12 +167,12 @@ t.test('overlapping reloads: a slow earlier reload never overwrites a newer one'
   const store = new SlowFirstRead();
   await store.prices.putPriceSet(set('2026-01-07', '21.00'), false);
   const clock = new ManualClock(NOW);
-  const book = new PriceBook(
+  const book = new PriceBook({
     store,
-    { zone: 'Africa/Johannesburg', defaultSource: 'DMPR', upstreamOnly: false },
+    options: { zone: 'Africa/Johannesburg', defaultSource: 'DMPR', upstreamOnly: false },
     clock,
-    (await import('pino')).default({ level: 'silent' }),
-  );
+    log: (await import('pino')).default({ level: 'silent' }),
+  });
   const first = book.load();
   await store.prices.putPriceSet(set('2026-02-04', '22.00'), false);
   await book.load();

@@ -1,62 +1,14 @@
 import type { BurstLimit, Overage } from '../../config/plan-config.js';
 import type { PeriodMeta } from '../counting/interface.js';
-import type { StoredKey } from '../keys/key.js';
+import type { Account, AccountStatus, ExternalIds, Grant, StoredAccount } from './account-record.js';
 
-export type AccountStatus = 'active' | 'inactive';
-
-export interface Account {
-  id: string;
-  status: AccountStatus;
-  plan: string;
-  /** Per-account allowance; null uses the plan's. */
-  limit: number | null;
-  /** Trial start or billing anchor, ISO 8601. */
-  anchor: string;
-  label: string;
-  created_at: string;
-  /** Bumped by every change, so a counter call made from a stale cached copy is refused. */
-  revision: number;
-  /** Who the account is in billing systems (docs/billing.md); absent when none is set. */
-  external_ids?: ExternalIds;
-  /** The account's own burst limit, over the plan's; absent: the plan's (or none). */
-  burst?: BurstLimit;
-  /** The account's own overage, over the plan's; absent: the plan's (or none). */
-  overage?: Overage;
-}
-
-/** The account's ids in billing systems: the Stripe customer it is billed as, the CloudEvents subject. */
-export interface ExternalIds {
-  stripe_customer?: string;
-  billing_subject?: string;
-}
-
-/**
- * Requests added to one period of an account (a top-up). It belongs to the period it was made
- * in and ends with it; the period's record counts it too (`PeriodRecord.granted`).
- */
-export interface Grant {
-  id: string;
-  requests: number;
-  note: string | null;
-  /** The period's id (its start in unix ms, as its counter is named): what the grant is matched by. */
-  period_id: string;
-  /** The period's start as the `usage` object shows it. */
-  period_started_at: string;
-  created_at: string;
-}
-
-/**
- * An account as the store keeps it: with its keys (1–20 live ones, store/keys/interface.ts),
- * each with the SHA-256 hash of the key, never the key.
- */
-export interface StoredAccount extends Account {
-  keys: StoredKey[];
-  /**
-   * The grants of its recent periods, oldest first (absent: none). On the record, so the meter
-   * works out the period's limit from the copy it caches, with no read of its own.
-   */
-  grants?: Grant[];
-}
+export type {
+  Account,
+  AccountStatus,
+  ExternalIds,
+  Grant,
+  StoredAccount,
+} from './account-record.js';
 
 /** What a grant writes on its period's record, which it opens when no request has yet. */
 export interface GrantLedger {

@@ -35,6 +35,20 @@ class Noted {
   ) {}
 }
 
+/** The parts of a ConsumeBatcher: its constructor's options. */
+export interface ConsumeBatcherOptions {
+  /** The request's account hash (KEY.account); the script names the period's keys from it. */
+  accountKeyOf: (spec: ConsumeSpec) => string;
+  script: ConsumeScript;
+  /** One call per request (Redis Cluster: requests of different accounts live on different slots). */
+  perRequest: boolean;
+  onReceiverError: (err: unknown) => void;
+  /** Unix ms in Redis' clock after which the call must count nothing (0: none); see redis-clock.ts. */
+  deadline?: () => number;
+  /** A reply reached a threshold of the spec's alerts (the script raised it, or found it raised). */
+  onReached?: (spec: ConsumeSpec, used: number) => void;
+}
+
 /**
  * Gathers the consumes that arrive in one event-loop turn into one CONSUME script call, and
  * hands each request its own answer from the one reply.
@@ -53,18 +67,21 @@ export class ConsumeBatcher {
   /** Script calls sent so far, for metrics. */
   calls = 0;
 
-  constructor(
-    /** The request's account hash (KEY.account); the script names the period's keys from it. */
-    private readonly accountKeyOf: (spec: ConsumeSpec) => string,
-    private readonly script: ConsumeScript,
-    /** One call per request (Redis Cluster: requests of different accounts live on different slots). */
-    private readonly perRequest: boolean,
-    private readonly onReceiverError: (err: unknown) => void,
-    /** Unix ms in Redis' clock after which the call must count nothing (0: none); see redis-clock.ts. */
-    private readonly deadline: () => number = () => 0,
-    /** A reply reached a threshold of the spec's alerts (the script raised it, or found it raised). */
-    private readonly onReached: (spec: ConsumeSpec, used: number) => void = () => undefined,
-  ) {}
+  private readonly accountKeyOf: (spec: ConsumeSpec) => string;
+  private readonly script: ConsumeScript;
+  private readonly perRequest: boolean;
+  private readonly onReceiverError: (err: unknown) => void;
+  private readonly deadline: () => number;
+  private readonly onReached: (spec: ConsumeSpec, used: number) => void;
+
+  constructor(o: ConsumeBatcherOptions) {
+    this.accountKeyOf = o.accountKeyOf;
+    this.script = o.script;
+    this.perRequest = o.perRequest;
+    this.onReceiverError = o.onReceiverError;
+    this.deadline = o.deadline ?? (() => 0);
+    this.onReached = o.onReached ?? (() => undefined);
+  }
 
   add(spec: ConsumeSpec, day: string, receiver: ConsumeReceiver): void {
     if (this.perRequest) return this.send([spec], [receiver], day);

@@ -58,17 +58,17 @@ export class RedisCounting implements CountingStore {
     b.define(SCRIPTS);
     const cluster = b.options.cluster !== undefined;
     this.clock = new RedisClock(b.options.command_timeout_ms);
-    this.batcher = new ConsumeBatcher(
-      (spec) => b.accountKey(spec.accountId),
-      cluster
+    this.batcher = new ConsumeBatcher({
+      accountKeyOf: (spec) => b.accountKey(spec.accountId),
+      script: cluster
         ? (_, keysAndArgs) => b.run(() => b.redis.fpgConsumeOne(...keysAndArgs))
         : (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),
-      cluster,
-      (err) => b.log.error({ err }, 'a metered request failed after its consume'),
+      perRequest: cluster,
+      onReceiverError: (err) => b.log.error({ err }, 'a metered request failed after its consume'),
       // Cluster nodes' clocks are not this connection's: no deadline there.
-      cluster ? undefined : () => this.clock.deadline(),
-      (spec, used) => this.reachedThreshold(spec, used),
-    );
+      ...(cluster ? {} : { deadline: () => this.clock.deadline() }),
+      onReached: (spec, used) => this.reachedThreshold(spec, used),
+    });
     if (!cluster) this.keepClock();
   }
 

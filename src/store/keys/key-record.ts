@@ -1,25 +1,6 @@
 import { z } from 'zod';
 import { legacyKey } from './edit.js';
-import { KEY_SCOPES, type StoredKey } from './interface.js';
-
-/**
- * A stored key as both stores read it back (the Redis hash's `keys` field, the memory store's
- * file). Checked on the way in, so a damaged record fails closed: it reads as no key at all.
- */
-const keyId = z.string().regex(/^key_[0-9a-f]{16}$/);
-
-export const storedKeySchema = z.strictObject({
-  id: keyId,
-  name: z.string().min(1).max(64),
-  created_at: z.string(),
-  expires_at: z.string().nullable(),
-  scopes: z.array(z.enum(KEY_SCOPES)),
-  allowed_cidrs: z.array(z.string()),
-  last_used_on: z.string().nullable(),
-  hint: z.string().nullable(),
-  key_hash: z.string().regex(/^[0-9a-f]{64}$/),
-  rotated_to: keyId.optional(),
-});
+import { keyId, type StoredKey, storedKeySchema } from './key.js';
 
 const storedKeys = z.array(storedKeySchema);
 

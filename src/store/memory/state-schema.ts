@@ -1,10 +1,8 @@
 /** The memory store's state file as it is read back: every field checked, so a damaged file is refused whole. */
 import { z } from 'zod';
-import { burstLimit, overage } from '../../config/plan-config.js';
 import { EVENT_TYPES } from '../../events/event.js';
 import { priceSetDocument } from '../../prices/price-set-schema.js';
-import { grantFields } from '../accounts/grant-record.js';
-import { storedKeySchema } from '../keys/key-record.js';
+import { accountFields, accountHoldings, accountSettings } from '../accounts/account-record.js';
 
 const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);
 const webhooksState = z.strictObject({
@@ -63,27 +61,14 @@ const billingCursor = z.strictObject({
   failed: z.array(billingEvent),
 });
 
+/** An account, its fields in the order this release writes them. */
 const storedAccount = z.strictObject({
-  id: z.string().min(1),
-  status: z.enum(['active', 'inactive']),
-  plan: z.string().min(1),
-  limit: z.number().int().positive().nullable(),
-  anchor: z.string(),
-  label: z.string(),
-  created_at: z.string(),
-  revision: z.number().int().positive(),
+  ...accountFields,
   /** The one key of a file written before accounts had several keys. */
-  key_hash: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/)
-    .optional(),
-  keys: z.array(storedKeySchema).min(1).optional(),
-  external_ids: z
-    .strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() })
-    .optional(),
-  burst: burstLimit.optional(),
-  overage: overage.optional(),
-  grants: z.array(z.strictObject(grantFields)).optional(),
+  key_hash: accountHoldings.keys.element.shape.key_hash.optional(),
+  keys: accountHoldings.keys.min(1).optional(),
+  ...accountSettings,
+  grants: accountHoldings.grants,
 });
 
 /** What the embedded store keeps on disk between runs. */

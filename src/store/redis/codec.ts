@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { burstLimit, overage } from '../../config/plan-config.js';
-import { grantFields } from '../accounts/grant-record.js';
+import { accountSettings, grantRecord } from '../accounts/account-record.js';
 import type { AccountPatch, ExternalIds, Grant, StoredAccount } from '../accounts/interface.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import { previousReleaseHash } from '../keys/edit.js';
@@ -8,7 +7,7 @@ import { keysOf } from '../keys/key-record.js';
 
 /** How records look in Redis: accounts as hashes of strings, announcements as JSON. */
 
-const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label'] as const;
+const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label'] as const satisfies (keyof AccountPatch)[];
 
 const storeEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('account'), id: z.string().min(1), keyHashes: z.array(z.string()) }),
@@ -55,7 +54,8 @@ function externalIdsField(ids: ExternalIds | null | undefined): string | null {
   return ids == null || Object.keys(ids).length === 0 ? null : JSON.stringify(ids);
 }
 
-const grants = z.array(z.object(grantFields));
+// A grant with a field this release does not know (a later one wrote it) still reads, without it.
+const grants = z.array(z.object(grantRecord.shape));
 
 /**
  * The grants field (JSON, written by GRANT in accounts/lua.ts), or undefined when absent. A
@@ -71,8 +71,6 @@ function decodeGrants(text: string | undefined): Grant[] | undefined {
   }
 }
 
-const externalIds = z.strictObject({ stripe_customer: z.string().optional(), billing_subject: z.string().optional() });
-
 /** A JSON field of the account hash, or undefined when absent or not what `schema` expects. */
 function decodeJson<T>(schema: z.ZodType<T>, text: string | undefined): T | undefined {
   if (text === undefined) return undefined;
@@ -86,7 +84,7 @@ function decodeJson<T>(schema: z.ZodType<T>, text: string | undefined): T | unde
 
 export function decodeAccount(h: Record<string, string>): StoredAccount | null {
   if (h.id === undefined || h.revision === undefined) return null;
-  const ids = decodeJson(externalIds, h.external_ids);
+  const ids = decodeJson(accountSettings.external_ids, h.external_ids);
   const account: StoredAccount = {
     id: h.id,
     // Anything but a clean 'active' refuses requests: fail closed on a damaged record.
@@ -102,9 +100,9 @@ export function decodeAccount(h: Record<string, string>): StoredAccount | null {
     keys: keysOf(h.keys, h.key_hash, h.created_at ?? '', (field) => h[field]),
   };
   if (ids !== undefined) account.external_ids = ids;
-  const burst = decodeJson(burstLimit, h.burst);
+  const burst = decodeJson(accountSettings.burst, h.burst);
   if (burst !== undefined) account.burst = burst;
-  const over = decodeJson(overage, h.overage);
+  const over = decodeJson(accountSettings.overage, h.overage);
   if (over !== undefined) account.overage = over;
   const granted = decodeGrants(h.grants);
   if (granted !== undefined) account.grants = granted;

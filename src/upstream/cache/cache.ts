@@ -35,6 +35,17 @@ type Outcome =
 
 const CACHED_METHODS = new Set(['GET', 'HEAD']);
 
+/** The parts of a PassThroughCache: its constructor's options. */
+export interface PassThroughCacheOptions {
+  cfg: UpstreamConfig;
+  agent: Agent;
+  proxy: OriginProxy;
+  errors: Record<ErrorKind, ErrorAnswer>;
+  metrics: Metrics;
+  log: Logger;
+  now?: () => number;
+}
+
 export class PassThroughCache implements PassThrough {
   private readonly entries: CacheEntries;
   private readonly flights = new Map<string, Promise<Outcome>>();
@@ -46,19 +57,25 @@ export class PassThroughCache implements PassThrough {
   /** Moved on by every purge: a flight that began before one does not store its answer. */
   private generation = 0;
 
-  constructor(
-    private readonly cfg: UpstreamConfig,
-    private readonly agent: Agent,
-    private readonly proxy: OriginProxy,
-    errors: Record<ErrorKind, ErrorAnswer>,
-    private readonly metrics: Metrics,
-    private readonly log: Logger,
-    private readonly now: () => number = Date.now,
-  ) {
+  private readonly cfg: UpstreamConfig;
+  private readonly agent: Agent;
+  private readonly proxy: OriginProxy;
+  private readonly metrics: Metrics;
+  private readonly log: Logger;
+  private readonly now: () => number;
+
+  constructor(o: PassThroughCacheOptions) {
+    this.cfg = o.cfg;
+    this.agent = o.agent;
+    this.proxy = o.proxy;
+    this.metrics = o.metrics;
+    this.log = o.log;
+    this.now = o.now ?? Date.now;
+    const { cfg, errors, metrics, log } = o;
     this.c = cfg.cache;
     this.entries = new CacheEntries(Math.max(1, this.c.max_bytes), this.c.max_entry_bytes);
     this.guard = new KeyGuard(cfg.api_key);
-    this.refusals = new RefusalLog(log, now);
+    this.refusals = new RefusalLog(log, this.now);
     this.parts = { errors, log };
     metrics.cacheHeld(() => ({ bytes: this.entries.bytes, entries: this.entries.size }));
   }

@@ -19,6 +19,33 @@ export function accountsContract(t: Test, make: () => Promise<Store>): void {
     t.equal(await store.accounts.getAccount('acct_missing'), null);
   });
 
+  t.test(
+    'an account keeps its external ids and settings: each id read back, a patch replaces or removes them',
+    async (t) => {
+      const store = await make();
+      t.teardown(() => store.close());
+      const ids = { stripe_customer: 'cus_NffrFeUfNV2Hib', billing_subject: 'acme-fleet' };
+      const a = account({ external_ids: ids, burst: { limit: 5, window_s: 10 }, overage: { max_percent: 20 } });
+      await store.accounts.createAccount(a);
+      t.same(await store.accounts.getAccount(a.id), a, 'both ids, the burst and the overage');
+      t.same(await store.accounts.findByKeyHash(hashOf(a)), a);
+      const one = await store.accounts.updateAccount(a.id, { external_ids: { billing_subject: 'renamed' } });
+      t.same(one?.external_ids, { billing_subject: 'renamed' }, 'a patch replaces the ids');
+      t.same((await store.accounts.getAccount(a.id))?.external_ids, { billing_subject: 'renamed' });
+      await store.accounts.updateAccount(a.id, { external_ids: { stripe_customer: 'cus_A1' } });
+      t.same((await store.accounts.getAccount(a.id))?.external_ids, { stripe_customer: 'cus_A1' });
+      await store.accounts.updateAccount(a.id, { external_ids: null, burst: null });
+      const none = await store.accounts.getAccount(a.id);
+      t.notOk(none && 'external_ids' in none, 'null removes them');
+      t.notOk(none && 'burst' in none);
+      t.same(none?.overage, { max_percent: 20 }, 'a setting not named is kept');
+      await store.accounts.updateAccount(a.id, { external_ids: ids });
+      await store.accounts.updateAccount(a.id, { external_ids: {} });
+      const empty = await store.accounts.getAccount(a.id);
+      t.notOk(empty && 'external_ids' in empty, 'so does an empty set');
+    },
+  );
+
   t.test('creating an account whose id or key hash exists is refused', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
