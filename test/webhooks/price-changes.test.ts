@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
+import { region as prices } from '../helpers/prices.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -20,7 +21,8 @@ const WEBHOOKS = {
   retry_delays_ms: [200, 200, 200],
 };
 
-const region = (p95: string) => ({ petrol_93: p95, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.90' });
+// Petrol 93 moves with 95: a change has a delta in both.
+const region = (p95: string) => prices(p95, { petrol_93: p95, diesel_500ppm: '19.90' });
 // With its `updated_at`, so publishing it again is the identical set.
 const set = (date: string, p95: string) => ({
   effective_date: date,
