@@ -30,7 +30,8 @@ async function setup(
       url: origin.url,
       api_key: origin.key,
       poll_interval_ms: 60_000,
-      timeout_ms: 6000,
+      // Above the slowest origin of these tests (scaled(3000)), however busy the machine.
+      timeout_ms: scaled(6000),
       proxy_paths: ['/origin/*'],
       cache,
       ...upstream,

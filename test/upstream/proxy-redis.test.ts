@@ -6,7 +6,7 @@ import { startGateway } from '../helpers/gateway.js';
 import { startOrigin } from '../helpers/origin.js';
 import { startRedis } from '../helpers/redis.js';
 import { counted, ORIGIN_FAILED_OR_LIMIT, successesUntilRefused } from '../helpers/usage.js';
-import { waitFor } from '../helpers/wait.js';
+import { scaled, waitFor } from '../helpers/wait.js';
 
 const TIMEOUT = 500;
 const MAX_SOCKETS = 8;
@@ -17,7 +17,11 @@ t.test(
     const redis = await startRedis(t);
     const origin = await startOrigin(t);
     const settings = {
-      store: { type: 'redis', redis: { url: redis.url } },
+      // Timeouts stretched for a busy machine, as redisConfig (test/helpers/cli.ts) does for processes.
+      store: {
+        type: 'redis',
+        redis: { url: redis.url, command_timeout_ms: scaled(500), connect_timeout_ms: scaled(2000) },
+      },
       upstream: {
         url: origin.url,
         api_key: origin.key,
