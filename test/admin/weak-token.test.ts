@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { runCli, serve } from '../helpers/cli.js';
 import type { TestContext } from '../helpers/context.js';
@@ -43,7 +43,7 @@ function refusal(env: NodeJS.ProcessEnv): string {
 }
 
 /** Each case of a test: the first on a real process (exit code and output), the rest in this one. */
-async function refused(t: TestContext & { testdir(): string }, env: NodeJS.ProcessEnv, first: boolean, what: string) {
+async function refused(t: Test, env: NodeJS.ProcessEnv, first: boolean, what: string): Promise<string> {
   if (!first) return refusal(env);
   const r = await start(t, env);
   t.equal(r.code, 1, `${what}: exit 1`);

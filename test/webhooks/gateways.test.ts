@@ -3,7 +3,7 @@ import { type GatewayProcess, gatewayProcess, redisConfig } from '../helpers/cli
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
-import { waitFor } from '../helpers/wait.js';
+import { scaled, waitFor } from '../helpers/wait.js';
 
 /**
  * Webhooks across real processes: gateways (dist/, `fuel-gateway serve`) sharing one Redis,
@@ -18,7 +18,8 @@ function configFile(redisUrl: string, webhooks: Record<string, unknown> = {}): s
       webhooks: {
         allow_private_addresses: true,
         allow_http: true,
-        timeout_ms: 1000,
+        // A delivery answered late on a busy machine is not a timeout (and a retry): scaled.
+        timeout_ms: scaled(1000),
         poll_interval_ms: 100,
         retry_delays_ms: [300, 300, 300, 300, 300, 300, 300, 300, 300, 300],
         ...webhooks,
