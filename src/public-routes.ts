@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import type { Config } from './config/config-schema.js';
 import { PROJECT_ROOT } from './config/load.js';
 import { compatFuelsaRoutes } from './features/compat-fuelsa/index.js';
@@ -17,21 +18,28 @@ import { passThroughRoutes } from './features/pass-through/index.js';
 import { type LeakHandler, secretScanningRoutes } from './features/secret-scanning/index.js';
 import { usageRoutes } from './features/usage/index.js';
 import type { RouteDef } from './http/core-types.js';
+import type { PriceBook } from './prices/book.js';
 import type { PassThrough } from './upstream/cache/cache.js';
 import type { UpstreamPoller } from './upstream/poller.js';
+
+export interface PublicRoutesOptions {
+  config: Config;
+  storeReady: () => Promise<boolean>;
+  upstream: UpstreamPoller | null;
+  proxy: PassThrough | null;
+  leaks: LeakHandler;
+  /** The page is built, and compressed, as each of its snapshots comes into effect. */
+  book: PriceBook;
+  log: Logger;
+}
 
 /**
  * Every public route, from every feature, in the order the API document lists them. The
  * features know nothing of one another: what one needs of another (the page shows the document)
  * is handed over here.
  */
-export function publicRoutes(
-  config: Config,
-  storeReady: () => Promise<boolean>,
-  upstream: UpstreamPoller | null,
-  proxy: PassThrough | null,
-  leaks: LeakHandler,
-): { routes: RouteDef[]; deploymentTag: () => string } {
+export function publicRoutes(o: PublicRoutesOptions): { routes: RouteDef[]; deploymentTag: () => string } {
+  const { config, storeReady, upstream, proxy, leaks } = o;
   const routes: RouteDef[] = [];
   const openapi = openApi(routes);
   routes.push(
@@ -40,7 +48,7 @@ export function publicRoutes(
     ...usageRoutes(config),
     ...compatFuelsaRoutes(config),
     ...openapi.routes,
-    ...pageRoutes(config, openapi.document),
+    ...pageRoutes(config, openapi.document, o.book, o.log),
     ...healthRoutes(config, { storeReady, upstream }),
     ...secretScanningRoutes(config, leaks),
     ...passThroughRoutes(config, proxy),

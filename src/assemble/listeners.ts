@@ -58,7 +58,15 @@ export function buildPublic(o: PublicOptions): AddressInfo {
     log,
     storeDataLost: () => store.msSinceDataLoss() !== null,
     errors: o.errors,
-    ...publicRoutes(config, storeReady, o.upstream, o.proxy, (tokens, from) => o.leaks.report(tokens, from)),
+    ...publicRoutes({
+      config,
+      storeReady,
+      upstream: o.upstream,
+      proxy: o.proxy,
+      leaks: (tokens, from) => o.leaks.report(tokens, from),
+      book: o.book,
+      log,
+    }),
   });
   o.listener.serve(handler);
   // Cleanups run last first: the public listener starts draining the moment a stop begins (every

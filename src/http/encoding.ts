@@ -1,8 +1,8 @@
 /**
  * Content codings (RFC 9110 §8.4, §12.5.3): which one a request accepts, and the compressed bytes
  * of answers built once. Compression never runs per request for an answer built once: its bytes
- * are made with it (the API document and the assets at start), off the request on the thread pool
- * (the page, per price set: `encodeAsync`) or, for a historical answer kept per price set and
+ * are made with it (the API document and the assets at start), on the thread pool as its price set
+ * comes into effect (the page: `encodeAsync`) or, for a historical answer kept per price set and
  * query, at the first request that asks for the coding.
  * An answer whose per-request `usage` sits at its end (changes.php) is gzipped as a compressed
  * head, built once, followed by the usage in a stored deflate block (`SplicedGzip`).
@@ -47,8 +47,8 @@ const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
 
 /**
- * `encode` on libuv's thread pool, for an answer first built on a request: the page's most
- * compressed brotli takes about 2 s of CPU, which no request (nor the event loop) may wait for.
+ * `encode` on libuv's thread pool: the page's most compressed brotli takes about 1 s of CPU,
+ * which no request (nor the event loop) may wait for.
  */
 export async function encodeAsync(body: Buffer, effort: Effort): Promise<Encoded> {
   if (body.length < MIN_COMPRESS_BYTES) return NONE;

@@ -89,6 +89,8 @@ export class PriceBook {
   private loadApplied = 0;
   /** Dates whose taking effect this process has told of. */
   private readonly announced = new Set<string>();
+  /** Told of each snapshot as it comes into effect (`watch`). */
+  private readonly watchers: ((snap: Snapshot, now: number) => void)[] = [];
 
   private readonly prices: PriceStore;
 
@@ -162,6 +164,15 @@ export class PriceBook {
     return this.snap;
   }
 
+  /**
+   * Calls `fn` with the snapshot in effect now, then with each one that comes into effect (a set
+   * published or reloaded, or its effective time come): for what is built once per snapshot.
+   */
+  watch(fn: (snap: Snapshot, now: number) => void): void {
+    this.watchers.push(fn);
+    fn(this.snapshot(), this.clock.now());
+  }
+
   /** The prices served as current, or null while there are none. */
   current(): CurrentPrices | null {
     return this.snapshot().current;
@@ -203,6 +214,7 @@ export class PriceBook {
       this.snap = buildSnapshot(this.history.slice(0, count), this.currentOf(count), this.opts.defaultSource);
       const set = this.snap.current?.set;
       if (set && set !== previous) this.log.info({ effective_date: set.effective_date }, 'price snapshot in effect');
+      for (const fn of this.watchers) fn(this.snap, now);
     }
     this.nextMs = this.times[count] ?? Infinity;
     this.arm(now);

@@ -11,11 +11,22 @@ export interface PriceAge {
   stale: boolean;
 }
 
+/** Whole days since `effectiveMs` at `now`. */
+const ageDays = (effectiveMs: number, now: number): number => Math.max(0, Math.floor((now - effectiveMs) / DAY_MS));
+
+/** Whether prices in effect from `effectiveMs` are stale at `now`: older than `maxAgeDays` whole days. */
+export const staleAt = (effectiveMs: number, maxAgeDays: number, now: number): boolean =>
+  ageDays(effectiveMs, now) > maxAgeDays;
+
 export function priceAge(book: PriceBook, maxAgeDays: number, now: number): PriceAge | null {
   const current = book.current();
   if (!current) return null;
-  const age = Math.max(0, Math.floor((now - current.effectiveMs) / DAY_MS));
-  return { effective_date: current.set.effective_date, age_days: age, stale: age > maxAgeDays };
+  const age = ageDays(current.effectiveMs, now);
+  return {
+    effective_date: current.set.effective_date,
+    age_days: age,
+    stale: staleAt(current.effectiveMs, maxAgeDays, now),
+  };
 }
 
 /** Logs a warning at start and once a day while the served prices are stale. Returns the stop. */

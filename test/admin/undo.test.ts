@@ -5,13 +5,13 @@ import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { region } from '../helpers/prices.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const SHIPPED = JSON.parse(readFileSync('data/prices/sa-fuel-prices-2023-2026.json', 'utf8')) as Array<
   Record<string, unknown>
 >;
-const region = (p95: string) => ({ petrol_93: null, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.50' });
 const set = (date: string, p95 = '24.10') => ({ effective_date: date, coastal: region(p95), inland: region(p95) });
 // 401s after a delete must not turn into the invalid-key throttle's 429s.
 const NO_THROTTLE = { limits: { invalid_key_throttle: { max_attempts: 1_000_000 } }, demo_accounts: false };

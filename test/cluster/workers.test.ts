@@ -1,23 +1,15 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { type GatewayProcess, gatewayProcess, serve } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess, privateConfig, serve } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
-import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
-function configFile(settings: Record<string, unknown>): string {
-  const file = join(tempDir('fpg-workers-'), 'gateway.yaml');
-  writeFileSync(file, JSON.stringify(settings));
-  return file;
-}
-
 async function workersGateway(t: Test, workers: number): Promise<GatewayProcess> {
   const redis = await startRedis(t);
-  const file = configFile({
+  const file = privateConfig({
     server: { workers },
     store: { type: 'redis', redis: { url: redis.url } },
     log: { access: false },
@@ -66,7 +58,7 @@ function get(agent: Agent, url: string): Promise<Outcome> {
 }
 
 t.test('with the memory store, workers are refused at start with the reason', async (t) => {
-  const gw = serve(t, ['--config', configFile({ server: { workers: 2 } })]);
+  const gw = serve(t, ['--config', privateConfig({ server: { workers: 2 } })]);
   t.equal(await new Promise((r) => gw.child.on('exit', r)), 1);
   t.match(gw.output(), /server\.workers: more than one worker needs the Redis store/);
 });
@@ -117,7 +109,7 @@ t.test(
   'SIGTERM under load: every request the gateway took is answered and logged, open connections lose nothing, exit 0',
   async (t) => {
     const redis = await startRedis(t);
-    const file = configFile({
+    const file = privateConfig({
       server: { workers: 2 },
       store: { type: 'redis', redis: { url: redis.url } },
       log: { access: true },

@@ -13,6 +13,8 @@ export interface SeenRequest {
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
   remotePort: number;
+  /** When it arrived (Date.now()). */
+  at: number;
 }
 
 export interface TestOrigin {
@@ -153,6 +155,7 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
           query: url.searchParams,
           headers: req.headers,
           remotePort: req.socket.remotePort ?? 0,
+          at: Date.now(),
         });
         void handle(url, req.headers, res);
       });

@@ -5,6 +5,7 @@ import { negotiate } from '../../src/http/encoding.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { priceSet } from '../helpers/prices.js';
 import { rawRequest } from '../helpers/raw.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
@@ -72,26 +73,45 @@ t.test(
       raw(gw, '/healthz').then((r) => ({ ...r, ms: Date.now() - sent })),
     ]);
     t.equal(first.status, 200);
-    t.equal(first.headers['content-encoding'], undefined, 'the first answer: uncompressed, not waiting for it');
-    t.equal(first.headers.vary, 'Accept-Encoding', 'and says it varies, as the compressed ones will');
+    t.equal(first.headers.vary, 'Accept-Encoding', 'says it varies, compressed or not yet');
     t.equal(Number(first.headers['content-length']), first.body.length);
     t.equal(health.status, 200);
     t.ok(health.ms < scaled(500), `a health check beside the first render answered in ${health.ms} ms`);
     const compressedMs = await waitFor('the page compressed off the request', async () => {
       const r = await raw(gw, '/', { 'Accept-Encoding': 'br' });
-      return r.headers['content-encoding'] === 'br' && decode(r).equals(first.body);
+      return r.headers['content-encoding'] === 'br' && decode(r).equals(decode(first));
     });
     t.pass(`compressed ${compressedMs} ms after the first answer`);
   },
 );
 
+/** Waits for the log to tell that `n` pages have been compressed. */
+const compressed = (gw: TestGateway, n: number) =>
+  waitFor(`${n} page(s) compressed`, () => gw.logs().split('public page compressed').length > n);
+
+t.test(
+  'the page is compressed as its price set comes into effect, at start and on each new set, before any request',
+  async (t) => {
+    const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
+    await compressed(gw, 1);
+    const first = await raw(gw, '/', { 'Accept-Encoding': 'br' });
+    t.equal(first.headers['content-encoding'], 'br', 'the first request of / gets the brotli made at start');
+    await gw.app.book.publish({ ...priceSet('2026-11-18', '31.23'), updated_at: '2026-11-17 10:00:00' });
+    await compressed(gw, 2);
+    const after = await raw(gw, '/', { 'Accept-Encoding': 'br' });
+    t.equal(
+      after.headers['content-encoding'],
+      'br',
+      "the new set's first request gets the brotli made when it came into effect",
+    );
+    t.match(decode(after).toString(), '31.23', 'of the new prices');
+    t.not(after.headers.etag, first.headers.etag);
+  },
+);
+
 t.test('the document, the page and its assets come compressed as asked, with Vary and the right length', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });
-  // The page is compressed off its first request (the test above): asked for until it is.
-  await waitFor(
-    'the page compressed',
-    async () => (await raw(gw, '/', { 'Accept-Encoding': 'br' })).headers['content-encoding'] === 'br',
-  );
+  await compressed(gw, 1);
   for (const path of ['/fuel-api/openapi.json', '/', '/assets/page.js', '/assets/page.css']) {
     const plain = await raw(gw, path);
     t.equal(plain.headers['content-encoding'], undefined, `${path}: none asked, none sent`);

@@ -2,17 +2,13 @@ import t from 'tap';
 import { noneMatchHits } from '../../src/http/etag.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
-import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { startGateway } from '../helpers/gateway.js';
 import { rawRequest } from '../helpers/raw.js';
+import { used } from '../helpers/usage.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const CURRENT = '/fuel-api/api/current.php';
-const USAGE = '/fuel-api/api/usage.php';
 const WEAK = /^W\/"[A-Za-z0-9_-]{27}(-stale)?"$/;
-
-const used = async (gw: TestGateway, key: string): Promise<number> =>
-  ((await (await gw.get(USAGE, { headers: { 'X-API-Key': key } })).json()) as { usage: { requests_used: number } })
-    .usage.requests_used;
 
 const REGION = {
   zone: null,
@@ -204,10 +200,5 @@ t.test('from a raw socket: repeated If-None-Match fields form one list; odd valu
     t.match(answer, /^HTTP\/1\.1 200 /, odd.slice(0, 40));
   }
   t.match(await ask([`If-None-Match: ${etag}`], 'HEAD'), /^HTTP\/1\.1 304 /);
-  t.equal(
-    ((await (await gw.get(USAGE, { headers: { 'X-API-Key': key } })).json()) as { usage: { requests_used: number } })
-      .usage.requests_used,
-    7,
-    'the six odd ones were counted as the 200s they got',
-  );
+  t.equal(await used(gw, key), 7, 'the six odd ones were counted as the 200s they got');
 });

@@ -4,9 +4,9 @@ import { ManualClock } from '../helpers/clock.js';
 import type { TestContext } from '../helpers/context.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { used } from '../helpers/usage.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
-const USAGE = '/fuel-api/api/usage.php';
 const HOUR = 3_600_000;
 
 async function setUp(t: TestContext) {
@@ -21,8 +21,6 @@ const get = async (gw: TestGateway, key: string, path = SIMPLE) => {
   const r = await gw.get(`${path}?api_key=${key}`);
   return { status: r.status, body: (await r.json()) as Record<string, unknown>, headers: r.headers };
 };
-const used = async (gw: TestGateway, key: string): Promise<number> =>
-  ((await get(gw, key, USAGE)).body.usage as { requests_used: number }).requests_used;
 
 t.test('an account starts with its default key; keys are added, listed, renamed and shown once', async (t) => {
   const { gw, id, key } = await setUp(t);

@@ -10,6 +10,7 @@ import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startOrigin } from '../helpers/origin.js';
+import { used } from '../helpers/usage.js';
 import { waitFor } from '../helpers/wait.js';
 
 const S = '/fuel-api/api/simple-current.php';
@@ -35,8 +36,6 @@ const call = async (gw: TestGateway, path: string, key: string, headers: Record<
   const text = await r.text();
   return { status: r.status, text, headers: r.headers };
 };
-const used = async (gw: TestGateway, key: string): Promise<number> =>
-  (JSON.parse((await call(gw, U, key)).text) as { usage: { requests_used: number } }).usage.requests_used;
 
 t.test('scopes: each route needs its scope; outside it 403, not counted', async (t) => {
   const gw = await startGateway(t, {}, { clock: new ManualClock(NOW) });

@@ -2,29 +2,15 @@ import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { readPriceFile } from '../../src/prices/price-file.js';
-import type { PriceSet } from '../../src/prices/price-set-schema.js';
 import { ROOT } from '../helpers/cli.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
+import { region, priceSet as set } from '../helpers/prices.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
-const region = (p95: string) => ({
-  zone: null,
-  price_basis: 'official_regional_reference',
-  petrol_93: null,
-  petrol_95: p95,
-  diesel_50ppm: '20.00',
-  diesel_500ppm: '19.50',
-});
-const set = (date: string, p95: string): PriceSet => ({
-  effective_date: date,
-  updated_at: `${date} 00:00:00`,
-  coastal: region(p95),
-  inland: region(p95),
-});
 
 const effectiveDate = async (r: Response) => ((await r.json()) as { effective_date: string }).effective_date;
 

@@ -5,12 +5,12 @@
  * bound, purge, and the counting of answers given back.
  */
 import t, { type Test } from 'tap';
-import { allowanceFor } from '../../src/quota/allowance.js';
 import { adminCall } from '../helpers/admin.js';
 import { newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startOrigin, type TestOrigin } from '../helpers/origin.js';
-import { waitFor } from '../helpers/wait.js';
+import { counted } from '../helpers/usage.js';
+import { scaled, waitFor } from '../helpers/wait.js';
 
 interface Setup {
   origin: TestOrigin;
@@ -30,7 +30,8 @@ async function setup(
       url: origin.url,
       api_key: origin.key,
       poll_interval_ms: 60_000,
-      timeout_ms: 6000,
+      // Above the slowest origin of these tests (scaled(3000)), however busy the machine.
+      timeout_ms: scaled(6000),
       proxy_paths: ['/origin/*'],
       cache,
       ...upstream,
@@ -40,13 +41,6 @@ async function setup(
   await waitFor('first poll', async () => (await gw.get('/readyz')).status === 200);
   const { api_key, account } = await newAccount(gw, { plan: 'enterprise', limit: 1_000_000 }, Date.now());
   return { origin, gw, key: api_key, accountId: account.id };
-}
-
-async function counted(gw: TestGateway, accountId: string): Promise<number> {
-  const account = await gw.app.store.accounts.getAccount(accountId);
-  if (!account) throw new Error('no account');
-  const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, Date.now());
-  return gw.app.store.counting.usage(accountId, period.id);
 }
 
 async function metric(gw: TestGateway, line: RegExp): Promise<number> {
@@ -87,7 +81,8 @@ t.test(
   '200 concurrent requests for one uncached URL reach the origin once; each is answered and counted',
   async (t) => {
     const { origin, gw, key, accountId } = await setup(t);
-    origin.cacheable.delayMs = 1000;
+    // Long enough for all 200 to arrive while the origin is still answering, however busy the machine.
+    origin.cacheable.delayMs = scaled(1000);
     const answers = await Promise.all(Array.from({ length: 200 }, () => get(gw, '/origin/cacheable?month=3', key)));
     t.equal(origin.cacheableHits(), 1, 'the origin was asked once');
     t.ok(
@@ -161,7 +156,7 @@ t.test(
     // That STALE answer started a background refresh at full speed; wait for it, then slow the origin.
     await waitFor('the first refresh', async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'HIT');
     const before = origin.cacheableHits();
-    origin.cacheable.delayMs = 3000;
+    origin.cacheable.delayMs = scaled(3000);
     origin.cacheable.version++;
     await waitFor('stale again', async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'STALE', 5000);
     const answers = await Promise.all(Array.from({ length: 50 }, () => get(gw, '/origin/cacheable/swr', key)));
@@ -170,7 +165,7 @@ t.test(
       answers.every((a) => a.status === 200 && a.xCache === 'STALE'),
       'every client answered from stale while the origin takes 3 s',
     );
-    t.ok(slowest < 2500, `the slowest of 50 answered in ${slowest} ms (the origin takes 3000)`);
+    t.ok(slowest < scaled(2500), `the slowest of 50 answered in ${slowest} ms (the origin takes ${scaled(3000)})`);
     t.equal(origin.cacheableHits(), before + 1, 'one background refresh for all of them');
     await waitFor(
       'the refreshed entry',
@@ -472,14 +467,14 @@ t.test('Age counts from when the origin made the answer, its own Age included', 
 
 t.test('a coalesced request the origin answers too slowly is a 504 for each waiter, none counted', async (t) => {
   const { origin, gw, key, accountId } = await setup(t, {}, { timeout_ms: 400 });
-  origin.cacheable.delayMs = 2000;
+  origin.cacheable.delayMs = scaled(2000);
   const answers = await Promise.all(Array.from({ length: 10 }, () => get(gw, '/origin/cacheable/slow', key)));
   t.same(
     answers.map((a) => a.status),
     Array(10).fill(504),
   );
   t.ok(
-    answers.every((a) => a.ms < 1900),
+    answers.every((a) => a.ms < scaled(1900)),
     'answered at the timeout, not when the origin finished',
   );
   t.equal(origin.cacheableHits(), 1);

@@ -8,10 +8,10 @@
 import { createServer, get as httpGet, type IncomingMessage, type ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
-import { allowanceFor } from '../../src/quota/allowance.js';
 import { newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { freePort } from '../helpers/redis.js';
+import { counted } from '../helpers/usage.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SERVICE_KEY = 'svc/Key+With=Odd&chars~0123';
@@ -139,13 +139,6 @@ async function gateway(t: Test, origin: Origin, cacheBytes: number): Promise<Tes
     },
     limits: { invalid_key_throttle: { max_attempts: 1000 } },
   });
-}
-
-async function counted(gw: TestGateway, accountId: string): Promise<number> {
-  const account = await gw.app.store.accounts.getAccount(accountId);
-  if (!account) throw new Error('no account');
-  const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, Date.now());
-  return gw.app.store.counting.usage(accountId, period.id);
 }
 
 /** The whole answer as a client sees it: status, every header, the body. */

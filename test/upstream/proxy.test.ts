@@ -1,10 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import t, { type Test } from 'tap';
-import { allowanceFor } from '../../src/quota/allowance.js';
 import { newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startOrigin, type TestOrigin } from '../helpers/origin.js';
 import { rawRequest } from '../helpers/raw.js';
+import { counted, ORIGIN_FAILED_OR_LIMIT, successesUntilRefused } from '../helpers/usage.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
 const TIMEOUT = 500;
@@ -32,37 +32,6 @@ async function setup(
   await waitFor('first poll', async () => (await gw.get('/readyz')).status === 200);
   const { api_key, account } = await newAccount(gw, { plan: 'starter' }, Date.now());
   return { origin, gw, key: api_key, accountId: account.id };
-}
-
-/**
- * What 300 requests at once through a flaky origin may be answered: a success, the origin's 503,
- * a 504 when a request waited for one of the MAX_SOCKETS origin connections past the timeout (a
- * busy machine), or the limit. None but the success is counted.
- */
-const ORIGIN_FAILED_OR_LIMIT = [200, 503, 504, 429];
-
-/**
- * The successes of requests sent one at a time until one is refused 429: what the failures
- * before gave back. Which of 300 requests at once get through depends on how soon the refunds of
- * the failures land, which a busy machine changes; the total cannot.
- */
-async function successesUntilRefused(get: (key: string) => Promise<Response>, key: string): Promise<number> {
-  let successes = 0;
-  for (let sent = 0; sent < 1000; sent++) {
-    const r = await get(key);
-    await r.arrayBuffer();
-    if (r.status === 429) return successes;
-    if (r.status === 200) successes++;
-  }
-  throw new Error('never refused: the limit does not hold');
-}
-
-/** Requests the account has counted in its current period, as the store holds it. */
-async function counted(gw: TestGateway, accountId: string): Promise<number> {
-  const account = await gw.app.store.accounts.getAccount(accountId);
-  if (!account) throw new Error('no account');
-  const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, Date.now());
-  return gw.app.store.counting.usage(accountId, period.id);
 }
 
 t.test('a JSON success gets the gateway usage as its last key; the client key never reaches the origin', async (t) => {
@@ -459,51 +428,3 @@ t.test('an absolute-form request target is forwarded by its checked path, never 
   t.equal(origin.seen[origin.seen.length - 1]?.path, '/origin/echo');
   t.notMatch(gw.logs(), origin.key);
 });
-
-t.test(
-  'on Redis, two gateways passing through a flaky origin admit at most the limit and count exactly the successes',
-  async (t) => {
-    const { startRedis } = await import('../helpers/redis.js');
-    const redis = await startRedis(t);
-    const origin = await startOrigin(t);
-    const settings = {
-      store: { type: 'redis', redis: { url: redis.url } },
-      upstream: {
-        url: origin.url,
-        api_key: origin.key,
-        poll_interval_ms: 60_000,
-        timeout_ms: TIMEOUT,
-        proxy_paths: ['/origin/*'],
-        max_sockets: MAX_SOCKETS,
-        // Every request reaches the flaky origin: no cache, no coalescing.
-        cache: { max_bytes: 0 },
-      },
-      limits: { invalid_key_throttle: { max_attempts: 1000 } },
-    };
-    const a = await startGateway(t, settings);
-    const b = await startGateway(t, settings);
-    await waitFor(
-      'both ready',
-      async () => (await a.get('/readyz')).status === 200 && (await b.get('/readyz')).status === 200,
-    );
-    const { api_key, account } = await newAccount(a, { plan: 'developer' }, Date.now());
-    const answers = await Promise.all(
-      Array.from({ length: 300 }, async (_, i) => {
-        const r = await (i % 2 ? a : b).get(`/origin/flaky?api_key=${api_key}`);
-        return r.status;
-      }),
-    );
-    const ok = answers.filter((s) => s === 200).length;
-    t.ok(ok <= 100, `${ok} successes, never more than the limit`);
-    t.ok(
-      answers.every((s) => ORIGIN_FAILED_OR_LIMIT.includes(s)),
-      'only successes, origin failures and the limit',
-    );
-    await waitFor('refunds', async () => (await counted(a, account.id)) === ok, 3000);
-    t.pass('Redis counted exactly the successes');
-    let i = 0;
-    const more = await successesUntilRefused((k) => (i++ % 2 ? a : b).get(`/origin/flaky?api_key=${k}`), api_key);
-    t.equal(ok + more, 100, `failures gave their allowance back: ${ok} at once, ${ok + more} in all`);
-    t.equal(await counted(a, account.id), 100);
-  },
-);

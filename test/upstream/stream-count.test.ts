@@ -5,11 +5,11 @@
  * nothing was written or the origin fails mid-answer. Real origin, raw client sockets.
  */
 import t, { type Test } from 'tap';
-import { allowanceFor } from '../../src/quota/allowance.js';
 import { newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { LARGE_ANSWER_BYTES, startOrigin } from '../helpers/origin.js';
 import { downloadPart } from '../helpers/raw.js';
+import { counted } from '../helpers/usage.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
 // Long enough for an origin on a busy machine to start answering; the slow-reader and stalled
@@ -35,14 +35,6 @@ async function setup(t: Test, upstream: Record<string, unknown> = {}): Promise<T
 async function account(gw: TestGateway, limit: number): Promise<{ key: string; id: string }> {
   const { api_key, account } = await newAccount(gw, { plan: 'starter', limit }, Date.now());
   return { key: api_key, id: account.id };
-}
-
-/** Requests the account has counted in its current period, as the store holds it. */
-async function counted(gw: TestGateway, accountId: string): Promise<number> {
-  const account = await gw.app.store.accounts.getAccount(accountId);
-  if (!account) throw new Error('no account');
-  const { period } = allowanceFor(account, gw.config.plans, gw.config.time_zone, Date.now());
-  return gw.app.store.counting.usage(accountId, period.id);
 }
 
 /**

@@ -5,6 +5,7 @@ import { adminCall } from '../helpers/admin.js';
 import { ManualClock } from '../helpers/clock.js';
 import { startGateway } from '../helpers/gateway.js';
 import { startOrigin } from '../helpers/origin.js';
+import { region as prices } from '../helpers/prices.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
@@ -18,12 +19,8 @@ const FAST = {
 };
 // 2026-11-23 10:00 in Johannesburg: the shipped history's current set is 2026-09-02.
 const NOW = Date.parse('2026-11-23T08:00:00Z');
-const region = (p95: string) => ({
-  petrol_93: p95,
-  petrol_95: p95,
-  diesel_50ppm: '20.00',
-  diesel_500ppm: '19.90',
-});
+// Petrol 93 moves with 95: a change has a delta in both.
+const region = (p95: string) => prices(p95, { petrol_93: p95, diesel_500ppm: '19.90' });
 const set = (date: string, p95: string) => ({ effective_date: date, coastal: region(p95), inland: region(p95) });
 
 t.test('publish, schedule, cancel and take effect (manual clock): one event each', async (t) => {

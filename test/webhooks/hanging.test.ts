@@ -2,6 +2,7 @@ import { createServer, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
+import { region as prices } from '../helpers/prices.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
@@ -25,7 +26,8 @@ const WEBHOOKS = {
   timeout_ms: TIMEOUT_MS,
 };
 
-const region = (p95: string) => ({ petrol_93: p95, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.90' });
+// Petrol 93 moves with 95: a change has a delta in both.
+const region = (p95: string) => prices(p95, { petrol_93: p95, diesel_500ppm: '19.90' });
 const set = (date: string, p95: string) => ({ effective_date: date, coastal: region(p95), inland: region(p95) });
 
 /** A real TCP receiver that accepts every connection, reads, and never answers. */

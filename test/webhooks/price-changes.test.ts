@@ -2,8 +2,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type GatewayProcess, gatewayProcess } from '../helpers/cli.js';
+import { region as prices } from '../helpers/prices.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { startRedis } from '../helpers/redis.js';
+import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
 /**
@@ -20,7 +22,8 @@ const WEBHOOKS = {
   retry_delays_ms: [200, 200, 200],
 };
 
-const region = (p95: string) => ({ petrol_93: p95, petrol_95: p95, diesel_50ppm: '20.00', diesel_500ppm: '19.90' });
+// Petrol 93 moves with 95: a change has a delta in both.
+const region = (p95: string) => prices(p95, { petrol_93: p95, diesel_500ppm: '19.90' });
 // With its `updated_at`, so publishing it again is the identical set.
 const set = (date: string, p95: string) => ({
   effective_date: date,
@@ -38,7 +41,7 @@ async function admin(gw: GatewayProcess, method: string, path: string, body?: un
 }
 
 async function gateways(t: Test, store: Record<string, unknown>, n: number): Promise<GatewayProcess[]> {
-  const file = join(t.testdir(), 'gateway.json');
+  const file = join(tempDir('fpg-price-changes-'), 'gateway.json');
   writeFileSync(file, JSON.stringify({ store, log: { access: false }, demo_accounts: false, webhooks: WEBHOOKS }));
   return Promise.all(Array.from({ length: n }, () => gatewayProcess(t, file)));
 }
@@ -98,7 +101,8 @@ async function scenario(t: Test, gws: GatewayProcess[]): Promise<void> {
 t.test(
   'memory store, one gateway process: a republish after a cancel and a revert each raise their event',
   async (t) => {
-    const dir = t.testdir();
+    // Not t.testdir(): tap removes that before the teardown that stops the gateway writing there.
+    const dir = tempDir('fpg-price-changes-');
     await scenario(t, await gateways(t, { type: 'memory', memory: { file: join(dir, 'state.json') } }, 1));
   },
 );

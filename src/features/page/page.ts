@@ -4,13 +4,15 @@
  * script and style are files of the same origin, so the CSP allows nothing inline.
  */
 
-import { encodeAsync } from '../../http/encoding.js';
+import type { Logger } from 'pino';
+import { type Encoded, encodeAsync } from '../../http/encoding.js';
 import { EntityTags } from '../../http/etag.js';
 import type { OpenApiDocument } from '../../http/openapi.js';
 import { fixedHeaders, Whole } from '../../http/prebuilt.js';
 import { regionDeltas } from '../../prices/changes.js';
 import { PRODUCTS, type PriceSet, REGIONS } from '../../prices/price-set-schema.js';
 import type { Snapshot } from '../../prices/snapshot.js';
+import { staleAt } from '../../prices/staleness.js';
 import { historyHtml } from './chart.js';
 import { apiDocsHtml } from './docs.js';
 import { esc } from './html.js';
@@ -90,14 +92,43 @@ const HTML = 'text/html; charset=utf-8';
 const PAGE_HEADERS = fixedHeaders('no-cache', 'Content-Security-Policy', PAGE_CSP, 'Referrer-Policy', 'no-referrer');
 const NOT_YET = { gzip: null, br: null };
 
+/** A snapshot's page as it is while fresh, or once stale: its bytes, then their compressed forms. */
+interface Variant {
+  html: Buffer;
+  encoded: Encoded | null;
+  /** The answer: made at the first request, and again once the compressed bytes are here. */
+  answer?: Whole;
+}
+
 /** Per price set, the page as it is while the set is fresh and once it is stale. */
 interface Pages {
-  fresh?: Whole;
-  stale?: Whole;
+  fresh?: Variant;
+  stale?: Variant;
+}
+
+// The pages of the snapshot in effect and the one before, for the answers still being sent.
+const KEPT = 2;
+
+/**
+ * Compressed pages by their HTML, for the process: gateways that share one (the tests' in-process
+ * gateways, an app restarted in place) compress the same page once.
+ */
+const compressions = new Map<string, Promise<Encoded>>();
+
+function compress(html: string): Promise<Encoded> {
+  let made = compressions.get(html);
+  if (!made) {
+    made = encodeAsync(Buffer.from(html), 'max');
+    made.catch(() => compressions.delete(html));
+    compressions.set(html, made);
+    for (const key of compressions.keys()) if (compressions.size > KEPT) compressions.delete(key);
+  }
+  return made;
 }
 
 export class PublicPage {
-  private readonly pages = new WeakMap<Snapshot, Pages>();
+  /** By snapshot tag: a reload that rebuilds the same prices (a store announcement) reuses the page. */
+  private readonly pages = new Map<string, Pages>();
   private docsHtml: string | null = null;
 
   /**
@@ -109,40 +140,63 @@ export class PublicPage {
     private readonly document: () => OpenApiDocument,
     private readonly zone: string,
     private readonly maxAgeDays: number,
+    private readonly log: Logger,
   ) {}
 
   /**
-   * The page of a snapshot, rendered once while the set is fresh and once when it is stale.
-   * `etag`: the snapshot's at this moment, which tells which (http/etag.ts).
+   * Builds the page of a snapshot coming into effect at `now` (at start, on each price set), and
+   * compresses it on libuv's thread pool: the most compressed brotli of it takes about 1 s of
+   * CPU, which neither a request nor the event loop waits for. Until it is made (or if it cannot
+   * be, for want of memory) the page is answered uncompressed.
    */
-  render(snap: Snapshot, etag: string): Whole {
-    const stale = EntityTags.stale(etag);
-    let pages = this.pages.get(snap);
-    if (!pages) {
-      pages = {};
-      this.pages.set(snap, pages);
+  prepare(snap: Snapshot, now: number): void {
+    const current = snap.current;
+    try {
+      this.variant(snap, current !== null && staleAt(current.effectiveMs, this.maxAgeDays, now));
+    } catch (err) {
+      // Its first request renders it again, and answers the failure.
+      this.log.error({ err }, 'building the public page failed');
     }
-    return (stale ? pages.stale : pages.fresh) ?? this.first(pages, snap, stale, etag);
   }
 
   /**
-   * The first render of a page: answered uncompressed until its compressed bytes are made off the
-   * request (encodeAsync), since the most compressed brotli of it takes about 2 s of CPU, which
-   * the first requests (and every other on the event loop) would otherwise wait for.
+   * The page of a snapshot, built once while the set is fresh and once when it is stale.
+   * `etag`: the snapshot's at this moment, which tells which (http/etag.ts).
    */
-  private first(pages: Pages, snap: Snapshot, stale: boolean, etag: string): Whole {
-    const html = Buffer.from(this.html(snap, stale));
-    const keep = (page: Whole): Whole => {
-      if (stale) pages.stale = page;
-      else pages.fresh = page;
-      return page;
-    };
-    void encodeAsync(html, 'max').then(
-      (encoded) => keep(new Whole(HTML, html, PAGE_HEADERS, etag, encoded)),
-      // Not made (no memory for it): the page goes on uncompressed, as it is already served.
+  render(snap: Snapshot, etag: string): Whole {
+    const v = this.variant(snap, EntityTags.stale(etag));
+    if (v.answer?.etag !== etag)
+      v.answer = v.encoded
+        ? new Whole(HTML, v.html, PAGE_HEADERS, etag, v.encoded)
+        : new Whole(HTML, v.html, PAGE_HEADERS, etag, NOT_YET, true);
+    return v.answer;
+  }
+
+  private variant(snap: Snapshot, stale: boolean): Variant {
+    let pages = this.pages.get(snap.tag);
+    if (!pages) {
+      pages = {};
+      this.pages.set(snap.tag, pages);
+      for (const tag of this.pages.keys()) if (this.pages.size > KEPT) this.pages.delete(tag);
+    }
+    const known = stale ? pages.stale : pages.fresh;
+    if (known) return known;
+    const html = this.html(snap, stale);
+    const v: Variant = { html: Buffer.from(html), encoded: null };
+    if (stale) pages.stale = v;
+    else pages.fresh = v;
+    const started = performance.now();
+    compress(html).then(
+      (encoded) => {
+        v.encoded = encoded;
+        v.answer = undefined;
+        const ms = Math.round(performance.now() - started);
+        this.log.info({ bytes: v.html.length, br: encoded.br?.length, ms, stale }, 'public page compressed');
+      },
+      // Not made (no memory for it): the page goes on uncompressed.
       () => undefined,
     );
-    return keep(new Whole(HTML, html, PAGE_HEADERS, etag, NOT_YET, true));
+    return v;
   }
 
   private html(snap: Snapshot, stale: boolean): string {
