@@ -145,7 +145,7 @@ export class PublicPage {
 
   /**
    * Builds the page of a snapshot coming into effect at `now` (at start, on each price set), and
-   * compresses it on libuv's thread pool: the most compressed brotli of it takes about 1 s of
+   * compresses it on libuv's thread pool: the most compressed brotli of it takes about 0.3 s of
    * CPU, which neither a request nor the event loop waits for. Until it is made (or if it cannot
    * be, for want of memory) the page is answered uncompressed.
    */
