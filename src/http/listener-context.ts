@@ -17,7 +17,7 @@ import { routeTable } from './routes.js';
  */
 export type PublicDeps = Pick<
   ListenerContext,
-  'meter' | 'book' | 'throttle' | 'metrics' | 'clock' | 'log' | 'storeDataLost'
+  'meter' | 'book' | 'throttle' | 'metrics' | 'clock' | 'log' | 'storeDataLost' | 'tracing'
 > & {
   config: Config;
   routes: readonly RouteDef[];

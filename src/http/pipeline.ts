@@ -22,6 +22,7 @@ export { storeWorked } from './listener-context.js';
 export { admitted, answerLimited, refuse, storeFailed } from './outcome.js';
 export { rateFields, rateHeaders } from './rate.js';
 export type { Target } from './request.js';
+export { REQUEST_ID_HEADER } from './request-id.js';
 
 /**
  * A route that reads the key's usage without counting it (usage.php, usage-history.php): the key
