@@ -22,10 +22,10 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
+  AlwaysOnSampler,
   BasicTracerProvider,
   ParentBasedSampler,
   type SpanExporter,
-  TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { TelemetryConfig } from '../config/telemetry-config.js';
@@ -75,14 +75,22 @@ export function createTracing(config: TelemetryConfig, version: string, onDrop: 
       [ATTR_SERVICE_NAME]: process.env['OTEL_SERVICE_NAME'] || config.service_name,
       [ATTR_SERVICE_VERSION]: version,
     }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.traces.sample_ratio) }),
+    // A root is sampled before the SDK is asked (`request`): what reaches it as a root is kept.
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     spanProcessors: [processor],
   });
   const tracer = provider.getTracer('fuel-gateway', version);
+  const ratio = config.traces.sample_ratio;
   storeCalls.start = (operation, size) => new StoreCall(tracer, operation, size);
   clientCalls.start = (name, url, attributes) => new Call(tracer, name, url, attributes);
   return {
-    request: (req, trustedPeer) => new ServerSpan(tracer, req, trustedPeer),
+    request: (req, trustedPeer) => {
+      const traceparent = rawHeader(req, 'traceparent');
+      // A new trace (no parent, or one we do not continue) is sampled here, by our ratio alone:
+      // an unsampled request then makes no span at all, and a client cannot force sampling on.
+      if ((traceparent === undefined || !trustedPeer) && Math.random() >= ratio) return UNSAMPLED;
+      return new ServerSpan(tracer, req, trustedPeer, traceparent);
+    },
     call: (name, url, attributes) => new Call(tracer, name, url, attributes),
     dropped: () => dropped,
     shutdown: async () => {
@@ -93,6 +101,25 @@ export function createTracing(config: TelemetryConfig, version: string, onDrop: 
   };
 }
 
+/** A header's first value from the raw list: `req.headers` would build an object of them all. */
+function rawHeader(req: IncomingMessage, name: string): string | undefined {
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2)
+    if ((raw[i] as string).length === name.length && (raw[i] as string).toLowerCase() === name) return raw[i + 1];
+  return undefined;
+}
+
+const NO_ORIGIN_SPAN: OriginSpan = { end: () => undefined };
+
+/** The span of every request not sampled: nothing recorded, nothing sent on. */
+const UNSAMPLED: RequestSpan = {
+  outcome: null,
+  recording: false,
+  sampledTraceId: null,
+  originTry: () => NO_ORIGIN_SPAN,
+  end: () => undefined,
+};
+
 /**
  * A request's SERVER span. A trusted proxy's `traceparent` is its parent (and its sampled flag
  * decides); anyone else's is only linked: the span starts a trace of its own, sampled by our
@@ -100,6 +127,7 @@ export function createTracing(config: TelemetryConfig, version: string, onDrop: 
  */
 class ServerSpan implements RequestSpan {
   outcome: string | null = null;
+  readonly recording = true;
   private readonly span: Span;
   private readonly context: Context;
 
@@ -107,8 +135,9 @@ class ServerSpan implements RequestSpan {
     private readonly tracer: Tracer,
     req: IncomingMessage,
     trustedPeer: boolean,
+    traceparent: string | undefined,
   ) {
-    const remote = parseTraceparent(req.headers.traceparent, req.headers.tracestate);
+    const remote = traceparent === undefined ? null : parseTraceparent(traceparent, rawHeader(req, 'tracestate'));
     const parent = remote !== null && trustedPeer ? trace.setSpanContext(ROOT_CONTEXT, remote) : ROOT_CONTEXT;
     const links: Link[] = remote !== null && !trustedPeer ? [{ context: remote }] : [];
     this.span = tracer.startSpan(req.method ?? 'HTTP', { kind: SpanKind.SERVER, links }, parent);

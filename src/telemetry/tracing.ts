@@ -23,6 +23,8 @@ export interface RequestFacts {
 export interface RequestSpan {
   /** How the request ended when not served: an error kind (error-kinds.ts); null: served. */
   outcome: string | null;
+  /** False for an unsampled request: nothing is worked out for its `end`. */
+  readonly recording: boolean;
   /** The trace id when sampled, for exemplars; null when not. */
   readonly sampledTraceId: string | null;
   /** A CLIENT span for one try of the origin; `traceparent` and `tracestate` are set on `to`. */
