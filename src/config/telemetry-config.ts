@@ -11,7 +11,7 @@ export const telemetry = z.strictObject({
       .string()
       .refine((s) => s === '' || /^https?:\/\/[^\s]+$/.test(s), 'expected an http(s) URL or ""')
       .describe(
-        'OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces; "" takes OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), else http://localhost:4318/v1/traces',
+        'OTLP/HTTP traces URL (a collector\'s port 4318, path /v1/traces); "" takes OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT (+ /v1/traces), else localhost:4318',
       ),
     sample_ratio: z
       .number()
@@ -26,7 +26,7 @@ export const telemetry = z.strictObject({
   }),
   exemplars: z
     .boolean()
-    .describe('The latency histograms of /metrics carry the trace id of a sampled request (OpenMetrics exemplars)'),
+    .describe('Reserved for OpenMetrics exemplars on the /metrics latency histograms: not implemented yet, no effect'),
 });
 
 export type TelemetryConfig = z.infer<typeof telemetry>;
