@@ -5,7 +5,8 @@
  *
  * Layers, lowest first. A module may import its own layer and the layers below it, never above:
  *
- *   1 foundation   errors, clock, key-format, log/, config/, time/, metrics/, events/ (event shapes, ids,
+ *   1 foundation   errors, clock, key-format, log/, config/, time/, metrics/, telemetry/ (traces: the
+ *                  SDK behind interfaces, loaded only when on), events/ (event shapes, ids,
  *                  signing, the address policy of webhooks and billing exporters), and
  *                  prices/price-set-schema.ts (the shape of a price set: a definition the store
  *                  keeps and the domain reads; it imports nothing of src/)
@@ -25,7 +26,7 @@
  * surely as a value does.
  */
 const LAYERS = [
-  { name: 'foundation', path: '^src/((failures|clock|key-format)\\.ts$|(config|time|metrics|events|log)/|prices/price-set-schema\\.ts$)' },
+  { name: 'foundation', path: '^src/((failures|clock|key-format)\\.ts$|(config|time|metrics|events|log|telemetry)/|prices/price-set-schema\\.ts$)' },
   { name: 'store', path: '^src/store/' },
   { name: 'domain', path: '^src/(keys|quota)/|^src/prices/(?!price-set-schema\\.ts$)' },
   { name: 'http', path: '^src/http/' },

@@ -2,6 +2,7 @@
 // with wrk. Not part of npm test. Options and what is measured: docs/performance.md.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -331,7 +332,29 @@ const VARIANTS = [
   // Only with --only (it is not in the default set) and never run from a --before checkout,
   // whose config may not know the setting.
   { id: 'redis-burst', label: 'Redis, log off, burst on', store: 'redis', access: false, burst: true, optIn: true },
+  // Traces on (issue 42), every span exported to a loopback sink that answers 200. Only with --only.
+  {
+    id: 'memory-trace-0.01',
+    label: 'memory, log on, traces 0.01',
+    store: 'memory',
+    access: true,
+    trace: 0.01,
+    optIn: true,
+  },
+  { id: 'memory-trace-1', label: 'memory, log on, traces 1.0', store: 'memory', access: true, trace: 1, optIn: true },
 ];
+
+/** An OTLP/HTTP endpoint that takes every export and answers 200: what the traced variants send to. */
+async function traceSink() {
+  const port = await freePort();
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end());
+  });
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  server.unref();
+  return `http://127.0.0.1:${port}/v1/traces`;
+}
 
 /** The variant, and before it the same from the `--before` checkout. */
 function withBefore(v) {
@@ -365,8 +388,11 @@ async function comparison(scaling) {
   const redis = variants.some((v) => v.store === 'redis') || extra ? await startRedis() : null;
   const redisKeys = redis ? await seedRedis(redis.url, accounts, 'redis') : null;
   const gateways = [];
+  const sink = variants.some((v) => v.trace !== undefined) ? await traceSink() : null;
   for (const v of variants) {
-    const gw = await startGateway(v, redis?.url);
+    const traced =
+      v.trace === undefined ? {} : { telemetry: { traces: { enabled: true, endpoint: sink, sample_ratio: v.trace } } };
+    const gw = await startGateway(v, redis?.url, [], undefined, traced);
     gw.keysFile = v.store === 'redis' ? redisKeys : await seedAdmin(gw.admin, accounts, v.id);
     gw.pids = family(gw.pid);
     gateways.push(gw);

@@ -19,6 +19,7 @@ import type { PriceBook } from './prices/book.js';
 import type { Meter } from './quota/meter.js';
 import { createStore } from './store/create.js';
 import type { Store } from './store/store.js';
+import { startTracing } from './telemetry/start.js';
 import type { PassThrough } from './upstream/cache/cache.js';
 import type { UpstreamPoller } from './upstream/poller.js';
 import type { WebhookWorker } from './webhooks/worker.js';
@@ -168,6 +169,8 @@ async function assemble(
     clock,
     log,
   });
+  const tracing = await startTracing(config, metrics);
+  if (tracing !== null) cleanups.push(() => tracing.shutdown());
   const publicAddress = buildPublic({
     listener: listeners.public,
     admin: listeners.admin,
@@ -181,6 +184,7 @@ async function assemble(
     upstream,
     proxy,
     leaks: ops.leaks,
+    tracing,
     clock,
     log,
     cleanups,

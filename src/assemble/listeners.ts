@@ -15,6 +15,7 @@ import type { PriceBook } from '../prices/book.js';
 import { publicRoutes } from '../public-routes.js';
 import type { Meter } from '../quota/meter.js';
 import type { Store } from '../store/store.js';
+import type { Tracing } from '../telemetry/tracing.js';
 import type { PassThrough } from '../upstream/cache/cache.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
 import type { PriceEvents } from '../webhooks/price-events.js';
@@ -35,6 +36,8 @@ export interface PublicOptions {
   proxy: PassThrough | null;
   /** Where the leak-report route hands signed reports (the admin side's LeakOperations). */
   leaks: LeakOperations;
+  /** Traces, or null when off. */
+  tracing: Tracing | null;
   clock: Clock;
   log: Logger;
   cleanups: Cleanups;
@@ -58,6 +61,7 @@ export function buildPublic(o: PublicOptions): AddressInfo {
     log,
     storeDataLost: () => store.msSinceDataLoss() !== null,
     errors: o.errors,
+    tracing: o.tracing,
     ...publicRoutes({
       config,
       storeReady,

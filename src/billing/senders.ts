@@ -6,7 +6,8 @@ import { exporterNameOf } from '../config/billing-config.js';
 import { PROJECT_ROOT } from '../config/load.js';
 import { GatewayError } from '../failures.js';
 import type { BillingEvent, StoredAccount } from '../store/store.js';
-import { post } from './post.js';
+import { tracedCall } from '../telemetry/calls.js';
+import { type Answer, post } from './post.js';
 import { type Outcome, outcomeOf } from './send-outcome.js';
 
 /** Every exporter request names the gateway and its release, as an SDK names itself. */
@@ -80,7 +81,13 @@ function stripeSender(cfg: StripeConfig, key: string, allowPrivate: boolean): Se
         'stripe-version': cfg.stripe_version,
         'user-agent': USER_AGENT,
       };
-      const answer = await post(url, headers, form.toString(), timeoutMs, signal, allowPrivate);
+      const answer = await tracedCall(
+        'POST billing',
+        url,
+        { 'fpg.event.type': cfg.event_name, 'fpg.billing.exporter': 'stripe' },
+        () => post(url, headers, form.toString(), timeoutMs, signal, allowPrivate),
+        answerOutcome,
+      );
       if (answer.kind === 'answer' && answer.status === 400 && answer.body.includes('"resource_already_exists"'))
         return { kind: 'taken' };
       return outcomeOf(answer, now, [key]);
@@ -110,8 +117,22 @@ function cloudEventsSender(cfg: CloudEventsConfig, token: string, allowPrivate: 
         'user-agent': USER_AGENT,
       };
       if (token !== '') headers.authorization = `Bearer ${token}`;
-      const answer = await post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal, allowPrivate);
+      const answer = await tracedCall(
+        'POST billing',
+        cfg.url,
+        {
+          'fpg.event.type': cfg.event_type,
+          'fpg.billing.exporter': 'cloudevents',
+          'fpg.billing.events': events.length,
+        },
+        () => post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal, allowPrivate),
+        answerOutcome,
+      );
       return outcomeOf(answer, now, [token]);
     },
   };
 }
+
+/** A billing answer as its delivery span records it. */
+const answerOutcome = (a: Answer): { status: number; error?: string } =>
+  a.kind === 'answer' ? { status: a.status } : { status: 0, error: a.kind };

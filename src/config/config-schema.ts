@@ -6,6 +6,7 @@ import { billing } from './billing-config.js';
 import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
 import { keys, messages, secretScanning } from './keys-config.js';
 import { plan } from './plan-config.js';
+import { telemetry } from './telemetry-config.js';
 import { upstream } from './upstream.js';
 import { webhooks } from './webhooks-config.js';
 
@@ -188,6 +189,7 @@ export const configSchema = z
         .min(65536)
         .describe('Log output held while stdout cannot take it; beyond it lines are dropped and counted'),
     }),
+    telemetry,
     messages,
   })
   .superRefine((cfg, ctx) => {

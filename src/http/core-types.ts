@@ -17,6 +17,7 @@ import type { PriceBook } from '../prices/book.js';
 import type { Snapshot } from '../prices/snapshot.js';
 import type { AccountEntry, Meter } from '../quota/meter.js';
 import type { KeyScope } from '../store/store.js';
+import type { RequestSpan, Tracing } from '../telemetry/tracing.js';
 import type { TrustedProxies } from './client.js';
 import type { Compressed } from './encoding.js';
 import type { ErrorKind } from './error-kinds.js';
@@ -178,6 +179,8 @@ export interface ListenerCore {
   corsOrigins: ReadonlySet<string> | null;
   /** `metering.count_not_modified`: a 304 on the current endpoints is counted like a 200. */
   countNotModified: boolean;
+  /** Traces (telemetry/), or null when `telemetry.traces.enabled` is off. */
+  tracing: Tracing | null;
 }
 
 /**
@@ -193,6 +196,12 @@ export interface Exchange {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly start: number;
+  /** Its request id (request-id.ts): `X-Request-Id`, `req_id` in its log lines, `ref` in a 5xx body. */
+  readonly id: string;
+  /** The id as a JSON string, for the access log. */
+  readonly idJson: string;
+  /** Its SERVER span; null when traces are off. */
+  readonly span: RequestSpan | null;
   /** Its route's context: the listener's `unmatched` until the route is found. */
   route: RouteContext;
   /** The account the request is answered for, once the meter names it: the access log names it. */

@@ -11,7 +11,7 @@ import { ALLOWED_METHODS } from './response-headers.js';
 
 /** Headers a page may read from an answer besides the simple ones. */
 const EXPOSED =
-  'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit-Policy, RateLimit, Retry-After, ETag';
+  'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, RateLimit-Policy, RateLimit, Retry-After, ETag, X-Request-Id';
 const PREFLIGHT_MAX_AGE_S = 600;
 
 export const corsOrigins = (config: Config): ReadonlySet<string> | null =>

@@ -73,3 +73,6 @@ export function buildErrorAnswers(messages: Messages): ErrorAnswers {
   }
   return out;
 }
+
+/** An error body (`{"success":false,"message":…}`) with the request id as `ref` (`idJson`: JSON-encoded). */
+export const referencedBody = (body: string, idJson: string): string => `${body.slice(0, -1)},"ref":${idJson}}`;

@@ -20,7 +20,7 @@ const STORE_ERROR_UNREADY_MS = 5000;
  * reads once, and the routes every feature handed over.
  */
 export type PublicDeps = Pick<Services, 'meter' | 'book' | 'throttle' | 'clock' | 'log' | 'storeDataLost'> &
-  Pick<ListenerCore, 'metrics'> & {
+  Pick<ListenerCore, 'metrics' | 'tracing'> & {
     config: Config;
     routes: readonly RouteDef[];
     /** The error table's bodies, built once for the process (app.ts). */
@@ -73,6 +73,7 @@ export function buildListenerContext(deps: PublicDeps): { services: Services; co
     storeOutage: new StoreOutageLog(deps.log, config.store.on_error === 'allow'),
     corsOrigins: corsOrigins(config),
     countNotModified: config.metering.count_not_modified,
+    tracing: deps.tracing,
   };
   const services: Services = {
     meter: deps.meter,

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import type { Config } from '../config/config-schema.js';
-import type { ErrorAnswer } from './error-kinds.js';
+import { type ErrorAnswer, referencedBody } from './error-kinds.js';
+import { newRequestId, REQUEST_ID_HEADER } from './request-id.js';
 
 export interface ParserErrors {
   bad: ErrorAnswer;
@@ -49,7 +50,8 @@ function onClientError(err: NodeJS.ErrnoException, socket: HttpSocket, errors: P
   const reason = REASONS[a.status] ?? 'Bad Request';
   const refusal =
     `HTTP/1.1 ${a.status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${a.length}\r\n` +
-    `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${a.body}`;
+    `Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: ${newRequestId()}\r\n` +
+    `Connection: close\r\n\r\n${a.body}`;
   const giveUp = setTimeout(() => socket.destroy(), waitMs).unref();
   const answerWhenDone = (): void => {
     const pending = socket._httpMessage;
@@ -133,14 +135,17 @@ export async function bind(
   port: number,
 ): Promise<BoundListener> {
   let handler: Handler = (_req, res) => {
+    const id = newRequestId();
+    const body = referencedBody(notReady.body, `"${id}"`);
     res.writeHead(notReady.status, {
       'Content-Type': 'application/json',
-      'Content-Length': notReady.length,
+      'Content-Length': Buffer.byteLength(body),
       'Cache-Control': 'no-store',
       'Retry-After': '1',
+      [REQUEST_ID_HEADER]: id,
       Connection: 'close',
     });
-    res.end(notReady.body);
+    res.end(body);
   };
   const server = createListener((req, res) => handler(req, res), settings, errors);
   const address = await listen(server, host, port);

@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { crashed, fail, failNotAllowed } from './answer.js';
+import { canonicalIp } from './client.js';
 import type { Exchange, ListenerCore, Services } from './core-types.js';
 import { cors } from './cors.js';
 import { buildListenerContext, type PublicDeps } from './listener-context.js';
 import { metered } from './metered/index.js';
 import { headProblem, parseTarget } from './request.js';
+import { requestId } from './request-id.js';
 import { routeFor } from './routes.js';
 
 export type { PublicDeps };
@@ -23,18 +25,25 @@ export function publicHandler(deps: PublicDeps): ((req: IncomingMessage, res: Se
   return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(services, core, req, res), { drain });
 }
 
+const trustedPeer = (req: IncomingMessage, l: ListenerCore): boolean =>
+  l.trustedProxies.has(canonicalIp(req.socket.remoteAddress ?? '') ?? '');
+
 /**
  * The front door: head → target → route → CORS → method, then the metered pipeline
  * (metered/index.ts) or the route's own handler. The core knows no feature: the routes come from the
  * features, through app.ts.
  */
 function handle(services: Services, core: ListenerCore, req: IncomingMessage, res: ServerResponse): void {
+  const { id, json } = requestId(req, core.trustedProxies);
   const x: Exchange = {
     services,
     core,
     req,
     res,
     start: performance.now(),
+    id,
+    idJson: json,
+    span: core.tracing === null ? null : core.tracing.request(req, trustedPeer(req, core)),
     route: core.unmatched,
     account: null,
     address: null,

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Coding } from './encoding.js';
 import type { ErrorAnswer, ErrorAnswers, ErrorKind } from './error-kinds.js';
+import { REQUEST_ID_HEADER } from './request-id.js';
 
 /** The methods every public route answers. */
 export const ALLOWED_METHODS = 'GET, HEAD';
@@ -167,14 +168,27 @@ export class HeaderLists {
   }
 }
 
-/** Writes an answer; a HEAD gets the headers alone. */
+/**
+ * Writes an answer; a HEAD gets the headers alone. `requestId` (null: already set on `res`) goes
+ * on the end of the list for the one `writeHead`, which copies it before it returns: the lists
+ * are shared, so it is taken off again at once.
+ */
 export function write(
   res: ServerResponse,
   head: boolean,
   status: number,
   headers: HeaderList,
   body: string | Buffer,
+  requestId: string | null,
 ): void {
-  res.writeHead(status, headers);
+  if (requestId === null) res.writeHead(status, headers);
+  else {
+    headers.push(REQUEST_ID_HEADER, requestId);
+    try {
+      res.writeHead(status, headers);
+    } finally {
+      headers.length -= 2;
+    }
+  }
   res.end(head ? undefined : body);
 }

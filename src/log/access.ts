@@ -6,7 +6,7 @@ import { BASE, type ScrubbedStream } from './logger.js';
  * straight to the logger's destination. pino's own serialisation of these fields costs more per
  * line, and much more with the redaction the app log needs (docs/performance.md). No field can hold
  * a key: the URL is scrubbed and redacted before it comes here (`accessUrl`, http/request.ts), and the rest are a method token,
- * numbers, an account id and an IP address. URL and account id arrive JSON-encoded, so that callers
+ * numbers, an account id, an IP address and the request id. URL, account id and request id arrive JSON-encoded, so that callers
  * can encode them once (per route, per cached account) rather than per line.
  */
 export class AccessLog {
@@ -26,10 +26,11 @@ export class AccessLog {
     ms: number,
     accountJson: string | undefined,
     client: string,
+    reqIdJson: string,
   ): void {
     this.stream.write(
       `{"level":30,"time":${Date.now()}${this.base}${method}","url":${urlJson},"status":${status},"ms":${ms}` +
-        `${accountJson === undefined ? '' : `,"account":${accountJson}`},"client":"${client}","msg":"request"}\n`,
+        `${accountJson === undefined ? '' : `,"account":${accountJson}`},"client":"${client}","req_id":${reqIdJson},"msg":"request"}\n`,
     );
   }
 }

@@ -16,7 +16,8 @@ export const HOP_BY_HOP = [
   'transfer-encoding',
   'upgrade',
 ];
-export const ANSWER_DROPPED = [...HOP_BY_HOP, 'set-cookie'];
+// The answer's X-Request-Id is the gateway's (http/request-id.ts), never the origin's.
+export const ANSWER_DROPPED = [...HOP_BY_HOP, 'set-cookie', 'x-request-id'];
 /** Metered answers carry the caller's usage: never stored by anyone downstream. */
 export const BASE = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 export const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Config } from '../config/config-schema.js';
+import type { RequestSpan } from '../telemetry/tracing.js';
 
 export type UpstreamConfig = Config['upstream'];
 
@@ -43,6 +44,7 @@ export function getFromOrigin(
   pathAndQuery: string,
   headers: Record<string, string>,
   maxBytes = 1 << 20,
+  span: RequestSpan | null = null,
 ): Promise<OriginAnswer> {
   const url = new URL(originBase(cfg) + pathAndQuery);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -52,13 +54,17 @@ export function getFromOrigin(
       agent,
       headers: { accept: 'application/json', 'accept-encoding': 'identity', ...headers },
     });
+    // Its URL without the query, which carries the service key.
+    const origin = span?.originTry(req, `${url.origin}${url.pathname}`);
     // Rejects by itself: a request still queued for a socket emits no error when destroyed.
     const timer = setTimeout(() => {
       reject(new OriginFailure('timeout', `no answer within ${cfg.timeout_ms} ms`));
+      origin?.end(0, 'timeout');
       req.destroy();
     }, cfg.timeout_ms);
     req.on('error', (err) => {
       clearTimeout(timer);
+      origin?.end(0, err instanceof OriginFailure ? err.reason : 'unreachable');
       reject(
         err instanceof OriginFailure
           ? err
@@ -76,6 +82,7 @@ export function getFromOrigin(
       });
       res.on('end', () => {
         clearTimeout(timer);
+        origin?.end(res.statusCode ?? 0);
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
       });
       res.on('error', (err) => {

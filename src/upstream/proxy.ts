@@ -3,8 +3,9 @@ import { performance } from 'node:perf_hooks';
 import { createProxyServer, type ProxyServer } from 'http-proxy-3';
 import type { Logger } from 'pino';
 import type { TrustedProxies } from '../http/client.js';
-import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../http/error-kinds.js';
+import { type ErrorAnswer, type ErrorKind, kindForStatus, referencedBody } from '../http/error-kinds.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
+import type { OriginSpan, RequestSpan } from '../telemetry/tracing.js';
 import { injectUsage, MAX_ERROR_BYTES, MAX_JSON_BYTES, read, specErrorBody } from './bodies.js';
 import { ANSWER_DROPPED, BASE, headerObject, JSON_TYPE, passedHeaders, rewriteHeaders } from './forwarded-headers.js';
 import { type Checked, KeyEchoed, KeyGuard, RefusalLog } from './key-guard.js';
@@ -28,7 +29,15 @@ export interface ForwardSpec {
   readonly refunded: Array<string | number>;
   /** Called once when the answer is not a success, so the request does not count. */
   onFailure(): void;
+  /** The request id, JSON-encoded: the `ref` of our 5xx bodies. */
+  readonly requestIdJson: string;
+  /** The request's span (the parent of the origin try's), or null when traces are off. */
+  readonly span: RequestSpan | null;
 }
+
+/** Our error body for an answer the origin did not give: a 5xx one names the request (`ref`). */
+export const ownErrorBody = (body: string, status: number, spec: ForwardSpec): string =>
+  status >= 500 ? referencedBody(body, spec.requestIdJson) : body;
 
 /** One pass-through in flight. */
 interface InFlight {
@@ -38,6 +47,8 @@ interface InFlight {
   started: number;
   timer: NodeJS.Timeout;
   proxyReq: ClientRequest | null;
+  /** The origin try's span, once it is sent (traces on). */
+  originSpan: OriginSpan | null;
   /** The origin's status, or what went wrong before it answered (metrics label). */
   outcome: string;
   /**
@@ -93,6 +104,7 @@ export class OriginProxy {
       // must not be sent now: it would hold an origin connection nobody waits for.
       if (!x || x.settled) return void proxyReq.destroy();
       x.proxyReq = proxyReq;
+      if (x.spec.span !== null) x.originSpan = x.spec.span.originTry(proxyReq, this.base + x.spec.path);
     });
     this.proxy.on('proxyRes', (proxyRes, req, res) => this.answer(proxyRes, req, res));
     // The callback passed to web() reports request errors; this covers anything else.
@@ -112,6 +124,7 @@ export class OriginProxy {
         started: performance.now(),
         timer: setTimeout(() => this.timedOut(x, res), this.o.cfg.timeout_ms),
         proxyReq: null,
+        originSpan: null,
         outcome: 'unreachable',
         writing: 0,
         settled: false,
@@ -199,7 +212,7 @@ export class OriginProxy {
       else x.proxyReq?.destroy();
       const own = state === 'complete' ? specErrorBody(Buffer.concat(chunks)) : null;
       if (own !== null && this.guard.carries(own)) return this.refuse(x, res, 'key');
-      const body = own ?? this.o.errors[kindForStatus(status)].body;
+      const body = own ?? ownErrorBody(this.o.errors[kindForStatus(status)].body, status, x.spec);
       res.writeHead(status, {
         ...BASE,
         ...x.refunded,
@@ -273,8 +286,14 @@ export class OriginProxy {
       return void res.destroy();
     }
     const e = this.o.errors[kind];
-    res.writeHead(e.status, { ...BASE, ...x.refunded, 'content-type': 'application/json', 'content-length': e.length });
-    res.end(e.body);
+    const body = ownErrorBody(e.body, e.status, x.spec);
+    res.writeHead(e.status, {
+      ...BASE,
+      ...x.refunded,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
+    res.end(body);
     this.settle(x, e.status, false);
   }
 
@@ -282,6 +301,7 @@ export class OriginProxy {
     if (x.settled) return;
     x.settled = true;
     clearTimeout(x.timer);
+    x.originSpan?.end(/^\d+$/.test(x.outcome) ? Number(x.outcome) : 0, x.outcome);
     if (!success) x.spec.onFailure();
     this.o.metrics.observeUpstream(x.spec.route, x.outcome, (performance.now() - x.started) / 1000);
     x.resolve(status);

@@ -14,6 +14,7 @@ import type {
   EventStore,
   StoreCapabilities,
 } from '../store/store.js';
+import { tracedCall } from '../telemetry/calls.js';
 import { type SendPolicy, sendWebhook } from './send.js';
 
 // Deliveries one gateway attempts side by side. An attempt that hangs costs only a socket until
@@ -184,8 +185,14 @@ export class WebhookWorker {
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, delivery.body),
     };
-    const sent = await sendWebhook(new URL(endpoint.url), headers, delivery.body, this.policy);
     const attempt = delivery.attempts + 1;
+    const sent = await tracedCall(
+      'POST webhook',
+      endpoint.url,
+      { 'fpg.event.type': delivery.type, 'fpg.delivery.attempt': attempt },
+      () => sendWebhook(new URL(endpoint.url), headers, delivery.body, this.policy),
+      (s) => ({ status: s.status ?? 0, ...(s.error === null ? {} : { error: s.error }) }),
+    );
     const delays = this.config.webhooks.retry_delays_ms;
     const delay = delays[attempt - 1];
     const doneMs = this.now();

@@ -13,10 +13,12 @@ import { scaled } from '../helpers/wait.js';
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const HIST = '/fuel-api/api/historical.php';
 
+/** The error body; a 5xx one gives the request id as `ref`. */
 async function expectError(t: Test, res: Response, status: number, message: string): Promise<void> {
   t.equal(res.status, status, `status ${status} for "${message}"`);
   t.equal(res.headers.get('content-type'), 'application/json');
-  t.equal(await res.text(), JSON.stringify({ success: false, message }));
+  const ref = status >= 500 ? { ref: res.headers.get('x-request-id') } : {};
+  t.equal(await res.text(), JSON.stringify({ success: false, message, ...ref }));
 }
 
 /** The demo developer account's count, read without counting. */

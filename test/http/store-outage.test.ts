@@ -35,7 +35,10 @@ for (const policy of ['reject', 'allow'] as const) {
     if (policy === 'reject') {
       t.equal(r.status, 503);
       t.equal(r.headers.get('retry-after'), '1');
-      t.equal(body, '{"success":false,"message":"Service temporarily unavailable."}');
+      t.equal(
+        body,
+        `{"success":false,"message":"Service temporarily unavailable.","ref":"${r.headers.get('x-request-id')}"}`,
+      );
     } else {
       t.equal(r.status, 200, 'served unmetered');
       t.equal((JSON.parse(body) as { usage: unknown }).usage, null, 'usage is null: nothing was counted');
@@ -70,14 +73,16 @@ t.test(
     for (const key of keys) t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200);
     redis.pause();
     t.teardown(() => redis.resume());
-    const timed = async (key: string): Promise<{ status: number; body: string; ms: number }> => {
+    const timed = async (key: string): Promise<{ status: number; body: string; ms: number; id: string | null }> => {
       const start = Date.now();
       const r = await gw.get(`${SIMPLE}?api_key=${key}`);
-      return { status: r.status, body: await r.text(), ms: Date.now() - start };
+      return { status: r.status, body: await r.text(), ms: Date.now() - start, id: r.headers.get('x-request-id') };
     };
     const answers = await Promise.all([...keys, ...keys, ...keys, ...keys].map(timed));
     t.same(new Set(answers.map((a) => a.status)), new Set([503]), 'all 64 got 503');
-    t.ok(answers.every((a) => a.body === '{"success":false,"message":"Service temporarily unavailable."}'));
+    t.ok(
+      answers.every((a) => a.body === `{"success":false,"message":"Service temporarily unavailable.","ref":"${a.id}"}`),
+    );
     const slowest = Math.max(...answers.map((a) => a.ms));
     t.ok(slowest < scaled(800), `slowest answer ${slowest} ms (command timeout 300 ms)`);
     redis.resume();
@@ -128,7 +133,10 @@ t.test('while the store is still opening at start, the bound listeners answer 50
   t.equal(early?.status, 503);
   t.equal(early?.headers.get('retry-after'), '1');
   t.equal(early?.headers.get('connection'), 'close');
-  t.equal(await early?.text(), '{"success":false,"message":"Service temporarily unavailable."}');
+  t.equal(
+    await early?.text(),
+    `{"success":false,"message":"Service temporarily unavailable.","ref":"${early?.headers.get('x-request-id')}"}`,
+  );
   t.equal((await fetch(`http://127.0.0.1:${adminPort}/metrics`)).status, 503, 'the admin port too');
   redis.resume();
   const gw = await starting;

@@ -93,6 +93,10 @@ t.test('while Redis is down usage.php answers 503 (usage cannot be known), and t
   const r = await gw.get(USAGE, { headers: { 'X-API-Key': key } });
   t.equal(r.status, 503);
   t.equal(r.headers.get('retry-after'), '1');
-  t.same(await r.json(), { success: false, message: 'Service temporarily unavailable.' });
+  t.same(await r.json(), {
+    success: false,
+    message: 'Service temporarily unavailable.',
+    ref: r.headers.get('x-request-id'),
+  });
   t.equal((await gw.get('/')).status, 200, 'the page needs no store');
 });

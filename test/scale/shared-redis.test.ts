@@ -217,13 +217,18 @@ t.test(
     );
     const stored = await store.accounts.getAccount(account.id);
 
-    const results: Array<{ status: number; body: string; ms: number }> = [];
+    const results: Array<{ status: number; body: string; ms: number; id: string | null }> = [];
     let stop = false;
     const loader = async (gw: GatewayProcess) => {
       for (let i = 0; i < 2000 && !stop; i++) {
         const start = Date.now();
         const r = await fetch(`${gw.base}${SIMPLE}?api_key=${api_key}`);
-        results.push({ status: r.status, body: await r.text(), ms: Date.now() - start });
+        results.push({
+          status: r.status,
+          body: await r.text(),
+          ms: Date.now() - start,
+          id: r.headers.get('x-request-id'),
+        });
       }
     };
     const load = Promise.all(gateways.flatMap((gw) => [loader(gw), loader(gw), loader(gw)]));
@@ -236,7 +241,11 @@ t.test(
     const unavailable = results.filter((r) => r.status === 503);
     t.ok(unavailable.length > 0, 'some requests met the outage');
     t.ok(results.filter((r) => r.status === 200).length > 0, 'some succeeded before it');
-    t.ok(unavailable.every((r) => r.body === '{"success":false,"message":"Service temporarily unavailable."}'));
+    t.ok(
+      unavailable.every(
+        (r) => r.body === `{"success":false,"message":"Service temporarily unavailable.","ref":"${r.id}"}`,
+      ),
+    );
     t.same(
       results.filter((r) => r.status !== 200 && r.status !== 503),
       [],

@@ -143,3 +143,22 @@ t.test('no key in any log: keys sent in every position appear in no file of lb.l
   t.ok(lines > targets.length, `the logs were written (${lines} lines in ${files.length} files)`);
   t.ok(readFileSync(ready.lb.logs[0] as string, 'utf8').includes(' GET'), "the balancer's log has request lines");
 });
+
+t.test("one request id joins the balancer's log line and the gateway's access line", async (t) => {
+  // A client's own id is dropped at the balancer: the gateways get (and answer with) HAProxy's.
+  const r = await fetch(`${ready.public}/healthz`, { headers: { 'x-request-id': 'client-chosen' } });
+  await r.arrayBuffer();
+  const id = r.headers.get('x-request-id') ?? '';
+  t.match(id, /^[0-9A-F]+:[0-9A-F]+_[0-9A-F]+:[0-9A-F]+_[0-9A-F]+_[0-9A-F]+:[0-9A-F]+$/, `HAProxy's id (${id})`);
+  await until('the balancer line', () => readFileSync(ready.lb.logs[0] as string, 'utf8').includes(` ${id} GET`), 5000);
+  const accessLine = (): string | undefined =>
+    ready.gateways
+      .flatMap((g) => g.logs.flatMap((f) => readFileSync(f, 'utf8').split('\n')))
+      .find((l) => l.includes('"msg":"request"') && l.includes(`"req_id":"${id}"`));
+  await until('the gateway access line', () => accessLine() !== undefined, 5000);
+  t.match(JSON.parse(accessLine() as string), { url: '/healthz', status: 200, req_id: id });
+  const lb = readFileSync(ready.lb.logs[0] as string, 'utf8')
+    .split('\n')
+    .find((l) => l.includes(id)) as string;
+  t.match(lb, / 200 /, 'the balancer line has the same answer');
+});

@@ -53,6 +53,7 @@ interface Got {
   xCache: string | null;
   age: string | null;
   remaining: string | null;
+  requestId: string | null;
   body: any;
   ms: number;
 }
@@ -72,6 +73,7 @@ async function get(gw: TestGateway, path: string, key: string, init?: RequestIni
     xCache: r.headers.get('x-cache'),
     age: r.headers.get('age'),
     remaining: r.headers.get('x-ratelimit-remaining'),
+    requestId: r.headers.get('x-request-id'),
     body,
     ms: Date.now() - start,
   };
@@ -200,7 +202,7 @@ t.test('origin failing: an entry within stale_if_error_s is served and counted, 
   t.ok(closed >= 4000, `502 only ${closed} ms after it was stored (fresh 1 s + stale_if_error_s 3 s)`);
   const gone = await get(gw, '/origin/cacheable/sie', key);
   t.equal(gone.status, 502);
-  t.same(gone.body, { success: false, message: 'Upstream service unavailable.' });
+  t.same(gone.body, { success: false, message: 'Upstream service unavailable.', ref: gone.requestId });
   const used = await counted(gw, accountId);
   await waitFor('refunds', async () => (await counted(gw, accountId)) <= used);
   t.equal(gone.remaining, String(1_000_000 - (await counted(gw, accountId))), 'Remaining after the refund');

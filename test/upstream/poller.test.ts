@@ -222,7 +222,11 @@ t.test(
     const r = await gw.get(`${SIMPLE}?api_key=${api_key}`);
     t.equal(r.status, 503, 'no current prices yet');
     t.ok(r.headers.get('retry-after'), 'with Retry-After');
-    t.same(await r.json(), { success: false, message: 'Service temporarily unavailable.' });
+    t.same(await r.json(), {
+      success: false,
+      message: 'Service temporarily unavailable.',
+      ref: r.headers.get('x-request-id'),
+    });
     const readiness = await ready(gw);
     t.equal(readiness.status, 503);
     t.equal(readiness.body.upstream.state, 'waiting');

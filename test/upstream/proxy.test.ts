@@ -128,7 +128,11 @@ t.test('origin errors: 500 passes through, 502 and 504 within their bounds, none
   );
   const html = await gw.get(`/origin/error500html?api_key=${key}`);
   t.equal(html.status, 500);
-  t.same(await html.json(), { success: false, message: 'Internal server error.' }, 'ours, with that status');
+  t.same(
+    await html.json(),
+    { success: false, message: 'Internal server error.', ref: html.headers.get('x-request-id') },
+    'ours, with that status and the request id',
+  );
   const notFound = await gw.get(`/origin/nothing-here?api_key=${key}`);
   t.equal(notFound.status, 404);
 
@@ -136,7 +140,11 @@ t.test('origin errors: 500 passes through, 502 and 504 within their bounds, none
   const slow = await gw.get(`/origin/slow?api_key=${key}`);
   const slowMs = Date.now() - start;
   t.equal(slow.status, 504);
-  t.same(await slow.json(), { success: false, message: 'Upstream service timed out.' });
+  t.same(await slow.json(), {
+    success: false,
+    message: 'Upstream service timed out.',
+    ref: slow.headers.get('x-request-id'),
+  });
   t.ok(slowMs >= TIMEOUT - 20 && slowMs < TIMEOUT + scaled(300), `504 after ${slowMs} ms (timeout ${TIMEOUT} ms)`);
 
   origin.mode = 'ok';
@@ -144,7 +152,11 @@ t.test('origin errors: 500 passes through, 502 and 504 within their bounds, none
   start = Date.now();
   const down = await gw.get(`/origin/echo?api_key=${key}`);
   t.equal(down.status, 502);
-  t.same(await down.json(), { success: false, message: 'Upstream service unavailable.' });
+  t.same(await down.json(), {
+    success: false,
+    message: 'Upstream service unavailable.',
+    ref: down.headers.get('x-request-id'),
+  });
   t.ok(Date.now() - start < scaled(TIMEOUT), `502 after ${Date.now() - start} ms`);
 
   await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 2000);
@@ -384,7 +396,11 @@ t.test('an origin answer echoing the service key in a header or an error body is
   t.equal(denied.status, 502, 'so is an error body naming the key');
   const text = await denied.text();
   t.notMatch(text, origin.key);
-  t.same(JSON.parse(text), { success: false, message: gw.config.messages.upstream_unavailable });
+  t.same(JSON.parse(text), {
+    success: false,
+    message: gw.config.messages.upstream_unavailable,
+    ref: denied.headers.get('x-request-id'),
+  });
   await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 2000);
   t.pass('neither is counted');
   t.notMatch(gw.logs(), origin.key, 'the key is not logged');

@@ -234,7 +234,14 @@ export const schemas: Json = {
     type: 'object',
     required: ['success', 'message'],
     additionalProperties: false,
-    properties: { success: { const: false }, message: { type: 'string' } },
+    properties: {
+      success: { const: false },
+      message: { type: 'string' },
+      ref: {
+        type: 'string',
+        description: "On a 5xx answer: the request's id (also in `X-Request-Id`), to quote when reporting it.",
+      },
+    },
   },
   Health: {
     type: 'object',

@@ -11,6 +11,7 @@ import {
   countThen,
   crashed,
   keyOf,
+  REQUEST_ID_HEADER,
   rateFields,
   rateHeaders,
   record,
@@ -20,6 +21,7 @@ import {
 } from '../../http/metered/pipeline.js';
 import type { MeterResult } from '../../quota/meter.js';
 import { usageJson } from '../../quota/usage.js';
+import type { RequestSpan } from '../../telemetry/tracing.js';
 import { hasBody, isSafeProxyPath } from '../../upstream/admission.js';
 import type { PassThrough } from '../../upstream/cache/cache.js';
 import type { ForwardSpec } from '../../upstream/proxy.js';
@@ -52,6 +54,10 @@ export function proxied(x: Exchange, route: ProxyRoute, target: Target): void {
  * refunded, and its answer shows the count after the refund.
  */
 async function forward(x: Exchange, route: ProxyRoute, target: Target, counted: Counted | null): Promise<void> {
+  // The answer is written by the cache or the origin's stream: the id goes on `res` now, and on
+  // to the origin, so that its log can be joined to ours.
+  x.res.setHeader(REQUEST_ID_HEADER, x.id);
+  x.req.headers['x-request-id'] = x.id;
   const status = await route.proxy.forward(x.req, x.res, new Forwarded(x, route, target, counted));
   record(x, status);
 }
@@ -67,6 +73,8 @@ class Forwarded implements ForwardSpec {
   readonly search: string;
   readonly usage: string;
   readonly headers: Array<string | number>;
+  readonly requestIdJson: string;
+  readonly span: RequestSpan | null;
 
   constructor(
     private readonly x: Exchange,
@@ -79,6 +87,8 @@ class Forwarded implements ForwardSpec {
     this.search = target.search;
     this.usage = counted ? usageJson(counted.entry.usage, counted.used, counted.entry.allowance.limit) : 'null';
     this.headers = this.rate(counted?.used ?? 0);
+    this.requestIdJson = x.idJson;
+    this.span = x.span;
   }
 
   get refunded(): Array<string | number> {
@@ -92,7 +102,10 @@ class Forwarded implements ForwardSpec {
     meter
       .refund(counted.entry, counted.day)
       .catch((err: unknown) =>
-        log.warn({ err, account: counted.entry.account.id }, 'refund failed: a failed pass-through stays counted'),
+        log.warn(
+          { err, account: counted.entry.account.id, req_id: this.x.id },
+          'refund failed: a failed pass-through stays counted',
+        ),
       );
   }
 

@@ -16,6 +16,7 @@ import { admitted, storeFailed } from './outcome.js';
 export { clientOf, crashed, fail, failRetry, record, send } from '../answer.js';
 export { warnOfExpiry } from '../key-check.js';
 export type { Target } from '../request.js';
+export { REQUEST_ID_HEADER } from '../request-id.js';
 export { type CountedThen, countThen } from './count.js';
 export { keyOf } from './key.js';
 export { admitted, answerLimited, refuse, storeFailed } from './outcome.js';

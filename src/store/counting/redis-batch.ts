@@ -1,3 +1,4 @@
+import { storeCalls } from '../../telemetry/store-calls.js';
 import type { BurstState, ConsumeReceiver, ConsumeResult, ConsumeSpec, Threshold } from './interface.js';
 import {
   ARG,
@@ -132,10 +133,23 @@ export class ConsumeBatcher {
     keysAndArgs[tailAt + TAIL.day - 1] = day;
     keysAndArgs[tailAt + TAIL.deadline - 1] = String(this.deadline());
     this.calls++;
+    // Traces on: one CLIENT span for the call, linked from each request it answers (store-calls.ts).
+    const span = storeCalls.start === null ? null : storeCalls.start('EVALSHA', n);
     this.script(argsAt, keysAndArgs).then(
-      (reply) => this.deliver(reply, specs, receivers),
+      (reply) => {
+        storeCalls.delivering = span;
+        try {
+          this.deliver(reply, specs, receivers);
+        } finally {
+          storeCalls.delivering = null;
+          span?.end(null);
+        }
+      },
       (err: Error) => {
+        storeCalls.delivering = span;
         for (const r of receivers) this.guard(r, err);
+        storeCalls.delivering = null;
+        span?.end(err);
       },
     );
   }

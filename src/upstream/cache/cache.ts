@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { ErrorAnswer, ErrorKind } from '../../http/error-kinds.js';
 import type { Metrics } from '../../metrics/gateway-metrics.js';
+import type { RequestSpan } from '../../telemetry/tracing.js';
 import { MAX_JSON_BYTES, usagePrefix, withoutUsage } from '../bodies.js';
 import { KeyGuard, RefusalLog } from '../key-guard.js';
 import { getFromOrigin, type OriginAnswer, OriginFailure, type UpstreamConfig } from '../origin.js';
@@ -90,7 +91,7 @@ export class PassThroughCache implements PassThrough {
       const pastMs = now - entry.storedAt - entry.freshMs;
       if (pastMs < 0) return this.fromEntry(res, spec, entry, 'HIT', head);
       if (!entry.mustRevalidate && pastMs < this.c.stale_while_revalidate_s * 1000) {
-        if (!this.flights.has(key)) void this.flight(key, spec.route, entry);
+        if (!this.flights.has(key)) void this.flight(key, spec.route, entry, spec.span);
         return this.fromEntry(res, spec, entry, 'STALE', head);
       }
     }
@@ -98,7 +99,7 @@ export class PassThroughCache implements PassThrough {
     if (head) return this.bypass(req, res, spec);
     const joined = this.flights.get(key);
     if (joined) this.metrics.cacheCoalesced.inc();
-    const outcome = await (joined ?? this.flight(key, spec.route, entry));
+    const outcome = await (joined ?? this.flight(key, spec.route, entry, spec.span));
     return this.answer(req, res, spec, key, outcome, joined !== undefined);
   }
 
@@ -128,7 +129,7 @@ export class PassThroughCache implements PassThrough {
     }
     // An answer tied to whoever asked (private, a cookie, Vary) is the leader's alone.
     if (waiter && !o.shared)
-      return this.answer(req, res, spec, key, await this.fetch(key, spec.route, undefined), false);
+      return this.answer(req, res, spec, key, await this.fetch(key, spec.route, undefined, spec.span), false);
     if (res.destroyed) return this.left(spec);
     const success = replyAnswer(res, spec, o.answer, 'BYPASS', this.parts);
     this.metrics.cacheAnswers.labels('bypass').inc();
@@ -184,17 +185,30 @@ export class PassThroughCache implements PassThrough {
       headers: [...spec.headers, 'X-Cache', 'BYPASS'],
       refunded: [...spec.refunded, 'X-Cache', 'BYPASS'],
       onFailure: () => spec.onFailure(),
+      requestIdJson: spec.requestIdJson,
+      span: spec.span,
     });
   }
 
   /** One origin request for `key`, shared by whoever asks for the key until it ends. */
-  private flight(key: string, route: string, entry: CacheEntry | undefined): Promise<Outcome> {
-    const p = this.fetch(key, route, entry).finally(() => this.flights.delete(key));
+  private flight(
+    key: string,
+    route: string,
+    entry: CacheEntry | undefined,
+    span: RequestSpan | null,
+  ): Promise<Outcome> {
+    const p = this.fetch(key, route, entry, span).finally(() => this.flights.delete(key));
     this.flights.set(key, p);
     return p;
   }
 
-  private async fetch(key: string, route: string, entry: CacheEntry | undefined): Promise<Outcome> {
+  /** `span`: the request that asked (its span is the parent of the origin try's). */
+  private async fetch(
+    key: string,
+    route: string,
+    entry: CacheEntry | undefined,
+    span: RequestSpan | null,
+  ): Promise<Outcome> {
     const generation = this.generation;
     const started = performance.now();
     const validators: Record<string, string> = {};
@@ -209,6 +223,7 @@ export class PassThroughCache implements PassThrough {
         this.target(key),
         validators,
         Math.max(MAX_JSON_BYTES, this.c.max_entry_bytes),
+        span,
       );
     } catch (err) {
       const reason = err instanceof OriginFailure ? err.reason : 'unreachable';

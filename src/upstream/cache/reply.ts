@@ -8,7 +8,7 @@ import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../../http/erro
 import { injectUsage, specErrorBody } from '../bodies.js';
 import { BASE, headerObject, JSON_TYPE, passedHeaders } from '../forwarded-headers.js';
 import type { OriginAnswer } from '../origin.js';
-import type { ForwardSpec } from '../proxy.js';
+import { type ForwardSpec, ownErrorBody } from '../proxy.js';
 import type { CacheEntry } from './entries.js';
 
 export type XCache = 'HIT' | 'MISS' | 'STALE' | 'BYPASS';
@@ -84,7 +84,7 @@ export function replyAnswer(
   }
   if (a.status >= 400) {
     const own = specErrorBody(a.body);
-    const body = own ?? parts.errors[kindForStatus(a.status)].body;
+    const body = own ?? ownErrorBody(parts.errors[kindForStatus(a.status)].body, a.status, spec);
     res.writeHead(a.status, {
       ...BASE,
       ...refunded,
@@ -111,12 +111,13 @@ export function replyFailure(
   parts: ReplyParts,
 ): void {
   const e = parts.errors[kind];
+  const body = ownErrorBody(e.body, e.status, spec);
   res.writeHead(e.status, {
     ...BASE,
     ...headerObject(spec.refunded),
     'x-cache': xCache,
     'content-type': 'application/json',
-    'content-length': e.length,
+    'content-length': Buffer.byteLength(body),
   });
-  res.end(e.body);
+  res.end(body);
 }

@@ -1,0 +1,53 @@
+/**
+ * What the gateway's code sees of tracing: these interfaces only. The OpenTelemetry SDK behind
+ * them (sdk.ts) is imported only when `telemetry.traces.enabled` (start.ts): with traces off,
+ * `ListenerContext.tracing` is null, a request pays one null check, and no SDK module is loaded.
+ */
+import type { ClientRequest, IncomingMessage } from 'node:http';
+
+/** What a request's SERVER span is given when it is answered. */
+export interface RequestFacts {
+  method: string;
+  /** The route's path or pattern (`http.route`); null: no route matched. */
+  route: string | null;
+  /** The request target's path, without the query. */
+  path: string;
+  status: number;
+  client: string;
+  plan: string | null;
+  /** X-Cache of a pass-through answer. */
+  cache: string | null;
+}
+
+/** A request's SERVER span. */
+export interface RequestSpan {
+  /** How the request ended when not served: an error kind (error-kinds.ts); null: served. */
+  outcome: string | null;
+  /** False for an unsampled request: nothing is worked out for its `end`. */
+  readonly recording: boolean;
+  /** The trace id when sampled, for exemplars; null when not. */
+  readonly sampledTraceId: string | null;
+  /** A CLIENT span for one try of the origin; `traceparent` and `tracestate` are set on `to`. */
+  originTry(to: ClientRequest, url: string): OriginSpan;
+  end(facts: RequestFacts): void;
+}
+
+export interface OriginSpan {
+  /** `status` 0: no answer (`error` says why). */
+  end(status: number, error?: string): void;
+}
+
+/** A CLIENT span of an outgoing delivery (webhook, billing) or poll not tied to a request. */
+export interface ClientCall {
+  end(status: number, error?: string): void;
+}
+
+export interface Tracing {
+  /** Starts a request's span; `trustedPeer`: the connection is from a trusted proxy. */
+  request(req: IncomingMessage, trustedPeer: boolean): RequestSpan;
+  /** A CLIENT span of one outgoing HTTP call (webhook or billing delivery, origin poll). */
+  call(name: string, url: string, attributes: Record<string, string | number>): ClientCall;
+  /** Spans dropped so far because the export queue was full. */
+  dropped(): number;
+  shutdown(): Promise<void>;
+}
