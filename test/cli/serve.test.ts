@@ -110,9 +110,12 @@ t.test('a store that has accounts but no demo account gets the developer demo ac
 t.test(
   'a second gateway on a taken port is refused before it touches the store, naming the port setting',
   async (t) => {
+    // The second gateway gets a Redis of its own, empty: the first one may write to its own at any
+    // time (it re-seeds a store that lost its data), so only an untouched Redis proves nothing.
+    const first = await gatewayProcess(t, privateConfig({ demo_accounts: false }), {
+      REDIS_URL: (await startRedis(t)).url,
+    });
     const redis = await startRedis(t);
-    const first = await gatewayProcess(t, privateConfig({ demo_accounts: false }), { REDIS_URL: redis.url });
-    await redis.cli('FLUSHALL');
     const cases = [
       {
         env: { ADMIN_PORT: new URL(first.admin).port },

@@ -75,7 +75,7 @@ t.test('every access log line of answered requests reaches stdout when SIGTERM s
   );
   t.same(
     Object.keys(parsed[0] ?? {}),
-    ['level', 'time', 'service', 'pid', 'method', 'url', 'status', 'ms', 'account', 'client', 'msg'],
+    ['level', 'time', 'service', 'pid', 'method', 'url', 'status', 'ms', 'account', 'client', 'req_id', 'msg'],
     "in pino's line shape",
   );
   t.match(parsed[0], {

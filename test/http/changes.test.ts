@@ -138,7 +138,11 @@ t.test('changes.php is off with historical data (501)', async (t) => {
   const key = gw.app.demoKeys['starter'] as string;
   const r = await gw.get(`${CHANGES}?api_key=${key}&from=2025-01&to=2025-12`);
   t.equal(r.status, 501);
-  t.same(await r.json(), { success: false, message: gw.config.messages.historical_disabled });
+  t.same(
+    await r.json(),
+    { success: false, message: gw.config.messages.historical_disabled, ref: r.headers.get('x-request-id') },
+    'a 5xx body gives the request id as ref',
+  );
   const used = await gw.get(`/fuel-api/api/usage.php?api_key=${key}`);
   t.equal(((await used.json()) as { usage: { requests_used: number } }).usage.requests_used, 0, 'not counted');
 });
