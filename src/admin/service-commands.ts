@@ -1,7 +1,7 @@
 /** The commands of prices, usage, the cache, webhooks and billing, in the order `--help` shows them. */
 import { MORE } from './account-commands.js';
 import { listOptions, need, picked, readJsonFile } from './cli-input.js';
-import { type OperatorCommand, UsageError } from './command-table.js';
+import { type OperatorCommand, operation, UsageError } from './command-table.js';
 
 const webhook = (a: string | undefined): string => need(a, 'webhook id');
 /** `usage export|periods`: the query without `--out`, which names the CLI's file. */
@@ -57,24 +57,24 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
     options: EXPORT,
     help: `usage export|periods --from DATE --to DATE [--account ID] [--format csv|json] [--out FILE]${MORE}(daily or period rows; csv by default; to stdout without --out)`,
     input: ({ options }) => ({ query: exportQuery(options) }),
-    operation: {
+    operation: operation({
       method: 'GET',
       path: '/admin/usage',
       status: 200,
       run: (ops, i) => ops.usage.usageExport('days', i.query),
-    },
+    }),
   },
   {
     words: ['usage', 'periods'],
     args: [],
     options: EXPORT,
     input: ({ options }) => ({ query: exportQuery(options) }),
-    operation: {
+    operation: operation({
       method: 'GET',
       path: '/admin/usage/periods',
       status: 200,
       run: (ops, i) => ops.usage.usageExport('periods', i.query),
-    },
+    }),
   },
   {
     words: ['cache', 'purge'],
