@@ -6,4 +6,5 @@
 
 export { createAccountInput, grantInput, patchAccountInput } from '../keys/accounts.js';
 export { accountRotateInput, createKeyInput, patchKeyInput, rotateInput } from '../keys/api-keys.js';
+export { purgeInput } from './input.js';
 export { listAccountsQuery } from './list-query.js';

@@ -92,12 +92,13 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
         );
       return { query: listOptions(options) };
     },
-    operation: {
+    operation: operation({
       method: 'DELETE',
       path: '/admin/cache',
       status: 200,
+      schema: (s) => ({ query: s.purgeInput }),
       run: (ops, i) => ops.cache.purgeCache(i.query, i.from),
-    },
+    }),
   },
   {
     words: ['webhooks', 'add'],
