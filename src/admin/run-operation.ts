@@ -24,12 +24,13 @@ function checkedInput(
   const body = reads === 'optional' ? (raw.body ?? {}) : raw.body;
   return {
     ...raw,
+    // The query first: a request wrong in both is answered about its query, as before.
+    query: schema.query === undefined ? raw.query : parse(schema.query, raw.query),
     body:
       schema.body === undefined
         ? raw.body
         : schema.plan
           ? accountInput(schema.body, body, plans)
           : parse(schema.body, body),
-    query: schema.query === undefined ? raw.query : parse(schema.query, raw.query),
   };
 }

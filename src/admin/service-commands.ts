@@ -114,13 +114,14 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
       if (options.has('description')) body['description'] = options.get('description');
       return { body };
     },
-    operation: {
+    operation: operation({
       method: 'POST',
       path: '/admin/webhooks',
       status: 201,
       body: 'json',
+      schema: (s) => ({ body: s.createWebhookInput }),
       run: (ops, i) => ops.webhooks.create(i.body, i.from),
-    },
+    }),
   },
   {
     words: ['webhooks', 'list'],
@@ -169,12 +170,13 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
     options: ['limit'],
     help: 'webhooks deliveries ID [--limit N]',
     input: ({ args: [a], options }) => ({ ids: [webhook(a)], query: listOptions(options) }),
-    operation: {
+    operation: operation({
       method: 'GET',
       path: '/admin/webhooks/:id/deliveries',
       status: 200,
+      schema: (s) => ({ query: s.deliveriesQuery }),
       run: (ops, i) => ops.webhooks.deliveries(i.ids[0] as string, i.query),
-    },
+    }),
   },
   {
     words: ['billing', 'failures'],
@@ -182,12 +184,13 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
     options: ['exporter'],
     help: 'billing failures [--exporter NAME]   (usage events a billing system refused)',
     input: ({ options }) => ({ query: listOptions(options) }),
-    operation: {
+    operation: operation({
       method: 'GET',
       path: '/admin/billing/failures',
       status: 200,
+      schema: (s) => ({ query: s.failuresQuery }),
       run: (ops, i) => ops.billing.failures(i.query),
-    },
+    }),
   },
   {
     words: ['billing', 'retry'],
@@ -198,12 +201,13 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
     input: ({ options }) => ({
       body: { ...picked(options, ['exporter', 'id']), ...(options.get('all') === 'true' && { all: true }) },
     }),
-    operation: {
+    operation: operation({
       method: 'POST',
       path: '/admin/billing/retry',
       status: 200,
       body: 'json',
-      run: (ops, i) => ops.billing.retry(i.body, i.query, i.from),
-    },
+      schema: (s) => ({ body: s.retryInput, query: s.noQuery }),
+      run: (ops, i) => ops.billing.retry(i.body, i.from),
+    }),
   },
 ];
