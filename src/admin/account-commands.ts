@@ -1,6 +1,6 @@
 /** The accounts' and keys' commands, in the order `--help` shows them. */
 import { burstOf, externalIds, graceBody, keyBody, listOptions, need, numberOrText, picked } from './cli-input.js';
-import type { AdminOperation, OperatorCommand } from './command-table.js';
+import { type OperatorCommand, operation } from './command-table.js';
 
 /** Where a `--help` line goes on (the column after `fuel-gateway `). */
 export const MORE = `\n${' '.repeat(45)}`;
@@ -9,13 +9,14 @@ const account = (a: string | undefined): string => need(a, 'account id');
 const key = (k: string | undefined): string => need(k, 'key id');
 
 // Several commands change an account, each with its own body.
-const patchAccount: AdminOperation = {
+const patchAccount = operation({
   method: 'PATCH',
   path: '/admin/accounts/:id',
   status: 200,
   body: 'json',
+  schema: (s) => ({ body: s.patchAccountInput, plan: true }),
   run: (ops, i) => ops.accounts.patchAccount(i.ids[0] as string, i.body, i.from),
-};
+});
 const setStatus = (verb: string, status: string): OperatorCommand => ({
   words: ['accounts', verb],
   args: ['ID'],
@@ -39,13 +40,14 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
       if (Object.keys(ids).length > 0) body['external_ids'] = ids;
       return { body };
     },
-    operation: {
+    operation: operation({
       method: 'POST',
       path: '/admin/accounts',
       status: 201,
       body: 'json',
+      schema: (s) => ({ body: s.createAccountInput, plan: true }),
       run: (ops, i) => ops.accounts.createAccount(i.body, i.from),
-    },
+    }),
   },
   {
     words: ['accounts', 'list'],
@@ -53,12 +55,13 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
     options: ['status', 'plan', 'label', 'limit', 'cursor'],
     help: 'accounts list [--status S] [--plan P] [--label L] [--limit N] [--cursor C]',
     input: ({ options }) => ({ query: listOptions(options) }),
-    operation: {
+    operation: operation({
       method: 'GET',
       path: '/admin/accounts',
       status: 200,
+      schema: (s) => ({ query: s.listAccountsQuery }),
       run: (ops, i) => ops.accounts.listAccounts(i.query),
-    },
+    }),
   },
   {
     words: ['accounts', 'show'],
@@ -91,13 +94,14 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
     options: ['grace'],
     help: 'accounts rotate-key ID [--grace DURATION]   (an account with one key)',
     input: ({ args: [a], options }) => ({ ids: [account(a)], body: graceBody(options) }),
-    operation: {
+    operation: operation({
       method: 'POST',
       path: '/admin/accounts/:id/rotate-key',
       status: 200,
       body: 'optional',
+      schema: (s) => ({ body: s.accountRotateInput }),
       run: (ops, i) => ops.accounts.rotateKey(i.ids[0] as string, i.body, i.from),
-    },
+    }),
   },
   {
     words: ['keys', 'create'],
@@ -105,13 +109,14 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
     options: ['name', 'expires', 'scopes', 'allow'],
     help: 'keys create ACCOUNT --name N [--expires ISO|DURATION] [--scopes a,b] [--allow CIDR,…]',
     input: ({ args: [a], options }) => ({ ids: [account(a)], body: keyBody(options) }),
-    operation: {
+    operation: operation({
       method: 'POST',
       path: '/admin/accounts/:id/keys',
       status: 201,
       body: 'json',
+      schema: (s) => ({ body: s.createKeyInput }),
       run: (ops, i) => ops.keys.create(i.ids[0] as string, i.body, i.from),
-    },
+    }),
   },
   {
     words: ['keys', 'list'],
@@ -131,13 +136,14 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
     options: ['name', 'expires', 'scopes', 'allow'],
     help: 'keys update ACCOUNT KEY_ID [--name N] [--expires ISO|DURATION|never] [--scopes a,b] [--allow CIDR,…|none]',
     input: ({ args: [a, k], options }) => ({ ids: [account(a), key(k)], body: keyBody(options) }),
-    operation: {
+    operation: operation({
       method: 'PATCH',
       path: '/admin/accounts/:id/keys/:key',
       status: 200,
       body: 'json',
+      schema: (s) => ({ body: s.patchKeyInput }),
       run: (ops, i) => ops.keys.update(i.ids[0] as string, i.ids[1] as string, i.body, i.from),
-    },
+    }),
   },
   {
     words: ['keys', 'revoke'],
@@ -162,13 +168,14 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
     options: ['grace'],
     help: 'keys rotate ACCOUNT KEY_ID [--grace DURATION]   (DURATION: 90s, 15m, 6h, 30d; default 0)',
     input: ({ args: [a, k], options }) => ({ ids: [account(a), key(k)], body: graceBody(options) }),
-    operation: {
+    operation: operation({
       method: 'POST',
       path: '/admin/accounts/:id/keys/:key/rotate',
       status: 201,
       body: 'optional',
+      schema: (s) => ({ body: s.rotateInput }),
       run: (ops, i) => ops.keys.rotate(i.ids[0] as string, i.ids[1] as string, i.body, i.from),
-    },
+    }),
   },
   {
     words: ['accounts', 'set-plan'],
@@ -211,13 +218,14 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
       if (options.has('note')) body['note'] = options.get('note');
       return { ids: [account(a)], body };
     },
-    operation: {
+    operation: operation({
       method: 'POST',
       path: '/admin/accounts/:id/grants',
       status: 201,
       body: 'json',
+      schema: (s) => ({ body: s.grantInput }),
       run: (ops, i) => ops.accounts.grant(i.ids[0] as string, i.body, i.from),
-    },
+    }),
   },
   {
     words: ['accounts', 'grants'],

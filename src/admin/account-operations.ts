@@ -2,25 +2,24 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
 import { GatewayError } from '../failures.js';
 import {
+  type CreateAccountInput,
   createAccount,
-  createAccountInput,
+  type GrantInput,
   grantId,
-  grantInput,
   liveKeys,
+  type PatchAccountInput,
   type PublicGrant,
-  patchAccountInput,
   publicAccount,
   publicGrant,
   updateAccount,
 } from '../keys/accounts.js';
-import { accountRotateInput, type KeyView } from '../keys/api-keys.js';
+import type { AccountRotateInput, KeyView } from '../keys/api-keys.js';
 import { type Allowance, allowanceFor } from '../quota/allowance.js';
 import { type Usage, usageObject } from '../quota/usage.js';
 import type { Account, AccountStore, CountingStore, Grant } from '../store/store.js';
 import type { Audit } from './audit.js';
-import { accountInput, parse } from './input.js';
 import type { KeyOperations } from './key-operations.js';
-import { encodeCursor, listAccountsQuery } from './list-query.js';
+import { encodeCursor, type ListAccountsQuery } from './list-query.js';
 
 export interface AccountView {
   account: Account;
@@ -42,14 +41,15 @@ export interface AccountOperationsDeps {
 }
 
 /**
- * Accounts, for the admin API and the CLI alike: inputs arrive unvalidated (JSON bodies, query
- * strings, argv) and are checked here, once. Every change writes one audit line naming `from`
+ * Accounts, for the admin API and the CLI alike: inputs arrive checked by the schemas their
+ * table entries name (account-commands.ts, applied by input.ts `runOperation`). Every change writes one audit line naming `from`
  * (a remote address, or "cli").
  */
 export class AccountOperations {
   private readonly accounts: AccountStore;
   private readonly counting: CountingStore;
-  private readonly plans: Config['plans'];
+  /** The configured plans (an account's input names one). */
+  readonly plans: Config['plans'];
   private readonly zone: string;
   private readonly clock: Clock;
   private readonly audit: Audit;
@@ -68,14 +68,12 @@ export class AccountOperations {
   }
 
   /** `keyName`: the first key's name (the demo accounts name theirs). */
-  async createAccount(body: unknown, from: string, keyName?: string): Promise<{ account: Account; api_key: string }> {
-    const created = await createAccount(
-      this.accounts,
-      this.plans,
-      accountInput(createAccountInput, body, this.plans),
-      this.clock.now(),
-      keyName,
-    );
+  async createAccount(
+    input: CreateAccountInput,
+    from: string,
+    keyName?: string,
+  ): Promise<{ account: Account; api_key: string }> {
+    const created = await createAccount(this.accounts, this.plans, input, this.clock.now(), keyName);
     this.audit({
       action: 'account.create',
       account_id: created.account.id,
@@ -86,8 +84,11 @@ export class AccountOperations {
   }
 
   /** One page of accounts, in id order; follow `next_cursor` until it is null. Never a key or key hash. */
-  async listAccounts(query: unknown): Promise<{ accounts: Account[]; next_cursor: string | null }> {
-    const { filter, after, limit } = parse(listAccountsQuery, query);
+  async listAccounts({
+    filter,
+    after,
+    limit,
+  }: ListAccountsQuery): Promise<{ accounts: Account[]; next_cursor: string | null }> {
     const page = await this.accounts.listAccounts(filter, after, limit);
     return {
       accounts: page.accounts.map(publicAccount),
@@ -120,8 +121,7 @@ export class AccountOperations {
     };
   }
 
-  async patchAccount(id: string, body: unknown, from: string): Promise<{ account: Account }> {
-    const patch = accountInput(patchAccountInput, body, this.plans);
+  async patchAccount(id: string, patch: PatchAccountInput, from: string): Promise<{ account: Account }> {
     const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     // A converted trial is a computed state; the first change writes it down, so the change
@@ -152,10 +152,9 @@ export class AccountOperations {
    */
   async rotateKey(
     id: string,
-    body: unknown,
+    { grace_s, key_id }: AccountRotateInput,
     from: string,
   ): Promise<{ account: Account; api_key: string; key: KeyView; previous: KeyView }> {
-    const { grace_s, key_id } = parse(accountRotateInput, body ?? {});
     const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const live = liveKeys(stored, this.clock.now());
@@ -185,8 +184,7 @@ export class AccountOperations {
    * Adds requests to the account's current period: its limit is the plan's (or its own) plus
    * the period's grants, on every gateway from its next request (the store bumps the revision).
    */
-  async grant(id: string, body: unknown, from: string): Promise<{ grant: PublicGrant }> {
-    const input = parse(grantInput, body);
+  async grant(id: string, input: GrantInput, from: string): Promise<{ grant: PublicGrant }> {
     const stored = await this.accounts.getAccount(id);
     if (!stored) throw new GatewayError('NOT_FOUND', `no account with id ${id}`);
     const a = this.allowance(stored);

@@ -10,10 +10,11 @@ import type { AdminOperation } from './command-table.js';
 import { adminRoutes } from './commands.js';
 import { queryRecord } from './list-query.js';
 import type { Operations } from './operations.js';
+import { runOperation } from './run-operation.js';
 import { isExport, type UsageExport } from './usage-export.js';
 
 /** The JSON body the operation reads; none is read for one that reads none. */
-function bodyOf(req: IncomingMessage, operation: AdminOperation): Promise<unknown> {
+function bodyOf(req: IncomingMessage, operation: AdminOperation<unknown, unknown>): Promise<unknown> {
   if (operation.body === 'json' || (operation.body === 'optional' && hasBody(req))) return readJson(req);
   return Promise.resolve(undefined);
 }
@@ -111,7 +112,7 @@ export function adminHandler(
       return failure(res, new GatewayError('METHOD_NOT_ALLOWED', `${req.method} not allowed on ${path}`));
     }
     const { operation } = hit.r;
-    const answer = await operation.run(ops, {
+    const answer = await runOperation(ops, operation, {
       ids: (hit.m as RegExpExecArray).slice(1),
       body: await bodyOf(req, operation),
       query: queryRecord(new URLSearchParams(q === -1 ? '' : url.slice(q + 1))),

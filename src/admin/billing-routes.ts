@@ -2,10 +2,9 @@ import { z } from 'zod';
 import { GatewayError } from '../failures.js';
 import type { BillingEvent, BillingStore } from '../store/store.js';
 import type { Audit } from './audit.js';
-import { parse } from './input.js';
 
 // One event, or every failed one by saying so: an empty or mistyped request retries nothing.
-const retryInput = z
+export const retryInput = z
   .strictObject({
     exporter: z.string().min(1).max(32).optional(),
     id: z.string().min(1).max(300).optional(),
@@ -21,8 +20,8 @@ const retryInput = z
     if (r.id !== undefined && r.all !== undefined)
       ctx.addIssue({ code: 'custom', path: ['all'], message: 'expected id or all, not both' });
   });
-const noQuery = z.strictObject({});
-const failuresQuery = z.strictObject({ exporter: z.string().min(1).max(32).optional() });
+export const noQuery = z.strictObject({});
+export const failuresQuery = z.strictObject({ exporter: z.string().min(1).max(32).optional() });
 
 /** A usage event as operators see it. */
 export interface BillingEventView {
@@ -59,8 +58,7 @@ export class BillingOperations {
   ) {}
 
   /** Events a receiver refused for good (a 4xx other than 429), oldest first. */
-  async failures(query: unknown): Promise<{ failures: BillingEventView[] }> {
-    const { exporter } = parse(failuresQuery, query);
+  async failures({ exporter }: z.infer<typeof failuresQuery>): Promise<{ failures: BillingEventView[] }> {
     const out: BillingEvent[] = [];
     for (const name of this.names(exporter))
       out.push(...(await this.billing.billingOutstanding(name)).filter((e) => e.failed_at_ms !== null));
@@ -69,9 +67,8 @@ export class BillingOperations {
   }
 
   /** Failed events back in the outbox, sent unchanged at the exporter's next tick. */
-  async retry(body: unknown, query: unknown, from: string): Promise<{ retried: number }> {
-    parse(noQuery, query);
-    const { exporter, id } = parse(retryInput, body === undefined ? {} : body);
+  /** Its query is checked too (`noQuery`): a parameter given by mistake is named, not ignored. */
+  async retry({ exporter, id }: z.infer<typeof retryInput>, from: string): Promise<{ retried: number }> {
     let retried = 0;
     for (const name of this.names(exporter)) retried += await this.billing.billingRetry(name, id ?? null);
     if (id !== undefined && retried === 0) throw new GatewayError('NOT_FOUND', `no failed billing event ${id}`);

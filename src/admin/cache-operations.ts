@@ -1,6 +1,6 @@
 import type { CoordinationStore } from '../store/store.js';
 import type { Audit } from './audit.js';
-import { parse, purgeInput } from './input.js';
+import type { PurgeInput } from './input.js';
 
 export interface CacheOperationsDeps {
   /** Announces the purge to every gateway. */
@@ -23,8 +23,7 @@ export class CacheOperations {
    * when it ends in `*`): announced through the store, so it reaches them all, this one included,
    * within a second.
    */
-  async purgeCache(query: unknown, from: string): Promise<{ purged: 'all' | string }> {
-    const { path } = parse(purgeInput, query);
+  async purgeCache({ path }: PurgeInput, from: string): Promise<{ purged: 'all' | string }> {
     const p = path ?? null;
     await this.coordination.purgeCache(p);
     this.audit({ action: 'cache.purge', from, ...(p === null ? {} : { path: p }) });

@@ -1,4 +1,4 @@
-/** The CLI's options as the admin API's bodies and queries: the operations validate both alike. */
+/** The CLI's options as the admin API's bodies and queries: both are checked alike (run-operation.ts). */
 import { readFileSync } from 'node:fs';
 import { GatewayError } from '../failures.js';
 

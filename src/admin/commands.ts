@@ -16,7 +16,7 @@ export const OPERATOR_USAGE = OPERATOR_COMMANDS.flatMap((c) =>
 
 /** A compiled admin route: the operation, and the pattern of its path. */
 export interface AdminRoute {
-  operation: AdminOperation;
+  operation: AdminOperation<unknown, unknown>;
   pattern: RegExp;
 }
 

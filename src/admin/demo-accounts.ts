@@ -64,8 +64,8 @@ export async function ensureDemoAccounts(
 
 async function createDemo(ops: Operations, plans: Config['plans'], plan: string): Promise<string> {
   const limit = plans[plan]?.limit === undefined ? DEMO_LIMIT : null;
-  const body = { plan, label: demoLabel(plan), status: 'active', limit };
-  return (await ops.accounts.createAccount(body, DEMO_FROM, DEMO_KEY_NAME)).api_key;
+  const input = { plan, label: demoLabel(plan), status: 'active' as const, limit };
+  return (await ops.accounts.createAccount(input, DEMO_FROM, DEMO_KEY_NAME)).api_key;
 }
 
 /** A used-up demo account gets its allowance again for the current period, as a grant. */

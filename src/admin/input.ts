@@ -22,6 +22,7 @@ export const purgeInput = z
     if (q.path !== undefined && q.all !== undefined)
       ctx.addIssue({ code: 'custom', path: ['path'], message: 'expected path=P or all=true, not both' });
   });
+export type PurgeInput = z.infer<typeof purgeInput>;
 
 /** Validates external input at the edge: a bad body is a 400 naming each field. */
 export function parse<T extends z.ZodType>(

@@ -1,10 +1,16 @@
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../failures.js';
 import { rotateKey } from '../keys/accounts.js';
-import { createKeyInput, type KeyView, newKey, patchKeyInput, publicKey, rotateInput } from '../keys/api-keys.js';
+import {
+  type CreateKeyInput,
+  type KeyView,
+  newKey,
+  type PatchKeyInput,
+  publicKey,
+  type RotateInput,
+} from '../keys/api-keys.js';
 import type { KeyChange, KeyStore, StoredKey } from '../store/store.js';
 import type { Audit } from './audit.js';
-import { parse } from './input.js';
 
 export interface KeyOperationsDeps {
   keys: KeyStore;
@@ -25,8 +31,8 @@ export type KeyChangeListener = (
 ) => void | Promise<void>;
 
 /**
- * An account's keys, for the admin API and the CLI alike (inputs unvalidated, checked here
- * once). Every change writes one audit line naming the account, the key ids and `from`, and
+ * An account's keys, for the admin API and the CLI alike (inputs checked by the schemas their
+ * table entries name). Every change writes one audit line naming the account, the key ids and `from`, and
  * returns the store's KeyChange besides the answer, so a caller can raise events for it.
  */
 export class KeyOperations {
@@ -39,8 +45,7 @@ export class KeyOperations {
     this.listeners.push(listener);
   }
 
-  async create(accountId: string, body: unknown, from: string): Promise<{ key: KeyView; api_key: string }> {
-    const input = parse(createKeyInput, body);
+  async create(accountId: string, input: CreateKeyInput, from: string): Promise<{ key: KeyView; api_key: string }> {
     const now = this.d.clock.now();
     // A key born expired could never work: a mistyped year, not a wish (PATCH may expire a key now).
     if (input.expires_at != null && Date.parse(input.expires_at) <= now) {
@@ -62,8 +67,7 @@ export class KeyOperations {
     return { keys: this.visible(keys, now).map((k) => publicKey(k, now)) };
   }
 
-  async update(accountId: string, keyId: string, body: unknown, from: string): Promise<{ key: KeyView }> {
-    const patch = parse(patchKeyInput, body);
+  async update(accountId: string, keyId: string, patch: PatchKeyInput, from: string): Promise<{ key: KeyView }> {
     const now = this.d.clock.now();
     const normalised =
       patch.expires_at == null ? patch : { ...patch, expires_at: new Date(Date.parse(patch.expires_at)).toISOString() };
@@ -93,10 +97,9 @@ export class KeyOperations {
   async rotate(
     accountId: string,
     keyId: string,
-    body: unknown,
+    { grace_s }: RotateInput,
     from: string,
   ): Promise<{ key: KeyView; api_key: string; previous: KeyView }> {
-    const { grace_s } = parse(rotateInput, body ?? {});
     return this.rotateWith(accountId, keyId, grace_s, from);
   }
 

@@ -58,6 +58,8 @@ export const listAccountsQuery = z
     limit: limit ?? DEFAULT_PAGE,
   }));
 
+export type ListAccountsQuery = z.infer<typeof listAccountsQuery>;
+
 /** A query string as a record; a parameter given twice becomes an array, which the schema refuses. */
 export function queryRecord(search: URLSearchParams): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};

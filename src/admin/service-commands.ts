@@ -1,7 +1,7 @@
 /** The commands of prices, usage, the cache, webhooks and billing, in the order `--help` shows them. */
 import { MORE } from './account-commands.js';
 import { listOptions, need, picked, readJsonFile } from './cli-input.js';
-import { type OperatorCommand, UsageError } from './command-table.js';
+import { type OperatorCommand, operation, UsageError } from './command-table.js';
 
 const webhook = (a: string | undefined): string => need(a, 'webhook id');
 /** `usage export|periods`: the query without `--out`, which names the CLI's file. */
@@ -57,24 +57,24 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
     options: EXPORT,
     help: `usage export|periods --from DATE --to DATE [--account ID] [--format csv|json] [--out FILE]${MORE}(daily or period rows; csv by default; to stdout without --out)`,
     input: ({ options }) => ({ query: exportQuery(options) }),
-    operation: {
+    operation: operation({
       method: 'GET',
       path: '/admin/usage',
       status: 200,
       run: (ops, i) => ops.usage.usageExport('days', i.query),
-    },
+    }),
   },
   {
     words: ['usage', 'periods'],
     args: [],
     options: EXPORT,
     input: ({ options }) => ({ query: exportQuery(options) }),
-    operation: {
+    operation: operation({
       method: 'GET',
       path: '/admin/usage/periods',
       status: 200,
       run: (ops, i) => ops.usage.usageExport('periods', i.query),
-    },
+    }),
   },
   {
     words: ['cache', 'purge'],
@@ -92,12 +92,13 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
         );
       return { query: listOptions(options) };
     },
-    operation: {
+    operation: operation({
       method: 'DELETE',
       path: '/admin/cache',
       status: 200,
+      schema: (s) => ({ query: s.purgeInput }),
       run: (ops, i) => ops.cache.purgeCache(i.query, i.from),
-    },
+    }),
   },
   {
     words: ['webhooks', 'add'],
@@ -113,13 +114,14 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
       if (options.has('description')) body['description'] = options.get('description');
       return { body };
     },
-    operation: {
+    operation: operation({
       method: 'POST',
       path: '/admin/webhooks',
       status: 201,
       body: 'json',
+      schema: (s) => ({ body: s.createWebhookInput }),
       run: (ops, i) => ops.webhooks.create(i.body, i.from),
-    },
+    }),
   },
   {
     words: ['webhooks', 'list'],
@@ -168,12 +170,13 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
     options: ['limit'],
     help: 'webhooks deliveries ID [--limit N]',
     input: ({ args: [a], options }) => ({ ids: [webhook(a)], query: listOptions(options) }),
-    operation: {
+    operation: operation({
       method: 'GET',
       path: '/admin/webhooks/:id/deliveries',
       status: 200,
+      schema: (s) => ({ query: s.deliveriesQuery }),
       run: (ops, i) => ops.webhooks.deliveries(i.ids[0] as string, i.query),
-    },
+    }),
   },
   {
     words: ['billing', 'failures'],
@@ -181,12 +184,13 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
     options: ['exporter'],
     help: 'billing failures [--exporter NAME]   (usage events a billing system refused)',
     input: ({ options }) => ({ query: listOptions(options) }),
-    operation: {
+    operation: operation({
       method: 'GET',
       path: '/admin/billing/failures',
       status: 200,
+      schema: (s) => ({ query: s.failuresQuery }),
       run: (ops, i) => ops.billing.failures(i.query),
-    },
+    }),
   },
   {
     words: ['billing', 'retry'],
@@ -197,12 +201,13 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
     input: ({ options }) => ({
       body: { ...picked(options, ['exporter', 'id']), ...(options.get('all') === 'true' && { all: true }) },
     }),
-    operation: {
+    operation: operation({
       method: 'POST',
       path: '/admin/billing/retry',
       status: 200,
       body: 'json',
-      run: (ops, i) => ops.billing.retry(i.body, i.query, i.from),
-    },
+      schema: (s) => ({ body: s.retryInput, query: s.noQuery }),
+      run: (ops, i) => ops.billing.retry(i.body, i.from),
+    }),
   },
 ];

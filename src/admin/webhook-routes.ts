@@ -9,18 +9,17 @@ import { newSecret } from '../events/signing.js';
 import { GatewayError } from '../failures.js';
 import type { AccountStore, Delivery, Endpoint, EventStore } from '../store/store.js';
 import type { Audit } from './audit.js';
-import { parse } from './input.js';
 
 // The old secret keeps signing beside the new one this long after a rotation.
 const ROTATION_GRACE_MS = 86_400_000;
 
-const createInput = z.strictObject({
+export const createWebhookInput = z.strictObject({
   url: z.string().min(1).max(2048),
   events: z.array(z.enum(EVENT_TYPES)).min(1, 'expected at least one event type'),
   account_id: z.string().min(1).max(128).nullable().optional(),
   description: z.string().max(500).nullable().optional(),
 });
-const deliveriesQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });
+export const deliveriesQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });
 
 /** An endpoint as the admin API shows it: never its secrets. */
 export interface EndpointView {
@@ -80,10 +79,9 @@ export class WebhookOperations {
   }
 
   async create(
-    body: unknown,
+    input: z.infer<typeof createWebhookInput>,
     from: string,
   ): Promise<Omit<EndpointView, 'previous_secret_expires_at'> & { secret: string }> {
-    const input = parse(createInput, body);
     const url = await this.checkUrl(input.url);
     const accountId = input.account_id ?? null;
     if (accountId !== null && !(await this.accounts.getAccount(accountId)))
@@ -152,8 +150,7 @@ export class WebhookOperations {
     return { event_id: event.id, type: 'webhook.test' };
   }
 
-  async deliveries(id: string, query: unknown): Promise<{ deliveries: DeliveryView[] }> {
-    const { limit } = parse(deliveriesQuery, query);
+  async deliveries(id: string, { limit }: z.infer<typeof deliveriesQuery>): Promise<{ deliveries: DeliveryView[] }> {
     await this.find(id);
     const list = await this.events.listDeliveries(id, limit);
     return {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { auditLog } from '../admin/audit.js';
 import type { OperatorCommand } from '../admin/command-table.js';
 import { buildOperations } from '../admin/operations.js';
+import { runOperation } from '../admin/run-operation.js';
 import { isExport, type Sink } from '../admin/usage-export.js';
 import { systemClock } from '../clock.js';
 import { exporterNameOf } from '../config/billing-config.js';
@@ -53,7 +54,7 @@ export async function runOperate(
     const ops = buildOperations({ store, config, book, clock: systemClock, audit, priceEvents, exporters });
     const cli = { args: args.positionals.slice(command.words.length), options: args.options };
     const input = { ids: [], body: undefined, query: {}, ...command.input(cli), from: FROM };
-    const answer = await command.operation.run(ops, input);
+    const answer = await runOperation(ops, command.operation, input);
     const out = args.options.get('out');
     if (isExport(answer)) await (out === undefined ? answer.writeTo(stdout) : writeExportFile(answer, out));
     else stdout.write(`${JSON.stringify(command.print ? command.print(answer) : answer, null, 2)}\n`);

@@ -60,6 +60,7 @@ export const grantInput = z.strictObject({
 
 export type CreateAccountInput = z.infer<typeof createAccountInput>;
 export type PatchAccountInput = z.infer<typeof patchAccountInput>;
+export type GrantInput = z.infer<typeof grantInput>;
 
 /** The account as operators see it: never its keys' hashes (the keys are listed apart); its grants have their own route. */
 export const publicAccount = ({ keys: _omit, grants: _grants, ...account }: StoredAccount): Account => account;

@@ -79,6 +79,9 @@ export const accountRotateInput = rotateInput.extend({
 });
 
 export type CreateKeyInput = z.infer<typeof createKeyInput>;
+export type PatchKeyInput = z.infer<typeof patchKeyInput>;
+export type RotateInput = z.infer<typeof rotateInput>;
+export type AccountRotateInput = z.infer<typeof accountRotateInput>;
 
 /** A new key and its record: the key is shown once, the record keeps its hash and last 4 characters. */
 export function newKey(
