@@ -40,7 +40,7 @@ export function record(x: Exchange, status: number): void {
     clientOf(x),
     x.idJson,
   );
-  if (x.span?.recording) endSpan(x, x.span, status);
+  if (x.span !== null) endSpan(x, x.span, status);
 }
 
 function endSpan(x: Exchange, span: RequestSpan, status: number): void {
