@@ -85,6 +85,7 @@ export function createTracing(config: TelemetryConfig, version: string, onDrop: 
   storeCalls.start = (operation, size, startedAt) => new StoreCall(tracer, operation, size, startedAt);
   clientCalls.start = (name, url, attributes) => new Call(tracer, name, url, attributes);
   return {
+    exemplars: config.exemplars,
     request: (req, trusted) => {
       // Only a trusted proxy's `traceparent` is continued, and its sampled flag decides; any other
       // request is sampled here by our ratio alone, before the SDK is asked: an unsampled request

@@ -42,6 +42,8 @@ export interface ClientCall {
 }
 
 export interface Tracing {
+  /** `telemetry.exemplars`: a sampled request's trace id is kept on its latency bucket. */
+  readonly exemplars: boolean;
   /**
    * Decides whether a request is sampled and starts its span if so; null when not. `trusted`: the
    * proxies whose `traceparent` is continued (`server.trusted_proxies`).
