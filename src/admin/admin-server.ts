@@ -5,6 +5,7 @@ import { FAILURE_STATUS, GatewayError, isGatewayError } from '../failures.js';
 import { canonicalIp } from '../http/client.js';
 import { headProblem } from '../http/request.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
+import { OPENMETRICS_TYPE } from '../metrics/openmetrics.js';
 import { browserProblem, hasBody, readJson } from './admin-request.js';
 import type { AdminOperation } from './command-table.js';
 import { adminRoutes } from './commands.js';
@@ -102,8 +103,11 @@ export function adminHandler(
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    if (path === '/metrics' && req.method === 'GET')
+    if (path === '/metrics' && req.method === 'GET') {
+      const open = (req.headers.accept ?? '').includes('application/openmetrics-text') ? metrics.openMetrics() : null;
+      if (open !== null) return reply(res, 200, await open, OPENMETRICS_TYPE);
       return reply(res, 200, await metrics.text(), metrics.registry.contentType);
+    }
     const matching = routes.map((r) => ({ r, m: r.pattern.exec(path) })).filter((x) => x.m !== null);
     if (matching.length === 0) return failure(res, new GatewayError('NOT_FOUND', `no admin route ${path}`));
     const hit = matching.find((x) => x.r.operation.method === req.method);

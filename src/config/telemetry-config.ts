@@ -26,7 +26,9 @@ export const telemetry = z.strictObject({
   }),
   exemplars: z
     .boolean()
-    .describe('Reserved for OpenMetrics exemplars on the /metrics latency histograms: not implemented yet, no effect'),
+    .describe(
+      'With traces on: the /metrics latency histograms keep, per bucket, the trace id of the last sampled request, given as OpenMetrics exemplars (Accept: application/openmetrics-text)',
+    ),
 });
 
 export type TelemetryConfig = z.infer<typeof telemetry>;

@@ -40,7 +40,9 @@ export function record(x: Exchange, status: number): void {
     clientOf(x),
     x.idJson,
   );
-  if (x.span?.recording) endSpan(x, x.span, status);
+  if (x.span === null) return;
+  endSpan(x, x.span, status);
+  if (core.tracing?.exemplars) x.route.metrics.latency.exemplar(seconds, x.span.traceId);
 }
 
 function endSpan(x: Exchange, span: RequestSpan, status: number): void {

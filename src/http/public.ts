@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { crashed, fail, failNotAllowed } from './answer.js';
-import { canonicalIp } from './client.js';
 import type { Exchange, ListenerCore, Services } from './core-types.js';
 import { cors } from './cors.js';
 import { buildListenerContext, type PublicDeps } from './listener-context.js';
@@ -25,9 +24,6 @@ export function publicHandler(deps: PublicDeps): ((req: IncomingMessage, res: Se
   return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(services, core, req, res), { drain });
 }
 
-const trustedPeer = (req: IncomingMessage, l: ListenerCore): boolean =>
-  l.trustedProxies.has(canonicalIp(req.socket.remoteAddress ?? '') ?? '');
-
 /**
  * The front door: head → target → route → CORS → method, then the metered pipeline
  * (metered/index.ts) or the route's own handler. The core knows no feature: the routes come from the
@@ -43,7 +39,7 @@ function handle(services: Services, core: ListenerCore, req: IncomingMessage, re
     start: performance.now(),
     id,
     idJson: json,
-    span: core.tracing === null ? null : core.tracing.request(req, trustedPeer(req, core)),
+    span: core.tracing === null ? null : core.tracing.request(req, core.trustedProxies),
     route: core.unmatched,
     account: null,
     address: null,

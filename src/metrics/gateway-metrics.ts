@@ -1,4 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { openMetricsText } from './openmetrics.js';
 import { Bins, binnedHistogram, requestMetrics } from './request-metrics.js';
 
 const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
@@ -241,10 +242,20 @@ export class Metrics {
     return this.source();
   }
 
+  /**
+   * The OpenMetrics format, with exemplars (openmetrics.ts); null in a cluster worker, whose
+   * /metrics sums every worker's in the Prometheus format, which carries no exemplar.
+   */
+  openMetrics(): Promise<string> | null {
+    return this.clustered ? null : openMetricsText(this.registry);
+  }
+
   /** In a cluster worker: /metrics answers for all workers (cluster/cluster-metrics.ts). */
   clusterWide(source: () => Promise<string>): void {
     this.source = source;
+    this.clustered = true;
   }
 
   private source = (): Promise<string> => this.registry.metrics();
+  private clustered = false;
 }

@@ -12,18 +12,38 @@ export class Bins {
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
+  /** Per bucket, its last sampled request (`telemetry.exemplars`); null until the first. */
+  exemplars: Array<Exemplar | undefined> | null = null;
 
   constructor(private readonly bounds: readonly number[]) {
     this.counts = new Float64Array(bounds.length + 1);
   }
 
   observe(seconds: number): void {
-    let i = 0;
-    while (i < this.bounds.length && seconds > (this.bounds[i] as number)) i++;
+    const i = this.bucketOf(seconds);
     this.counts[i] = (this.counts[i] as number) + 1;
     this.sum += seconds;
     this.count++;
   }
+
+  /** A sampled request's trace, kept on the bucket it was counted in (after `observe`). */
+  exemplar(seconds: number, traceId: string): void {
+    this.exemplars ??= [];
+    this.exemplars[this.bucketOf(seconds)] = { traceId, value: seconds, timestamp: Date.now() / 1000 };
+  }
+
+  private bucketOf(seconds: number): number {
+    let i = 0;
+    while (i < this.bounds.length && seconds > (this.bounds[i] as number)) i++;
+    return i;
+  }
+}
+
+export interface Exemplar {
+  traceId: string;
+  value: number;
+  /** Unix seconds. */
+  timestamp: number;
 }
 
 /** Requests of one route by status, and their latency. */
@@ -46,7 +66,16 @@ interface Sample {
   labels: Record<string, string | number>;
   value: number;
   metricName: string;
+  /** Written by prom-client in the OpenMetrics format only. */
+  exemplar?: { labelSet: Record<string, string>; value: number; timestamp: number };
 }
+
+const exemplarOf = (bins: Bins, i: number): Pick<Sample, 'exemplar'> => {
+  const e = bins.exemplars?.[i];
+  return e === undefined
+    ? {}
+    : { exemplar: { labelSet: { trace_id: e.traceId }, value: e.value, timestamp: e.timestamp } };
+};
 
 /**
  * A histogram over Bins series. It gives prom-client's registry what the registry reads from a
@@ -71,9 +100,15 @@ class BinnedHistogram {
       let acc = 0;
       for (const [i, le] of this.bounds.entries()) {
         acc += bins.counts[i] as number;
-        values.push({ labels: { ...labels, le }, value: acc, metricName: bucket });
+        values.push({ labels: { ...labels, le }, value: acc, metricName: bucket, ...exemplarOf(bins, i) });
       }
-      values.push({ labels: { ...labels, le: '+Inf' }, value: bins.count, metricName: bucket });
+      const inf = this.bounds.length;
+      values.push({
+        labels: { ...labels, le: '+Inf' },
+        value: bins.count,
+        metricName: bucket,
+        ...exemplarOf(bins, inf),
+      });
       values.push({ labels, value: bins.sum, metricName: `${this.name}_sum` });
       values.push({ labels, value: bins.count, metricName: `${this.name}_count` });
     }

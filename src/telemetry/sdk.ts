@@ -29,6 +29,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { TelemetryConfig } from '../config/telemetry-config.js';
+import { canonicalIp } from '../http/client.js';
 import { scrubKeys } from '../log/scrub.js';
 import { clientCalls } from './calls.js';
 import { BoundedBatchProcessor } from './processor.js';
@@ -81,15 +82,19 @@ export function createTracing(config: TelemetryConfig, version: string, onDrop: 
   });
   const tracer = provider.getTracer('fuel-gateway', version);
   const ratio = config.traces.sample_ratio;
-  storeCalls.start = (operation, size) => new StoreCall(tracer, operation, size);
+  storeCalls.start = (operation, size, startedAt) => new StoreCall(tracer, operation, size, startedAt);
   clientCalls.start = (name, url, attributes) => new Call(tracer, name, url, attributes);
   return {
-    request: (req, trustedPeer) => {
-      const traceparent = rawHeader(req, 'traceparent');
-      // A new trace (no parent, or one we do not continue) is sampled here, by our ratio alone:
-      // an unsampled request then makes no span at all, and a client cannot force sampling on.
-      if ((traceparent === undefined || !trustedPeer) && Math.random() >= ratio) return UNSAMPLED;
-      return new ServerSpan(tracer, req, trustedPeer, traceparent);
+    exemplars: config.exemplars,
+    request: (req, trusted) => {
+      // Only a trusted proxy's `traceparent` is continued, and its sampled flag decides; any other
+      // request is sampled here by our ratio alone, before the SDK is asked: an unsampled request
+      // makes no span and no object at all, and a client cannot force sampling on.
+      const peer = trusted.size > 0 && trusted.has(canonicalIp(req.socket.remoteAddress ?? '') ?? '');
+      const remote = peer ? parseTraceparent(rawHeader(req, 'traceparent'), rawHeader(req, 'tracestate')) : null;
+      if (remote !== null) return (remote.traceFlags & 1) === 1 ? new ServerSpan(tracer, req, remote, null) : null;
+      if (Math.random() >= ratio) return null;
+      return new ServerSpan(tracer, req, null, parseTraceparent(rawHeader(req, 'traceparent'), undefined));
     },
     call: (name, url, attributes) => new Call(tracer, name, url, attributes),
     dropped: () => dropped,
@@ -109,17 +114,6 @@ function rawHeader(req: IncomingMessage, name: string): string | undefined {
   return undefined;
 }
 
-const NO_ORIGIN_SPAN: OriginSpan = { end: () => undefined };
-
-/** The span of every request not sampled: nothing recorded, nothing sent on. */
-const UNSAMPLED: RequestSpan = {
-  outcome: null,
-  recording: false,
-  sampledTraceId: null,
-  originTry: () => NO_ORIGIN_SPAN,
-  end: () => undefined,
-};
-
 /**
  * A request's SERVER span. A trusted proxy's `traceparent` is its parent (and its sampled flag
  * decides); anyone else's is only linked: the span starts a trace of its own, sampled by our
@@ -127,26 +121,22 @@ const UNSAMPLED: RequestSpan = {
  */
 class ServerSpan implements RequestSpan {
   outcome: string | null = null;
-  readonly recording = true;
+  readonly traceId: string;
   private readonly span: Span;
   private readonly context: Context;
 
+  /** `parent`: a trusted proxy's span; `linked`: an untrusted client's, only linked. */
   constructor(
     private readonly tracer: Tracer,
     req: IncomingMessage,
-    trustedPeer: boolean,
-    traceparent: string | undefined,
+    parent: SpanContext | null,
+    linked: SpanContext | null,
   ) {
-    const remote = traceparent === undefined ? null : parseTraceparent(traceparent, rawHeader(req, 'tracestate'));
-    const parent = remote !== null && trustedPeer ? trace.setSpanContext(ROOT_CONTEXT, remote) : ROOT_CONTEXT;
-    const links: Link[] = remote !== null && !trustedPeer ? [{ context: remote }] : [];
-    this.span = tracer.startSpan(req.method ?? 'HTTP', { kind: SpanKind.SERVER, links }, parent);
+    const links: Link[] = linked === null ? [] : [{ context: linked }];
+    const context = parent === null ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, parent);
+    this.span = tracer.startSpan(req.method ?? 'HTTP', { kind: SpanKind.SERVER, links }, context);
     this.context = trace.setSpan(ROOT_CONTEXT, this.span);
-  }
-
-  get sampledTraceId(): string | null {
-    const c = this.span.spanContext();
-    return (c.traceFlags & 1) === 1 ? c.traceId : null;
+    this.traceId = this.span.spanContext().traceId;
   }
 
   originTry(to: ClientRequest, url: string): OriginSpan {
@@ -155,9 +145,8 @@ class ServerSpan implements RequestSpan {
 
   end(f: RequestFacts): void {
     const s = this.span;
-    if (!s.isRecording()) return void s.end();
-    const delivering = storeCalls.delivering;
-    if (delivering instanceof StoreCall) s.addLink({ context: delivering.span.spanContext() });
+    const call = storeCalls.linked();
+    if (call instanceof StoreCall) s.addLink({ context: call.span.spanContext() });
     s.updateName(f.route === null ? f.method : `${f.method} ${f.route}`);
     const attributes: Attributes = {
       'http.request.method': f.method,
@@ -237,9 +226,10 @@ function endCall(span: Span, status: number, error?: string): void {
 class StoreCall implements StoreCallSpan {
   readonly span: Span;
 
-  constructor(tracer: Tracer, operation: string, size: number) {
+  constructor(tracer: Tracer, operation: string, size: number, startedAt: number) {
     this.span = tracer.startSpan(`${operation} consume`, {
       kind: SpanKind.CLIENT,
+      startTime: startedAt,
       attributes: {
         'db.system.name': 'redis',
         'db.operation.name': operation,

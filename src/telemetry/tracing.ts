@@ -4,6 +4,7 @@
  * `ListenerContext.tracing` is null, a request pays one null check, and no SDK module is loaded.
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { TrustedProxies } from '../http/client.js';
 
 /** What a request's SERVER span is given when it is answered. */
 export interface RequestFacts {
@@ -19,14 +20,12 @@ export interface RequestFacts {
   cache: string | null;
 }
 
-/** A request's SERVER span. */
+/** A sampled request's SERVER span (an unsampled request has none: null). */
 export interface RequestSpan {
   /** How the request ended when not served: an error kind (error-kinds.ts); null: served. */
   outcome: string | null;
-  /** False for an unsampled request: nothing is worked out for its `end`. */
-  readonly recording: boolean;
-  /** The trace id when sampled, for exemplars; null when not. */
-  readonly sampledTraceId: string | null;
+  /** The trace id, for exemplars. */
+  readonly traceId: string;
   /** A CLIENT span for one try of the origin; `traceparent` and `tracestate` are set on `to`. */
   originTry(to: ClientRequest, url: string): OriginSpan;
   end(facts: RequestFacts): void;
@@ -43,8 +42,13 @@ export interface ClientCall {
 }
 
 export interface Tracing {
-  /** Starts a request's span; `trustedPeer`: the connection is from a trusted proxy. */
-  request(req: IncomingMessage, trustedPeer: boolean): RequestSpan;
+  /** `telemetry.exemplars`: a sampled request's trace id is kept on its latency bucket. */
+  readonly exemplars: boolean;
+  /**
+   * Decides whether a request is sampled and starts its span if so; null when not. `trusted`: the
+   * proxies whose `traceparent` is continued (`server.trusted_proxies`).
+   */
+  request(req: IncomingMessage, trusted: TrustedProxies): RequestSpan | null;
   /** A CLIENT span of one outgoing HTTP call (webhook or billing delivery, origin poll). */
   call(name: string, url: string, attributes: Record<string, string | number>): ClientCall;
   /** Spans dropped so far because the export queue was full. */

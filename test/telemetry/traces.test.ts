@@ -24,11 +24,12 @@ const traced = (receiver: OtlpReceiver, extra: Record<string, unknown> = {}): Re
 async function setup(
   t: Test,
   overrides: Record<string, unknown>,
+  sample_ratio = 1,
 ): Promise<{ receiver: OtlpReceiver; origin: TestOrigin; gw: TestGateway; key: string; accountId: string }> {
   const receiver = await startOtlpReceiver(t);
   const origin = await startOrigin(t);
   const gw = await startGateway(t, {
-    ...traced(receiver),
+    ...traced(receiver, { sample_ratio }),
     upstream: { url: origin.url, api_key: origin.key, poll_interval_ms: 60_000, proxy_paths: ['/origin/*'] },
     ...overrides,
   });
@@ -121,6 +122,28 @@ t.test("an untrusted client's traceparent starts a new trace linked to it, and c
   for (let i = 0; i < 20; i++) await (await none.get('/healthz', { headers: { traceparent: forced } })).arrayBuffer();
   await sleep(scaled(1500));
   t.equal(receiver.spans.length, before, 'a sampled flag from an untrusted client samples nothing at ratio 0');
+});
+
+t.test('unsampled requests export nothing, not even the Redis calls that counted them', async (t) => {
+  const redis = await startRedis(t);
+  const { receiver, gw, key } = await setup(
+    t,
+    { store: { type: 'redis', redis: { url: redis.url } }, server: { trusted_proxies: ['127.0.0.1'] } },
+    0,
+  );
+  await Promise.all(Array.from({ length: 30 }, async () => (await gw.get(`${SIMPLE}?api_key=${key}`)).arrayBuffer()));
+  // A trusted proxy's sampled trace last: once its spans are in, anything sent before them is too.
+  const marker = `${'c'.repeat(31)}d`;
+  await (
+    await gw.get(`${SIMPLE}?api_key=${key}`, { headers: { traceparent: `00-${marker}-${PARENT}-01` } })
+  ).arrayBuffer();
+  await waitFor("the sampled request's span", () => receiver.spans.some((s) => s.traceId === marker), 5000);
+  await sleep(scaled(1200));
+  const server = spanWith(receiver, (s) => s.traceId === marker) as DecodedSpan;
+  const linked = new Set(server.links.map((l) => l.spanId));
+  const others = receiver.spans.filter((s) => s.traceId !== marker && !linked.has(s.spanId));
+  t.same(others, [], "no span but the sampled request's and the store call it links to");
+  t.equal(linked.size, 1, 'the sampled request still links its store call');
 });
 
 t.test('the collector down, then hanging, under load: answers unaffected, memory flat, drops counted', async (t) => {

@@ -133,23 +133,21 @@ export class ConsumeBatcher {
     keysAndArgs[tailAt + TAIL.day - 1] = day;
     keysAndArgs[tailAt + TAIL.deadline - 1] = String(this.deadline());
     this.calls++;
-    // Traces on: one CLIENT span for the call, linked from each request it answers (store-calls.ts).
-    const span = storeCalls.start === null ? null : storeCalls.start('EVALSHA', n);
+    // Traces on: a CLIENT span for the call when a sampled request it answers asks (store-calls.ts).
+    const sentAt = storeCalls.sentAt();
     this.script(argsAt, keysAndArgs).then(
       (reply) => {
-        storeCalls.delivering = span;
+        storeCalls.delivering('EVALSHA', n, sentAt);
         try {
           this.deliver(reply, specs, receivers);
         } finally {
-          storeCalls.delivering = null;
-          span?.end(null);
+          storeCalls.delivered(null);
         }
       },
       (err: Error) => {
-        storeCalls.delivering = span;
+        storeCalls.delivering('EVALSHA', n, sentAt);
         for (const r of receivers) this.guard(r, err);
-        storeCalls.delivering = null;
-        span?.end(err);
+        storeCalls.delivered(err);
       },
     );
   }
