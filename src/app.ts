@@ -138,6 +138,9 @@ async function assemble(
     upstreamLastSuccessMs: async () => (upstream ? ((await upstream.view()).status?.last_success_ms ?? null) : null),
     outbox: () => store.events.outboxStats(),
   });
+  // Before the poller and the workers: their first calls are traced too.
+  const tracing = await startTracing(config, metrics);
+  if (tracing !== null) cleanups.push(() => tracing.shutdown());
   let proxy: PassThrough | null = null;
   if (config.upstream.url !== '') {
     const built = buildUpstream({
@@ -169,8 +172,6 @@ async function assemble(
     clock,
     log,
   });
-  const tracing = await startTracing(config, metrics);
-  if (tracing !== null) cleanups.push(() => tracing.shutdown());
   const publicAddress = buildPublic({
     listener: listeners.public,
     admin: listeners.admin,

@@ -84,7 +84,7 @@ function stripeSender(cfg: StripeConfig, key: string, allowPrivate: boolean): Se
       const answer = await tracedCall(
         'POST billing',
         url,
-        { 'fpg.event.type': cfg.event_name, 'fpg.billing.exporter': 'stripe' },
+        { 'fpg.event.type': cfg.event_name, 'fpg.billing.exporter': 'stripe', 'fpg.delivery.attempt': e.attempts + 1 },
         () => post(url, headers, form.toString(), timeoutMs, signal, allowPrivate),
         answerOutcome,
       );
@@ -124,6 +124,8 @@ function cloudEventsSender(cfg: CloudEventsConfig, token: string, allowPrivate: 
           'fpg.event.type': cfg.event_type,
           'fpg.billing.exporter': 'cloudevents',
           'fpg.billing.events': events.length,
+          // A batch's attempt is its most tried event's.
+          'fpg.delivery.attempt': Math.max(...events.map((ev) => ev.attempts)) + 1,
         },
         () => post(cfg.url, headers, JSON.stringify(body), timeoutMs, signal, allowPrivate),
         answerOutcome,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { crashed, fail, failNotAllowed } from './answer.js';
+import { canonicalIp } from './client.js';
 import type { Exchange, ListenerCore, Services } from './core-types.js';
 import { cors } from './cors.js';
 import { buildListenerContext, type PublicDeps } from './listener-context.js';
@@ -24,6 +25,10 @@ export function publicHandler(deps: PublicDeps): ((req: IncomingMessage, res: Se
   return Object.assign((req: IncomingMessage, res: ServerResponse) => handle(services, core, req, res), { drain });
 }
 
+/** Whether a request came from one of `server.trusted_proxies` (asked by traces only when on). */
+const trustedPeer = (req: IncomingMessage, core: ListenerCore): boolean =>
+  core.trustedProxies.size > 0 && core.trustedProxies.has(canonicalIp(req.socket.remoteAddress ?? '') ?? '');
+
 /**
  * The front door: head → target → route → CORS → method, then the metered pipeline
  * (metered/index.ts) or the route's own handler. The core knows no feature: the routes come from the
@@ -39,7 +44,7 @@ function handle(services: Services, core: ListenerCore, req: IncomingMessage, re
     start: performance.now(),
     id,
     idJson: json,
-    span: core.tracing === null ? null : core.tracing.request(req, core.trustedProxies),
+    span: core.tracing === null ? null : core.tracing.request(req, () => trustedPeer(req, core)),
     route: core.unmatched,
     account: null,
     address: null,

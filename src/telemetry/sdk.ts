@@ -29,7 +29,6 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { TelemetryConfig } from '../config/telemetry-config.js';
-import { canonicalIp } from '../http/client.js';
 import { scrubKeys } from '../log/scrub.js';
 import { clientCalls } from './calls.js';
 import { BoundedBatchProcessor } from './processor.js';
@@ -84,13 +83,15 @@ export function createTracing(config: TelemetryConfig, version: string, onDrop: 
   const ratio = config.traces.sample_ratio;
   storeCalls.start = (operation, size, startedAt) => new StoreCall(tracer, operation, size, startedAt);
   clientCalls.start = (name, url, attributes) => new Call(tracer, name, url, attributes);
+  // A poll is a root, sampled by the ratio as a request is.
+  clientCalls.poll = (to, url) => (Math.random() < ratio ? new OriginTry(tracer, ROOT_CONTEXT, to, url) : NO_TRY);
   return {
     exemplars: config.exemplars,
-    request: (req, trusted) => {
+    request: (req, fromTrustedProxy) => {
       // Only a trusted proxy's `traceparent` is continued, and its sampled flag decides; any other
       // request is sampled here by our ratio alone, before the SDK is asked: an unsampled request
       // makes no span and no object at all, and a client cannot force sampling on.
-      const peer = trusted.size > 0 && trusted.has(canonicalIp(req.socket.remoteAddress ?? '') ?? '');
+      const peer = fromTrustedProxy();
       const remote = peer ? parseTraceparent(rawHeader(req, 'traceparent'), rawHeader(req, 'tracestate')) : null;
       if (remote !== null) return (remote.traceFlags & 1) === 1 ? new ServerSpan(tracer, req, remote, null) : null;
       if (Math.random() >= ratio) return null;
@@ -101,6 +102,7 @@ export function createTracing(config: TelemetryConfig, version: string, onDrop: 
     shutdown: async () => {
       storeCalls.start = null;
       clientCalls.start = null;
+      clientCalls.poll = null;
       await provider.shutdown();
     },
   };
@@ -165,6 +167,8 @@ class ServerSpan implements RequestSpan {
     s.end();
   }
 }
+
+const NO_TRY: OriginSpan = { end: () => undefined };
 
 /** One try of the origin: its `traceparent` and `tracestate` go to the origin with the request. */
 class OriginTry implements OriginSpan {

@@ -4,7 +4,6 @@
  * `ListenerContext.tracing` is null, a request pays one null check, and no SDK module is loaded.
  */
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import type { TrustedProxies } from '../http/client.js';
 
 /** What a request's SERVER span is given when it is answered. */
 export interface RequestFacts {
@@ -45,10 +44,11 @@ export interface Tracing {
   /** `telemetry.exemplars`: a sampled request's trace id is kept on its latency bucket. */
   readonly exemplars: boolean;
   /**
-   * Decides whether a request is sampled and starts its span if so; null when not. `trusted`: the
-   * proxies whose `traceparent` is continued (`server.trusted_proxies`).
+   * Decides whether a request is sampled and starts its span if so; null when not.
+   * `fromTrustedProxy`: whether its peer is one of `server.trusted_proxies`, whose `traceparent` is
+   * continued; asked only when it matters (the core knows the proxies, this layer does not).
    */
-  request(req: IncomingMessage, trusted: TrustedProxies): RequestSpan | null;
+  request(req: IncomingMessage, fromTrustedProxy: () => boolean): RequestSpan | null;
   /** A CLIENT span of one outgoing HTTP call (webhook or billing delivery, origin poll). */
   call(name: string, url: string, attributes: Record<string, string | number>): ClientCall;
   /** Spans dropped so far because the export queue was full. */

@@ -44,7 +44,7 @@ export function getFromOrigin(
   pathAndQuery: string,
   headers: Record<string, string>,
   maxBytes = 1 << 20,
-  span: RequestSpan | null = null,
+  span: Pick<RequestSpan, 'originTry'> | null = null,
 ): Promise<OriginAnswer> {
   const url = new URL(originBase(cfg) + pathAndQuery);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;

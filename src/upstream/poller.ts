@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics/gateway-metrics.js';
 import type { PriceBook } from '../prices/book.js';
 import { type PriceSet, priceSetDocument, sameSet } from '../prices/price-set-schema.js';
 import type { CoordinationStore } from '../store/store.js';
+import { clientCalls } from '../telemetry/calls.js';
 import { getFromOrigin, OriginFailure, type UpstreamConfig } from './origin.js';
 
 const LEASE = 'upstream-poll';
@@ -190,11 +191,15 @@ export class UpstreamPoller {
     let set: PriceSet;
     let result: PollResult = 'unchanged';
     try {
+      // Traces on: a poll is a CLIENT span of its own trace, its traceparent sent to the origin.
+      const traced = clientCalls.poll;
       const answer = await getFromOrigin(
         this.cfg,
         this.agent,
         `/fuel-api/api/current.php?api_key=${encodeURIComponent(this.cfg.api_key)}`,
         headers,
+        undefined,
+        traced === null ? null : { originTry: traced },
       );
       if (answer.status === 304 && conditional && this.last) {
         set = this.last;

@@ -107,6 +107,31 @@ t.test(
   },
 );
 
+t.test(
+  'an origin poll is a CLIENT span of a trace of its own: the origin gets its traceparent, no span the service key',
+  async (t) => {
+    const { receiver, origin } = await setup(t, {});
+    await waitFor(
+      'the first poll span',
+      () => receiver.spans.some((s) => s.kind === CLIENT && String(s.attributes['url.full']).endsWith('/current.php')),
+      5000,
+    );
+    const poll = spanWith(
+      receiver,
+      (s) => s.kind === CLIENT && String(s.attributes['url.full']).endsWith('/current.php'),
+    ) as DecodedSpan;
+    t.equal(poll.parentSpanId, '', 'a root: a poll serves no request');
+    t.match(poll.attributes, { 'http.request.method': 'GET', 'http.response.status_code': 200 });
+    t.equal(poll.attributes['url.full'], `${origin.url}/fuel-api/api/current.php`, 'its URL without the query');
+    const polled = origin.seen.filter((s) => s.path === '/fuel-api/api/current.php');
+    t.ok(
+      polled.some((s) => s.headers['traceparent'] === `00-${poll.traceId}-${poll.spanId}-01`),
+      "the origin got the poll span's traceparent",
+    );
+    t.notOk(receiver.bodies.join('\n').includes(origin.key), 'no service key in any span');
+  },
+);
+
 t.test("an untrusted client's traceparent starts a new trace linked to it, and cannot force sampling", async (t) => {
   const receiver = await startOtlpReceiver(t);
   const all = await startGateway(t, traced(receiver));
