@@ -24,7 +24,7 @@ import { usageJson } from '../../quota/usage.js';
 import type { RequestSpan } from '../../telemetry/tracing.js';
 import { hasBody, isSafeProxyPath } from '../../upstream/admission.js';
 import type { PassThrough } from '../../upstream/cache/cache.js';
-import type { ForwardSpec } from '../../upstream/proxy.js';
+import type { ForwardSpec } from '../../upstream/forward-spec.js';
 
 type Counted = Extract<MeterResult, { kind: 'ok' }>;
 

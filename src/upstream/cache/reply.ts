@@ -6,9 +6,9 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { type ErrorAnswer, type ErrorKind, kindForStatus } from '../../http/error-kinds.js';
 import { injectUsage, specErrorBody } from '../bodies.js';
+import { type ForwardSpec, ownErrorBody } from '../forward-spec.js';
 import { BASE, headerObject, JSON_TYPE, passedHeaders } from '../forwarded-headers.js';
 import type { OriginAnswer } from '../origin.js';
-import { type ForwardSpec, ownErrorBody } from '../proxy.js';
 import type { CacheEntry } from './entries.js';
 
 export type XCache = 'HIT' | 'MISS' | 'STALE' | 'BYPASS';
