@@ -1,11 +1,11 @@
 // `npm run test:unit`: the quick inner loop. The listed files need no child process and no Redis
-// (memory store, real HTTP on loopback). Each runs as its own node process through tsx, whose
-// esbuild transpile costs a fraction of tap's ts-node per process; coverage is `npm test`'s job,
-// so the source-map caveat of tsx under tap does not apply here.
+// (memory store, real HTTP on loopback). Each runs as its own node process through the suite's
+// esbuild loader (test/loader), without tap's runner and its coverage, which are `npm test`'s job.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
+const LOADER = new URL('../loader/register.mjs', import.meta.url).href;
 const files = readFileSync(new URL('./files.txt', import.meta.url), 'utf8')
   .split('\n')
   .map((l) => l.trim())
@@ -18,7 +18,7 @@ let asserts = 0;
 
 function run(file) {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    const child = spawn(process.execPath, ['--import', LOADER, file], {
       env: { ...process.env, TAP_TIMEOUT: process.env.TAP_TIMEOUT ?? '120' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
