@@ -1,4 +1,6 @@
 /** The accounts' and keys' commands, in the order `--help` shows them. */
+
+import { EXTERNAL_ID_FLAGS } from '../store/accounts/external-id-names.js';
 import { burstOf, externalIds, graceBody, keyBody, listOptions, need, numberOrText, picked } from './cli-input.js';
 import { type OperatorCommand, operation } from './command-table.js';
 
@@ -28,7 +30,7 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
   {
     words: ['accounts', 'create'],
     args: [],
-    options: ['plan', 'label', 'limit', 'anchor', 'status', 'stripe-customer', 'billing-subject'],
+    options: ['plan', 'label', 'limit', 'anchor', 'status', ...EXTERNAL_ID_FLAGS],
     help: `accounts create --plan P [--label L] [--limit N] [--anchor ISO] [--status S]${MORE}[--stripe-customer cus_…] [--billing-subject S]`,
     input: ({ options }) => {
       const body: Record<string, unknown> = {
@@ -193,7 +195,7 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
   {
     words: ['accounts', 'set-external-ids'],
     args: ['ID'],
-    options: ['stripe-customer', 'billing-subject'],
+    options: EXTERNAL_ID_FLAGS,
     help: `accounts set-external-ids ID [--stripe-customer cus_…] [--billing-subject S]${MORE}(sets those given, keeps the other; with neither, removes both)`,
     input: ({ args: [a], options }) => {
       const ids = externalIds(options);

@@ -1,6 +1,7 @@
 /** The CLI's options as the admin API's bodies and queries: both are checked alike (run-operation.ts). */
 import { readFileSync } from 'node:fs';
 import { GatewayError } from '../failures.js';
+import { EXTERNAL_ID_NAMES, externalIdFlag } from '../store/accounts/external-id-names.js';
 
 /** `--limit 500` is a number; anything else goes to validation as given, which names the field. */
 export const numberOrText = (v: string | undefined): unknown => (v !== undefined && /^\d+$/.test(v) ? Number(v) : v);
@@ -28,12 +29,14 @@ export function picked(options: Map<string, string>, names: readonly string[]): 
   return Object.fromEntries(names.flatMap((n) => (options.has(n) ? [[n, options.get(n) as string]] : [])));
 }
 
-/** `--stripe-customer` and `--billing-subject` as the account's external ids. */
+/** The account's external ids from their flags (`--stripe-customer` for `stripe_customer`). */
 export function externalIds(options: Map<string, string>): Record<string, string> {
-  const ids: Record<string, string> = {};
-  if (options.has('stripe-customer')) ids['stripe_customer'] = options.get('stripe-customer') as string;
-  if (options.has('billing-subject')) ids['billing_subject'] = options.get('billing-subject') as string;
-  return ids;
+  return Object.fromEntries(
+    EXTERNAL_ID_NAMES.flatMap((n) => {
+      const value = options.get(externalIdFlag(n));
+      return value === undefined ? [] : [[n, value]];
+    }),
+  );
 }
 
 /** `10/1` as a burst limit (numbers are checked where the admin API checks them), `none` as null. */

@@ -28,14 +28,27 @@ export class Whole {
    * `varies`: whether the answer names Accept-Encoding in Vary; so it does while its compressed
    * bytes are still being made (the page's first answers), not only once they are here.
    */
-  constructor(
-    readonly contentType: string,
-    body: string | Buffer,
-    readonly fixed: HeaderList,
-    readonly etag: string | null = null,
-    readonly encoded: Encoded = encode(Buffer.from(body), 'max'),
-    varies = encoded.gzip !== null || encoded.br !== null,
-  ) {
+  readonly contentType: string;
+  readonly fixed: HeaderList;
+  readonly etag: string | null;
+  readonly encoded: Encoded;
+
+  constructor(o: {
+    contentType: string;
+    body: string | Buffer;
+    fixed: HeaderList;
+    etag?: string | null;
+    encoded?: Encoded;
+    varies?: boolean;
+  }) {
+    const { contentType, body, fixed } = o;
+    const etag = o.etag ?? null;
+    const encoded = o.encoded ?? encode(Buffer.from(body), 'max');
+    const varies = o.varies ?? (encoded.gzip !== null || encoded.br !== null);
+    this.contentType = contentType;
+    this.fixed = fixed;
+    this.etag = etag;
+    this.encoded = encoded;
     const bytes = Buffer.from(body);
     const tag = etag === null ? [] : ['ETag', etag];
     const vary = varies ? ['Vary', 'Accept-Encoding'] : [];
@@ -52,7 +65,8 @@ export class Whole {
 
   /** The same bytes and headers under another ETag. */
   tagged(etag: string): Whole {
-    return new Whole(this.contentType, this.identity.body, this.fixed, etag, this.encoded);
+    const { contentType, fixed, encoded } = this;
+    return new Whole({ contentType, body: this.identity.body, fixed, etag, encoded });
   }
 }
 

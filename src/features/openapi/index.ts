@@ -24,7 +24,14 @@ export function openApi(routes: readonly RouteDef[]): OpenApi {
   const build = (): { doc: OpenApiDocument; json: Whole } => {
     if (built === null) {
       const doc = openApiDocument(routes);
-      built = { doc, json: new Whole('application/json', JSON.stringify(doc), fixedHeaders('public, max-age=300')) };
+      built = {
+        doc,
+        json: new Whole({
+          contentType: 'application/json',
+          body: JSON.stringify(doc),
+          fixed: fixedHeaders('public, max-age=300'),
+        }),
+      };
     }
     return built;
   };

@@ -18,7 +18,11 @@ export function pageAssets(): Map<string, Whole> {
   return new Map(
     Object.entries(TYPES).map(([name, type]) => [
       `/assets/${name}`,
-      new Whole(type, readFileSync(join(PROJECT_ROOT, 'public', name), 'utf8'), fixedHeaders('public, max-age=3600')),
+      new Whole({
+        contentType: type,
+        body: readFileSync(join(PROJECT_ROOT, 'public', name), 'utf8'),
+        fixed: fixedHeaders('public, max-age=3600'),
+      }),
     ]),
   );
 }

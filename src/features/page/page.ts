@@ -167,8 +167,8 @@ export class PublicPage {
     const v = this.variant(snap, EntityTags.stale(etag));
     if (v.answer?.etag !== etag)
       v.answer = v.encoded
-        ? new Whole(HTML, v.html, PAGE_HEADERS, etag, v.encoded)
-        : new Whole(HTML, v.html, PAGE_HEADERS, etag, NOT_YET, true);
+        ? new Whole({ contentType: HTML, body: v.html, fixed: PAGE_HEADERS, etag, encoded: v.encoded })
+        : new Whole({ contentType: HTML, body: v.html, fixed: PAGE_HEADERS, etag, encoded: NOT_YET, varies: true });
     return v.answer;
   }
 

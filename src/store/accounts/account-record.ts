@@ -8,9 +8,10 @@
 import { z } from 'zod';
 import { burstLimit, overage } from '../../config/plan-config.js';
 import { storedKeySchema } from '../keys/key.js';
+import { EXTERNAL_ID_NAMES, type ExternalIdName } from './external-id-names.js';
 
 /** Who the account is in billing systems (docs/billing.md): each id with the format the admin API takes. */
-const EXTERNAL_ID_FORMATS = {
+const EXTERNAL_ID_FORMATS: Record<ExternalIdName, z.ZodString> = {
   /** The Stripe customer it is billed as. */
   stripe_customer: z
     .string()
@@ -22,8 +23,6 @@ const EXTERNAL_ID_FORMATS = {
     .max(200)
     .regex(/^[\x21-\x7e]+$/, 'expected printable ASCII without spaces'),
 };
-type ExternalIdName = keyof typeof EXTERNAL_ID_FORMATS;
-const EXTERNAL_ID_NAMES = Object.keys(EXTERNAL_ID_FORMATS) as ExternalIdName[];
 
 /** The ids as one object, each made by `field` from its format. */
 const eachExternalId = <S extends z.ZodType>(field: (format: z.ZodString) => S) =>
