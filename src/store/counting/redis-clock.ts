@@ -30,6 +30,11 @@ export class RedisClock {
     this.errorMs = (received - sent) / 2;
   }
 
+  /** Whether a measurement has succeeded: until one does, consumes go without a deadline. */
+  get known(): boolean {
+    return this.offsetMs !== null;
+  }
+
   /** Unix ms in Redis' clock after which a consume sent now must not count; 0 while the offset is unknown. */
   deadline(): number {
     if (this.offsetMs === null) return 0;

@@ -39,6 +39,8 @@ const SCRIPTS = {
 };
 
 const CLOCK_EVERY_MS = 60_000;
+// Until a measurement is fast enough to trust (a busy host at start), it is tried again this often.
+const CLOCK_UNKNOWN_EVERY_MS = 1_000;
 
 /**
  * The counters on Redis. Consumes of one event-loop turn share one script call (redis-batch.ts);
@@ -50,6 +52,8 @@ export class RedisCounting implements CountingStore {
   private readonly batcher: ConsumeBatcher;
   private readonly clock: RedisClock;
   private clockTimer: NodeJS.Timeout | undefined;
+  private clockRetry: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     private readonly b: RedisBackend,
@@ -83,6 +87,10 @@ export class RedisCounting implements CountingStore {
   /** Consume script calls sent so far (each carries one or more requests). */
   consumeCalls(): number {
     return this.batcher.calls;
+  }
+
+  clockKnown(): boolean {
+    return this.clock.known;
   }
 
   refund(accountId: string, periodId: string, day: string): Promise<void> {
@@ -184,12 +192,24 @@ export class RedisCounting implements CountingStore {
 
   /** Stops measuring the clock (the store closes). */
   stop(): void {
+    this.stopped = true;
     clearInterval(this.clockTimer);
+    clearTimeout(this.clockRetry);
   }
 
   /** Measures Redis' clock on every connection (a failover may bring another clock) and every minute. */
   private keepClock(): void {
-    const measure = (): void => void this.clock.measure(() => this.b.redis.time()).catch(() => undefined);
+    const measure = (): void =>
+      void this.clock
+        .measure(() => this.b.redis.time())
+        .catch(() => undefined)
+        .then(() => {
+          if (!this.clock.known && !this.stopped && this.clockRetry === undefined)
+            this.clockRetry = setTimeout(() => {
+              this.clockRetry = undefined;
+              measure();
+            }, CLOCK_UNKNOWN_EVERY_MS).unref();
+        });
     this.b.redis.on('ready', measure);
     this.clockTimer = setInterval(measure, CLOCK_EVERY_MS).unref();
   }

@@ -50,6 +50,11 @@ export class RedisStore implements Store {
     return this.counting.consumeCalls();
   }
 
+  /** Whether consumes carry a deadline yet: Redis' clock has been measured (counting/redis-clock.ts). */
+  clockKnown(): boolean {
+    return this.counting.clockKnown();
+  }
+
   ping(): Promise<void> {
     const { backend } = this;
     return backend.run(async () => {
