@@ -38,6 +38,8 @@ export type RawInput = CommandInput<unknown, RawQuery>;
 export interface InputSchema<B, Q> {
   body?: z.ZodType<B>;
   query?: z.ZodType<Q>;
+  /** The path's parameters, as an object named by the path (`:date` is `date`): `ids` keeps their order. */
+  params?: z.ZodType<Record<string, string>>;
   /** The body may name a plan: an unknown one is named beside the schema's problems (it cannot know the configured plans). */
   plan?: true;
 }

@@ -7,6 +7,6 @@
 export { createAccountInput, grantInput, patchAccountInput } from '../keys/accounts.js';
 export { accountRotateInput, createKeyInput, patchKeyInput, rotateInput } from '../keys/api-keys.js';
 export { failuresQuery, noQuery, retryInput } from './billing-routes.js';
-export { purgeInput } from './input.js';
+export { cancelParams, purgeInput } from './input.js';
 export { listAccountsQuery } from './list-query.js';
 export { createWebhookInput, deliveriesQuery } from './webhook-routes.js';

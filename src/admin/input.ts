@@ -4,7 +4,7 @@ import type { Config } from '../config/config-schema.js';
 import { GatewayError } from '../failures.js';
 import { describeIssues, effectiveDate } from '../prices/price-set-schema.js';
 
-export const cancelInput = z.strictObject({ date: effectiveDate });
+export const cancelParams = z.strictObject({ date: effectiveDate });
 // `DELETE /admin/cache` query and `cache purge` options: one path, or everything by saying so
 // (a mistyped parameter used to read as "no path", which purged everything).
 export const purgeInput = z

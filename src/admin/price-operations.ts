@@ -6,7 +6,7 @@ import { type PriceSet, priceSetDocument } from '../prices/price-set-schema.js';
 import type { PriceStore } from '../store/store.js';
 import { formatInZone } from '../time/zone.js';
 import type { Audit } from './audit.js';
-import { cancelInput, parse } from './input.js';
+import { parse } from './input.js';
 
 type PriceStatus = 'current' | 'scheduled' | 'past';
 
@@ -59,8 +59,7 @@ export class PriceOperations {
    * refused with CONFLICT: requests were answered with it, so correct it by publishing a set of
    * the same date instead.
    */
-  async cancelPrices(date: unknown, from: string): Promise<{ price_set: PriceSet }> {
-    const { date: d } = parse(cancelInput, { date });
+  async cancelPrices(d: string, from: string): Promise<{ price_set: PriceSet }> {
     // The newest history, not this process's copy: another instance may have just published.
     await this.book.load();
     const set = this.book.find(d);

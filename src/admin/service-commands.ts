@@ -35,6 +35,7 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
       method: 'DELETE',
       path: '/admin/prices/:date',
       status: 200,
+      schema: (s) => ({ params: s.cancelParams }),
       run: (ops, i) => ops.prices.cancelPrices(i.ids[0] as string, i.from),
     },
   },
