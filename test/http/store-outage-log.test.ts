@@ -124,19 +124,24 @@ t.test(
         .output()
         .split('\n')
         .filter((l) => l.startsWith('{') && /"msg":"webhook delivery round/.test(l));
+    // On a loaded machine a round may outlast the 200 ms command timeout before Redis stops: such
+    // a blip is logged as an outage of its own. The outage under test starts after it has ended.
+    await waitFor('no outage of the worker in progress', () => !/failing/.test(worker().at(-1) ?? ''));
+    const before = worker().length;
+    const outage = (): string[] => worker().slice(before);
     await redis.stop();
     const stoppedAt = Date.now();
     // Fixed: a summary after 10 s; unfixed: a line per failed round, tens by then.
     await waitFor(
       'a summary of the failing rounds, or a line per round',
-      () => worker().some((l) => l.includes('still failing')) || worker().length > 30,
+      () => outage().some((l) => l.includes('still failing')) || outage().length > 30,
       SUMMARY_MS * 3,
     );
     await redis.start();
-    await waitFor('the end of the outage', () => worker().some((l) => l.includes('work again')), 30_000);
+    await waitFor('the end of the outage', () => outage().some((l) => l.includes('work again')), 30_000);
     const outageMs = Date.now() - stoppedAt;
     t.equal(await gw.stop('SIGTERM'), 0, 'SIGTERM stops it cleanly');
-    const lines = worker().map((l) => JSON.parse(l) as Line & { failed_rounds?: number });
+    const lines = outage().map((l) => JSON.parse(l) as Line & { failed_rounds?: number });
     const bound = 2 + Math.ceil(outageMs / SUMMARY_MS);
     t.ok(lines.length <= bound, `${lines.length} worker lines for ${outageMs} ms of outage (bound ${bound})`);
     t.equal(lines.filter((l) => l.msg.includes('failing (')).length, 1, 'one line when the rounds begin to fail');
