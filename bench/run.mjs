@@ -139,7 +139,8 @@ async function startGateway(v, redisUrl, nodeArgs = [], upstream = undefined, mo
     store: {
       type: v.store,
       memory: { file: join(dir, `${v.id}.store.json`) },
-      redis: { url: redisUrl ?? 'redis://127.0.0.1:1' },
+      // Stretched: on a busy machine a gateway's first connection can take longer than the default.
+      redis: { url: redisUrl ?? 'redis://127.0.0.1:1', connect_timeout_ms: 10_000 },
     },
     log: { level: 'info', access: v.access },
     limits: { invalid_key_throttle: { max_attempts: 1_000_000 } },
