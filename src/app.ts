@@ -131,6 +131,7 @@ async function assemble(
   let upstream: UpstreamPoller | null = null;
   const metrics = new Metrics({
     cacheHitRatio: () => meter.hitRatio(),
+    cacheEvictions: () => meter.evictions,
     snapshotEffectiveMs: () => book.current()?.effectiveMs ?? null,
     now: clock.now,
     storeDataLost: () => store.msSinceDataLoss() !== null,

@@ -53,6 +53,8 @@ function demoWhat(app: App, plan: string, created: boolean): string {
 export async function runServe(config: Config): Promise<void> {
   const logging = createLogging(config.log);
   exitOnFatal(logging);
+  // Lines still buffered go out however the process ends on its own (a signal's stop flushes too).
+  process.once('exit', () => logging.flushSync());
   const workers = config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
   if (workers > 1 && cluster.isPrimary) return runPrimary(config, workers, logging);
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { refusedLiteral } from '../events/addresses.js';
 import { isValidTimeZone } from '../time/zone.js';
+import { maxEntries } from './account-cache.js';
 import { billing } from './billing-config.js';
 import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
 import { keys, messages, secretScanning } from './keys-config.js';
@@ -145,7 +146,7 @@ export const configSchema = z
     limits: z.strictObject({
       max_key_length: posInt.describe('Longer keys are refused without a lookup'),
       account_cache: z.strictObject({
-        max_entries: posInt.describe('Accounts cached per process'),
+        max_entries: maxEntries,
         negative_ttl_ms: nonNegInt.describe('Unknown keys are remembered this long'),
       }),
       invalid_key_throttle: z.strictObject({

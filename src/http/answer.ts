@@ -34,6 +34,7 @@ export function record(x: Exchange, status: number): void {
   core.access?.write(
     req.method ?? '',
     x.loggedUrl ?? accessUrl(req.url ?? ''),
+    x.loggedUrl !== null,
     status,
     Math.round(seconds * 1e4) / 10,
     x.account?.idJson,

@@ -89,16 +89,15 @@ function checkPlan(plans: Config['plans'], plan: string, limit: number | null): 
 }
 
 /**
- * Creates an account with a new key named `keyName` (input validated by the caller, at the edge).
- * The key is returned once and never stored.
+ * A new account with a new key named `keyName`, not yet stored (input validated by the caller, at
+ * the edge): what `createAccount` stores, and what the bench seeds in bulk (`seedAccounts`).
  */
-export async function createAccount(
-  accounts: AccountStore,
+export function newAccount(
   plans: Config['plans'],
   data: CreateAccountInput,
   now: number,
   keyName = 'default',
-): Promise<{ account: Account; api_key: string }> {
+): { account: StoredAccount; apiKey: string } {
   checkPlan(plans, data.plan, data.limit);
   const { stored, apiKey } = newKey({ name: keyName }, now);
   const created = new Date(now).toISOString();
@@ -115,6 +114,18 @@ export async function createAccount(
   };
   if (data.external_ids !== undefined && Object.keys(data.external_ids).length > 0)
     account.external_ids = data.external_ids;
+  return { account, apiKey };
+}
+
+/** Creates an account with a new key named `keyName`. The key is returned once and never stored. */
+export async function createAccount(
+  accounts: AccountStore,
+  plans: Config['plans'],
+  data: CreateAccountInput,
+  now: number,
+  keyName = 'default',
+): Promise<{ account: Account; api_key: string }> {
+  const { account, apiKey } = newAccount(plans, data, now, keyName);
   await accounts.createAccount(account);
   return { account: publicAccount(account), api_key: apiKey };
 }

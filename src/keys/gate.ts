@@ -81,3 +81,17 @@ function parseRange(cidr: string): Range[] {
     return [];
   }
 }
+
+// One gate per warning setting for every key without restrictions (most keys): a gate is read,
+// never changed, and a cached account is held up to `account_cache.max_entries` times over.
+const openGates = new Map<number, KeyGate>();
+
+/** The gate of `key`: the shared one when the key has no restrictions, else its own. */
+export function gateOf(key: StoredKey, warningMs: number): KeyGate {
+  const gate = new KeyGate(key, warningMs);
+  if (!gate.open) return gate;
+  const shared = openGates.get(warningMs);
+  if (shared !== undefined) return shared;
+  openGates.set(warningMs, gate);
+  return gate;
+}

@@ -1,16 +1,23 @@
 import pino, { type Logger } from 'pino';
+import type { LineBuffer } from './line-buffer.js';
 import { scrubKeys } from './scrub.js';
 
 export const BASE = { service: 'fuel-gateway', pid: process.pid };
 
+/** Where a logger writes: a stream, and the byte buffer behind it when it has one (`createLogging`'s). */
+export interface LogDestination extends pino.DestinationStream {
+  lines?: LineBuffer;
+}
+
 /** The logger's stream, and the one under it for writers that scrub their own text (the access log). */
-export interface ScrubbedStream extends pino.DestinationStream {
+export interface ScrubbedStream extends LogDestination {
   raw?: pino.DestinationStream;
 }
 
 /** A pino logger writing to `destination`, with keys redacted from known fields and scrubbed from every line. */
-export function createLogger(level: string, destination: pino.DestinationStream): Logger {
+export function createLogger(level: string, destination: LogDestination): Logger {
   const scrubbed: ScrubbedStream = { write: (line: string) => destination.write(scrubKeys(line)), raw: destination };
+  if (destination.lines !== undefined) scrubbed.lines = destination.lines;
   return pino(
     {
       level,

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
+import { LineBuffer } from './line-buffer.js';
 import { BASE, createLogger } from './logger.js';
 import { Output } from './output.js';
 
-// Lines collect up to this many bytes before one write; a quiet process still writes within FLUSH_MS.
-const BUFFER_BYTES = 16384;
-const FLUSH_MS = 1000;
+// Lines collect up to this many bytes before one write; a quiet process still writes within
+// FLUSH_MS, which bounds what a `kill -9` loses of a log that keeps up (docs/operations.md).
+const BUFFER_BYTES = 64 * 1024;
+export const FLUSH_MS = 100;
 const STDOUT = 1;
 
 export interface Logging {
@@ -27,8 +29,10 @@ export interface Logging {
  * as fields (URLs are redacted where they are logged), and anything shaped like a key is
  * scrubbed from every line (scrubKeys).
  *
- * Lines are joined here, as text, and written as one Buffer per BUFFER_BYTES: a Buffer made per
- * line was a measurable part of the access log's cost (docs/performance.md).
+ * Lines are gathered here as bytes (LineBuffer: pino's lines encoded as they come, the access
+ * log's written straight in) and written as one Buffer per BUFFER_BYTES: a Buffer made per line,
+ * and later a string joined per line, were measurable parts of the access log's cost
+ * (docs/performance.md).
  *
  * While stdout takes nothing (a stalled log shipper, a pipe nobody reads), output waits in memory
  * up to `maxBufferBytes`; beyond that it is dropped, since holding it all grew a loaded gateway
@@ -38,7 +42,6 @@ export interface Logging {
  * add up to the metric. Once stdout's reader is gone, every line is dropped and counted.
  */
 export function createLogging(settings: { level: string; max_buffer_bytes: number }): Logging {
-  let pending = '';
   let dropped = 0;
   let reported = 0;
   let warning = false;
@@ -61,16 +64,14 @@ export function createLogging(settings: { level: string; max_buffer_bytes: numbe
     },
     flowed: warnIfDropped,
   });
-  const push = (): void => {
-    if (pending === '') return;
-    output.write(Buffer.from(pending));
-    pending = '';
-  };
+  const lines = new LineBuffer(BUFFER_BYTES, (data) => output.write(data));
+  const push = (): void => lines.flush();
   const log = createLogger(settings.level, {
     write: (line: string) => {
-      pending += line;
-      if (pending.length >= BUFFER_BYTES) push();
+      if (lines.room(3 * line.length)) lines.text(line);
+      else lines.passOn(Buffer.from(line));
     },
+    lines,
   });
   setInterval(push, FLUSH_MS).unref();
   return {

@@ -13,6 +13,8 @@ export type { RouteMetrics } from './request-metrics.js';
 /** What the gauges read at each scrape. */
 export interface MetricSources {
   cacheHitRatio(): number;
+  /** Accounts evicted from the in-process cache since start, to make room for others. */
+  cacheEvictions(): number;
   snapshotEffectiveMs(): number | null;
   now(): number;
   /** Last successful poll of the origin (ms), or null: none yet, or no upstream. */
@@ -160,6 +162,15 @@ export class Metrics {
       aggregator: 'average',
       collect() {
         this.set(sources.cacheHitRatio());
+      },
+    });
+    new Counter({
+      name: 'fuel_gateway_account_cache_evictions_total',
+      help: 'Accounts dropped from the in-process cache to make room for others (limits.account_cache.max_entries)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(sources.cacheEvictions());
       },
     });
     new Gauge({

@@ -1,18 +1,31 @@
 import type { Config } from '../config/config-schema.js';
-import { KeyGate, type KeyRefusal, type KeyRequest } from '../keys/gate.js';
+import { gateOf, type KeyGate, type KeyRefusal, type KeyRequest } from '../keys/gate.js';
 import type { ConsumeSpec, StoredAccount, StoredKey } from '../store/store.js';
 import { type Allowance, allowanceFor } from './allowance.js';
 import { alertsFor } from './thresholds.js';
 import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
 
 /**
+ * What an entry keeps of its account: what admission, the allowance and the answers read. Not
+ * its keys, label, dates or external ids: a cached account is held once per key in use, by up to
+ * `account_cache.max_entries` entries, so each field left out is left out that many times.
+ */
+export type EntryAccount = Pick<
+  StoredAccount,
+  'id' | 'status' | 'plan' | 'limit' | 'anchor' | 'revision' | 'burst' | 'overage' | 'grants'
+>;
+
+/** What an entry keeps of its key: what usage.php shows, and the day it last worked (its restrictions are the gate). */
+export type EntryKey = Pick<StoredKey, 'id' | 'name' | 'expires_at' | 'last_used_on'>;
+
+/**
  * A cached account, as one of its keys reaches it, with everything a request needs that stays
  * fixed until its period ends. Cached by key hash: each key of an account has its own entry.
  */
 export interface AccountEntry {
-  account: StoredAccount;
+  account: EntryAccount;
   /** The key the entry was found by: its own copy (its `last_used_on` is this process's view). */
-  key: StoredKey;
+  key: EntryKey;
   /** The key's expiry, scopes and allowlist, checked per request in process. */
   gate: KeyGate;
   allowance: Allowance;
@@ -37,6 +50,20 @@ export interface EntryOptions {
 
 /** The entry of `key` of `account` at `now`: built once per key and period (meter.ts caches it). */
 export function accountEntry(account: StoredAccount, key: StoredKey, now: number, o: EntryOptions): AccountEntry {
+  const { id, status, plan, limit, anchor, revision, burst, overage, grants } = account;
+  const kept: EntryAccount = { id, status, plan, limit, anchor, revision };
+  if (burst !== undefined) kept.burst = burst;
+  if (overage !== undefined) kept.overage = overage;
+  if (grants !== undefined && grants.length > 0) kept.grants = grants;
+  const own: EntryKey = { id: key.id, name: key.name, expires_at: key.expires_at, last_used_on: key.last_used_on };
+  return entryOf(kept, own, gateOf(key, o.keyWarningMs), now, o);
+}
+
+/** The entry of the same account and key in the period at `now`, once the cached one's has ended. */
+export const renewedEntry = (e: AccountEntry, now: number, o: EntryOptions): AccountEntry =>
+  entryOf(e.account, { ...e.key }, e.gate, now, o);
+
+function entryOf(account: EntryAccount, key: EntryKey, gate: KeyGate, now: number, o: EntryOptions): AccountEntry {
   const allowance = allowanceFor(account, o.plans, o.zone, now);
   const spec: ConsumeSpec = {
     accountId: account.id,
@@ -63,8 +90,8 @@ export function accountEntry(account: StoredAccount, key: StoredKey, now: number
   }
   return {
     account,
-    key: { ...key },
-    gate: new KeyGate(key, o.keyWarningMs),
+    key,
+    gate,
     allowance,
     usage: usageFragments(allowance),
     ratePolicy: ratePolicy(allowance),

@@ -35,7 +35,7 @@ export interface Allowance {
  * account created without one): the request fails as an internal error rather than going unmetered.
  */
 export function allowanceFor(
-  account: Account & { grants?: Grant[] },
+  account: Pick<Account, 'id' | 'plan' | 'limit' | 'anchor' | 'burst' | 'overage'> & { grants?: Grant[] },
   plans: Config['plans'],
   zone: string,
   nowMs: number,

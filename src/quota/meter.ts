@@ -10,11 +10,9 @@ import type {
   CoordinationStore,
   CountingStore,
   PeriodRecord,
-  StoredAccount,
-  StoredKey,
 } from '../store/store.js';
 import { DayClock } from '../time/days.js';
-import { type AccountEntry, accountEntry, type Refusal, refusal } from './account-entry.js';
+import { type AccountEntry, accountEntry, type Refusal, refusal, renewedEntry } from './account-entry.js';
 
 export type { AccountEntry } from './account-entry.js';
 
@@ -77,6 +75,8 @@ export class Meter {
   private generation = 0;
   private hits = 0;
   private misses = 0;
+  /** Entries evicted since start to make room for others (max_entries); not those changed or expired. */
+  evictions = 0;
   private readonly days: DayClock;
   /** The question about a key alone: is its account active and the key in force (any scope, any address)? */
   private readonly keyAlone: KeyRequest;
@@ -86,8 +86,9 @@ export class Meter {
     this.keyAlone = { scope: ANY_SCOPE, now: opts.now, address: () => null };
     this.accounts = new LRUCache({
       max: opts.cache.max_entries,
-      dispose: (entry) => {
+      dispose: (entry, _hash, reason) => {
         entry.live = false;
+        if (reason === 'evict') this.evictions++;
       },
     });
     this.unknown = new LRUCache({ max: MAX_UNKNOWN, ttl: Math.max(1, opts.cache.negative_ttl_ms) });
@@ -252,9 +253,7 @@ export class Meter {
     const cached = this.accounts.get(keyHash);
     if (cached !== undefined) {
       this.hits++;
-      return now < cached.allowance.period.endMs
-        ? cached
-        : this.remember(keyHash, cached.account, now, true, cached.key);
+      return now < cached.allowance.period.endMs ? cached : this.keep(keyHash, renewedEntry(cached, now, this.opts));
     }
     if (this.unknown.has(keyHash)) {
       this.hits++;
@@ -283,14 +282,16 @@ export class Meter {
     const current = generation === this.generation;
     // The account carries every key; the entry is the one of this hash (findByKeyHash found it there).
     const key = account?.keys.find((k) => k.key_hash === keyHash);
-    if (account && key) return this.remember(keyHash, account, this.opts.now(), current, key);
+    if (account && key) {
+      const entry = accountEntry(account, key, this.opts.now(), this.opts);
+      return current ? this.keep(keyHash, entry) : entry;
+    }
     if (current && this.opts.cache.negative_ttl_ms > 0) this.unknown.set(keyHash, true);
     return null;
   }
 
-  private remember(keyHash: string, account: StoredAccount, now: number, cache: boolean, key: StoredKey): AccountEntry {
-    const entry = accountEntry(account, key, now, this.opts);
-    if (cache) this.accounts.set(keyHash, entry, account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
+  private keep(keyHash: string, entry: AccountEntry): AccountEntry {
+    this.accounts.set(keyHash, entry, entry.account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }
 }

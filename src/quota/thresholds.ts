@@ -12,9 +12,23 @@ export function thresholdsFor(limit: number, percents: readonly number[]): Thres
     .sort((a, b) => a.count - b.count || a.percent - b.percent);
 }
 
+// The thresholds of a limit and a plan's percents, shared by every cached account that has them
+// (`Alerts.pending` is replaced, never changed in place), for up to this many distinct ones.
+const SHARED_MAX = 10_000;
+const shared = new Map<string, readonly Threshold[]>();
+
+function sharedThresholds(limit: number, percents: readonly number[]): readonly Threshold[] {
+  const key = `${limit}:${percents.join(',')}`;
+  const known = shared.get(key);
+  if (known !== undefined) return known;
+  const made = thresholdsFor(limit, percents);
+  if (shared.size < SHARED_MAX) shared.set(key, made);
+  return made;
+}
+
 /** What a consume spec carries for an account's period: undefined when no threshold applies. */
 export function alertsFor(limit: number, percents: readonly number[], context: ThresholdContext): Alerts | undefined {
-  const pending = thresholdsFor(limit, percents);
+  const pending = sharedThresholds(limit, percents);
   if (pending.length === 0) return undefined;
   return { pending, next: (pending[0] as Threshold).count, context };
 }

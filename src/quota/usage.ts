@@ -39,11 +39,37 @@ function valueAt(json: string, key: string): [number, number] {
   return [start, json.indexOf(',', start)];
 }
 
+// Strings many cached accounts have alike (a plan's head, a limit's middle, a policy): held once,
+// for up to this many distinct ones. A cached account is held up to `max_entries` times over.
+const SHARED_MAX = 10_000;
+const shared = new Map<string, string>();
+
+/** `s` as the one copy every entry with the same text holds. */
+function once(s: string): string {
+  const known = shared.get(s);
+  if (known !== undefined) return known;
+  const own = ownCopy(s);
+  if (shared.size < SHARED_MAX) shared.set(own, own);
+  return own;
+}
+
+/**
+ * A slice as a string of its own: V8 keeps the whole string a slice was cut from alive as long
+ * as the slice. JSON.stringify's output is well-formed, so UTF-8 carries it exactly, and an
+ * ASCII one comes back one byte per character.
+ */
+const ownCopy = (s: string): string => Buffer.from(s, 'utf8').toString('utf8');
+
 export function usageFragments(a: Allowance): UsageFragments {
   const json = JSON.stringify(usageObject(a, 0));
   const [usedStart, usedEnd] = valueAt(json, 'requests_used');
   const [remainingStart, remainingEnd] = valueAt(json, 'requests_remaining');
-  return { head: json.slice(0, usedStart), mid: json.slice(usedEnd, remainingStart), tail: json.slice(remainingEnd) };
+  // The head names the plan and the middle the limit: shared. The tail names the period: the account's own.
+  return {
+    head: once(json.slice(0, usedStart)),
+    mid: once(json.slice(usedEnd, remainingStart)),
+    tail: ownCopy(json.slice(remainingEnd)),
+  };
 }
 
 export function usageJson(f: UsageFragments, used: number, limit: number): string {
@@ -57,5 +83,5 @@ export function usageJson(f: UsageFragments, used: number, limit: number): strin
  */
 export function ratePolicy(a: Allowance): string {
   const period = `"period";q=${a.limit};w=${Math.round((a.period.endMs - a.period.startMs) / 1000)}`;
-  return a.burst === null ? period : `${period}, "burst";q=${a.burst.limit};w=${a.burst.window_s}`;
+  return once(a.burst === null ? period : `${period}, "burst";q=${a.burst.limit};w=${a.burst.window_s}`);
 }

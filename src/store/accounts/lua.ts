@@ -113,3 +113,25 @@ redis.call('HINCRBY', KEYS[2], 'granted', ARGV[4])
 redis.call('PUBLISH', ARGV[1], cjson.encode({type = 'account', id = ARGV[2], keyHashes = key_hashes(KEYS[1])}))
 return redis.call('HGETALL', KEYS[1])
 `;
+
+/**
+ * Writes new accounts in bulk, as CREATE_ACCOUNT and the commands around it write each, without
+ * announcing them (RedisAccounts.seedAccounts). KEYS[1] the listing's index; then per account its
+ * hash and its key-hash index entries. ARGV per account: the number of its keys, the number of
+ * its fields and values, its id, then the fields and values.
+ * Returns the number of accounts written; stops at the first whose id or key hash is taken.
+ */
+export const SEED_ACCOUNTS = `
+local k, a, n = 2, 1, 0
+while a <= #ARGV do
+  local keys, fields, id = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), ARGV[a + 2]
+  if redis.call('EXISTS', KEYS[k]) == 1 then return n end
+  for i = 1, keys do
+    if not redis.call('SET', KEYS[k + i], id, 'NX') then return n end
+  end
+  redis.call('ZADD', KEYS[1], 0, id)
+  redis.call('HSET', KEYS[k], unpack(ARGV, a + 3, a + 2 + fields))
+  k, a, n = k + 1 + keys, a + 3 + fields, n + 1
+end
+return n
+`;
