@@ -25,6 +25,8 @@ export interface AccountEntry {
   idJson: string;
   /** False once the cache has dropped or replaced the entry: a KnownKey holding it must look again. */
   live: boolean;
+  /** The cache dropped it for room alone: still a true copy at its revision (Meter `dropped`). */
+  evicted: boolean;
 }
 
 /** What an entry is worked out from besides the account and key (MeterOptions). */
@@ -71,6 +73,7 @@ export function accountEntry(account: StoredAccount, key: StoredKey, now: number
     spec,
     idJson: JSON.stringify(account.id),
     live: true,
+    evicted: false,
   };
 }
 

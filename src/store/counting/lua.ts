@@ -50,6 +50,10 @@ export const CONSUME_ARGS = 7;
 export const TAIL = { day: 1, deadline: 2 } as const;
 export const CONSUME_TAIL = 2;
 
+/** Starts ARG.revision when the reply is to carry the account (ConsumeSpec.load): 'L'. */
+export const LOAD_PREFIX = 'L';
+const LOAD_MARK = LOAD_PREFIX.charCodeAt(0);
+
 /** The account hash's field that holds its burst log (see BURST below). */
 export const BURST_FIELD = 'admitted';
 /** Characters of one entry of the burst log: Redis' TIME in µs, 16 digits until the year 2286. */
@@ -93,6 +97,11 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  * 4 over the burst limit; used is 0 for codes 2 and 3. A request with a burst limit has two
  * more: the room left in its window and the milliseconds until that room next grows (0 when
  * the window is empty, or for codes 2 and 3); the caller knows which requests have them.
+ * A request whose ARG.revision starts with LOAD_PREFIX (ConsumeSpec.load) and that reached the
+ * allowance check (codes 0, 1, 4) has one more, last: the account hash (HGETALL, after this
+ * request's own writes), a nested array where every other item is an integer, so the caller
+ * knows it by its type. The hash is read in the step that checked its revision, so it is the
+ * account the request was admitted by.
  * Integers only: they cost Redis and the client the least to encode and parse.
  *
  * The expiry is set once, when the counter is created: it is fixed for a period (its end plus
@@ -152,7 +161,8 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local limit, expiry = ARGV[a + ${ARG.limit}], ARGV[a + ${ARG.expiry}]
   local code, used = 0, 0
   local burst, most, window, log, from, now, held, oldest = ARGV[a + ${ARG.burst}]
-  local revision, touch = ARGV[a + ${ARG.revision}], nil
+  local revision, touch, load = ARGV[a + ${ARG.revision}], nil, false
+  if string.byte(revision) == ${LOAD_MARK} then load, revision = true, string.sub(revision, 2) end
   local space = string.find(revision, ' ', 1, true)
   if space then revision, touch = string.sub(revision, 1, space - 1), string.sub(revision, space + 1) end
   local state
@@ -213,6 +223,7 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
     out[#out + 1] = most and math.max(0, most - held) or 0
     out[#out + 1] = oldest and math.ceil((oldest + window - now) / 1000) or 0
   end
+  if load and code ~= 2 and code ~= 3 then out[#out + 1] = redis.call('HGETALL', account) end
 end
 return out
 `;

@@ -1,4 +1,5 @@
 import { storeCalls } from '../../telemetry/store-calls.js';
+import { decodeAccount, pairsToRecord } from '../redis/codec.js';
 import type { BurstState, ConsumeReceiver, ConsumeResult, ConsumeSpec, Threshold } from './interface.js';
 import {
   ARG,
@@ -8,6 +9,7 @@ import {
   encodeBurst,
   encodeThresholds,
   KEY,
+  LOAD_PREFIX,
   recordMeta,
   TAIL,
 } from './lua.js';
@@ -18,7 +20,10 @@ const INACTIVE: ConsumeResult = Object.freeze({ kind: 'inactive' });
 const CHANGED: ConsumeResult = Object.freeze({ kind: 'changed' });
 
 /** Sends one CONSUME script call: KEYS then ARGV, as the script's contract (lua.ts) lays them out. */
-export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<number[]>;
+export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<ConsumeReply>;
+
+/** CONSUME's reply: integers, and the account's fields for a request that asked for them (lua.ts). */
+export type ConsumeReply = Array<number | string[]>;
 
 const NO_THRESHOLDS: readonly Threshold[] = [];
 
@@ -124,10 +129,13 @@ export class ConsumeBatcher {
       for (let k = 0; k < CONSUME_KEYS; k++) keysAndArgs[CONSUME_KEYS * i + k] = noted.keys[k] as string;
       const at = argsAt + CONSUME_ARGS * i;
       for (let a = 0; a < CONSUME_ARGS; a++) keysAndArgs[at + a] = noted.args[a] as string;
-      if (spec.touch !== undefined) {
-        // Sent once: the meter set it for this day (ConsumeSpec.touch).
-        keysAndArgs[at + ARG.revision - 1] = `${noted.args[ARG.revision - 1]} ${spec.touch}`;
+      if (spec.touch !== undefined || spec.load === true) {
+        // Sent once: the meter set them for this day (ConsumeSpec.touch) and this miss (.load).
+        const revision = noted.args[ARG.revision - 1] as string;
+        const touched = spec.touch === undefined ? revision : `${revision} ${spec.touch}`;
+        keysAndArgs[at + ARG.revision - 1] = spec.load === true ? LOAD_PREFIX + touched : touched;
         spec.touch = undefined;
+        spec.load = undefined;
       }
     }
     keysAndArgs[tailAt + TAIL.day - 1] = day;
@@ -191,7 +199,7 @@ export class ConsumeBatcher {
     return noted;
   }
 
-  private deliver(reply: number[], specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
+  private deliver(reply: ConsumeReply, specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
     let at = 0;
     for (let i = 0; i < receivers.length; i++) {
       const receiver = receivers[i] as ConsumeReceiver;
@@ -199,6 +207,14 @@ export class ConsumeBatcher {
       const code = reply[at];
       const result = decode(code, reply[at + 1], spec.burst === undefined ? null : reply, at + 2);
       at += spec.burst === undefined ? 2 : 4;
+      const fields = reply[at];
+      // The account, asked for by ConsumeSpec.load: the only item of a reply that is not an integer.
+      if (Array.isArray(fields)) {
+        at++;
+        const account = decodeAccount(pairsToRecord(fields));
+        if (result !== null && result.kind !== 'inactive' && result.kind !== 'changed' && account !== null)
+          result.account = account;
+      }
       this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(code)}`));
       // After the answer: moving the crossing to the outbox is no part of the request.
       const alerts = spec.alerts;
@@ -220,9 +236,9 @@ export class ConsumeBatcher {
 
 /** One request's reply: its code and count, and with a burst limit the window's room and wait at `at`. */
 function decode(
-  code: number | undefined,
-  used: number | undefined,
-  burstReply: number[] | null,
+  code: number | string[] | undefined,
+  used: number | string[] | undefined,
+  burstReply: ConsumeReply | null,
   at: number,
 ): ConsumeResult | null {
   if (typeof used !== 'number') return null;

@@ -6,13 +6,13 @@ import { dropReached } from './alerts.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
 import { CONSUME, CONSUME_KEYS, PERIODS, RECORD_CHANGE, REFUND } from './lua.js';
 import { decodePeriods } from './period-records.js';
-import { ConsumeBatcher } from './redis-batch.js';
+import { ConsumeBatcher, type ConsumeReply } from './redis-batch.js';
 import { RedisClock } from './redis-clock.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<number[], Context>;
-    fpgConsumeOne(...keysAndArgs: Array<string | number>): Result<number[], Context>;
+    fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<ConsumeReply, Context>;
+    fpgConsumeOne(...keysAndArgs: Array<string | number>): Result<ConsumeReply, Context>;
     fpgRefund(counter: string, days: string, day: string): Result<number, Context>;
     fpgPeriods(index: string, fromMs: number, toMs: number): Result<Array<string | number>, Context>;
     fpgRecordChange(
