@@ -7,9 +7,9 @@ import {
   CONSUME_KEYS,
   CONSUME_TAIL,
   encodeBurst,
+  encodeNote,
   encodeThresholds,
   KEY,
-  LOAD_PREFIX,
   recordMeta,
   TAIL,
 } from './lua.js';
@@ -41,10 +41,17 @@ class Noted {
   ) {}
 }
 
+/** The names of a request's keys: built once per spec (`Noted`), never per request. */
+export interface ConsumeKeys {
+  account: string;
+  counter: string;
+  days: string;
+}
+
 /** The parts of a ConsumeBatcher: its constructor's options. */
 export interface ConsumeBatcherOptions {
-  /** The request's account hash (KEY.account); the script names the period's keys from it. */
-  accountKeyOf: (spec: ConsumeSpec) => string;
+  /** The request's account hash (KEY.account), and its period's counter and days (ARG.counter, ARG.days). */
+  keysOf: (spec: ConsumeSpec) => ConsumeKeys;
   script: ConsumeScript;
   /** One call per request (Redis Cluster: requests of different accounts live on different slots). */
   perRequest: boolean;
@@ -73,7 +80,7 @@ export class ConsumeBatcher {
   /** Script calls sent so far, for metrics. */
   calls = 0;
 
-  private readonly accountKeyOf: (spec: ConsumeSpec) => string;
+  private readonly keysOf: (spec: ConsumeSpec) => ConsumeKeys;
   private readonly script: ConsumeScript;
   private readonly perRequest: boolean;
   private readonly onReceiverError: (err: unknown) => void;
@@ -81,7 +88,7 @@ export class ConsumeBatcher {
   private readonly onReached: (spec: ConsumeSpec, used: number) => void;
 
   constructor(o: ConsumeBatcherOptions) {
-    this.accountKeyOf = o.accountKeyOf;
+    this.keysOf = o.keysOf;
     this.script = o.script;
     this.perRequest = o.perRequest;
     this.onReceiverError = o.onReceiverError;
@@ -123,6 +130,7 @@ export class ConsumeBatcher {
     const argsAt = CONSUME_KEYS * n;
     const tailAt = argsAt + CONSUME_ARGS * n;
     const keysAndArgs = new Array<string>(tailAt + CONSUME_TAIL);
+    let notes = '';
     for (let i = 0; i < n; i++) {
       const spec = specs[i] as ConsumeSpec;
       const noted = this.notedOf(spec);
@@ -131,13 +139,12 @@ export class ConsumeBatcher {
       for (let a = 0; a < CONSUME_ARGS; a++) keysAndArgs[at + a] = noted.args[a] as string;
       if (spec.touch !== undefined || spec.load === true) {
         // Sent once: the meter set them for this day (ConsumeSpec.touch) and this miss (.load).
-        const revision = noted.args[ARG.revision - 1] as string;
-        const touched = spec.touch === undefined ? revision : `${revision} ${spec.touch}`;
-        keysAndArgs[at + ARG.revision - 1] = spec.load === true ? LOAD_PREFIX + touched : touched;
+        notes = `${notes === '' ? '' : `${notes},`}${encodeNote(i, spec.load === true, spec.touch)}`;
         spec.touch = undefined;
         spec.load = undefined;
       }
     }
+    keysAndArgs[tailAt + TAIL.notes - 1] = notes;
     keysAndArgs[tailAt + TAIL.day - 1] = day;
     keysAndArgs[tailAt + TAIL.deadline - 1] = String(this.deadline());
     this.calls++;
@@ -178,19 +185,20 @@ export class ConsumeBatcher {
 
   private note(spec: ConsumeSpec): Noted {
     const keys: string[] = [];
-    keys[KEY.account - 1] = this.accountKeyOf(spec);
+    const names = this.keysOf(spec);
+    keys[KEY.account - 1] = names.account;
     const r = spec.record;
     const args: string[] = [];
     args[ARG.revision - 1] = String(spec.revision);
-    args[ARG.limit - 1] = String(spec.limit);
-    args[ARG.expiry - 1] = String(spec.expireAtMs);
-    args[ARG.record - 1] = recordMeta(
+    args[ARG.counter - 1] = names.counter;
+    args[ARG.days - 1] = names.days;
+    args[ARG.record - 1] = `${spec.expireAtMs} ${spec.limit} ${recordMeta(
       spec.periodId,
       r?.kind ?? 'monthly',
       r?.startMs ?? 0,
       r?.endMs ?? spec.expireAtMs,
       r?.plan ?? '',
-    );
+    )}`;
     args[ARG.alerts - 1] = '';
     args[ARG.cap - 1] = String(spec.cap ?? spec.limit);
     args[ARG.burst - 1] = encodeBurst(spec.burst);

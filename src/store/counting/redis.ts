@@ -59,7 +59,11 @@ export class RedisCounting implements CountingStore {
     const cluster = b.options.cluster !== undefined;
     this.clock = new RedisClock(b.options.command_timeout_ms);
     this.batcher = new ConsumeBatcher({
-      accountKeyOf: (spec) => b.accountKey(spec.accountId),
+      keysOf: (spec) => ({
+        account: b.accountKey(spec.accountId),
+        counter: b.counterKey(spec.accountId, spec.periodId),
+        days: b.daysKey(spec.accountId, spec.periodId),
+      }),
       script: cluster
         ? (_, keysAndArgs) => b.run(() => b.redis.fpgConsumeOne(...keysAndArgs))
         : (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),
