@@ -38,6 +38,8 @@ export interface AccountEntry {
   idJson: string;
   /** False once the cache has dropped or replaced the entry: a KnownKey holding it must look again. */
   live: boolean;
+  /** The cache dropped it for room alone: still a true copy at its revision (Meter `dropped`). */
+  evicted: boolean;
 }
 
 /** What an entry is worked out from besides the account and key (MeterOptions). */
@@ -98,6 +100,7 @@ function entryOf(account: EntryAccount, key: EntryKey, gate: KeyGate, now: numbe
     spec,
     idJson: JSON.stringify(account.id),
     live: true,
+    evicted: false,
   };
 }
 

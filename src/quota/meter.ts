@@ -1,41 +1,15 @@
 import { LRUCache } from 'lru-cache';
-import type { Config } from '../config/config-schema.js';
-import { attempted, type KeyAttempts } from '../keys/attempts.js';
+import { attempted } from '../keys/attempts.js';
 import { ANY_SCOPE, type KeyRequest } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
-import type {
-  AccountStore,
-  BurstState,
-  ConsumeReceiver,
-  CoordinationStore,
-  CountingStore,
-  PeriodRecord,
-} from '../store/store.js';
+import type { ConsumeReceiver, PeriodRecord, StoredAccount } from '../store/store.js';
 import { DayClock } from '../time/days.js';
 import { type AccountEntry, accountEntry, type Refusal, refusal, renewedEntry } from './account-entry.js';
+import type { MeterOptions, MeterResult } from './meter-types.js';
 
 export type { AccountEntry } from './account-entry.js';
 
-/**
- * `day`: the ledger's day the request was counted on (YYYY-MM-DD), which a refund takes back from.
- * `burst`: where the account stands in its burst window, when it has a burst limit.
- */
-export type MeterResult =
-  | { kind: 'ok'; entry: AccountEntry; used: number; day: string; burst?: BurstState }
-  | { kind: 'exhausted'; entry: AccountEntry; used: number; day: string; burst?: BurstState }
-  /** Over the burst limit: not counted. */
-  | { kind: 'burst'; entry: AccountEntry; used: number; day: string; burst: BurstState }
-  | { kind: 'inactive' }
-  | { kind: 'unknown' }
-  /** The key was never looked up: its address is blocked by the invalid-key throttle. */
-  | { kind: 'throttled' }
-  /** The account is active but may not make this request (account-entry.ts `refusal`): never counted. */
-  | { kind: 'refused'; reason: Exclude<Refusal, 'inactive'>; entry: AccountEntry };
-
-/** The request an entry is judged for (account-entry.ts `refusal`); without one, the key alone (its status and expiry). */
-export type { KeyRequest } from '../keys/gate.js';
-
-export type CountedResult = Extract<MeterResult, { kind: 'ok' | 'exhausted' | 'burst' }>;
+export type { CountedResult, KeyRequest, MeterOptions, MeterResult } from './meter-types.js';
 
 // An inactive copy is trusted only briefly: if a re-activation raced with loading it, the
 // entry would otherwise refuse a good key until it fell out of the cache.
@@ -44,22 +18,6 @@ const INACTIVE_TTL_MS = 1000;
 const MAX_UNKNOWN = 10_000;
 // Retries after the store says our copy changed; a second mismatch in a row means heavy churn.
 const MAX_ATTEMPTS = 3;
-
-export interface MeterOptions {
-  accounts: AccountStore;
-  counting: CountingStore;
-  /** Account announcements: a changed or deleted account leaves the cache. */
-  coordination: CoordinationStore;
-  plans: Config['plans'];
-  zone: string;
-  now: () => number;
-  cache: Config['limits']['account_cache'];
-  retentionMs: number;
-  /** `keys.expiry_warning_days` in ms: answers to a key this close to its expiry say when it expires. */
-  keyWarningMs: number;
-  /** Attempts at keys this process cannot vouch for, per client address (the invalid-key throttle). */
-  attempts?: KeyAttempts;
-}
 
 /**
  * Authenticates a key hash and counts one request against its account. Accounts are cached in
@@ -88,7 +46,8 @@ export class Meter {
       max: opts.cache.max_entries,
       dispose: (entry, _hash, reason) => {
         entry.live = false;
-        if (reason === 'evict') this.evictions++;
+        entry.evicted = reason === 'evict';
+        if (entry.evicted) this.evictions++;
       },
     });
     this.unknown = new LRUCache({ max: MAX_UNKNOWN, ttl: Math.max(1, opts.cache.negative_ttl_ms) });
@@ -182,6 +141,45 @@ export class Meter {
   }
 
   /**
+   * The entry of a key that the cache dropped for room alone (an announcement or a reload would
+   * have marked it otherwise), while its period holds: the miss path a request may take instead
+   * of loading the account first (`reviveInto`). Judged as a warm entry is; a refusal it would
+   * give is not trusted (it may be long out of date) and the caller takes the slow path instead.
+   */
+  dropped(key: KnownKey<AccountEntry>): AccountEntry | undefined {
+    const entry = key.cached;
+    if (entry === null || entry.live || !entry.evicted) return undefined;
+    return this.opts.now() < entry.allowance.period.endMs ? entry : undefined;
+  }
+
+  /**
+   * A request is about to count from a `dropped` entry: a miss. Its spec's `load` is set, so the store
+   * counts only if the account is still at the entry's revision (as exact as a warm count) and
+   * its reply carries the account (`revived`): the miss costs one round trip. Returns the
+   * announcements so far, for `revived`.
+   */
+  reviving(entry: AccountEntry): number {
+    this.misses++;
+    entry.spec.load = true;
+    return this.generation;
+  }
+
+  /** Caches the entry of `known` from the account the reply to a `reviving` count carried, unless an announcement came meanwhile. */
+  revived(known: KnownKey<AccountEntry>, account: StoredAccount, generation: number): void {
+    const key = account.keys.find((k) => k.key_hash === known.hash);
+    if (key === undefined || generation !== this.generation) return;
+    this.hold(known, this.keep(known.hash, accountEntry(account, key, this.opts.now(), this.opts)));
+  }
+
+  /**
+   * Puts the entry the cache holds for a key on its record, as a warm request does: a key whose
+   * every request misses (more accounts in use than the cache holds) then finds it `dropped`.
+   */
+  hold(known: KnownKey<AccountEntry>, entry: AccountEntry): void {
+    if (entry.account.status === 'active' && this.accounts.peek(known.hash) === entry) known.cached = entry;
+  }
+
+  /**
    * The first consume of a key on a day notes the day in the store (ConsumeSpec.touch, in the
    * same round trip): from then on this process's copy says it, so the key costs no more writes
    * that day. A copy reloaded from the store (another gateway noted it) asks no write either.
@@ -192,8 +190,10 @@ export class Meter {
     entry.spec.touch = entry.key.id;
   }
 
-  forget(keyHash: string): void {
+  /** The store found `entry` (of `keyHash`) out of date: it leaves the cache, and no miss counts from it. */
+  forget(keyHash: string, entry?: AccountEntry | null): void {
     this.accounts.delete(keyHash);
+    if (entry) entry.evicted = false;
   }
 
   /** Authenticates and reports usage without counting (HEAD); `address` as for `consume`. */
@@ -294,4 +294,5 @@ export class Meter {
     this.accounts.set(keyHash, entry, entry.account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }
+
 }

@@ -56,6 +56,50 @@ t.test('a warm metered request costs Redis exactly one command: the consume scri
   t.ok(time === 25 || time === 0, `TIME in the script for every request or for none (${time})`);
 });
 
+t.test(
+  'a request for an account the cache dropped for room costs Redis one command: the consume script, whose reply caches it again',
+  async (t) => {
+    const redis = await startRedis(t);
+    // One account cached: two keys taken in turn each find theirs dropped for the other.
+    const gw = await startGateway(t, {
+      store: { type: 'redis', redis: { url: redis.url } },
+      log: { access: false },
+      webhooks: { poll_interval_ms: 3_600_000 },
+      limits: { account_cache: { max_entries: 1 } },
+    });
+    const made = [];
+    for (let i = 0; i < 2; i++) made.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body);
+    const keys = made.map((a) => a.api_key as string);
+    for (const key of keys) t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'first sight loads it');
+    await redis.cli('CONFIG', 'RESETSTAT');
+    for (let i = 0; i < 20; i++) {
+      const r = await gw.get(`${SIMPLE}?api_key=${keys[i % 2]}`);
+      t.equal(r.status, 200);
+      t.equal(r.headers.get('x-ratelimit-remaining'), String(2000 - 2 - Math.floor(i / 2)), 'counted exactly');
+    }
+    const { time = 0, ...others } = await commandCounts(redis.cli);
+    t.same(
+      others,
+      { evalsha: 20, hmget: 20, incr: 20, hincrby: 20, hgetall: 20 },
+      'no GET of the key hash, no HGETALL before the consume: the account comes back in its reply',
+    );
+    t.ok(time === 20 || time === 0, `TIME in the script for every request or for none (${time})`);
+    await redis.cli('CONFIG', 'RESETSTAT');
+    t.equal((await gw.get(`${SIMPLE}?api_key=${keys[1]}`)).status, 200);
+    const { time: _, ...warm } = await commandCounts(redis.cli);
+    t.same(warm, { evalsha: 1, hmget: 1, incr: 1, hincrby: 1 }, 'the account the reply brought back is cached: warm');
+    // Changed while dropped: the consume from the dropped copy counts nothing, the slow path decides.
+    t.equal(
+      (await adminCall(gw, 'PATCH', `/admin/accounts/${made[0].account.id}`, { status: 'inactive' })).status,
+      200,
+    );
+    t.equal((await gw.get(`${SIMPLE}?api_key=${keys[0]}`)).status, 403, 'the edit is seen');
+    await adminCall(gw, 'PATCH', `/admin/accounts/${made[0].account.id}`, { status: 'active' });
+    const again = await gw.get(`${SIMPLE}?api_key=${keys[0]}`);
+    t.equal(again.headers.get('x-ratelimit-remaining'), String(2000 - 11 - 1), 'and nothing was counted by it');
+  },
+);
+
 t.test('a warm conditional request answered 304 costs Redis one read of the counter, and counts nothing', async (t) => {
   const redis = await startRedis(t);
   const gw = await quietGateway(t, redis.url);

@@ -62,6 +62,10 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
   day = '';
   /** When its store call began, for the store latency metric. */
   storeStart = 0;
+  /** `entry` is one the cache dropped: its count asks for the account (Meter `reviveInto`). */
+  revive = false;
+  /** The meter's announcements when a revive was sent (Meter `revived`). */
+  generation = 0;
 
   constructor(
     readonly x: Exchange,
@@ -102,12 +106,14 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
         case 'ok':
         case 'exhausted':
         case 'burst':
+          if (result.account !== undefined && this.key !== null)
+            this.x.services.meter.revived(this.key, result.account, this.generation);
           return this.counted(result);
         case 'inactive':
           return keyRefused(this.x, 'inactive');
         case 'changed':
           // Our copy of the account is out of date: the meter reloads it and decides again.
-          this.x.services.meter.forget(this.keyHash);
+          this.x.services.meter.forget(this.keyHash, this.entry);
           return this.slowly();
       }
     } catch (err) {
@@ -133,6 +139,7 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
       this.storeAnswered();
       const counted = admitted(this.x, result);
       if (counted === null) return;
+      if (this.key !== null) this.x.services.meter.hold(this.key, counted.entry);
       if (this.then !== null) return this.then(counted);
       answerCounted(this, counted.kind, counted.entry, counted.used, counted.burst);
     } catch (err) {
@@ -165,10 +172,19 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
  */
 export function admit(m: MeteredRequest): boolean {
   const { x, key } = m;
-  const entry = m.peek || key === null ? undefined : x.services.meter.warm(key);
+  const { meter } = x.services;
+  const entry = m.peek || key === null ? undefined : meter.warm(key);
   if (entry === undefined) {
-    m.slowly(clientOf(x));
-    return false;
+    // A key whose account the cache dropped for room counts from that copy and brings it back.
+    const dropped = m.peek || key === null ? undefined : meter.dropped(key);
+    if (dropped === undefined || refusal(dropped, m) !== null) {
+      m.slowly(clientOf(x));
+      return false;
+    }
+    x.account = dropped;
+    m.entry = dropped;
+    m.revive = true;
+    return true;
   }
   x.account = entry;
   const refused = refusal(entry, m);
@@ -186,6 +202,7 @@ export function count(m: MeteredRequest): boolean {
   const { entry } = m;
   if (entry === null) return false;
   m.storeStart = performance.now();
+  if (m.revive) m.generation = meter.reviving(entry);
   // A feature's count knows its day before the reply, which the memory store gives at once.
   if (m.then === null) {
     meter.consumeInto(entry, m);

@@ -1,4 +1,5 @@
 import type { ThresholdContext } from '../../events/event.js';
+import type { StoredAccount } from '../accounts/account-record.js';
 
 /** Raise `usage.threshold` for `percent` when the period's count reaches `count`. */
 export interface Threshold {
@@ -43,6 +44,13 @@ export interface ConsumeSpec {
    * The store clears it once it has sent it (a refused request notes nothing).
    */
   touch?: string;
+  /**
+   * Set by the meter when it counts from an entry its cache dropped for room: the reply of a
+   * request checked against the allowance (ok, exhausted, burst) carries the account as stored
+   * at the revision checked (`account`), from which the meter caches it again, so a miss costs
+   * the consume's round trip alone. The store clears it once it has sent it.
+   */
+  load?: boolean;
   /**
    * What the count may reach: `limit` plus the overage. Absent: `limit`. Past `limit` requests
    * are counted (and raise thresholds) like any other; `limit` stays what the record shows.
@@ -99,14 +107,15 @@ export interface PlanChange {
 }
 
 /**
- * The outcome of one metered request. `changed` means the account is not at the revision the
+ * The outcome of one metered request. `account`: the account as stored, when the spec asked for
+ * it (`ConsumeSpec.load`). `changed` means the account is not at the revision the
  * caller had (or is gone): nothing was counted, reload it and decide again.
  */
 export type ConsumeResult =
-  | { kind: 'ok'; used: number; burst?: BurstState }
-  | { kind: 'exhausted'; used: number; burst?: BurstState }
+  | { kind: 'ok'; used: number; burst?: BurstState; account?: StoredAccount }
+  | { kind: 'exhausted'; used: number; burst?: BurstState; account?: StoredAccount }
   /** Over the burst limit: nothing counted; `burst.resetMs` is when a request may be admitted. */
-  | { kind: 'burst'; used: number; burst: BurstState }
+  | { kind: 'burst'; used: number; burst: BurstState; account?: StoredAccount }
   | { kind: 'inactive' }
   | { kind: 'changed' };
 

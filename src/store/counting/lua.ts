@@ -40,15 +40,29 @@ end
  * last request's, at ARGV[#ARGV − CONSUME_TAIL + TAIL.x].
  *
  * Only the account hash is a key: the period's counter and days share its hash tag (so its
- * Cluster slot) and are named in the script, as the period index already was. Sent, those two
- * were 2 of a request's 10 strings and 38% of its bytes to Redis (297 → 185 bytes).
+ * Cluster slot). Their names are arguments, built once per account and period by the caller
+ * (redis-batch.ts `Noted`): built in the script, they cost every request two substrings and two
+ * concatenations, about 1 µs of Redis (docs/performance.md). What only a period's first request
+ * or a threshold needs (expiry, limit, the record) is one argument, parsed only then.
  */
 export const KEY = { account: 1 } as const;
 export const CONSUME_KEYS = 1;
-export const ARG = { revision: 1, limit: 2, expiry: 3, record: 4, alerts: 5, cap: 6, burst: 7 } as const;
+export const ARG = { revision: 1, cap: 2, counter: 3, days: 4, alerts: 5, burst: 6, record: 7 } as const;
 export const CONSUME_ARGS = 7;
-export const TAIL = { day: 1, deadline: 2 } as const;
-export const CONSUME_TAIL = 2;
+export const TAIL = { day: 1, deadline: 2, notes: 3 } as const;
+export const CONSUME_TAIL = 3;
+
+/**
+ * TAIL.notes: what a few requests of a call ask beyond counting, as `I:L:KEY` entries joined by
+ * ',' (I the request's 0-based index; L 1 when its reply is to carry the account,
+ * ConsumeSpec.load; KEY the id of the key whose last-used day becomes the call's day if it is
+ * counted, ConsumeSpec.touch, or nothing); '' for none. Sent per request, they cost every
+ * request of every call a parse of its revision; here, one look-up in a table that is empty
+ * but on a key's first request of a day or a miss.
+ */
+export function encodeNote(index: number, load: boolean, touch: string | undefined): string {
+  return `${index}:${load ? 1 : 0}:${touch ?? ''}`;
+}
 
 /** The account hash's field that holds its burst log (see BURST below). */
 export const BURST_FIELD = 'admitted';
@@ -76,15 +90,13 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  * the others, in order: a refused request leaves the count as it was, and requests of one
  * account in the same batch see each other's counts.
  *
- * Per request (layout above): KEY.account the account hash, from which the period's counter
- * (`…{acct:ID}:used:PERIOD`) and days (`…:days:PERIOD`, its ledger and record) are named, with
- * the period id that starts ARG.record; ARG.revision the revision of the caller's
- * copy (followed by a space and a key id when that key's last-used day, field `lu:ID` of the
- * account hash, is to become the call's day if the request is counted: ConsumeSpec.touch),
- * ARG.limit the limit, ARG.expiry the counter's expiry (unix ms), ARG.record the period's
- * record (recordMeta), ARG.alerts the thresholds not yet raised (encodeThresholds; see ALERT
- * below), ARG.cap what the count may reach (the limit plus any overage), ARG.burst the burst
- * limit (encodeBurst; see BURST below). The call's TAIL.day is the day (YYYY-MM-DD in the configured zone) of every request
+ * Per request (layout above): KEY.account the account hash; ARG.revision the revision of the
+ * caller's copy; ARG.cap what the count may reach (the limit plus any overage);
+ * ARG.counter the period's counter (`…{acct:ID}:used:PERIOD`) and ARG.days its days
+ * (`…:days:PERIOD`, its ledger and record); ARG.alerts the thresholds not yet raised
+ * (encodeThresholds; see ALERT below); ARG.burst the burst limit (encodeBurst; see BURST
+ * below); ARG.record `EXPIRY LIMIT ` then the period's record (recordMeta): the counter's
+ * expiry (unix ms) and the limit. The call's TAIL.day is the day (YYYY-MM-DD in the configured zone) of every request
  * of the call; TAIL.deadline is a deadline (unix ms in Redis' clock, 0 for none): a call Redis
  * runs after it counts nothing and fails with EXPIRED, since its caller has timed out and
  * answered 503.
@@ -93,7 +105,14 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  * 4 over the burst limit; used is 0 for codes 2 and 3. A request with a burst limit has two
  * more: the room left in its window and the milliseconds until that room next grows (0 when
  * the window is empty, or for codes 2 and 3); the caller knows which requests have them.
- * Integers only: they cost Redis and the client the least to encode and parse.
+ * TAIL.notes (encodeNote) names the requests that also note their key's last-used day, field
+ * `lu:ID` of the account hash, if counted (ConsumeSpec.touch), and those whose reply carries the
+ * account. A request noted so (ConsumeSpec.load) that reached the
+ * allowance check (codes 0, 1, 4) has one more, last: the account hash (HGETALL, after this
+ * request's own writes), a nested array where every other item is an integer, so the caller
+ * knows it by its type. The hash is read in the step that checked its revision, so it is the
+ * account the request was admitted by.
+ * Integers otherwise: they cost Redis and the client the least to encode and parse.
  *
  * The expiry is set once, when the counter is created: it is fixed for a period (its end plus
  * retention), so writing it on every increment would only add work and replication traffic.
@@ -134,6 +153,7 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  * grants at the revision checked.
  */
 export const CONSUME = `${OPENED}
+local function record(arg) return string.match(arg, '^(%d+) (%d+) (.*)$') end
 local clock, stamp
 local deadline = tonumber(ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.deadline}])
 if deadline > 0 then
@@ -143,18 +163,18 @@ if deadline > 0 then
   end
 end
 local day = ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.day}]
+local notes = {}
+for i, l, key in string.gmatch(ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.notes}], '(%d+):(%d):([^,]*)') do
+  notes[tonumber(i)] = { l == '1', key ~= '' and key or nil }
+end
 local out = {}
 for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local k, a = ${CONSUME_KEYS} * i, ${CONSUME_ARGS} * i
-  local account, meta = KEYS[k + ${KEY.account}], ARGV[a + ${ARG.record}]
-  local base, period = string.sub(account, 1, -8), string.sub(meta, 1, string.find(meta, ' ', 1, true) - 1)
-  local counter, days = base .. 'used:' .. period, base .. 'days:' .. period
-  local limit, expiry = ARGV[a + ${ARG.limit}], ARGV[a + ${ARG.expiry}]
+  local account, counter, days = KEYS[k + ${KEY.account}], ARGV[a + ${ARG.counter}], ARGV[a + ${ARG.days}]
   local code, used = 0, 0
   local burst, most, window, log, from, now, held, oldest = ARGV[a + ${ARG.burst}]
-  local revision, touch = ARGV[a + ${ARG.revision}], nil
-  local space = string.find(revision, ' ', 1, true)
-  if space then revision, touch = string.sub(revision, 1, space - 1), string.sub(revision, space + 1) end
+  local revision, note, touch, load = ARGV[a + ${ARG.revision}], notes[i], nil, false
+  if note then load, touch = note[1], note[2] end
   local state
   if burst == '' then state = redis.call('HMGET', account, 'revision', 'status')
   else state = redis.call('HMGET', account, 'revision', 'status', '${BURST_FIELD}') end
@@ -176,7 +196,7 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
       if held > 0 then oldest = tonumber(string.sub(log, from, from + ${STAMP - 1})) end
     end
     used = redis.call('INCR', counter)
-    if used == 1 then redis.call('PEXPIREAT', counter, expiry) end
+    if used == 1 then redis.call('PEXPIREAT', counter, (record(ARGV[a + ${ARG.record}]))) end
     if used > tonumber(ARGV[a + ${ARG.cap}]) then
       code = 1
       used = redis.call('DECR', counter)
@@ -189,6 +209,7 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
       oldest = oldest or now
     end
     if code == 0 and redis.call('HINCRBY', days, day, 1) == 1 and redis.call('PTTL', days) < 0 then
+      local expiry, limit, meta = record(ARGV[a + ${ARG.record}])
       opened(account, days, limit, expiry, meta)
     end
     if touch and code == 0 then redis.call('HSET', account, 'lu:' .. touch, day) end
@@ -196,6 +217,7 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
     local al = ARGV[a + ${ARG.alerts}]
     if code < 2 and al ~= '' and used >= tonumber(string.sub(al, 1, string.find(al, ':', 1, true) - 1)) then
       local fired, outbox = counter .. ':alerted', counter .. ':outbox'
+      local expiry, limit = record(ARGV[a + ${ARG.record}])
       for count, pct in string.gmatch(al, '(%d+):(%d+)') do
         if used >= tonumber(count) and redis.call('HSETNX', fired, pct, used) == 1 then
           redis.call('RPUSH', outbox, pct .. ':' .. used .. ':' .. limit)
@@ -213,6 +235,7 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
     out[#out + 1] = most and math.max(0, most - held) or 0
     out[#out + 1] = oldest and math.ceil((oldest + window - now) / 1000) or 0
   end
+  if load and code ~= 2 and code ~= 3 then out[#out + 1] = redis.call('HGETALL', account) end
 end
 return out
 `;

@@ -1,5 +1,6 @@
 import { thresholdEvent } from '../../events/event.js';
 import type { StoredAccount } from '../accounts/interface.js';
+import { copyAccount } from '../accounts/memory.js';
 import { enqueueInMemory } from '../events/memory.js';
 import { type Counter, type LedgerRecord, type MemoryData, newCounter } from '../memory/state.js';
 import { dropReached } from './alerts.js';
@@ -98,6 +99,15 @@ export class MemoryCounting implements CountingStore {
   }
 
   private consumeNow(spec: ConsumeSpec, day: string): ConsumeResult {
+    if (spec.load !== true) return this.countNow(spec, day);
+    spec.load = undefined;
+    const result = this.countNow(spec, day);
+    const stored = this.data.accounts.get(spec.accountId);
+    if (result.kind === 'inactive' || result.kind === 'changed' || stored === undefined) return result;
+    return { ...result, account: copyAccount(stored) };
+  }
+
+  private countNow(spec: ConsumeSpec, day: string): ConsumeResult {
     const slot = this.slotOf(spec, this.data.now());
     if (slot === null) return CHANGED;
     if (spec.touch !== undefined && (slot.account.status !== 'active' || slot.counter.used >= spec.limit))

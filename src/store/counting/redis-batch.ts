@@ -1,4 +1,5 @@
 import { storeCalls } from '../../telemetry/store-calls.js';
+import { decodeAccount, pairsToRecord } from '../redis/codec.js';
 import type { BurstState, ConsumeReceiver, ConsumeResult, ConsumeSpec, Threshold } from './interface.js';
 import {
   ARG,
@@ -6,6 +7,7 @@ import {
   CONSUME_KEYS,
   CONSUME_TAIL,
   encodeBurst,
+  encodeNote,
   encodeThresholds,
   KEY,
   recordMeta,
@@ -18,7 +20,10 @@ const INACTIVE: ConsumeResult = Object.freeze({ kind: 'inactive' });
 const CHANGED: ConsumeResult = Object.freeze({ kind: 'changed' });
 
 /** Sends one CONSUME script call: KEYS then ARGV, as the script's contract (lua.ts) lays them out. */
-export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<number[]>;
+export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<ConsumeReply>;
+
+/** CONSUME's reply: integers, and the account's fields for a request that asked for them (lua.ts). */
+export type ConsumeReply = Array<number | string[]>;
 
 const NO_THRESHOLDS: readonly Threshold[] = [];
 
@@ -36,10 +41,17 @@ class Noted {
   ) {}
 }
 
+/** The names of a request's keys: built once per spec (`Noted`), never per request. */
+export interface ConsumeKeys {
+  account: string;
+  counter: string;
+  days: string;
+}
+
 /** The parts of a ConsumeBatcher: its constructor's options. */
 export interface ConsumeBatcherOptions {
-  /** The request's account hash (KEY.account); the script names the period's keys from it. */
-  accountKeyOf: (spec: ConsumeSpec) => string;
+  /** The request's account hash (KEY.account), and its period's counter and days (ARG.counter, ARG.days). */
+  keysOf: (spec: ConsumeSpec) => ConsumeKeys;
   script: ConsumeScript;
   /** One call per request (Redis Cluster: requests of different accounts live on different slots). */
   perRequest: boolean;
@@ -68,7 +80,7 @@ export class ConsumeBatcher {
   /** Script calls sent so far, for metrics. */
   calls = 0;
 
-  private readonly accountKeyOf: (spec: ConsumeSpec) => string;
+  private readonly keysOf: (spec: ConsumeSpec) => ConsumeKeys;
   private readonly script: ConsumeScript;
   private readonly perRequest: boolean;
   private readonly onReceiverError: (err: unknown) => void;
@@ -76,7 +88,7 @@ export class ConsumeBatcher {
   private readonly onReached: (spec: ConsumeSpec, used: number) => void;
 
   constructor(o: ConsumeBatcherOptions) {
-    this.accountKeyOf = o.accountKeyOf;
+    this.keysOf = o.keysOf;
     this.script = o.script;
     this.perRequest = o.perRequest;
     this.onReceiverError = o.onReceiverError;
@@ -118,18 +130,21 @@ export class ConsumeBatcher {
     const argsAt = CONSUME_KEYS * n;
     const tailAt = argsAt + CONSUME_ARGS * n;
     const keysAndArgs = new Array<string>(tailAt + CONSUME_TAIL);
+    let notes = '';
     for (let i = 0; i < n; i++) {
       const spec = specs[i] as ConsumeSpec;
       const noted = this.notedOf(spec);
       for (let k = 0; k < CONSUME_KEYS; k++) keysAndArgs[CONSUME_KEYS * i + k] = noted.keys[k] as string;
       const at = argsAt + CONSUME_ARGS * i;
       for (let a = 0; a < CONSUME_ARGS; a++) keysAndArgs[at + a] = noted.args[a] as string;
-      if (spec.touch !== undefined) {
-        // Sent once: the meter set it for this day (ConsumeSpec.touch).
-        keysAndArgs[at + ARG.revision - 1] = `${noted.args[ARG.revision - 1]} ${spec.touch}`;
+      if (spec.touch !== undefined || spec.load === true) {
+        // Sent once: the meter set them for this day (ConsumeSpec.touch) and this miss (.load).
+        notes = `${notes === '' ? '' : `${notes},`}${encodeNote(i, spec.load === true, spec.touch)}`;
         spec.touch = undefined;
+        spec.load = undefined;
       }
     }
+    keysAndArgs[tailAt + TAIL.notes - 1] = notes;
     keysAndArgs[tailAt + TAIL.day - 1] = day;
     keysAndArgs[tailAt + TAIL.deadline - 1] = String(this.deadline());
     this.calls++;
@@ -170,19 +185,20 @@ export class ConsumeBatcher {
 
   private note(spec: ConsumeSpec): Noted {
     const keys: string[] = [];
-    keys[KEY.account - 1] = this.accountKeyOf(spec);
+    const names = this.keysOf(spec);
+    keys[KEY.account - 1] = names.account;
     const r = spec.record;
     const args: string[] = [];
     args[ARG.revision - 1] = String(spec.revision);
-    args[ARG.limit - 1] = String(spec.limit);
-    args[ARG.expiry - 1] = String(spec.expireAtMs);
-    args[ARG.record - 1] = recordMeta(
+    args[ARG.counter - 1] = names.counter;
+    args[ARG.days - 1] = names.days;
+    args[ARG.record - 1] = `${spec.expireAtMs} ${spec.limit} ${recordMeta(
       spec.periodId,
       r?.kind ?? 'monthly',
       r?.startMs ?? 0,
       r?.endMs ?? spec.expireAtMs,
       r?.plan ?? '',
-    );
+    )}`;
     args[ARG.alerts - 1] = '';
     args[ARG.cap - 1] = String(spec.cap ?? spec.limit);
     args[ARG.burst - 1] = encodeBurst(spec.burst);
@@ -191,7 +207,7 @@ export class ConsumeBatcher {
     return noted;
   }
 
-  private deliver(reply: number[], specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
+  private deliver(reply: ConsumeReply, specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
     let at = 0;
     for (let i = 0; i < receivers.length; i++) {
       const receiver = receivers[i] as ConsumeReceiver;
@@ -199,6 +215,14 @@ export class ConsumeBatcher {
       const code = reply[at];
       const result = decode(code, reply[at + 1], spec.burst === undefined ? null : reply, at + 2);
       at += spec.burst === undefined ? 2 : 4;
+      const fields = reply[at];
+      // The account, asked for by ConsumeSpec.load: the only item of a reply that is not an integer.
+      if (Array.isArray(fields)) {
+        at++;
+        const account = decodeAccount(pairsToRecord(fields));
+        if (result !== null && result.kind !== 'inactive' && result.kind !== 'changed' && account !== null)
+          result.account = account;
+      }
       this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(code)}`));
       // After the answer: moving the crossing to the outbox is no part of the request.
       const alerts = spec.alerts;
@@ -220,9 +244,9 @@ export class ConsumeBatcher {
 
 /** One request's reply: its code and count, and with a burst limit the window's room and wait at `at`. */
 function decode(
-  code: number | undefined,
-  used: number | undefined,
-  burstReply: number[] | null,
+  code: number | string[] | undefined,
+  used: number | string[] | undefined,
+  burstReply: ConsumeReply | null,
   at: number,
 ): ConsumeResult | null {
   if (typeof used !== 'number') return null;

@@ -6,13 +6,13 @@ import { dropReached } from './alerts.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
 import { CONSUME, CONSUME_KEYS, PERIODS, RECORD_CHANGE, REFUND } from './lua.js';
 import { decodePeriods } from './period-records.js';
-import { ConsumeBatcher } from './redis-batch.js';
+import { ConsumeBatcher, type ConsumeReply } from './redis-batch.js';
 import { RedisClock } from './redis-clock.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<number[], Context>;
-    fpgConsumeOne(...keysAndArgs: Array<string | number>): Result<number[], Context>;
+    fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<ConsumeReply, Context>;
+    fpgConsumeOne(...keysAndArgs: Array<string | number>): Result<ConsumeReply, Context>;
     fpgRefund(counter: string, days: string, day: string): Result<number, Context>;
     fpgPeriods(index: string, fromMs: number, toMs: number): Result<Array<string | number>, Context>;
     fpgRecordChange(
@@ -63,7 +63,11 @@ export class RedisCounting implements CountingStore {
     const cluster = b.options.cluster !== undefined;
     this.clock = new RedisClock(b.options.command_timeout_ms);
     this.batcher = new ConsumeBatcher({
-      accountKeyOf: (spec) => b.accountKey(spec.accountId),
+      keysOf: (spec) => ({
+        account: b.accountKey(spec.accountId),
+        counter: b.counterKey(spec.accountId, spec.periodId),
+        days: b.daysKey(spec.accountId, spec.periodId),
+      }),
       script: cluster
         ? (_, keysAndArgs) => b.run(() => b.redis.fpgConsumeOne(...keysAndArgs))
         : (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),

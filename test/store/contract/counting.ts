@@ -134,4 +134,39 @@ export function countingContract(t: Test, make: () => Promise<Store>): void {
     t.same(await store.counting.consume(spec(b as StoredAccount, { limit: 2 }), DAY), { kind: 'exhausted', used: 2 });
     t.same(await store.counting.consume(spec(b as StoredAccount, { limit: 10 }), DAY), { kind: 'ok', used: 3 });
   });
+  t.test('a consume asked to load counts and brings back the account as stored, in the same call', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.accounts.createAccount(a);
+    const key = a.keys[0] as StoredAccount['keys'][number];
+    const cold = spec(a, { limit: 1 });
+    cold.load = true;
+    cold.touch = key.id;
+    const first = await store.counting.consume(cold, DAY);
+    t.equal(cold.load, undefined, 'the store took the request');
+    t.same(
+      first,
+      { kind: 'ok', used: 1, account: { ...a, keys: [{ ...key, last_used_on: DAY }] } },
+      'counted, with the account as the count left it (its key used today)',
+    );
+    t.same(await store.counting.consume(spec(a, { limit: 1 }), DAY), { kind: 'exhausted', used: 1 }, 'asked once');
+    const refused = spec(a, { limit: 1 });
+    refused.load = true;
+    const exhausted = await store.counting.consume(refused, DAY);
+    t.equal(exhausted.kind === 'exhausted' && exhausted.account?.id, a.id, 'a request over its allowance loads too');
+    t.equal(await store.counting.usage(a.id, '1000'), 1, 'loading counts nothing more');
+    await store.accounts.updateAccount(a.id, { label: 'edited' });
+    const stale = spec(a);
+    stale.load = true;
+    t.same(await store.counting.consume(stale, DAY), { kind: 'changed' }, 'an outdated copy loads nothing');
+    const gone = spec(a, { accountId: 'acct_gone' });
+    gone.load = true;
+    t.same(await store.counting.consume(gone, DAY), { kind: 'changed' }, 'nor does an account that is gone');
+    const off = account({ status: 'inactive' });
+    await store.accounts.createAccount(off);
+    const inactive = spec(off);
+    inactive.load = true;
+    t.same(await store.counting.consume(inactive, DAY), { kind: 'inactive' }, 'nor an inactive one');
+  });
 }
