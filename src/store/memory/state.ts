@@ -4,8 +4,8 @@ import type { Cursor } from '../billing/cursor.js';
 import type { StoreEvent } from '../coordination/interface.js';
 import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
-import type { Member } from '../portal/interface.js';
 import { keysOf } from '../keys/key-record.js';
+import type { Member } from '../portal/interface.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './state-file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
