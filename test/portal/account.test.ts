@@ -1,12 +1,16 @@
 import t from 'tap';
+import { adminCall } from '../helpers/admin.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { type Person, signIn } from '../helpers/portal.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { startSmtp } from '../helpers/smtp.js';
+import { waitFor } from '../helpers/wait.js';
 
 const smtp = await startSmtp(t);
 const gw = await startGateway(t, {
   portal: { smtp: { url: smtp.url } },
   limits: { invalid_key_throttle: { max_attempts: 1000 } },
+  webhooks: { allow_private_addresses: true, allow_http: true, retry_delays_ms: [100, 100], poll_interval_ms: 50 },
 });
 let seq = 0;
 const address = (): string => `member${++seq}@example.test`;
@@ -26,7 +30,7 @@ interface KeyBody {
 }
 async function newKey(p: Person, name = 'k'): Promise<KeyBody> {
   const r = await p.call('POST', '/portal/api/keys', { name });
-  t.equal(r.status, 201);
+  if (r.status !== 201) throw new Error(`creating a key answered ${r.status}`);
   return (await r.json()) as KeyBody;
 }
 
@@ -188,4 +192,27 @@ t.test('with portal.enabled off, /portal/ is not there', async (t) => {
   const off = await startGateway(t, { portal: { enabled: false } });
   t.equal(await status(off.get('/portal/')), 404);
   t.equal(await status(off.get('/portal/api/me')), 404);
+});
+
+t.test("key changes in the portal raise the admin API's key events", async (t) => {
+  const receiver = await startReceiver(t);
+  const { body } = await adminCall(gw, 'POST', '/admin/webhooks', {
+    url: receiver.url,
+    events: ['key.created', 'key.rotated', 'key.revoked'],
+  });
+  const p = await signIn(gw, smtp, address());
+  const made = await newKey(p);
+  const rolled = (await (
+    await p.call('POST', `/portal/api/keys/${made.key.id}/rotate`, { grace_s: 0 })
+  ).json()) as KeyBody;
+  t.equal(await status(p.call('DELETE', `/portal/api/keys/${rolled.key.id}`)), 204);
+  const ours = () =>
+    receiver
+      .verified(body.secret as string)
+      .filter((g) => g.event.data['account_id'] === p.account)
+      .map((g) => g.event.type);
+  await waitFor('the three events', () =>
+    ['key.created', 'key.rotated', 'key.revoked'].every((e) => ours().includes(e)),
+  );
+  t.pass(`events: ${[...new Set(ours())].join(', ')}`);
 });
