@@ -5,6 +5,10 @@ export const portal = z.strictObject({
   enabled: z.boolean().describe('Serve the customer portal under /portal/ on the public listener'),
   base_url: z
     .string()
+    .refine(
+      (u) => u === '' || /^https?:\/\/[^/?#]+\/?$/.test(u),
+      'expected an http(s) origin such as https://api.example.com',
+    )
     .describe(
       "The portal's public URL, for the links in emails (https://api.example.com); empty: the public listener's own address",
     ),

@@ -1,3 +1,4 @@
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -119,7 +120,8 @@ t.test(
       409,
       'the last owner',
     );
-    t.equal(await status(owner.call('DELETE', `/portal/api/members/${encodeURIComponent(devEmail)}`)), 204);
+    t.equal(await status(owner.call('DELETE', '/portal/api/members/%E0%A4%A')), 404, 'a malformed address');
+  t.equal(await status(owner.call('DELETE', `/portal/api/members/${encodeURIComponent(devEmail)}`)), 204);
     t.equal(await status(dev.call('GET', '/portal/api/keys')), 401, 'removed: no longer in');
   },
 );
@@ -173,6 +175,14 @@ t.test('the portal API is described in its own OpenAPI 3.1 document', async (t) 
     paths: Record<string, unknown>;
   };
   t.equal(doc.openapi, '3.1.0');
+  const source = JSON.stringify(doc);
+  const config = await createConfig({ extends: ['recommended'] });
+  const problems = await lintFromString({ source, absoluteRef: 'openapi.json', config });
+  t.same(
+    problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId} ${p.message}`),
+    [],
+    "Redocly's recommended rules find no error",
+  );
   for (const path of [
     '/sign-in',
     '/sign-out',

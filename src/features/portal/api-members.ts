@@ -26,7 +26,7 @@ export const addMember: ApiHandler = async (x, c, a, _params, body) => {
 
 export const removeMember: ApiHandler = async (x, c, a, [email = '']) => {
   if (a.role !== 'owner') return refuse(x, 'forbidden');
-  const address = emailSchema.safeParse(decodeURIComponent(email));
+  const address = emailSchema.safeParse(decoded(email));
   if (!address.success) return refuse(x, 'not_found');
   const result = await c.deps.store.removeMember(a.accountId, address.data);
   if (result === 'absent') return refuse(x, 'not_found');
@@ -38,3 +38,12 @@ export const removeMember: ApiHandler = async (x, c, a, [email = '']) => {
   if (isForm(x.req)) return empty(x, 303, ['Location', '/portal/']);
   empty(x, 204);
 };
+
+/** A path segment decoded, or '' when its escapes are not UTF-8 (then no member has it). */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return '';
+  }
+}
