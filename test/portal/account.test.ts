@@ -121,7 +121,7 @@ t.test(
       'the last owner',
     );
     t.equal(await status(owner.call('DELETE', '/portal/api/members/%E0%A4%A')), 404, 'a malformed address');
-  t.equal(await status(owner.call('DELETE', `/portal/api/members/${encodeURIComponent(devEmail)}`)), 204);
+    t.equal(await status(owner.call('DELETE', `/portal/api/members/${encodeURIComponent(devEmail)}`)), 204);
     t.equal(await status(dev.call('GET', '/portal/api/keys')), 401, 'removed: no longer in');
   },
 );
