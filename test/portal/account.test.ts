@@ -226,3 +226,34 @@ t.test("key changes in the portal raise the admin API's key events", async (t) =
   );
   t.pass(`events: ${[...new Set(ours())].join(', ')}`);
 });
+
+t.test('a person in two accounts switches between them; each keeps its own keys', async (t) => {
+  const x = await signIn(gw, smtp, address());
+  const other = await signIn(gw, smtp, address());
+  await other.call('POST', '/portal/api/members', { email: x.email, role: 'developer' });
+  const me = async () =>
+    (await (await x.call('GET', '/portal/api/me')).json()) as {
+      account: { id: string; role: string };
+      accounts: unknown[];
+    };
+  t.equal((await me()).accounts.length, 2);
+  const switched = await x.call('POST', '/portal/api/switch', { account_id: other.account });
+  t.equal(switched.status, 200);
+  t.same((await me()).account, { id: other.account, plan: 'developer', role: 'developer' });
+  t.equal(await status(x.call('POST', '/portal/api/members', { email: address() })), 403, 'a developer there');
+});
+
+t.test('a body that is not JSON, or over 16 KiB, is refused', async (t) => {
+  const p = await signIn(gw, smtp, address());
+  const raw = (body: string) =>
+    status(
+      gw.get('/portal/api/keys', {
+        method: 'POST',
+        headers: { cookie: p.cookie, origin: gw.base, 'x-csrf-token': p.csrf, 'content-type': 'application/json' },
+        body,
+      }),
+    );
+  t.equal(await raw('{not json'), 400);
+  t.equal(await raw(JSON.stringify({ name: 'x'.repeat(20_000) })), 400);
+  t.equal(await raw('[]'), 400);
+});
