@@ -13,7 +13,7 @@ export const addMember: ApiHandler = async (x, c, a, _params, body) => {
   if (a.role !== 'owner') return refuse(x, 'forbidden');
   const input = invite.safeParse(fields(body));
   if (!input.success) return refuse(x, 'bad_request');
-  const member = { account_id: a.accountId, ...input.data, added_at: new Date().toISOString() };
+  const member = { account_id: a.accountId, ...input.data, added_at: new Date(x.services.clock.now()).toISOString() };
   if (!(await c.deps.store.addMember(member)))
     return json(x, 409, { success: false, message: `${input.data.email} is a member already.` });
   x.services.log.info(

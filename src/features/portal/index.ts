@@ -4,6 +4,7 @@
  * route, tried after every exact path, so the metered routes are matched as before.
  */
 import type { PortalConfig } from '../../config/portal-config.js';
+import { isGatewayError } from '../../failures.js';
 import type { Exchange, RouteDef } from '../../http/core-types.js';
 import { crashed, storeFailed, type Target } from '../../http/metered/pipeline.js';
 import { actingOf, api, whoAmI } from './api.js';
@@ -77,7 +78,6 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
 /** The store unreachable is a 503; anything else the core's 500. */
 function failedFor(x: Exchange, err: unknown): void {
   if (x.res.headersSent) return;
-  if (err instanceof Error && 'code' in err && err.code === 'STORE_UNAVAILABLE')
-    return void storeFailed(x, '', err, 'nothing');
+  if (isGatewayError(err, 'STORE_UNAVAILABLE')) return void storeFailed(x, '', err, 'nothing');
   crashed(x, err);
 }

@@ -61,7 +61,8 @@ export async function followLink(x: Exchange, c: PortalContext, search: string):
   if (accountId === null) {
     if (c.config.signup !== 'open') return refuse(x, 'forbidden');
     accountId = await accounts.signUp(c.config.signup_plan, `portal:${email}`);
-    await store.addMember({ account_id: accountId, email, role: 'owner', added_at: new Date().toISOString() });
+    const addedAt = new Date(x.services.clock.now()).toISOString();
+    await store.addMember({ account_id: accountId, email, role: 'owner', added_at: addedAt });
   }
   const cookie = await startSession(x, store, email, accountId);
   empty(x, 303, ['Location', '/portal/', 'Set-Cookie', cookie]);
