@@ -4,6 +4,7 @@ import { type DemoAccounts, ensureDemoAccounts } from './admin/demo-accounts.js'
 import type { Cleanups } from './assemble/cleanups.js';
 import { buildAdmin, buildPublic } from './assemble/listeners.js';
 import { buildMetering } from './assemble/metering.js';
+import { buildPortal } from './assemble/portal-builder.js';
 import { buildPrices } from './assemble/price-builder.js';
 import { buildUpstream } from './assemble/upstream-builder.js';
 import { buildWorkers } from './assemble/workers.js';
@@ -37,6 +38,8 @@ export interface App {
   demoKeys: Record<string, string>;
   /** What this start did to the demo accounts besides (ensureDemoAccounts), for the banner. */
   demo: Omit<DemoAccounts, 'keys'>;
+  /** The customer portal's address, or null when `portal.enabled` is off. */
+  portalUrl: string | null;
   /**
    * Stops: in-flight requests finish, idle public connections are dropped after `drainMs`
    * (requests arriving meanwhile are answered, with `Connection: close`), then the store closes.
@@ -50,6 +53,8 @@ export interface AppOptions {
   /** Lines the log has dropped since start (`Logging.droppedLines`), for the metric. */
   droppedLogLines?: () => number;
   store?: Store;
+  /** Where the portal's sign-in links go without SMTP (default: stdout, beside the start's curl line). */
+  print?: (line: string) => void;
 }
 
 /** The composition root: config → logger → listeners (bound) → store → prices → meter → listeners (serving). */
@@ -72,7 +77,15 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
     const store = opts.store ?? createStore(config, log, clock.now);
     cleanups.push(() => store.close());
     return {
-      ...(await assemble(config, clock, log, droppedLogLines, store, { listeners, errors }, cleanups)),
+      ...(await assemble(
+        config,
+        clock,
+        log,
+        droppedLogLines,
+        store,
+        { listeners, errors, print: opts.print },
+        cleanups,
+      )),
       close: closeAll,
     };
   } catch (err) {
@@ -120,7 +133,7 @@ async function assemble(
   log: Logger,
   droppedLogLines: () => number,
   store: Store,
-  { listeners, errors }: { listeners: Listeners; errors: ErrorAnswers },
+  { listeners, errors, print }: { listeners: Listeners; errors: ErrorAnswers; print?: (line: string) => void },
   cleanups: Cleanups,
 ): Promise<Omit<App, 'close'>> {
   // The delivery worker starts once the listeners serve; events enqueued here wake it.
@@ -173,6 +186,7 @@ async function assemble(
     clock,
     log,
   });
+  const portal = buildPortal({ config, store, ops, clock, address: listeners.public.address, print });
   const publicAddress = buildPublic({
     listener: listeners.public,
     admin: listeners.admin,
@@ -186,6 +200,7 @@ async function assemble(
     upstream,
     proxy,
     leaks: ops.leaks,
+    portal: portal.deps,
     tracing,
     clock,
     log,
@@ -207,5 +222,6 @@ async function assemble(
     adminAddress,
     demoKeys: demo.keys,
     demo: { replaced: demo.replaced, granted: demo.granted },
+    portalUrl: portal.url,
   };
 }

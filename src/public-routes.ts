@@ -15,6 +15,7 @@ import { historyRoutes } from './features/history/index.js';
 import { openApi } from './features/openapi/index.js';
 import { pageRoutes } from './features/page/index.js';
 import { passThroughRoutes } from './features/pass-through/index.js';
+import { type PortalDeps, portalRoutes } from './features/portal/index.js';
 import { type LeakHandler, secretScanningRoutes } from './features/secret-scanning/index.js';
 import { usageRoutes } from './features/usage/index.js';
 import type { RouteDef } from './http/core-types.js';
@@ -28,6 +29,9 @@ export interface PublicRoutesOptions {
   upstream: UpstreamPoller | null;
   proxy: PassThrough | null;
   leaks: LeakHandler;
+  /** The customer portal's operations (null: off), and its public address for the emailed links. */
+  portal: PortalDeps | null;
+  portalBaseUrl: () => string;
   /** The page is built, and compressed, as each of its snapshots comes into effect. */
   book: PriceBook;
   log: Logger;
@@ -51,6 +55,8 @@ export function publicRoutes(o: PublicRoutesOptions): { routes: RouteDef[]; depl
     ...pageRoutes(config, openapi.document, o.book, o.log),
     ...healthRoutes(config, { storeReady, upstream }),
     ...secretScanningRoutes(config, leaks),
+    // A pattern tried after every exact path: the metered routes are matched as before.
+    ...portalRoutes(config.portal, o.portal, o.portalBaseUrl),
     ...passThroughRoutes(config, proxy),
   );
   // Built now that every route is known: a description that cannot be built fails the start.

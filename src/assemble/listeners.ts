@@ -6,6 +6,7 @@ import type { LeakOperations } from '../admin/leak-operations.js';
 import { buildOperations, type Operations } from '../admin/operations.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
+import type { PortalDeps } from '../features/portal/index.js';
 import type { ErrorAnswers } from '../http/error-kinds.js';
 import { publicHandler } from '../http/public.js';
 import { type BoundListener, close } from '../http/public-server.js';
@@ -20,6 +21,7 @@ import type { PassThrough } from '../upstream/cache/cache.js';
 import type { UpstreamPoller } from '../upstream/poller.js';
 import type { PriceEvents } from '../webhooks/price-events.js';
 import type { Cleanups } from './cleanups.js';
+import { portalBaseUrl } from './portal-builder.js';
 
 export interface PublicOptions {
   listener: BoundListener;
@@ -36,6 +38,8 @@ export interface PublicOptions {
   proxy: PassThrough | null;
   /** Where the leak-report route hands signed reports (the admin side's LeakOperations). */
   leaks: LeakOperations;
+  /** The customer portal's operations, or null when it is off. */
+  portal: PortalDeps | null;
   /** Traces, or null when off. */
   tracing: Tracing | null;
   clock: Clock;
@@ -68,6 +72,8 @@ export function buildPublic(o: PublicOptions): AddressInfo {
       upstream: o.upstream,
       proxy: o.proxy,
       leaks: (tokens, from) => o.leaks.report(tokens, from),
+      portal: o.portal,
+      portalBaseUrl: () => portalBaseUrl(config, o.listener.address),
       book: o.book,
       log,
     }),

@@ -64,7 +64,11 @@ export async function runServe(config: Config): Promise<void> {
     app.metrics.clusterWide(clusterMetricsText(app.metrics.registry));
     process.send?.(READY);
   }
-  const banner = demoBanner(app);
+  const portal =
+    app.portalUrl === null
+      ? ''
+      : `Customer portal: ${app.portalUrl}${app.config.portal.smtp.url === '' ? ' (no SMTP server set: sign-in links are printed here)' : ''}\n\n`;
+  const banner = demoBanner(app) + portal;
   // The one place a key is printed: on the console at start, not in a log line.
   if (banner !== '') process.stdout.write(banner);
   // Idle keep-alive connections get this long to send a request already on its way.

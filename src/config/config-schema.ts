@@ -7,6 +7,7 @@ import { billing } from './billing-config.js';
 import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
 import { keys, messages, secretScanning } from './keys-config.js';
 import { plan } from './plan-config.js';
+import { portal } from './portal-config.js';
 import { telemetry } from './telemetry-config.js';
 import { upstream } from './upstream.js';
 import { webhooks } from './webhooks-config.js';
@@ -172,6 +173,7 @@ export const configSchema = z
     billing,
     keys,
     secret_scanning: secretScanning,
+    portal,
     demo_accounts: z
       .boolean()
       .describe(
@@ -230,6 +232,12 @@ export const configSchema = z
         message: 'the admin API never shares the public port',
       });
     }
+    if (cfg.portal.enabled && !(cfg.portal.signup_plan in cfg.plans))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['portal', 'signup_plan'],
+        message: `unknown plan "${cfg.portal.signup_plan}"`,
+      });
     for (const [name, p] of Object.entries(cfg.plans)) {
       if (p.converts_to !== undefined && !(p.converts_to in cfg.plans)) {
         ctx.addIssue({

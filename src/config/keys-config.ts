@@ -80,4 +80,7 @@ export const messages = z.strictObject({
   report_too_large: message,
   too_many_tokens: message,
   invalid_report: message,
+  not_signed_in: message,
+  forbidden: message,
+  invalid_link: message,
 });

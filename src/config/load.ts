@@ -82,6 +82,7 @@ const ENV_PATHS: Record<string, { path: string[]; number?: boolean; list?: boole
   TRUSTED_PROXIES: { path: ['server', 'trusted_proxies'], list: true },
   UPSTREAM_URL: { path: ['upstream', 'url'] },
   UPSTREAM_API_KEY: { path: ['upstream', 'api_key'] },
+  SMTP_URL: { path: ['portal', 'smtp', 'url'] },
 };
 
 function envLayers(env: NodeJS.ProcessEnv): Layer[] {

@@ -11,6 +11,8 @@ export const RESERVED_PATHS = [
   '/exapi/fuel/current',
   '/exapi/fuel/byyear/*',
   '/fuel-api/secret-scanning',
+  '/portal',
+  '/portal/*',
 ];
 
 /** A `proxy_paths` entry: an exact path, or a prefix ending in `*`. */

@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { RequestSpan } from '../telemetry/tracing.js';
-import { connectionClient } from './client.js';
+import { canonicalIp, connectionClient } from './client.js';
 import type { Exchange, RouteEntry } from './core-types.js';
 import { ERROR_STATUS, type ErrorKind, referencedBody } from './error-kinds.js';
 import { warnOfExpiry } from './key-check.js';
@@ -108,4 +108,16 @@ export function crashed(x: Exchange, err: unknown): void {
 export function clientOf(x: Exchange): string {
   x.address ??= connectionClient(x.req, x.core.trustedProxies);
   return x.address;
+}
+
+/**
+ * Whether the client's request came over TLS: to this listener, or to a trusted proxy that says
+ * so in `X-Forwarded-Proto` (a cookie is `Secure` then).
+ */
+export function overTls(x: Exchange): boolean {
+  const { req } = x;
+  if ((req.socket as { encrypted?: boolean }).encrypted === true) return true;
+  const peer = canonicalIp(req.socket.remoteAddress ?? '') ?? '';
+  const proto = req.headers['x-forwarded-proto'];
+  return x.core.trustedProxies.has(peer) && typeof proto === 'string' && proto.split(',')[0]?.trim() === 'https';
 }

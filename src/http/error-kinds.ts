@@ -34,6 +34,9 @@ export const ERROR_STATUS = {
   report_too_large: 413,
   too_many_tokens: 400,
   invalid_report: 400,
+  not_signed_in: 401,
+  forbidden: 403,
+  invalid_link: 400,
 } as const satisfies Record<keyof Messages, number>;
 
 export type ErrorKind = keyof typeof ERROR_STATUS;

@@ -4,6 +4,7 @@ import type { CoordinationStore } from './coordination/interface.js';
 import type { CountingStore } from './counting/interface.js';
 import type { EventStore } from './events/interface.js';
 import type { KeyStore } from './keys/interface.js';
+import type { PortalStore } from './portal/interface.js';
 import type { PriceStore } from './prices/interface.js';
 
 // Callers outside the store name its types from here, whichever concern defines them.
@@ -50,6 +51,7 @@ export type {
   KeyStore,
   StoredKey,
 } from './keys/interface.js';
+export type { Member, MemberRole, PortalStore, Session, SessionLife } from './portal/interface.js';
 export type { PriceChange, PriceStore } from './prices/interface.js';
 
 /**
@@ -89,6 +91,8 @@ export interface Store {
   readonly keys: KeyStore;
   /** The billing exporters' cursors and outbox. */
   readonly billing: BillingStore;
+  /** The customer portal's members, sign-in links and sessions. */
+  readonly portal: PortalStore;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
   /**

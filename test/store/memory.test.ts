@@ -243,3 +243,18 @@ t.test(
     t.equal(await second.accounts.findByKeyHash(hashOf(gone)), null);
   },
 );
+
+t.test('portal members survive a restart through the state file; sessions do not', async (t) => {
+  const file = `${tempDir('fpg-portal-')}/store.json`;
+  const life = { idleMs: 60_000, absoluteMs: 600_000 };
+  const first = new MemoryStore(Date.now, file);
+  const member = { account_id: 'acct_1', email: 'a@example.test', role: 'owner' as const, added_at: 'now' };
+  await first.portal.addMember(member);
+  await first.portal.startSession('h', { email: member.email, account_id: 'acct_1', csrf_token: 'c' }, life);
+  await first.close();
+  const second = new MemoryStore(Date.now, file);
+  t.teardown(() => second.close());
+  t.same(await second.portal.members('acct_1'), [member]);
+  t.same(await second.portal.memberships(member.email), [member]);
+  t.equal(await second.portal.useSession('h', life), null, 'a restart signs everyone out');
+});

@@ -27,6 +27,8 @@ t.test('proxy_paths that would shadow the current endpoints or the probes are re
     '/healthz',
     '/ready*',
     '/*',
+    '/portal/api/keys',
+    '/port*',
   ]) {
     t.match(
       refusal({ ...base, proxy_paths: [entry] }),

@@ -4,6 +4,7 @@ import { MemoryCoordination } from '../coordination/memory.js';
 import { MemoryCounting } from '../counting/memory.js';
 import { MemoryEvents } from '../events/memory.js';
 import { MemoryKeys } from '../keys/memory.js';
+import { MemoryPortal } from '../portal/memory.js';
 import { MemoryPrices } from '../prices/memory.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { MemoryData } from './state.js';
@@ -25,6 +26,7 @@ export class MemoryStore implements Store {
   readonly events: MemoryEvents;
   readonly billing: MemoryBilling;
   readonly keys: MemoryKeys;
+  readonly portal: MemoryPortal;
   private readonly data: MemoryData;
 
   /** `onWriteError`: a counter flush failed (it is tried again a second later). */
@@ -44,6 +46,7 @@ export class MemoryStore implements Store {
     this.events = new MemoryEvents(data);
     this.billing = new MemoryBilling(data);
     this.keys = new MemoryKeys(data);
+    this.portal = new MemoryPortal(data);
   }
 
   async ping(): Promise<void> {}

@@ -104,6 +104,17 @@ export const stateSchema = z.strictObject({
   ),
   webhooks: webhooksState.optional(),
   billing: z.array(z.tuple([z.string(), billingCursor])).optional(),
+  /** The portal's members (absent in files written before it). */
+  members: z
+    .array(
+      z.strictObject({
+        account_id: z.string(),
+        email: z.string(),
+        role: z.enum(['owner', 'developer']),
+        added_at: z.string(),
+      }),
+    )
+    .optional(),
 });
 
 export type MemoryState = z.infer<typeof stateSchema>;

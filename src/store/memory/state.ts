@@ -5,6 +5,7 @@ import type { StoreEvent } from '../coordination/interface.js';
 import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
 import { keysOf } from '../keys/key-record.js';
+import type { Member } from '../portal/interface.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './state-file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -93,6 +94,8 @@ export class MemoryData {
   readonly seenEvents = new Map<string, number>();
   /** The billing exporters' cursors, by exporter and account (NUL between). */
   readonly billing = new Map<string, Cursor>();
+  /** The portal's members, by account, then address. */
+  readonly members = new Map<string, Map<string, Member>>();
   /** Bumped by every change of an existing account: slots from before it are looked up again. */
   epoch = 0;
   countersDirty = false;
@@ -215,7 +218,7 @@ export class MemoryData {
         `{"version":1,"accounts":[${accounts}],${kept}"price_seq":${this.priceSeq},"prices":${this.pricesJson},"counters":[`,
       );
     }
-    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}}`];
+    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}${this.membersJson()}}`];
   }
 
   /** The outbox with the counters: it changes as often (an event per crossing, an attempt per delivery). */
@@ -231,6 +234,12 @@ export class MemoryData {
   private billingJson(): string {
     if (this.billing.size === 0) return '';
     return `,"billing":${JSON.stringify([...this.billing])}`;
+  }
+
+  /** Members change seldom; they go with the counters rather than make the file's start change. */
+  private membersJson(): string {
+    if (this.members.size === 0) return '';
+    return `,"members":${JSON.stringify([...this.members.values()].flatMap((m) => [...m.values()]))}`;
   }
 
   private restore(state: MemoryState): void {
@@ -256,6 +265,11 @@ export class MemoryData {
       periods.set(c.period, counter);
     }
     for (const [key, cursor] of state.billing ?? []) this.billing.set(key, cursor);
+    for (const m of state.members ?? []) {
+      const members = this.members.get(m.account_id) ?? new Map<string, Member>();
+      members.set(m.email, m);
+      this.members.set(m.account_id, members);
+    }
     const w = state.webhooks;
     if (w === undefined) return;
     for (const e of w.endpoints) this.endpoints.set(e.id, e);

@@ -5,6 +5,7 @@ import { RedisCoordination } from '../coordination/redis.js';
 import { RedisCounting } from '../counting/redis.js';
 import { RedisEvents } from '../events/redis.js';
 import { RedisKeys } from '../keys/redis.js';
+import { RedisPortal } from '../portal/redis.js';
 import { RedisPrices } from '../prices/redis.js';
 import type { Store, StoreCapabilities } from '../store.js';
 import { RedisBackend } from './backend.js';
@@ -29,6 +30,7 @@ export class RedisStore implements Store {
   readonly events: RedisEvents;
   readonly billing: RedisBilling;
   readonly keys: RedisKeys;
+  readonly portal: RedisPortal;
   private readonly backend: RedisBackend;
 
   /** `billingTtlMs`: how long an exporter's cursor outlives its last pass (the ledger's retention). */
@@ -42,6 +44,7 @@ export class RedisStore implements Store {
     this.coordination = new RedisCoordination(backend);
     this.billing = new RedisBilling(backend, billingTtlMs);
     this.keys = new RedisKeys(backend);
+    this.portal = new RedisPortal(backend);
     backend.start();
   }
 

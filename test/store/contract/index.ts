@@ -10,6 +10,7 @@ import { grantsContract } from './grants.js';
 import { keysContract } from './keys.js';
 import { ledgerContract } from './ledger.js';
 import { limitsContract } from './limits.js';
+import { portalContract } from './portal.js';
 import { pricesContract } from './prices.js';
 
 /**
@@ -28,4 +29,5 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   coordinationContract(t, make);
   eventsContract(t, make);
   billingContract(t, make);
+  portalContract(t, make);
 }

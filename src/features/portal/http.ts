@@ -1,0 +1,94 @@
+/** How the portal answers: its security headers, JSON and HTML bodies, bodies read, failures mapped. */
+import type { IncomingMessage } from 'node:http';
+import { FAILURE_STATUS, isGatewayError } from '../../failures.js';
+import type { Exchange } from '../../http/core-types.js';
+import type { ErrorKind } from '../../http/error-kinds.js';
+import { crashed, send } from '../../http/metered/pipeline.js';
+
+/**
+ * Every portal answer: never cached, never framed, nothing run or loaded but our own script and
+ * style (no inline script), never sniffed, and no referrer (a sign-in link carries its token).
+ */
+const SECURITY: Array<string | number> = [
+  'Cache-Control',
+  'no-store',
+  'X-Content-Type-Options',
+  'nosniff',
+  'Content-Security-Policy',
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'X-Frame-Options',
+  'DENY',
+  'Referrer-Policy',
+  'no-referrer',
+];
+
+export function answer(
+  x: Exchange,
+  status: number,
+  type: string,
+  body: string,
+  extra: Array<string | number> = [],
+): void {
+  send(x, status, [...SECURITY, 'Content-Type', type, 'Content-Length', Buffer.byteLength(body), ...extra], body);
+}
+
+export const json = (x: Exchange, status: number, value: unknown, extra: Array<string | number> = []): void =>
+  answer(x, status, 'application/json', JSON.stringify(value), extra);
+
+export const html = (x: Exchange, status: number, page: string, extra: Array<string | number> = []): void =>
+  answer(x, status, 'text/html; charset=utf-8', page, extra);
+
+export const empty = (x: Exchange, status: number, extra: Array<string | number> = []): void =>
+  send(x, status, [...SECURITY, ...extra], '');
+
+/** An error of the one table (http/error-kinds.ts), with the portal's headers. */
+export function refuse(x: Exchange, kind: ErrorKind): void {
+  const e = x.services.headers.errors[kind];
+  answer(x, e.status, 'application/json', e.body);
+}
+
+/** A failure of an operation (a bad key body, the last key, an unknown id) with its own words. */
+export function failed(x: Exchange, err: unknown): void {
+  if (!isGatewayError(err) || FAILURE_STATUS[err.code] >= 500) return crashed(x, err);
+  const body: Record<string, unknown> = { success: false, message: err.message };
+  if (err.details.length > 0) body['details'] = err.details;
+  json(x, FAILURE_STATUS[err.code], body);
+}
+
+const MAX_BODY = 16 * 1024;
+
+/** The body as text (JSON or a form), or null when it passes 16 KiB. */
+export function readText(req: IncomingMessage): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY) return void chunks.push(c);
+      req.removeAllListeners('data');
+      req.resume();
+      resolve(null);
+    });
+    req.on('error', reject);
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}
+
+/** A JSON or form body as an object (forms for the pages that work without script); null: unreadable. */
+export async function readBody(req: IncomingMessage): Promise<Record<string, unknown> | null> {
+  const text = await readText(req);
+  if (text === null) return null;
+  const type = req.headers['content-type'] ?? '';
+  if (type.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
+  if (text === '') return {};
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the request is a form post of a page (answered with a redirect) rather than a call of the API. */
+export const isForm = (req: IncomingMessage): boolean =>
+  (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');

@@ -1,0 +1,83 @@
+/**
+ * The customer portal (docs/portal.md) under /portal/ on the public listener: pages that work
+ * without script, their JSON API under /portal/api/, and its OpenAPI document. One pattern
+ * route, tried after every exact path, so the metered routes are matched as before.
+ */
+import type { PortalConfig } from '../../config/portal-config.js';
+import { isGatewayError } from '../../failures.js';
+import type { Exchange, RouteDef } from '../../http/core-types.js';
+import { crashed, storeFailed, type Target } from '../../http/metered/pipeline.js';
+import { actingOf, api, whoAmI } from './api.js';
+import type { PortalContext } from './context.js';
+import type { PortalDeps } from './deps.js';
+import { answer, empty, html, refuse } from './http.js';
+import { PORTAL_OPENAPI } from './openapi-doc.js';
+import { CSS, homePage, signInPage } from './pages.js';
+import { followLink } from './sign-in.js';
+
+export type { PortalDeps, SendLink } from './deps.js';
+export { consoleSender, smtpSender } from './mail.js';
+
+export function portalRoutes(config: PortalConfig, deps: PortalDeps | null, baseUrl: () => string): RouteDef[] {
+  if (!config.enabled || deps === null) return [];
+  const c: PortalContext = { config, deps, baseUrl };
+  return [
+    {
+      path: '/portal/*',
+      pattern: true,
+      route: {
+        kind: 'handler',
+        name: 'portal',
+        methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+        handle: (x, target) => void serve(x, c, target).catch((err: unknown) => failedFor(x, err)),
+      },
+    },
+    {
+      path: '/portal',
+      route: { kind: 'handler', name: 'portal', handle: (x) => empty(x, 308, ['Location', '/portal/']) },
+    },
+  ];
+}
+
+const DOCUMENT = JSON.stringify(PORTAL_OPENAPI);
+
+async function serve(x: Exchange, c: PortalContext, { path, search }: Target): Promise<void> {
+  const rest = path.slice('/portal/'.length);
+  if (rest.startsWith('api/')) return api(x, c, rest.slice(4));
+  const get = x.req.method === 'GET' || x.req.method === 'HEAD';
+  if (!get) return refuse(x, 'not_found');
+  if (rest === 'auth') return followLink(x, c, search);
+  if (rest === 'openapi.json') return answer(x, 200, 'application/json', DOCUMENT);
+  if (rest === 'portal.css') return answer(x, 200, 'text/css; charset=utf-8', CSS);
+  if (rest !== '') return refuse(x, 'not_found');
+  const acting = await actingOf(x, c);
+  if (acting === null) return html(x, 200, signInPage());
+  const [me, keys, usage, members] = await Promise.all([
+    whoAmI(c, acting),
+    c.deps.keys.list(acting.accountId),
+    c.deps.usage.usage(acting.accountId, 90),
+    c.deps.store.members(acting.accountId),
+  ]);
+  html(
+    x,
+    200,
+    homePage({
+      email: me.email,
+      csrf: me.csrf_token,
+      account: me.account,
+      accounts: me.accounts,
+      upgradeUrl: me.upgrade_url,
+      keys: keys.keys,
+      usage: usage.usage,
+      days: usage.days,
+      members,
+    }),
+  );
+}
+
+/** The store unreachable is a 503; anything else the core's 500. */
+function failedFor(x: Exchange, err: unknown): void {
+  if (x.res.headersSent) return;
+  if (isGatewayError(err, 'STORE_UNAVAILABLE')) return void storeFailed(x, '', err, 'nothing');
+  crashed(x, err);
+}

@@ -1,0 +1,71 @@
+/** What a member may do in an account's portal: an owner manages its members too. */
+export type MemberRole = 'owner' | 'developer';
+
+/** A person's place in an account: the account's portal lets them in by this. */
+export interface Member {
+  account_id: string;
+  /** Lower case: one person, one spelling. */
+  email: string;
+  role: MemberRole;
+  /** ISO time. */
+  added_at: string;
+}
+
+/** A signed-in person, as the store keeps it under the hash of their session token. */
+export interface Session {
+  email: string;
+  /** The account they act for now (they may belong to several). */
+  account_id: string;
+  /** Sent back by the page with every change (X-CSRF-Token): the cookie alone changes nothing. */
+  csrf_token: string;
+  /** When it began (store clock, ms). */
+  started_ms: number;
+}
+
+/** How long a session lasts: `idleMs` after its last use, and never more than `absoluteMs` after it began. */
+export interface SessionLife {
+  idleMs: number;
+  absoluteMs: number;
+}
+
+/**
+ * The customer portal's state: who belongs to which account, the sign-in links in flight and the
+ * sessions. Secrets (link tokens, session tokens) are never stored, only their hashes (the
+ * caller hashes them). Times are the store's own clock. Proven for every backend by
+ * test/store/contract/portal.ts.
+ */
+export interface PortalStore {
+  /** Adds the member; false when the address already belongs to the account (nothing changes). */
+  addMember(member: Member): Promise<boolean>;
+  /**
+   * Removes the member: 'removed', 'absent', or 'last_owner' (refused, so an account always has
+   * an owner).
+   */
+  removeMember(accountId: string, email: string): Promise<'removed' | 'absent' | 'last_owner'>;
+  /** The account's members, by address. */
+  members(accountId: string): Promise<Member[]>;
+  /** The accounts an address belongs to, by account id. */
+  memberships(email: string): Promise<Member[]>;
+  /**
+   * Counts one sign-in link for `email` in a window of `windowMs` from the first; false (and not
+   * counted) once `max` were sent in it.
+   */
+  countLink(email: string, max: number, windowMs: number): Promise<boolean>;
+  /** Keeps a sign-in link's token hash for `ttlMs`, naming the address it was sent to. */
+  putSignInToken(tokenHash: string, email: string, ttlMs: number): Promise<void>;
+  /** The address of a link still valid, which is then used up: a second take gets null. */
+  takeSignInToken(tokenHash: string): Promise<string | null>;
+  /** Starts a session under its token's hash; `started_ms` is set by the store. */
+  startSession(tokenHash: string, session: Omit<Session, 'started_ms'>, life: SessionLife): Promise<Session>;
+  /**
+   * The session, its idle time started again; null when it ended (idle, too old, signed out, or
+   * every session of its person ended after it began).
+   */
+  useSession(tokenHash: string, life: SessionLife): Promise<Session | null>;
+  /** Moves the session to another account of its person. */
+  switchSession(tokenHash: string, accountId: string, life: SessionLife): Promise<Session | null>;
+  /** Ends one session. */
+  endSession(tokenHash: string): Promise<void>;
+  /** Ends every session of the person begun until now, on every gateway. */
+  endSessions(email: string, life: SessionLife): Promise<void>;
+}

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import type { Test } from 'tap';
+import type { Member, Store } from '../../../src/store/store.js';
+import { sleep } from '../../helpers/wait.js';
+
+let seq = 0;
+/** A fresh address (and account id), unique across the processes that share one Redis. */
+const unique = (what: string): string => `${what}${process.pid}_${++seq}_${randomBytes(3).toString('hex')}`;
+const email = (): string => `${unique('p')}@example.test`;
+const hash = (): string => randomBytes(16).toString('base64url');
+const member = (accountId: string, address: string, role: Member['role'] = 'owner'): Member => ({
+  account_id: accountId,
+  email: address,
+  role,
+  added_at: '2026-11-29T04:00:00.000Z',
+});
+const LIFE = { idleMs: 60_000, absoluteMs: 600_000 };
+
+async function opened(t: Test, make: () => Promise<Store>): Promise<Store> {
+  const store = await make();
+  t.teardown(() => store.close());
+  return store;
+}
+
+/**
+ * The portal's state: members of accounts, single-use sign-in links kept as hashes, sessions
+ * with an idle and an absolute end, one sign-out and sign-out everywhere. Runs on every backend.
+ */
+export function portalContract(t: Test, make: () => Promise<Store>): void {
+  t.test(
+    'portal: a member is added once, listed by account and by person, and an account keeps an owner',
+    async (t) => {
+      const { portal } = await opened(t, make);
+      const [a, b, owner, dev] = [unique('acct_a'), unique('acct_b'), email(), email()];
+      t.equal(await portal.addMember(member(a, owner)), true);
+      t.equal(await portal.addMember(member(a, owner, 'developer')), false, 'an address already there');
+      t.equal(await portal.addMember(member(a, dev, 'developer')), true);
+      t.equal(await portal.addMember(member(b, dev)), true);
+      t.same(
+        await portal.members(a),
+        [member(a, owner), member(a, dev, 'developer')].sort((x, y) => (x.email < y.email ? -1 : 1)),
+      );
+      t.same(
+        await portal.memberships(dev),
+        [member(a, dev, 'developer'), member(b, dev)].sort((x, y) => (x.account_id < y.account_id ? -1 : 1)),
+      );
+      t.equal(await portal.removeMember(a, owner), 'last_owner', 'the only owner stays');
+      t.equal(await portal.removeMember(a, dev), 'removed');
+      t.equal(await portal.removeMember(a, dev), 'absent');
+      t.same(await portal.memberships(dev), [member(b, dev)], 'gone from the person as well');
+      t.same(await portal.members(unique('acct_none')), []);
+    },
+  );
+
+  t.test('portal: a sign-in link works once, names its address, and not after it expires', async (t) => {
+    const { portal } = await opened(t, make);
+    const [h, late, address] = [hash(), hash(), email()];
+    await portal.putSignInToken(h, address, 60_000);
+    await portal.putSignInToken(late, address, 50);
+    t.equal(await portal.takeSignInToken(hash()), null, 'an unknown token');
+    const both = await Promise.all([portal.takeSignInToken(h), portal.takeSignInToken(h)]);
+    t.same(both.sort(), [address, null].sort(), 'two takes at once: one gets it');
+    t.equal(await portal.takeSignInToken(h), null, 'used up');
+    await sleep(150);
+    t.equal(await portal.takeSignInToken(late), null, 'expired');
+  });
+
+  t.test('portal: links per address are counted in a window, and the window starts again', async (t) => {
+    const { portal } = await opened(t, make);
+    const [address, other] = [email(), email()];
+    const counted = await Promise.all(Array.from({ length: 7 }, () => portal.countLink(address, 5, 400)));
+    t.equal(counted.filter(Boolean).length, 5, 'five of seven at once');
+    t.equal(await portal.countLink(other, 5, 400), true, 'another address has its own count');
+    await sleep(600);
+    t.equal(await portal.countLink(address, 5, 400), true, 'a new window');
+  });
+
+  t.test('portal: a session is found by its hash until signed out, and switches account', async (t) => {
+    const { portal } = await opened(t, make);
+    const [h, address] = [hash(), email()];
+    const started = await portal.startSession(h, { email: address, account_id: 'acct_1', csrf_token: 'c1' }, LIFE);
+    t.match(started, { email: address, account_id: 'acct_1', csrf_token: 'c1', started_ms: Number });
+    t.same(await portal.useSession(h, LIFE), started);
+    t.equal(await portal.useSession(hash(), LIFE), null, 'another token');
+    t.same(await portal.switchSession(h, 'acct_2', LIFE), { ...started, account_id: 'acct_2' });
+    t.same(await portal.useSession(h, LIFE), { ...started, account_id: 'acct_2' }, 'the switch is kept');
+    await portal.endSession(h);
+    t.equal(await portal.useSession(h, LIFE), null, 'signed out');
+  });
+
+  t.test('portal: a session ends when idle, and at its absolute end however often it is used', async (t) => {
+    const { portal } = await opened(t, make);
+    const [idle, busy, address] = [hash(), hash(), email()];
+    const s = { email: address, account_id: 'acct_1', csrf_token: 'c' };
+    await portal.startSession(idle, s, { idleMs: 100, absoluteMs: 60_000 });
+    // Uses 300 ms apart keep a session of 600 ms idle time alive (a slow Cluster round trip has
+    // 300 ms of room), until its 1200 ms are up.
+    const life = { idleMs: 600, absoluteMs: 1200 };
+    await portal.startSession(busy, s, life);
+    await sleep(250);
+    t.equal(await portal.useSession(idle, { idleMs: 100, absoluteMs: 60_000 }), null, 'idle too long');
+    for (let i = 0; i < 3; i++) {
+      t.not(await portal.useSession(busy, life), null, 'used within its idle time');
+      await sleep(300);
+    }
+    await sleep(300);
+    t.equal(await portal.useSession(busy, life), null, 'past its absolute end');
+  });
+
+  t.test('portal: signing out everywhere ends every session of that person, and no one else’s', async (t) => {
+    const { portal } = await opened(t, make);
+    const [address, other] = [email(), email()];
+    const hashes = [hash(), hash()];
+    const theirs = hash();
+    for (const h of hashes) await portal.startSession(h, { email: address, account_id: 'a', csrf_token: 'c' }, LIFE);
+    await portal.startSession(theirs, { email: other, account_id: 'a', csrf_token: 'c' }, LIFE);
+    await portal.endSessions(address, LIFE);
+    for (const h of hashes) t.equal(await portal.useSession(h, LIFE), null);
+    t.not(await portal.useSession(theirs, LIFE), null, 'another person stays signed in');
+    await sleep(5);
+    const again = hash();
+    await portal.startSession(again, { email: address, account_id: 'a', csrf_token: 'c' }, LIFE);
+    t.not(await portal.useSession(again, LIFE), null, 'a sign-in after it works');
+  });
+}
