@@ -6,6 +6,7 @@ import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
 import { type GithubSigner, githubSigner, match, postReport, SECRET_SCANNING } from '../helpers/secret-scanning.js';
+import { scaled } from '../helpers/wait.js';
 
 interface Doc {
   paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, object> }> }>>;
@@ -16,7 +17,11 @@ t.test('every status the leak-report operation declares is provoked, and every a
   const leakReports = { secret_scanning: { public_keys: [github.publicKey] }, demo_accounts: false };
   const redis = await startRedis(t);
   const redisStore = {
-    store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 300, connect_timeout_ms: 300 } },
+    // Short, so the 503 comes quickly once Redis is stopped; scaled, so a busy machine still connects.
+    store: {
+      type: 'redis',
+      redis: { url: redis.url, command_timeout_ms: scaled(300), connect_timeout_ms: scaled(300) },
+    },
   };
   const gw = await startGateway(
     t,
