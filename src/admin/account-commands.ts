@@ -74,7 +74,11 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
       method: 'GET',
       path: '/admin/accounts/:id',
       status: 200,
-      run: (ops, i) => ops.accounts.showAccount(i.ids[0] as string),
+      // The account's portal members beside it: who can sign in for it.
+      run: async (ops, i) => ({
+        ...(await ops.accounts.showAccount(i.ids[0] as string)),
+        ...(await ops.members.list(i.ids[0] as string)),
+      }),
     },
   },
   setStatus('disable', 'inactive'),

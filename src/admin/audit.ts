@@ -18,7 +18,9 @@ export type AuditAction =
   | 'webhook.rotate_secret'
   | 'webhook.test'
   | 'billing.retry'
-  | 'key.leak';
+  | 'key.leak'
+  | 'member.add'
+  | 'member.remove';
 
 /**
  * One admin change: what, to which account or price date, from where (the admin request's

@@ -10,6 +10,7 @@ import { BillingOperations } from './billing-routes.js';
 import { CacheOperations } from './cache-operations.js';
 import { KeyOperations } from './key-operations.js';
 import { LeakOperations } from './leak-operations.js';
+import { MemberOperations } from './member-operations.js';
 import { PriceOperations, type PriceOperationsDeps } from './price-operations.js';
 import { UsageOperations } from './usage-operations.js';
 import { WebhookOperations } from './webhook-routes.js';
@@ -28,11 +29,13 @@ export interface Operations {
   usage: UsageOperations;
   webhooks: WebhookOperations;
   billing: BillingOperations;
+  /** The accounts' portal members. */
+  members: MemberOperations;
 }
 
 export interface OperationsOptions {
   /** The concerns the operations are handed, one or two each; not the store's life cycle. */
-  store: Pick<Store, 'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing'>;
+  store: Pick<Store, 'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing' | 'portal'>;
   config: Config;
   book: PriceBook;
   clock: Clock;
@@ -95,5 +98,6 @@ export function buildOperations(o: OperationsOptions): Operations {
       enqueued: o.enqueued,
     }),
     billing: new BillingOperations(store.billing, o.exporters, audit),
+    members: new MemberOperations({ accounts: store.accounts, portal: store.portal, clock, audit }),
   };
 }

@@ -4,9 +4,9 @@
  * minutes; following it signs the person in, and under `portal.signup: open` first makes an
  * account for a new address, with the person as its owner.
  */
-import { z } from 'zod';
 import type { Exchange } from '../../http/core-types.js';
 import { clientOf, failRetry } from '../../http/metered/pipeline.js';
+import { emailSchema } from '../../keys/members.js';
 import type { PortalContext } from './context.js';
 import { empty, html, isForm, json, readBody, refuse } from './http.js';
 import { linkSentPage } from './pages.js';
@@ -15,13 +15,6 @@ import { newToken, tokenHash, wellFormed } from './tokens.js';
 
 const LINK_TTL_MS = 15 * 60_000;
 const LINKS_PER_HOUR = 5;
-
-export const emailSchema = z
-  .string()
-  .trim()
-  .max(254)
-  .pipe(z.email())
-  .transform((e) => e.toLowerCase());
 
 /** The invalid-key throttle's count for sign-in requests of an address: its rule, apart from its keys. */
 const throttled = (address: string): string => `sign-in ${address}`;
