@@ -21,6 +21,13 @@ export class MemberOperations {
     return { members: await this.deps.portal.members(accountId) };
   }
 
+  /** The members, and when one of them last signed in to the account's portal (null: never). */
+  async summary(accountId: string): Promise<{ members: Member[]; last_portal_sign_in_at: string | null }> {
+    const { members } = await this.list(accountId);
+    const times = members.flatMap((m) => (m.last_sign_in_at === undefined ? [] : [m.last_sign_in_at]));
+    return { members, last_portal_sign_in_at: times.sort().at(-1) ?? null };
+  }
+
   async add(accountId: string, input: MemberInput, from: string): Promise<{ member: Member }> {
     await this.existing(accountId);
     const member: Member = { account_id: accountId, ...input, added_at: new Date(this.deps.clock.now()).toISOString() };

@@ -43,6 +43,14 @@ t.test(
     t.equal(person.account, owner.account, 'the added address signs in to the account');
     const shown = await adminCall(gw, 'GET', `/admin/accounts/${owner.account}`);
     t.same(emails(shown.body), [`${owner.email}:owner`, `${dev}:developer`].sort(), 'the account shows its members');
+    const signedIn = (shown.body.members as Array<{ email: string; last_sign_in_at?: string }>).find(
+      (m) => m.email === dev,
+    );
+    t.match(signedIn, { last_sign_in_at: /^\d{4}-\d\d-\d\dT/ }, 'each member with their last sign-in');
+    t.equal(shown.body.last_portal_sign_in_at, signedIn?.last_sign_in_at, "and the account's last, the newest of them");
+    const fresh = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' });
+    const none = await adminCall(gw, 'GET', `/admin/accounts/${fresh.body.account.id}`);
+    t.same([none.body.members, none.body.last_portal_sign_in_at], [[], null], 'an account nobody signed in to');
 
     const last = await adminCall(gw, 'DELETE', `${path}/${encodeURIComponent(owner.email)}`);
     t.equal(last.status, 409, 'never the last owner');

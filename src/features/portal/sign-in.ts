@@ -57,6 +57,7 @@ export async function followLink(x: Exchange, c: PortalContext, search: string):
     const addedAt = new Date(x.services.clock.now()).toISOString();
     await store.addMember({ account_id: accountId, email, role: 'owner', added_at: addedAt });
   }
+  await store.markSignIn(accountId, email, new Date(x.services.clock.now()).toISOString());
   const cookie = await startSession(x, store, email, accountId);
   empty(x, 303, ['Location', '/portal/', 'Set-Cookie', cookie]);
 }

@@ -112,6 +112,7 @@ export const stateSchema = z.strictObject({
         email: z.string(),
         role: z.enum(['owner', 'developer']),
         added_at: z.string(),
+        last_sign_in_at: z.string().optional(),
       }),
     )
     .optional(),

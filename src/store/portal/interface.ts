@@ -9,6 +9,8 @@ export interface Member {
   role: MemberRole;
   /** ISO time. */
   added_at: string;
+  /** When they last signed in to this account (ISO); absent before the first time. */
+  last_sign_in_at?: string;
 }
 
 /** A signed-in person, as the store keeps it under the hash of their session token. */
@@ -42,6 +44,8 @@ export interface PortalStore {
    * an owner).
    */
   removeMember(accountId: string, email: string): Promise<'removed' | 'absent' | 'last_owner'>;
+  /** Writes when the member last signed in to the account; nothing when they are not a member. */
+  markSignIn(accountId: string, email: string, at: string): Promise<void>;
   /** The account's members, by address. */
   members(accountId: string): Promise<Member[]>;
   /** The accounts an address belongs to, by account id. */

@@ -42,6 +42,13 @@ export class MemoryPortal implements PortalStore {
     return 'removed';
   }
 
+  async markSignIn(accountId: string, email: string, at: string): Promise<void> {
+    const member = this.data.members.get(accountId)?.get(email);
+    if (member === undefined) return;
+    member.last_sign_in_at = at;
+    await this.data.save();
+  }
+
   async members(accountId: string): Promise<Member[]> {
     const members = [...(this.data.members.get(accountId)?.values() ?? [])];
     return members.map((m) => ({ ...m })).sort((a, b) => (a.email < b.email ? -1 : 1));

@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { RedisBackend } from '../redis/backend.js';
 import type { Member, MemberRole, PortalStore, Session, SessionLife } from './interface.js';
-import { COUNT_LINK, END_SESSIONS, REMOVE_MEMBER, START_SESSION, TAKE, USE_SESSION } from './lua.js';
+import { COUNT_LINK, END_SESSIONS, MARK_SIGN_IN, REMOVE_MEMBER, START_SESSION, TAKE, USE_SESSION } from './lua.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     fpgRemoveMember(members: string, email: string): Result<number, Context>;
+    fpgMarkSignIn(members: string, email: string, at: string): Result<number, Context>;
     fpgCountLink(count: string, max: number, windowMs: number): Result<number, Context>;
     fpgTake(key: string): Result<string | null, Context>;
     fpgStartSession(key: string, json: string, idleMs: number): Result<number, Context>;
@@ -17,6 +18,7 @@ declare module 'ioredis' {
 
 const SCRIPTS = {
   fpgRemoveMember: { lua: REMOVE_MEMBER, numberOfKeys: 1 },
+  fpgMarkSignIn: { lua: MARK_SIGN_IN, numberOfKeys: 1 },
   fpgCountLink: { lua: COUNT_LINK, numberOfKeys: 1 },
   fpgTake: { lua: TAKE, numberOfKeys: 1 },
   fpgStartSession: { lua: START_SESSION, numberOfKeys: 1 },
@@ -29,7 +31,7 @@ const personOf = (email: string): string => createHash('sha256').update(email).d
 
 /**
  * The portal on Redis. Keys:
- *   fpg:{acct:ID}:members            hash email → JSON {role, added_at}, in the account's slot
+ *   fpg:{acct:ID}:members            hash email → JSON {role, added_at, last_sign_in_at?}, in the account's slot
  *   fpg:person:P:accounts            set of the account ids the person P (hashed address) belongs
  *                                    to: written by its own command, before the member and
  *                                    removed after it, so an entry may outlive its membership
@@ -61,6 +63,13 @@ export class RedisPortal implements PortalStore {
       if (r === -1) return 'last_owner';
       await b.redis.srem(this.personKey(email, 'accounts'), accountId);
       return r === 1 ? 'removed' : 'absent';
+    });
+  }
+
+  markSignIn(accountId: string, email: string, at: string): Promise<void> {
+    const { b } = this;
+    return b.run(async () => {
+      await b.redis.fpgMarkSignIn(this.membersKey(accountId), email, at);
     });
   }
 
@@ -170,6 +179,16 @@ export class RedisPortal implements PortalStore {
 }
 
 function member(accountId: string, email: string, raw: string): Member {
-  const { role, added_at } = JSON.parse(raw) as { role: MemberRole; added_at: string };
-  return { account_id: accountId, email, role, added_at };
+  const { role, added_at, last_sign_in_at } = JSON.parse(raw) as {
+    role: MemberRole;
+    added_at: string;
+    last_sign_in_at?: string;
+  };
+  return {
+    account_id: accountId,
+    email,
+    role,
+    added_at,
+    ...(last_sign_in_at === undefined ? {} : { last_sign_in_at }),
+  };
 }

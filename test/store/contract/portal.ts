@@ -52,6 +52,18 @@ export function portalContract(t: Test, make: () => Promise<Store>): void {
     },
   );
 
+  t.test("portal: a member's last sign-in is kept with the member, and marks no one who is not a member", async (t) => {
+    const { portal } = await opened(t, make);
+    const [a, owner, stranger] = [unique('acct_a'), email(), email()];
+    await portal.addMember(member(a, owner));
+    await portal.markSignIn(a, owner, '2026-11-29T05:00:00.000Z');
+    await portal.markSignIn(a, owner, '2026-11-29T06:00:00.000Z');
+    await portal.markSignIn(a, stranger, '2026-11-29T06:00:00.000Z');
+    const signedIn = { ...member(a, owner), last_sign_in_at: '2026-11-29T06:00:00.000Z' };
+    t.same(await portal.members(a), [signedIn], 'the latest, and the stranger is not made a member');
+    t.same(await portal.memberships(owner), [signedIn]);
+  });
+
   t.test('portal: a sign-in link works once, names its address, and not after it expires', async (t) => {
     const { portal } = await opened(t, make);
     const [h, late, address] = [hash(), hash(), email()];
