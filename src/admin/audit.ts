@@ -20,7 +20,9 @@ export type AuditAction =
   | 'billing.retry'
   | 'key.leak'
   | 'member.add'
-  | 'member.remove';
+  | 'member.remove'
+  | 'signup.approve'
+  | 'signup.reject';
 
 /**
  * One admin change: what, to which account or price date, from where (the admin request's

@@ -1,9 +1,10 @@
-/** The portal's members and sign-ups, for operators: `fuel-gateway members …`. */
+/** The portal's members and sign-ups, for operators: `fuel-gateway members …`, `fuel-gateway signups …`. */
 import { need } from './cli-input.js';
 import { type OperatorCommand, operation } from './command-table.js';
 
 const account = (a: string | undefined): string => need(a, 'account id');
 const email = (e: string | undefined): string => need(e, 'email');
+const signUp = (id: string | undefined): string => need(id, 'sign-up id');
 
 export const MEMBER_COMMANDS: readonly OperatorCommand[] = [
   {
@@ -47,6 +48,36 @@ export const MEMBER_COMMANDS: readonly OperatorCommand[] = [
       path: '/admin/accounts/:id/members/:email',
       status: 204,
       run: (ops, i) => ops.members.remove(i.ids[0] as string, i.ids[1] as string, i.from),
+    },
+  },
+  {
+    words: ['signups', 'list'],
+    args: [],
+    help: 'signups list                 (portal.signup: approval; oldest first)',
+    input: () => ({}),
+    operation: { method: 'GET', path: '/admin/signups', status: 200, run: (ops) => ops.signups.list() },
+  },
+  {
+    words: ['signups', 'approve'],
+    args: ['ID'],
+    help: 'signups approve|reject ID    (approve: an account on portal.signup_plan, the person its owner)',
+    input: ({ args: [id] }) => ({ ids: [signUp(id)] }),
+    operation: {
+      method: 'POST',
+      path: '/admin/signups/:id/approve',
+      status: 201,
+      run: (ops, i) => ops.signups.approve(i.ids[0] as string, i.from),
+    },
+  },
+  {
+    words: ['signups', 'reject'],
+    args: ['ID'],
+    input: ({ args: [id] }) => ({ ids: [signUp(id)] }),
+    operation: {
+      method: 'POST',
+      path: '/admin/signups/:id/reject',
+      status: 200,
+      run: (ops, i) => ops.signups.reject(i.ids[0] as string, i.from),
     },
   },
 ];

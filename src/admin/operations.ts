@@ -12,6 +12,7 @@ import { KeyOperations } from './key-operations.js';
 import { LeakOperations } from './leak-operations.js';
 import { MemberOperations } from './member-operations.js';
 import { PriceOperations, type PriceOperationsDeps } from './price-operations.js';
+import { SignUpOperations } from './signup-operations.js';
 import { UsageOperations } from './usage-operations.js';
 import { WebhookOperations } from './webhook-routes.js';
 
@@ -31,6 +32,8 @@ export interface Operations {
   billing: BillingOperations;
   /** The accounts' portal members. */
   members: MemberOperations;
+  /** Portal sign-ups waiting for an operator. */
+  signups: SignUpOperations;
 }
 
 export interface OperationsOptions {
@@ -66,17 +69,18 @@ export function buildOperations(o: OperationsOptions): Operations {
     clock,
     action: config.secret_scanning.action,
   });
+  const accounts = new AccountOperations({
+    accounts: store.accounts,
+    counting: store.counting,
+    plans: config.plans,
+    zone: config.time_zone,
+    clock,
+    audit,
+    retentionMs: retentionMs(config),
+    keys,
+  });
   return {
-    accounts: new AccountOperations({
-      accounts: store.accounts,
-      counting: store.counting,
-      plans: config.plans,
-      zone: config.time_zone,
-      clock,
-      audit,
-      retentionMs: retentionMs(config),
-      keys,
-    }),
+    accounts,
     keys,
     leaks,
     prices: new PriceOperations({
@@ -99,5 +103,6 @@ export function buildOperations(o: OperationsOptions): Operations {
     }),
     billing: new BillingOperations(store.billing, o.exporters, audit),
     members: new MemberOperations({ accounts: store.accounts, portal: store.portal, clock, audit }),
+    signups: new SignUpOperations({ portal: store.portal, accounts, plan: config.portal.signup_plan, clock, audit }),
   };
 }

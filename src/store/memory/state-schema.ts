@@ -116,6 +116,8 @@ export const stateSchema = z.strictObject({
       }),
     )
     .optional(),
+  /** The portal's sign-ups waiting for an operator (absent in files written before them). */
+  signups: z.array(z.strictObject({ id: z.string(), email: z.string(), requested_at: z.string() })).optional(),
 });
 
 export type MemoryState = z.infer<typeof stateSchema>;

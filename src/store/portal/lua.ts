@@ -55,6 +55,13 @@ if v then redis.call('DEL', KEYS[1]) end
 return v
 `;
 
+/** Returns the field ARGV[1] of the hash KEYS[1] and deletes it: a sign-up is approved or rejected once. */
+export const TAKE_FIELD = `
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return v
+`;
+
 /**
  * Starts a session. KEYS[1] the session. ARGV[1] the session's JSON without its start, ARGV[2]
  * idle (ms). Returns the start (Redis' clock, ms), which the JSON then holds.

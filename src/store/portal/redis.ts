@@ -1,8 +1,25 @@
 import { createHash } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { RedisBackend } from '../redis/backend.js';
-import type { Member, MemberRole, PortalStore, Session, SessionLife } from './interface.js';
-import { COUNT_LINK, END_SESSIONS, MARK_SIGN_IN, REMOVE_MEMBER, START_SESSION, TAKE, USE_SESSION } from './lua.js';
+import {
+  byRequest,
+  type Member,
+  type MemberRole,
+  type PortalStore,
+  type Session,
+  type SessionLife,
+  type SignUp,
+} from './interface.js';
+import {
+  COUNT_LINK,
+  END_SESSIONS,
+  MARK_SIGN_IN,
+  REMOVE_MEMBER,
+  START_SESSION,
+  TAKE,
+  TAKE_FIELD,
+  USE_SESSION,
+} from './lua.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -10,6 +27,7 @@ declare module 'ioredis' {
     fpgMarkSignIn(members: string, email: string, at: string): Result<number, Context>;
     fpgCountLink(count: string, max: number, windowMs: number): Result<number, Context>;
     fpgTake(key: string): Result<string | null, Context>;
+    fpgTakeField(key: string, field: string): Result<string | null, Context>;
     fpgStartSession(key: string, json: string, idleMs: number): Result<number, Context>;
     fpgUseSession(key: string, idleMs: number, absoluteMs: number, switchTo: string): Result<string | null, Context>;
     fpgEndSessions(key: string, absoluteMs: number): Result<number, Context>;
@@ -21,6 +39,7 @@ const SCRIPTS = {
   fpgMarkSignIn: { lua: MARK_SIGN_IN, numberOfKeys: 1 },
   fpgCountLink: { lua: COUNT_LINK, numberOfKeys: 1 },
   fpgTake: { lua: TAKE, numberOfKeys: 1 },
+  fpgTakeField: { lua: TAKE_FIELD, numberOfKeys: 1 },
   fpgStartSession: { lua: START_SESSION, numberOfKeys: 1 },
   fpgUseSession: { lua: USE_SESSION, numberOfKeys: 1 },
   fpgEndSessions: { lua: END_SESSIONS, numberOfKeys: 1 },
@@ -38,6 +57,8 @@ const personOf = (email: string): string => createHash('sha256').update(email).d
  *                                    (reading skips those)
  *   fpg:person:P:ended               when their sessions were last all ended (Redis' clock, ms)
  *   fpg:person:P:links               links sent within the hour
+ *   fpg:signups                      hash id → JSON sign-up, those waiting for an operator (one
+ *                                    key: an operator's list, read whole)
  *   fpg:signin:HASH                  a sign-in link's address, until it is used or expires
  *   fpg:session:HASH                 a session (JSON), expiring when idle
  * Every script touches one key (lua.ts), so the Cluster needs nothing more.
@@ -93,6 +114,28 @@ export class RedisPortal implements PortalStore {
         if (raw !== null) out.push(member(id, email, raw));
       }
       return out;
+    });
+  }
+
+  addSignUp(s: SignUp): Promise<boolean> {
+    const { b } = this;
+    return b.run(async () => (await b.redis.hsetnx(this.signUpsKey(), s.id, JSON.stringify(s))) === 1);
+  }
+
+  signUps(): Promise<SignUp[]> {
+    const { b } = this;
+    return b.run(async () =>
+      Object.values(await b.redis.hgetall(this.signUpsKey()))
+        .map((raw) => JSON.parse(raw) as SignUp)
+        .sort(byRequest),
+    );
+  }
+
+  takeSignUp(id: string): Promise<SignUp | null> {
+    const { b } = this;
+    return b.run(async () => {
+      const raw = await b.redis.fpgTakeField(this.signUpsKey(), id);
+      return raw === null ? null : (JSON.parse(raw) as SignUp);
     });
   }
 
@@ -163,6 +206,10 @@ export class RedisPortal implements PortalStore {
       }
       return { email: s.email, account_id: s.account_id, csrf_token: s.csrf_token, started_ms: s.started_ms };
     });
+  }
+
+  private signUpsKey(): string {
+    return `${this.b.options.key_prefix}signups`;
   }
 
   private membersKey(accountId: string): string {
