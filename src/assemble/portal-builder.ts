@@ -64,6 +64,7 @@ function portalDeps(o: PortalOptions): PortalDeps {
       list: (id) => ops.keys.list(id),
       create: (id, input, by) => ops.keys.create(id, input, by),
       rotate: (id, keyId, input, by) => ops.keys.rotate(id, keyId, input, by),
+      update: (id, keyId, input, by) => ops.keys.update(id, keyId, input, by),
       revoke: (id, keyId, by) => ops.keys.revoke(id, keyId, by),
     },
     usage: {

@@ -34,7 +34,7 @@ export function portalRoutes(config: PortalConfig, deps: PortalDeps | null, base
       route: {
         kind: 'handler',
         name: 'portal',
-        methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+        methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
         handle: (x, target) => void serve(x, c, target).catch((err: unknown) => failedFor(x, err)),
       },
     },
