@@ -294,4 +294,5 @@ export class Meter {
     this.accounts.set(keyHash, entry, entry.account.status === 'active' ? {} : { ttl: INACTIVE_TTL_MS });
     return entry;
   }
+
 }
