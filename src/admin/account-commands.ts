@@ -74,7 +74,11 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
       method: 'GET',
       path: '/admin/accounts/:id',
       status: 200,
-      run: (ops, i) => ops.accounts.showAccount(i.ids[0] as string),
+      // The account's portal members beside it: who can sign in for it, and when one last did.
+      run: async (ops, i) => ({
+        ...(await ops.accounts.showAccount(i.ids[0] as string)),
+        ...(await ops.members.summary(i.ids[0] as string)),
+      }),
     },
   },
   setStatus('disable', 'inactive'),

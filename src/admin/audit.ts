@@ -18,7 +18,11 @@ export type AuditAction =
   | 'webhook.rotate_secret'
   | 'webhook.test'
   | 'billing.retry'
-  | 'key.leak';
+  | 'key.leak'
+  | 'member.add'
+  | 'member.remove'
+  | 'signup.approve'
+  | 'signup.reject';
 
 /**
  * One admin change: what, to which account or price date, from where (the admin request's

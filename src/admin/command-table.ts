@@ -47,7 +47,7 @@ export interface InputSchema<B, Q> {
 /** An admin operation: its route, its success status, the body it reads, its input's schemas, and the call. */
 export interface AdminOperation<B = unknown, Q = RawQuery> {
   method: Method;
-  /** `:name` is one path segment (`:date` any segment, the others `[\w-]+`). */
+  /** `:name` is one path segment (`:date` and `:email` any segment, the others `[\w-]+`). */
   path: string;
   status: 200 | 201 | 202 | 204;
   /** A JSON body it requires, or reads when the request has one (none read is `{}` to its schema). */

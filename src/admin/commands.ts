@@ -5,9 +5,14 @@
  */
 import { ACCOUNT_COMMANDS } from './account-commands.js';
 import type { AdminOperation, Method, OperatorCommand } from './command-table.js';
+import { MEMBER_COMMANDS } from './member-commands.js';
 import { SERVICE_COMMANDS } from './service-commands.js';
 
-export const OPERATOR_COMMANDS: readonly OperatorCommand[] = [...ACCOUNT_COMMANDS, ...SERVICE_COMMANDS];
+export const OPERATOR_COMMANDS: readonly OperatorCommand[] = [
+  ...ACCOUNT_COMMANDS,
+  ...MEMBER_COMMANDS,
+  ...SERVICE_COMMANDS,
+];
 
 /** The commands' lines of `fuel-gateway --help`, in the table's order. */
 export const OPERATOR_USAGE = OPERATOR_COMMANDS.flatMap((c) =>
@@ -24,7 +29,7 @@ export interface AdminRoute {
 const METHOD_ORDER: readonly Method[] = ['POST', 'PUT', 'GET', 'PATCH', 'DELETE'];
 
 /**
- * The path as a pattern: `:date` is any one segment, another `:name` an id (`[\w-]+`). A
+ * The path as a pattern: `:date` and `:email` are any one segment, another `:name` an id (`[\w-]+`). A
  * parameter never takes a word another route has in its place (`/admin/prices/history` is not a
  * date), so such a path with the wrong method is a 405, not a 400 about the parameter.
  */
@@ -37,7 +42,7 @@ function patternOf(path: string, paths: readonly string[]): RegExp {
       .filter((o) => o.length === segments.length && o.slice(0, i).join('/') === segments.slice(0, i).join('/'))
       .flatMap((o) => (o[i]?.startsWith(':') ? [] : [o[i] as string]));
     const not = words.map((w) => `(?!${w}(?:\\/|$))`).join('');
-    return `${not}(${s === ':date' ? '[^/]+' : '[\\w-]+'})`;
+    return `${not}(${s === ':date' || s === ':email' ? '[^/]+' : '[\\w-]+'})`;
   });
   return new RegExp(`^${source.join('\\/')}$`);
 }

@@ -6,6 +6,7 @@
 
 export { createAccountInput, grantInput, patchAccountInput } from '../keys/accounts.js';
 export { accountRotateInput, createKeyInput, patchKeyInput, rotateInput } from '../keys/api-keys.js';
+export { memberInput } from '../keys/members.js';
 export { failuresQuery, noQuery, retryInput } from './billing-routes.js';
 export { cancelParams, purgeInput } from './input.js';
 export { listAccountsQuery } from './list-query.js';

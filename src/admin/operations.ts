@@ -10,7 +10,9 @@ import { BillingOperations } from './billing-routes.js';
 import { CacheOperations } from './cache-operations.js';
 import { KeyOperations } from './key-operations.js';
 import { LeakOperations } from './leak-operations.js';
+import { MemberOperations } from './member-operations.js';
 import { PriceOperations, type PriceOperationsDeps } from './price-operations.js';
+import { SignUpOperations } from './signup-operations.js';
 import { UsageOperations } from './usage-operations.js';
 import { WebhookOperations } from './webhook-routes.js';
 
@@ -28,11 +30,15 @@ export interface Operations {
   usage: UsageOperations;
   webhooks: WebhookOperations;
   billing: BillingOperations;
+  /** The accounts' portal members. */
+  members: MemberOperations;
+  /** Portal sign-ups waiting for an operator. */
+  signups: SignUpOperations;
 }
 
 export interface OperationsOptions {
   /** The concerns the operations are handed, one or two each; not the store's life cycle. */
-  store: Pick<Store, 'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing'>;
+  store: Pick<Store, 'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing' | 'portal'>;
   config: Config;
   book: PriceBook;
   clock: Clock;
@@ -63,17 +69,18 @@ export function buildOperations(o: OperationsOptions): Operations {
     clock,
     action: config.secret_scanning.action,
   });
+  const accounts = new AccountOperations({
+    accounts: store.accounts,
+    counting: store.counting,
+    plans: config.plans,
+    zone: config.time_zone,
+    clock,
+    audit,
+    retentionMs: retentionMs(config),
+    keys,
+  });
   return {
-    accounts: new AccountOperations({
-      accounts: store.accounts,
-      counting: store.counting,
-      plans: config.plans,
-      zone: config.time_zone,
-      clock,
-      audit,
-      retentionMs: retentionMs(config),
-      keys,
-    }),
+    accounts,
     keys,
     leaks,
     prices: new PriceOperations({
@@ -95,5 +102,7 @@ export function buildOperations(o: OperationsOptions): Operations {
       enqueued: o.enqueued,
     }),
     billing: new BillingOperations(store.billing, o.exporters, audit),
+    members: new MemberOperations({ accounts: store.accounts, portal: store.portal, clock, audit }),
+    signups: new SignUpOperations({ portal: store.portal, accounts, plan: config.portal.signup_plan, clock, audit }),
   };
 }

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import type { Operations } from '../admin/operations.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
-import { consoleSender, type PortalDeps, smtpSender } from '../features/portal/index.js';
+import { consoleSender, type PortalDeps, signInLinkSender, smtpSender } from '../features/portal/index.js';
 import { createAccountInput } from '../keys/accounts.js';
 import type { Store } from '../store/store.js';
 import { addDays, dayOf } from '../time/days.js';
@@ -28,7 +28,11 @@ const stdout = (line: string): void => void process.stdout.write(`\n  ${line}\n\
  */
 export function buildPortal(o: PortalOptions): { deps: PortalDeps | null; url: string | null } {
   if (!o.config.portal.enabled) return { deps: null, url: null };
-  return { deps: portalDeps(o), url: `${portalBaseUrl(o.config, o.address)}/portal/` };
+  const deps = portalDeps(o);
+  const base = portalBaseUrl(o.config, o.address);
+  // An approved sign-up is told by a link, sent by the gateway whose admin API approved it.
+  o.ops.signups.onApproved(signInLinkSender(o.config.portal, deps, () => base));
+  return { deps, url: `${base}/portal/` };
 }
 
 function portalDeps(o: PortalOptions): PortalDeps {
@@ -60,6 +64,7 @@ function portalDeps(o: PortalOptions): PortalDeps {
       list: (id) => ops.keys.list(id),
       create: (id, input, by) => ops.keys.create(id, input, by),
       rotate: (id, keyId, input, by) => ops.keys.rotate(id, keyId, input, by),
+      update: (id, keyId, input, by) => ops.keys.update(id, keyId, input, by),
       revoke: (id, keyId, by) => ops.keys.revoke(id, keyId, by),
     },
     usage: {

@@ -19,7 +19,20 @@ t.test(
     const env = { FUEL_GATEWAY_CONFIG: join(dir, 'gateway.yaml'), REDIS_URL: '', PORT: '0', ADMIN_PORT: '0' };
     t.same(
       [...new Set(COMMANDS.map((c) => c.words[0]))].sort(),
-      ['accounts', 'billing', 'cache', 'config', 'help', 'keys', 'prices', 'serve', 'usage', 'webhooks'],
+      [
+        'accounts',
+        'billing',
+        'cache',
+        'config',
+        'help',
+        'keys',
+        'members',
+        'prices',
+        'serve',
+        'signups',
+        'usage',
+        'webhooks',
+      ],
       'the table has every group of commands',
     );
     const cases = COMMANDS.flatMap((c) => {

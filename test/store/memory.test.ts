@@ -258,3 +258,25 @@ t.test('portal members survive a restart through the state file; sessions do not
   t.same(await second.portal.memberships(member.email), [member]);
   t.equal(await second.portal.useSession('h', life), null, 'a restart signs everyone out');
 });
+
+t.test("with a file, the portal's members, their last sign-in and the sign-ups waiting are read back", async (t) => {
+  const { join } = await import('node:path');
+  const file = join(tempDir('fpg-mem-'), 'store.json');
+  const first = new MemoryStore(Date.now, file);
+  const owner = {
+    account_id: 'acct_1',
+    email: 'a@example.test',
+    role: 'owner' as const,
+    added_at: '2026-11-29T05:00:00Z',
+  };
+  await first.portal.addMember(owner);
+  await first.portal.markSignIn('acct_1', owner.email, '2026-11-29T06:00:00Z');
+  const waiting = { id: 'signup_1', email: 'b@example.test', requested_at: '2026-11-29T06:00:00Z' };
+  await first.portal.addSignUp(waiting);
+  await first.portal.addSignUp({ ...waiting, id: 'signup_2', email: 'c@example.test' });
+  await first.portal.takeSignUp('signup_2');
+  const second = new MemoryStore(Date.now, file);
+  t.teardown(() => Promise.all([first.close(), second.close()]));
+  t.same(await second.portal.members('acct_1'), [{ ...owner, last_sign_in_at: '2026-11-29T06:00:00Z' }]);
+  t.same(await second.portal.signUps(), [waiting], 'the one still waiting');
+});

@@ -1,6 +1,6 @@
 /** The account's keys and usage, through the admin API's own operations (deps.ts). */
 import { z } from 'zod';
-import { createKeyInput } from '../../keys/api-keys.js';
+import { createKeyInput, patchKeyInput } from '../../keys/api-keys.js';
 import { type ApiHandler, fields } from './acting.js';
 import { GRACES_S } from './context.js';
 import { answer, empty, failed, html, isForm, json } from './http.js';
@@ -34,6 +34,15 @@ export const rotateKey: ApiHandler = async (x, c, a, [keyId = ''], body) => {
   const made = rotated as Awaited<ReturnType<typeof c.deps.keys.rotate>>;
   if (isForm(x.req)) return html(x, 201, secretPage(made.key.name, made.api_key));
   json(x, 201, made);
+};
+
+/** `PATCH`: the admin API's key patch, on a key of the session's account only (another's: 404). */
+export const patchKey: ApiHandler = async (x, c, a, [keyId = ''], body) => {
+  const input = patchKeyInput.safeParse(body);
+  if (!input.success) return json(x, 400, { success: false, message: 'Bad request.', details: issues(input.error) });
+  const updated = await c.deps.keys.update(a.accountId, keyId, input.data, a.from).catch((err: unknown) => err);
+  if (updated instanceof Error) return failed(x, updated);
+  json(x, 200, updated);
 };
 
 export const revokeKey: ApiHandler = async (x, c, a, [keyId = '']) => {

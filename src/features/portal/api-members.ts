@@ -1,10 +1,7 @@
 /** The account's members: everyone reads the list, only an owner invites and removes. */
-import { z } from 'zod';
+import { emailSchema, memberInput as invite } from '../../keys/members.js';
 import { type ApiHandler, fields } from './acting.js';
 import { empty, isForm, json, refuse } from './http.js';
-import { emailSchema } from './sign-in.js';
-
-const invite = z.strictObject({ email: emailSchema, role: z.enum(['owner', 'developer']).default('developer') });
 
 export const listMembers: ApiHandler = async (x, c, a) =>
   json(x, 200, { members: await c.deps.store.members(a.accountId) });

@@ -4,7 +4,7 @@
  */
 import type { Exchange } from '../../http/core-types.js';
 import type { Acting, ApiHandler } from './acting.js';
-import { createKey, listKeys, revokeKey, rotateKey, usage, usageCsv } from './api-keys.js';
+import { createKey, listKeys, patchKey, revokeKey, rotateKey, usage, usageCsv } from './api-keys.js';
 import { addMember, listMembers, removeMember } from './api-members.js';
 import type { PortalContext } from './context.js';
 import { empty, isForm, json, readBody, refuse } from './http.js';
@@ -67,6 +67,7 @@ const ROUTES: readonly ApiRoute[] = [
   { method: 'GET', path: /^keys$/, run: listKeys },
   { method: 'POST', path: /^keys$/, run: createKey },
   { method: 'POST', path: new RegExp(`^keys/${ID}/rotate$`), run: rotateKey },
+  { method: 'PATCH', path: new RegExp(`^keys/${ID}$`), run: patchKey },
   { method: 'DELETE', path: new RegExp(`^keys/${ID}$`), run: revokeKey },
   { method: 'POST', path: new RegExp(`^keys/${ID}/delete$`), run: revokeKey },
   { method: 'GET', path: /^usage$/, run: usage },

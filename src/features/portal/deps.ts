@@ -3,7 +3,7 @@
  * own operations, so a change made here is the same change, audited, announced and raising the
  * same events. The portal imports none of them (features do not import admin/).
  */
-import type { CreateKeyInput, KeyView, RotateInput } from '../../keys/api-keys.js';
+import type { CreateKeyInput, KeyView, PatchKeyInput, RotateInput } from '../../keys/api-keys.js';
 import type { Usage } from '../../quota/usage.js';
 import type { PortalStore } from '../../store/store.js';
 
@@ -26,6 +26,8 @@ export interface PortalKeys {
     input: RotateInput,
     from: string,
   ): Promise<{ key: KeyView; api_key: string; previous: KeyView }>;
+  /** Its name, scopes, allowlist or expiry: the admin API's `PATCH`. */
+  update(accountId: string, keyId: string, input: PatchKeyInput, from: string): Promise<{ key: KeyView }>;
   revoke(accountId: string, keyId: string, from: string): Promise<unknown>;
 }
 

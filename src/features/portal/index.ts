@@ -13,10 +13,16 @@ import type { PortalDeps } from './deps.js';
 import { answer, empty, html, refuse } from './http.js';
 import { PORTAL_OPENAPI } from './openapi-doc.js';
 import { CSS, homePage, signInPage } from './pages.js';
-import { followLink } from './sign-in.js';
+import { followLink, issue } from './sign-in.js';
 
 export type { PortalDeps, SendLink } from './deps.js';
 export { consoleSender, smtpSender } from './mail.js';
+
+/** Sends `email` a sign-in link, as a sign-in request would (an operator approved its sign-up). */
+export const signInLinkSender =
+  (config: PortalConfig, deps: PortalDeps, baseUrl: () => string) =>
+  (email: string): Promise<void> =>
+    issue({ config, deps, baseUrl }, email);
 
 export function portalRoutes(config: PortalConfig, deps: PortalDeps | null, baseUrl: () => string): RouteDef[] {
   if (!config.enabled || deps === null) return [];
@@ -28,7 +34,7 @@ export function portalRoutes(config: PortalConfig, deps: PortalDeps | null, base
       route: {
         kind: 'handler',
         name: 'portal',
-        methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+        methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
         handle: (x, target) => void serve(x, c, target).catch((err: unknown) => failedFor(x, err)),
       },
     },

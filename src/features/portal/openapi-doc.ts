@@ -128,6 +128,24 @@ export const PORTAL_OPENAPI = {
       },
     },
     '/keys/{key_id}': {
+      patch: {
+        summary: "Change a key's name, scopes, allowlist or expiry (the fields given)",
+        parameters: [...csrf, id('key_id')],
+        requestBody: {
+          content: json({
+            type: 'object',
+            properties: {
+              name: str,
+              scopes: { type: 'array', items: str },
+              allowed_cidrs: { type: 'array', items: str },
+              expires_at: { type: ['string', 'null'] },
+            },
+            additionalProperties: false,
+            minProperties: 1,
+          }),
+        },
+        responses: { 200: ok('Changed', object({ key })), ...errors },
+      },
       delete: {
         summary: 'Revoke a key (never the last)',
         parameters: [...csrf, id('key_id')],

@@ -34,6 +34,12 @@ export const linkSentPage = (): string =>
     '<h1>Check your email</h1><p>If the address can sign in, a link is on its way. It works once, for 15 minutes.</p>',
   );
 
+export const signUpWaitingPage = (): string =>
+  page(
+    'Sign-up received',
+    '<h1>Sign-up received</h1><p>An operator approves new accounts. You will get an email with a new sign-in link once yours is approved.</p>',
+  );
+
 export const secretPage = (name: string, secret: string): string =>
   page(
     'Your new key',

@@ -4,24 +4,18 @@
  * minutes; following it signs the person in, and under `portal.signup: open` first makes an
  * account for a new address, with the person as its owner.
  */
-import { z } from 'zod';
+import { createHash } from 'node:crypto';
 import type { Exchange } from '../../http/core-types.js';
 import { clientOf, failRetry } from '../../http/metered/pipeline.js';
+import { emailSchema } from '../../keys/members.js';
 import type { PortalContext } from './context.js';
 import { empty, html, isForm, json, readBody, refuse } from './http.js';
-import { linkSentPage } from './pages.js';
+import { linkSentPage, signUpWaitingPage } from './pages.js';
 import { sameOrigin, startSession } from './sessions.js';
 import { newToken, tokenHash, wellFormed } from './tokens.js';
 
 const LINK_TTL_MS = 15 * 60_000;
 const LINKS_PER_HOUR = 5;
-
-export const emailSchema = z
-  .string()
-  .trim()
-  .max(254)
-  .pipe(z.email())
-  .transform((e) => e.toLowerCase());
 
 /** The invalid-key throttle's count for sign-in requests of an address: its rule, apart from its keys. */
 const throttled = (address: string): string => `sign-in ${address}`;
@@ -42,9 +36,14 @@ export async function signIn(x: Exchange, c: PortalContext): Promise<void> {
   issue(c, email.data).catch((err: unknown) => log.warn({ err }, 'portal: a sign-in link could not be sent'));
 }
 
-async function issue(c: PortalContext, email: string): Promise<void> {
+/**
+ * Counts, makes and sends a link (also for an address an operator approved). Under `invite`, an
+ * address that belongs to no account gets none: only the people an operator added sign in.
+ */
+export async function issue(c: PortalContext, email: string): Promise<void> {
   const { store, send } = c.deps;
   if (!(await store.countLink(email, LINKS_PER_HOUR, 3_600_000))) return;
+  if (c.config.signup === 'invite' && (await firstAccount(c, email)) === null) return;
   const token = newToken('link');
   await store.putSignInToken(tokenHash(token), email, LINK_TTL_MS);
   await send(email, `${c.baseUrl()}/portal/auth?token=${token}`);
@@ -59,13 +58,26 @@ export async function followLink(x: Exchange, c: PortalContext, search: string):
   if (email === null) return refuse(x, 'invalid_link');
   let accountId = await firstAccount(c, email);
   if (accountId === null) {
+    if (c.config.signup === 'approval') return waitForApproval(x, c, email);
     if (c.config.signup !== 'open') return refuse(x, 'forbidden');
     accountId = await accounts.signUp(c.config.signup_plan, `portal:${email}`);
     const addedAt = new Date(x.services.clock.now()).toISOString();
     await store.addMember({ account_id: accountId, email, role: 'owner', added_at: addedAt });
   }
+  await store.markSignIn(accountId, email, new Date(x.services.clock.now()).toISOString());
   const cookie = await startSession(x, store, email, accountId);
   empty(x, 303, ['Location', '/portal/', 'Set-Cookie', cookie]);
+}
+
+/**
+ * `approval`: a new address's link files a sign-up (once: its id is named by the address) for an
+ * operator, and signs nobody in. The approval makes the account and sends a new link.
+ */
+async function waitForApproval(x: Exchange, c: PortalContext, email: string): Promise<void> {
+  const id = `signup_${createHash('sha256').update(email).digest('hex').slice(0, 24)}`;
+  const requestedAt = new Date(x.services.clock.now()).toISOString();
+  await c.deps.store.addSignUp({ id, email, requested_at: requestedAt });
+  html(x, 202, signUpWaitingPage());
 }
 
 /** The first account the address belongs to that still exists. */

@@ -112,9 +112,12 @@ export const stateSchema = z.strictObject({
         email: z.string(),
         role: z.enum(['owner', 'developer']),
         added_at: z.string(),
+        last_sign_in_at: z.string().optional(),
       }),
     )
     .optional(),
+  /** The portal's sign-ups waiting for an operator (absent in files written before them). */
+  signups: z.array(z.strictObject({ id: z.string(), email: z.string(), requested_at: z.string() })).optional(),
 });
 
 export type MemoryState = z.infer<typeof stateSchema>;

@@ -5,7 +5,7 @@ import type { StoreEvent } from '../coordination/interface.js';
 import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
 import { keysOf } from '../keys/key-record.js';
-import type { Member } from '../portal/interface.js';
+import type { Member, SignUp } from '../portal/interface.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './state-file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -96,6 +96,8 @@ export class MemoryData {
   readonly billing = new Map<string, Cursor>();
   /** The portal's members, by account, then address. */
   readonly members = new Map<string, Map<string, Member>>();
+  /** The portal's sign-ups waiting for an operator, by id. */
+  readonly signups = new Map<string, SignUp>();
   /** Bumped by every change of an existing account: slots from before it are looked up again. */
   epoch = 0;
   countersDirty = false;
@@ -238,8 +240,9 @@ export class MemoryData {
 
   /** Members change seldom; they go with the counters rather than make the file's start change. */
   private membersJson(): string {
-    if (this.members.size === 0) return '';
-    return `,"members":${JSON.stringify([...this.members.values()].flatMap((m) => [...m.values()]))}`;
+    const waiting = this.signups.size === 0 ? '' : `,"signups":${JSON.stringify([...this.signups.values()])}`;
+    if (this.members.size === 0) return waiting;
+    return `,"members":${JSON.stringify([...this.members.values()].flatMap((m) => [...m.values()]))}${waiting}`;
   }
 
   private restore(state: MemoryState): void {
@@ -270,6 +273,7 @@ export class MemoryData {
       members.set(m.email, m);
       this.members.set(m.account_id, members);
     }
+    for (const s of state.signups ?? []) this.signups.set(s.id, s);
     const w = state.webhooks;
     if (w === undefined) return;
     for (const e of w.endpoints) this.endpoints.set(e.id, e);

@@ -9,7 +9,22 @@ export interface Member {
   role: MemberRole;
   /** ISO time. */
   added_at: string;
+  /** When they last signed in to this account (ISO); absent before the first time. */
+  last_sign_in_at?: string;
 }
+
+/** A new address waiting for an operator (`portal.signup: approval`) before it gets an account. */
+export interface SignUp {
+  /** Named by the address (the caller derives it): an address waits once. */
+  id: string;
+  email: string;
+  /** ISO time of its first request. */
+  requested_at: string;
+}
+
+/** Oldest first; one second's requests by address. */
+export const byRequest = (a: SignUp, b: SignUp): number =>
+  a.requested_at === b.requested_at ? (a.email < b.email ? -1 : 1) : a.requested_at < b.requested_at ? -1 : 1;
 
 /** A signed-in person, as the store keeps it under the hash of their session token. */
 export interface Session {
@@ -42,10 +57,18 @@ export interface PortalStore {
    * an owner).
    */
   removeMember(accountId: string, email: string): Promise<'removed' | 'absent' | 'last_owner'>;
+  /** Writes when the member last signed in to the account; nothing when they are not a member. */
+  markSignIn(accountId: string, email: string, at: string): Promise<void>;
   /** The account's members, by address. */
   members(accountId: string): Promise<Member[]>;
   /** The accounts an address belongs to, by account id. */
   memberships(email: string): Promise<Member[]>;
+  /** Files a sign-up; false when one with its id waits already (nothing changes). */
+  addSignUp(signUp: SignUp): Promise<boolean>;
+  /** The sign-ups waiting, oldest first. */
+  signUps(): Promise<SignUp[]>;
+  /** Takes a waiting sign-up off the list (to approve or reject it): a second take gets null. */
+  takeSignUp(id: string): Promise<SignUp | null>;
   /**
    * Counts one sign-in link for `email` in a window of `windowMs` from the first; false (and not
    * counted) once `max` were sent in it.

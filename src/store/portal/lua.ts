@@ -24,6 +24,19 @@ return 1
 `;
 
 /**
+ * Writes when a member last signed in. KEYS[1] the account's members. ARGV[1] email, ARGV[2] ISO time.
+ * A member removed meanwhile stays removed.
+ */
+export const MARK_SIGN_IN = `
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return 0 end
+local m = cjson.decode(raw)
+m.last_sign_in_at = ARGV[2]
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(m))
+return 1
+`;
+
+/**
  * Counts one link in the window. KEYS[1] the address's count. ARGV[1] most, ARGV[2] window (ms).
  * Returns 1 when counted, 0 when the window is full.
  */
@@ -39,6 +52,13 @@ return 1
 export const TAKE = `
 local v = redis.call('GET', KEYS[1])
 if v then redis.call('DEL', KEYS[1]) end
+return v
+`;
+
+/** Returns the field ARGV[1] of the hash KEYS[1] and deletes it: a sign-up is approved or rejected once. */
+export const TAKE_FIELD = `
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if v then redis.call('HDEL', KEYS[1], ARGV[1]) end
 return v
 `;
 

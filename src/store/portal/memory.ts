@@ -1,5 +1,5 @@
 import type { MemoryData } from '../memory/state.js';
-import type { Member, PortalStore, Session, SessionLife } from './interface.js';
+import { byRequest, type Member, type PortalStore, type Session, type SessionLife, type SignUp } from './interface.js';
 
 interface Held {
   session: Session;
@@ -42,6 +42,13 @@ export class MemoryPortal implements PortalStore {
     return 'removed';
   }
 
+  async markSignIn(accountId: string, email: string, at: string): Promise<void> {
+    const member = this.data.members.get(accountId)?.get(email);
+    if (member === undefined) return;
+    member.last_sign_in_at = at;
+    await this.data.save();
+  }
+
   async members(accountId: string): Promise<Member[]> {
     const members = [...(this.data.members.get(accountId)?.values() ?? [])];
     return members.map((m) => ({ ...m })).sort((a, b) => (a.email < b.email ? -1 : 1));
@@ -54,6 +61,25 @@ export class MemoryPortal implements PortalStore {
       if (m !== undefined) out.push({ ...m });
     }
     return out.sort((a, b) => (a.account_id < b.account_id ? -1 : 1));
+  }
+
+  async addSignUp(signUp: SignUp): Promise<boolean> {
+    if (this.data.signups.has(signUp.id)) return false;
+    this.data.signups.set(signUp.id, { ...signUp });
+    await this.data.save();
+    return true;
+  }
+
+  async signUps(): Promise<SignUp[]> {
+    return [...this.data.signups.values()].map((s) => ({ ...s })).sort(byRequest);
+  }
+
+  async takeSignUp(id: string): Promise<SignUp | null> {
+    const signUp = this.data.signups.get(id);
+    if (signUp === undefined) return null;
+    this.data.signups.delete(id);
+    await this.data.save();
+    return signUp;
   }
 
   async countLink(email: string, max: number, windowMs: number): Promise<boolean> {

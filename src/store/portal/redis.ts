@@ -1,14 +1,33 @@
 import { createHash } from 'node:crypto';
 import type { Result } from 'ioredis';
 import type { RedisBackend } from '../redis/backend.js';
-import type { Member, MemberRole, PortalStore, Session, SessionLife } from './interface.js';
-import { COUNT_LINK, END_SESSIONS, REMOVE_MEMBER, START_SESSION, TAKE, USE_SESSION } from './lua.js';
+import {
+  byRequest,
+  type Member,
+  type MemberRole,
+  type PortalStore,
+  type Session,
+  type SessionLife,
+  type SignUp,
+} from './interface.js';
+import {
+  COUNT_LINK,
+  END_SESSIONS,
+  MARK_SIGN_IN,
+  REMOVE_MEMBER,
+  START_SESSION,
+  TAKE,
+  TAKE_FIELD,
+  USE_SESSION,
+} from './lua.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     fpgRemoveMember(members: string, email: string): Result<number, Context>;
+    fpgMarkSignIn(members: string, email: string, at: string): Result<number, Context>;
     fpgCountLink(count: string, max: number, windowMs: number): Result<number, Context>;
     fpgTake(key: string): Result<string | null, Context>;
+    fpgTakeField(key: string, field: string): Result<string | null, Context>;
     fpgStartSession(key: string, json: string, idleMs: number): Result<number, Context>;
     fpgUseSession(key: string, idleMs: number, absoluteMs: number, switchTo: string): Result<string | null, Context>;
     fpgEndSessions(key: string, absoluteMs: number): Result<number, Context>;
@@ -17,8 +36,10 @@ declare module 'ioredis' {
 
 const SCRIPTS = {
   fpgRemoveMember: { lua: REMOVE_MEMBER, numberOfKeys: 1 },
+  fpgMarkSignIn: { lua: MARK_SIGN_IN, numberOfKeys: 1 },
   fpgCountLink: { lua: COUNT_LINK, numberOfKeys: 1 },
   fpgTake: { lua: TAKE, numberOfKeys: 1 },
+  fpgTakeField: { lua: TAKE_FIELD, numberOfKeys: 1 },
   fpgStartSession: { lua: START_SESSION, numberOfKeys: 1 },
   fpgUseSession: { lua: USE_SESSION, numberOfKeys: 1 },
   fpgEndSessions: { lua: END_SESSIONS, numberOfKeys: 1 },
@@ -29,13 +50,15 @@ const personOf = (email: string): string => createHash('sha256').update(email).d
 
 /**
  * The portal on Redis. Keys:
- *   fpg:{acct:ID}:members            hash email → JSON {role, added_at}, in the account's slot
+ *   fpg:{acct:ID}:members            hash email → JSON {role, added_at, last_sign_in_at?}, in the account's slot
  *   fpg:person:P:accounts            set of the account ids the person P (hashed address) belongs
  *                                    to: written by its own command, before the member and
  *                                    removed after it, so an entry may outlive its membership
  *                                    (reading skips those)
  *   fpg:person:P:ended               when their sessions were last all ended (Redis' clock, ms)
  *   fpg:person:P:links               links sent within the hour
+ *   fpg:signups                      hash id → JSON sign-up, those waiting for an operator (one
+ *                                    key: an operator's list, read whole)
  *   fpg:signin:HASH                  a sign-in link's address, until it is used or expires
  *   fpg:session:HASH                 a session (JSON), expiring when idle
  * Every script touches one key (lua.ts), so the Cluster needs nothing more.
@@ -64,6 +87,13 @@ export class RedisPortal implements PortalStore {
     });
   }
 
+  markSignIn(accountId: string, email: string, at: string): Promise<void> {
+    const { b } = this;
+    return b.run(async () => {
+      await b.redis.fpgMarkSignIn(this.membersKey(accountId), email, at);
+    });
+  }
+
   members(accountId: string): Promise<Member[]> {
     const { b } = this;
     return b.run(async () => {
@@ -84,6 +114,28 @@ export class RedisPortal implements PortalStore {
         if (raw !== null) out.push(member(id, email, raw));
       }
       return out;
+    });
+  }
+
+  addSignUp(s: SignUp): Promise<boolean> {
+    const { b } = this;
+    return b.run(async () => (await b.redis.hsetnx(this.signUpsKey(), s.id, JSON.stringify(s))) === 1);
+  }
+
+  signUps(): Promise<SignUp[]> {
+    const { b } = this;
+    return b.run(async () =>
+      Object.values(await b.redis.hgetall(this.signUpsKey()))
+        .map((raw) => JSON.parse(raw) as SignUp)
+        .sort(byRequest),
+    );
+  }
+
+  takeSignUp(id: string): Promise<SignUp | null> {
+    const { b } = this;
+    return b.run(async () => {
+      const raw = await b.redis.fpgTakeField(this.signUpsKey(), id);
+      return raw === null ? null : (JSON.parse(raw) as SignUp);
     });
   }
 
@@ -156,6 +208,10 @@ export class RedisPortal implements PortalStore {
     });
   }
 
+  private signUpsKey(): string {
+    return `${this.b.options.key_prefix}signups`;
+  }
+
   private membersKey(accountId: string): string {
     return `${this.b.options.key_prefix}{acct:${accountId}}:members`;
   }
@@ -170,6 +226,16 @@ export class RedisPortal implements PortalStore {
 }
 
 function member(accountId: string, email: string, raw: string): Member {
-  const { role, added_at } = JSON.parse(raw) as { role: MemberRole; added_at: string };
-  return { account_id: accountId, email, role, added_at };
+  const { role, added_at, last_sign_in_at } = JSON.parse(raw) as {
+    role: MemberRole;
+    added_at: string;
+    last_sign_in_at?: string;
+  };
+  return {
+    account_id: accountId,
+    email,
+    role,
+    added_at,
+    ...(last_sign_in_at === undefined ? {} : { last_sign_in_at }),
+  };
 }

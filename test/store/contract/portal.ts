@@ -52,6 +52,41 @@ export function portalContract(t: Test, make: () => Promise<Store>): void {
     },
   );
 
+  t.test("portal: a member's last sign-in is kept with the member, and marks no one who is not a member", async (t) => {
+    const { portal } = await opened(t, make);
+    const [a, owner, stranger] = [unique('acct_a'), email(), email()];
+    await portal.addMember(member(a, owner));
+    await portal.markSignIn(a, owner, '2026-11-29T05:00:00.000Z');
+    await portal.markSignIn(a, owner, '2026-11-29T06:00:00.000Z');
+    await portal.markSignIn(a, stranger, '2026-11-29T06:00:00.000Z');
+    const signedIn = { ...member(a, owner), last_sign_in_at: '2026-11-29T06:00:00.000Z' };
+    t.same(await portal.members(a), [signedIn], 'the latest, and the stranger is not made a member');
+    t.same(await portal.memberships(owner), [signedIn]);
+  });
+
+  t.test('portal: a sign-up waits once, is listed oldest first, and is taken once', async (t) => {
+    const { portal } = await opened(t, make);
+    const [early, late] = [email(), email()];
+    const first = { id: unique('signup_'), email: late, requested_at: '2026-11-29T05:00:00.000Z' };
+    const second = { id: unique('signup_'), email: early, requested_at: '2026-11-29T06:00:00.000Z' };
+    t.equal(await portal.addSignUp(second), true);
+    t.equal(await portal.addSignUp(first), true);
+    t.equal(await portal.addSignUp({ ...first, requested_at: '2026-11-29T07:00:00.000Z' }), false, 'it waits already');
+    const mine = (await portal.signUps()).filter((s) => s.id === first.id || s.id === second.id);
+    t.same(mine, [first, second], 'oldest first, as first filed');
+    const both = await Promise.all([portal.takeSignUp(first.id), portal.takeSignUp(first.id)]);
+    t.same(
+      both.filter((s) => s !== null),
+      [first],
+      'two takes at once: one gets it',
+    );
+    t.equal(await portal.takeSignUp(unique('signup_')), null);
+    t.notOk(
+      (await portal.signUps()).some((s) => s.id === first.id),
+      'no longer waiting',
+    );
+  });
+
   t.test('portal: a sign-in link works once, names its address, and not after it expires', async (t) => {
     const { portal } = await opened(t, make);
     const [h, late, address] = [hash(), hash(), email()];
