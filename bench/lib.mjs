@@ -49,6 +49,12 @@ export function child(cmd, args, opts = {}, role = undefined) {
   return c;
 }
 
+// However the bench ends (an exception, stdout closed under `| head`, which node reports as an
+// EPIPE error), no child outlives it: 'exit' handlers run synchronously, so this is a SIGKILL.
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
 /** SIGTERM to every child still running, SIGKILL to those that do not exit within 5 s. */
 export async function stopAll() {
   const running = [...children].filter((c) => c.exitCode === null && c.signalCode === null);

@@ -657,9 +657,16 @@ async function profile(id) {
 }
 
 let code = 0;
-const stop = () => stopAll().finally(() => process.exit(130));
+const stop = () =>
+  stopAll().finally(() => {
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  });
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);
+process.once('SIGHUP', stop);
+// A reader that went away (`npm run bench | head`): stop the servers, as for Ctrl-C.
+process.stdout.on('error', (err) => (err.code === 'EPIPE' ? stop() : Promise.reject(err)));
 try {
   const entry = option('profile', '')
     ? await profile(option('profile', ''))
