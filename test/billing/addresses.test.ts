@@ -5,6 +5,9 @@ import { privateConfig, runCli, serveRefused } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 const STRIPE_KEY = 'rk_test_billing_addresses_0123456789';
 const CE_TOKEN = 'ce-token-addresses-0123456789';
 process.env.STRIPE_API_KEY = STRIPE_KEY;

@@ -4,6 +4,9 @@ import { gatewayProcess, privateConfig } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 const STRIPE_KEY = 'rk_test_billing_crash_0123456789';
 
 t.test(

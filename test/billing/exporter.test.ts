@@ -6,6 +6,9 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 4 at a time.
+t.jobs = 4;
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const STRIPE_KEY = 'rk_test_billing_exporter_0123456789';
 const CE_TOKEN = 'ce-token-0123456789';

@@ -5,6 +5,9 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { gatewayProcess } from '../helpers/cli.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 const run = promisify(execFile);
 
 interface Listed {

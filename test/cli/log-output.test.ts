@@ -3,6 +3,9 @@ import t, { type Test } from 'tap';
 import { type GatewayProcess, gatewayProcess, privateConfig } from '../helpers/cli.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
 const droppedMetric = async (admin: string): Promise<number> => {

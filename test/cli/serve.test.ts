@@ -4,6 +4,9 @@ import t from 'tap';
 import { gatewayProcess, privateConfig, serve } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 t.test('first run prints a curl line that answers with the simple envelope and real prices', async (t) => {
   const gw = serve(t);
   const [, url] = await gw.waitFor(/curl '(http:\/\/[^']+)'/);

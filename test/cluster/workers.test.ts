@@ -5,6 +5,9 @@ import { type GatewayProcess, gatewayProcess, privateConfig, serve } from '../he
 import { startRedis } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
 async function workersGateway(t: Test, workers: number): Promise<GatewayProcess> {

@@ -4,6 +4,9 @@ import { adminCall } from '../helpers/admin.js';
 import { privateConfig, runCli } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 t.test('config check masks the credentials of every URL and every secret value, and nothing else', async (t) => {
   const r = await runCli(['config', 'check'], {
     UPSTREAM_URL: 'http://origin-user:origin-pass@origin.test:8000/base?api_key=query-secret&region=coastal',

@@ -5,6 +5,9 @@ import { parse } from 'yaml';
 import { configKeys, configReference } from '../../src/config/reference.js';
 import { ROOT } from '../helpers/cli.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 const defaults = readFileSync(join(ROOT, 'config/default.yaml'), 'utf8');
 
 t.test('every configuration key is documented with its meaning', async (t) => {

@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import { estimatedBits } from '../../src/config/token-strength.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 4 at a time.
+t.jobs = 4;
+
 t.test('runs, sequences and repeats are worth nothing', async (t) => {
   t.equal(estimatedBits('0123456789abcdef0123456789abcdef'), 16, 'hex: 0, 1, a, b at 4 bits each');
   t.equal(estimatedBits('abcdefghijklmnopabcdefghijklmnop'), 9, 'lower case: a, b');

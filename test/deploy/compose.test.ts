@@ -10,6 +10,9 @@ import { haproxyBinary } from '../../src/topology/haproxy.js';
 import { ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 4 at a time.
+t.jobs = 4;
+
 const run = promisify(execFile);
 
 interface Service {

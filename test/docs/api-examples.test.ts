@@ -11,6 +11,9 @@ import { ManualClock } from '../helpers/clock.js';
 import { newAccount } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 /** The first JSON block of the page's section headed `heading`. */
 function exampleOf(page: string, heading: string): string {
   const text = readFileSync(join(ROOT, page), 'utf8');

@@ -4,6 +4,9 @@ import { expectedFull, expectedSimple, NOW, newAccount, STARTER_FIRST_USAGE } fr
 import { startGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const FULL = '/fuel-api/api/current.php';
 

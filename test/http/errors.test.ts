@@ -10,6 +10,9 @@ import { rawRequest } from '../helpers/raw.js';
 import { tempDir } from '../helpers/tmp.js';
 import { scaled } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const HIST = '/fuel-api/api/historical.php';
 

@@ -8,6 +8,9 @@ import { rawRequest } from '../helpers/raw.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
 t.test('a key sent in the wrong place is never logged, in any spelling', async (t) => {

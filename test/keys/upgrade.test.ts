@@ -16,6 +16,9 @@ import { freePort, startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 const PREVIOUS = 'b6a89d5';
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const INVALID = { status: 401, body: '{"success":false,"message":"Invalid API key."}' };

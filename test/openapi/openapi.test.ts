@@ -11,6 +11,9 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
 import { githubSigner } from '../helpers/secret-scanning.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 type Responses = Record<
   string,
   {

@@ -7,6 +7,9 @@ import type { TestContext } from '../helpers/context.js';
 import { NOW, newAccount } from '../helpers/fixtures.js';
 import { startGateway } from '../helpers/gateway.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 const PRODUCTS = ['petrol_93', 'petrol_95', 'diesel_50ppm', 'diesel_500ppm'] as const;
 const REGIONS = ['coastal', 'inland'] as const;
 type Prices = Record<(typeof PRODUCTS)[number], string | null>;

@@ -9,6 +9,9 @@ import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { scaled, sleep, waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const LATEST = '2026-09-02';
 

@@ -7,6 +7,9 @@ import { rawRequest } from '../helpers/raw.js';
 import { githubSigner, match, postReport, SECRET_SCANNING } from '../helpers/secret-scanning.js';
 import { scaled } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 const S = '/fuel-api/api/simple-current.php';
 
 async function setup(t: Parameters<typeof startGateway>[0]) {

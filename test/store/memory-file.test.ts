@@ -5,6 +5,9 @@ import { type GatewayProcess, gatewayProcess, serve } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
 /** A config whose memory store keeps its state in a fresh folder; returns the config and the state file. */

@@ -5,6 +5,9 @@ import { waitFor } from '../helpers/wait.js';
 import { DAY, hashOf, storedKey } from './contract/fixtures.js';
 import { storeContract } from './contract/index.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 storeContract(t, async () => new MemoryStore());
 
 t.test('expired counters start again from zero', async (t) => {

@@ -12,6 +12,9 @@ import { startOrigin, type TestOrigin } from '../helpers/origin.js';
 import { counted } from '../helpers/usage.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 interface Setup {
   origin: TestOrigin;
   gw: TestGateway;
@@ -211,14 +214,14 @@ t.test('origin failing: an entry within stale_if_error_s is served and counted, 
 t.test('a failing coalesced request gives each waiter the error the origin gave, none counted', async (t) => {
   const { origin, gw, key, accountId } = await setup(t);
   origin.cacheable.status = 503;
-  origin.cacheable.delayMs = 300;
+  origin.cacheable.delayMs = scaled(1000); // all 20 reach the gateway within the flight, however busy the machine
   const answers = await Promise.all(Array.from({ length: 20 }, () => get(gw, '/origin/cacheable/down', key)));
   t.equal(origin.cacheableHits(), 1, 'one origin request');
   t.ok(
     answers.every((a) => a.status === 503 && a.body.message === 'Database unavailable.'),
     "the origin's error, to each",
   );
-  await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 3000);
+  await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, scaled(3000));
   t.pass('every one given back');
   t.ok(
     answers.every((a) => Number(a.remaining) >= 1_000_000 - 19),

@@ -12,6 +12,9 @@ import { downloadPart } from '../helpers/raw.js';
 import { counted } from '../helpers/usage.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 3 at a time.
+t.jobs = 3;
+
 // Long enough for an origin on a busy machine to start answering; the slow-reader and stalled
 // origin tests wait this long.
 const TIMEOUT = scaled(1500);

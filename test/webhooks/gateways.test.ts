@@ -5,6 +5,9 @@ import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 /**
  * Webhooks across real processes: gateways (dist/, `fuel-gateway serve`) sharing one Redis,
  * and a real receiver on loopback.

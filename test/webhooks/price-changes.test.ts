@@ -8,6 +8,9 @@ import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 /**
  * Every change of what is current or scheduled raises exactly one price event, even when it
  * brings back content seen before (publish, cancel, publish again; A, B, A); the same change

@@ -3,6 +3,9 @@ import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
+// Its tests share nothing and spend most of their time waiting: they run 2 at a time.
+t.jobs = 2;
+
 const STRICT = {
   allow_private_addresses: false,
   allow_http: true,
