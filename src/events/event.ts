@@ -23,6 +23,7 @@ export const ACCOUNT_EVENT_TYPES = [
   'key.expiring',
   'key.leaked',
 ] as const satisfies readonly EventType[];
+export type AccountEventType = (typeof ACCOUNT_EVENT_TYPES)[number];
 
 /**
  * One event as the outbox keeps it: its stable id (the `webhook-id` of every attempt), its type,
