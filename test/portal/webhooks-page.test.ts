@@ -87,7 +87,7 @@ t.test("HTML in a receiver's answer, a URL and a description is escaped on the p
   t.match(shown, '&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;');
   t.notMatch(shown, /<script|<img|<b /, 'no markup of theirs');
   t.match(shown, '&lt;b onclick=alert(3)&gt;erp&lt;/b&gt;');
-  t.match(shown, "it&#39;s");
+  t.match(shown, 'it&#39;s');
   t.notMatch(shown, "it's");
   const headers = (await gw.get('/portal/webhooks', { headers: { cookie: p.cookie } })).headers;
   t.match(headers.get('content-security-policy'), /script-src 'self'.*frame-ancestors 'none'/);
@@ -97,7 +97,10 @@ t.test('a cross-site post, or one without the CSRF token, is 403 and adds nothin
   const p = await signIn(gw, smtp, address());
   const receiver = await startReceiver(t);
   const fields = { url: receiver.url, 'event:key.created': 'on' };
-  t.equal(await status(post(p, '/portal/api/webhooks', { ...fields, csrf_token: p.csrf }, 'https://evil.example')), 403);
+  t.equal(
+    await status(post(p, '/portal/api/webhooks', { ...fields, csrf_token: p.csrf }, 'https://evil.example')),
+    403,
+  );
   t.equal(await status(post(p, '/portal/api/webhooks', fields)), 403, 'no token');
   const json = await gw.get('/portal/api/webhooks', {
     method: 'POST',
