@@ -13,7 +13,7 @@ import type { Audit } from './audit.js';
 // The old secret keeps signing beside the new one this long after a rotation.
 const ROTATION_GRACE_MS = 86_400_000;
 /** Endpoints an account may make for itself in the portal. */
-export const ACCOUNT_ENDPOINTS_MAX = 10;
+const ACCOUNT_ENDPOINTS_MAX = 10;
 
 export const createWebhookInput = z.strictObject({
   url: z.string().min(1).max(2048),
@@ -95,9 +95,11 @@ export class WebhookOperations {
     this.enqueued = deps.enqueued ?? (() => undefined);
   }
 
+  /** `most`: the endpoints its account may have, this one included (the portal's bound); none for an operator. */
   async create(
     input: z.infer<typeof createWebhookInput>,
     from: string,
+    most?: number,
   ): Promise<Omit<EndpointView, 'previous_secret_expires_at'> & { secret: string }> {
     const url = await this.checkUrl(input.url);
     const accountId = input.account_id ?? null;
@@ -114,7 +116,9 @@ export class WebhookOperations {
       previous_until_ms: null,
       created_at: new Date(this.clock.now()).toISOString(),
     };
-    await this.events.putEndpoint(endpoint);
+    if (most === undefined || accountId === null) await this.events.putEndpoint(endpoint);
+    else if (!(await this.events.addAccountEndpoint({ ...endpoint, account_id: accountId }, most)))
+      throw new GatewayError('CONFLICT', `an account has at most ${most} webhook endpoints`);
     this.audit({ action: 'webhook.create', webhook_id: endpoint.id, from, after: this.audited(endpoint) });
     const { id, events, account_id, description, created_at, secret } = endpoint;
     return { id, url: maskUrl(endpoint.url), events, account_id, description, secret, created_at };
@@ -136,9 +140,7 @@ export class WebhookOperations {
     input: Pick<z.infer<typeof createWebhookInput>, 'url' | 'events' | 'description'>,
     from: string,
   ): ReturnType<WebhookOperations['create']> {
-    if ((await this.events.listEndpoints(accountId)).length >= ACCOUNT_ENDPOINTS_MAX)
-      throw new GatewayError('CONFLICT', `an account has at most ${ACCOUNT_ENDPOINTS_MAX} webhook endpoints`);
-    return this.create({ ...input, account_id: accountId }, from);
+    return this.create({ ...input, account_id: accountId }, from, ACCOUNT_ENDPOINTS_MAX);
   }
 
   /** `accountId`: only an endpoint of that account is found (the portal's); another's is 404. */

@@ -90,6 +90,11 @@ export const ANSWER_KEPT_BYTES = 200;
  */
 export interface EventStore {
   putEndpoint(endpoint: Endpoint): Promise<void>;
+  /**
+   * Adds an endpoint of an account unless that account has `max` already (counted and added in
+   * one step: requests at the same time never pass the bound). False when it has.
+   */
+  addAccountEndpoint(endpoint: Endpoint & { account_id: string }, max: number): Promise<boolean>;
   getEndpoint(id: string): Promise<Endpoint | null>;
   /** Every endpoint, or those of one account. */
   listEndpoints(accountId?: string): Promise<Endpoint[]>;

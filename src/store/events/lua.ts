@@ -139,6 +139,21 @@ return 1
 `;
 
 /**
+ * Adds an account's endpoint unless the account has ARGV[4] already.
+ * ARGV[1] account id, ARGV[2] endpoint id, ARGV[3] endpoint JSON, ARGV[4] most.
+ * Returns 1 when added, 0 at the bound.
+ */
+export const ADD_ACCOUNT_ENDPOINT = `
+local n = 0
+for _, json in ipairs(redis.call('HVALS', KEYS[1])) do
+  if cjson.decode(json).account_id == ARGV[1] then n = n + 1 end
+end
+if n >= tonumber(ARGV[4]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+return 1
+`;
+
+/**
  * Makes a delivery due now for one more attempt (EventStore.replayDelivery). One under claim, or
  * parked at its endpoint's bound, is left alone: it is about to be attempted, and adding it to
  * the line as well would let a second holder claim it.

@@ -59,6 +59,14 @@ export class MemoryEvents implements EventStore {
     await this.data.save();
   }
 
+  async addAccountEndpoint(endpoint: Endpoint & { account_id: string }, max: number): Promise<boolean> {
+    let held = 0;
+    for (const e of this.data.endpoints.values()) if (e.account_id === endpoint.account_id) held++;
+    if (held >= max) return false;
+    await this.putEndpoint(endpoint);
+    return true;
+  }
+
   async getEndpoint(id: string): Promise<Endpoint | null> {
     return this.data.endpoints.get(id) ?? null;
   }

@@ -16,7 +16,7 @@ import {
   EVENT_ID_KEEP_MS,
   type EventStore,
 } from './interface.js';
-import { CLAIM, DELETE_ENDPOINT, ENQUEUE, RECORD, REPLAY } from './lua.js';
+import { ADD_ACCOUNT_ENDPOINT, CLAIM, DELETE_ENDPOINT, ENQUEUE, RECORD, REPLAY } from './lua.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -25,6 +25,7 @@ declare module 'ioredis' {
     fpgRecord(...keysAndArgs: string[]): Result<number, Context>;
     fpgDeleteEndpoint(...keysAndArgs: string[]): Result<number, Context>;
     fpgReplay(...keysAndArgs: string[]): Result<number, Context>;
+    fpgAddAccountEndpoint(...keysAndArgs: string[]): Result<number, Context>;
   }
 }
 
@@ -34,6 +35,7 @@ const SCRIPTS = {
   fpgRecord: { lua: RECORD, numberOfKeys: 3 },
   fpgDeleteEndpoint: { lua: DELETE_ENDPOINT, numberOfKeys: 3 },
   fpgReplay: { lua: REPLAY, numberOfKeys: 3 },
+  fpgAddAccountEndpoint: { lua: ADD_ACCOUNT_ENDPOINT, numberOfKeys: 1 },
 };
 
 const orNull = (v: string | undefined): string | null => (v === undefined || v === '' ? null : v);
@@ -84,6 +86,19 @@ export class RedisEvents implements EventStore {
     return this.b.run(async () => {
       await this.b.redis.hset(this.keys[0], endpoint.id, JSON.stringify(endpoint));
     });
+  }
+
+  addAccountEndpoint(endpoint: Endpoint & { account_id: string }, max: number): Promise<boolean> {
+    return this.b.run(
+      async () =>
+        (await this.b.redis.fpgAddAccountEndpoint(
+          this.keys[0],
+          endpoint.account_id,
+          endpoint.id,
+          JSON.stringify(endpoint),
+          String(max),
+        )) === 1,
+    );
   }
 
   getEndpoint(id: string): Promise<Endpoint | null> {

@@ -45,6 +45,26 @@ export function deliveriesContract(t: Test, make: () => Promise<Store>): void {
     t.same((await store.events.listEndpoints()).map((e) => e.id).sort(), [a.id, b.id, operator.id].sort());
   });
 
+  t.test("an account's endpoints added at once never pass its bound", async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    await store.events.putEndpoint(endpoint('acct_log_e'));
+    await store.events.putEndpoint(endpoint('acct_log_other'));
+    await store.events.putEndpoint(endpoint(null));
+    const added = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        store.events.addAccountEndpoint({ ...endpoint('acct_log_e'), account_id: 'acct_log_e' }, 4),
+      ),
+    );
+    t.equal(added.filter(Boolean).length, 3, 'three more beside the one it had');
+    t.equal((await store.events.listEndpoints('acct_log_e')).length, 4);
+    t.equal(
+      await store.events.addAccountEndpoint({ ...endpoint('acct_log_other'), account_id: 'acct_log_other' }, 4),
+      true,
+      "another account's are its own",
+    );
+  });
+
   t.test(
     `a delivery keeps its latest ${ATTEMPTS_KEPT} attempts: when, status, duration and the answer's start`,
     async (t) => {
