@@ -22,7 +22,7 @@ export interface SendOutcome {
   answer: string;
 }
 
-/** What the worker is told; SendOutcome before the answer's start is added to it. */
+/** An outcome before the start of the answer is added to it. */
 type Ending = Omit<SendOutcome, 'answer'>;
 
 /**
