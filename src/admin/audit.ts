@@ -17,6 +17,7 @@ export type AuditAction =
   | 'webhook.delete'
   | 'webhook.rotate_secret'
   | 'webhook.test'
+  | 'webhook.replay'
   | 'billing.retry'
   | 'key.leak'
   | 'member.add'
@@ -40,6 +41,8 @@ export interface AuditEntry {
   url?: string;
   source?: string;
   webhook_id?: string;
+  /** A replay: the event delivered again. */
+  event_id?: string;
   effective_date?: string;
   /** A history document published at once. */
   effective_dates?: string[];

@@ -12,6 +12,8 @@ import type { Audit } from './audit.js';
 
 // The old secret keeps signing beside the new one this long after a rotation.
 const ROTATION_GRACE_MS = 86_400_000;
+/** Endpoints an account may make for itself in the portal. */
+const ACCOUNT_ENDPOINTS_MAX = 10;
 
 export const createWebhookInput = z.strictObject({
   url: z.string().min(1).max(2048),
@@ -19,6 +21,8 @@ export const createWebhookInput = z.strictObject({
   account_id: z.string().min(1).max(128).nullable().optional(),
   description: z.string().max(500).nullable().optional(),
 });
+// Deliveries in the portal's log: as many as the store keeps per endpoint.
+const DELIVERIES_SHOWN = 100;
 export const deliveriesQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });
 
 /** An endpoint as the admin API shows it: never its secrets. */
@@ -44,7 +48,20 @@ export interface DeliveryView {
   created_at: string;
 }
 
+/** A delivery with its attempts, as the portal's delivery log shows it. */
+export interface DeliveryLogView {
+  /** The event's id: the same on every attempt (`webhook-id`). */
+  id: string;
+  event_type: string;
+  state: Delivery['state'];
+  created_at: string;
+  next_attempt: string | null;
+  /** The latest attempts, oldest first; `body` is the start of the receiver's answer. */
+  attempts: Array<{ at: string; status: number | null; ms: number; body: string; error: string | null }>;
+}
+
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const whole = (ms: number): string => new Date(ms).toISOString();
 
 /**
  * Webhook endpoints for the admin API and the CLI. A URL is checked at the edge (https unless
@@ -78,9 +95,11 @@ export class WebhookOperations {
     this.enqueued = deps.enqueued ?? (() => undefined);
   }
 
+  /** `most`: the endpoints its account may have, this one included (the portal's bound); none for an operator. */
   async create(
     input: z.infer<typeof createWebhookInput>,
     from: string,
+    most?: number,
   ): Promise<Omit<EndpointView, 'previous_secret_expires_at'> & { secret: string }> {
     const url = await this.checkUrl(input.url);
     const accountId = input.account_id ?? null;
@@ -97,20 +116,36 @@ export class WebhookOperations {
       previous_until_ms: null,
       created_at: new Date(this.clock.now()).toISOString(),
     };
-    await this.events.putEndpoint(endpoint);
+    if (most === undefined || accountId === null) await this.events.putEndpoint(endpoint);
+    else if (!(await this.events.addAccountEndpoint({ ...endpoint, account_id: accountId }, most)))
+      throw new GatewayError('CONFLICT', `an account has at most ${most} webhook endpoints`);
     this.audit({ action: 'webhook.create', webhook_id: endpoint.id, from, after: this.audited(endpoint) });
     const { id, events, account_id, description, created_at, secret } = endpoint;
     return { id, url: maskUrl(endpoint.url), events, account_id, description, secret, created_at };
   }
 
-  async list(): Promise<{ webhooks: EndpointView[] }> {
-    const all = await this.events.listEndpoints();
+  /** Every endpoint, or one account's (`accountId`, the portal's: its endpoints and no other). */
+  async list(accountId?: string): Promise<{ webhooks: EndpointView[] }> {
+    const all = await this.events.listEndpoints(accountId);
     all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
     return { webhooks: all.map((e) => this.view(e)) };
   }
 
-  async remove(id: string, from: string): Promise<{ webhook: EndpointView }> {
-    const endpoint = await this.find(id);
+  /**
+   * An account's own endpoint, made in the portal: for its own events only (the caller's input
+   * says which), at most ACCOUNT_ENDPOINTS_MAX of them, the URL held to the same checks.
+   */
+  async createFor(
+    accountId: string,
+    input: Pick<z.infer<typeof createWebhookInput>, 'url' | 'events' | 'description'>,
+    from: string,
+  ): ReturnType<WebhookOperations['create']> {
+    return this.create({ ...input, account_id: accountId }, from, ACCOUNT_ENDPOINTS_MAX);
+  }
+
+  /** `accountId`: only an endpoint of that account is found (the portal's); another's is 404. */
+  async remove(id: string, from: string, accountId?: string): Promise<{ webhook: EndpointView }> {
+    const endpoint = await this.find(id, accountId);
     if (!(await this.events.deleteEndpoint(id))) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
     this.audit({ action: 'webhook.delete', webhook_id: id, from, before: this.audited(endpoint) });
     return { webhook: this.view(endpoint) };
@@ -135,8 +170,8 @@ export class WebhookOperations {
   }
 
   /** Sends a `webhook.test` event to this endpoint alone, delivered like any other: signed and retried. */
-  async test(id: string, from: string): Promise<{ event_id: string; type: 'webhook.test' }> {
-    const endpoint = await this.find(id);
+  async test(id: string, from: string, accountId?: string): Promise<{ event_id: string; type: 'webhook.test' }> {
+    const endpoint = await this.find(id, accountId);
     const now = this.clock.now();
     const event = outboxEvent(
       eventId('webhook.test', id, String(now), randomBytes(8).toString('hex')),
@@ -167,9 +202,42 @@ export class WebhookOperations {
     };
   }
 
-  private async find(id: string): Promise<Endpoint> {
+  /** An endpoint's latest deliveries with each one's attempts (the portal's delivery log). */
+  async log(id: string, accountId: string): Promise<{ deliveries: DeliveryLogView[] }> {
+    await this.find(id, accountId);
+    const list = await this.events.listDeliveries(id, DELIVERIES_SHOWN);
+    return {
+      deliveries: list.map((d) => ({
+        id: d.event_id,
+        event_type: d.type,
+        state: d.state,
+        created_at: whole(d.created_ms),
+        next_attempt: iso(d.next_attempt_ms),
+        attempts: d.log.map((a) => ({
+          at: whole(a.at_ms),
+          status: a.status,
+          ms: a.ms,
+          body: a.answer,
+          error: a.error,
+        })),
+      })),
+    };
+  }
+
+  /** One more attempt of a delivery, now, signed and recorded as any other (`eventId`: its event's id). */
+  async replay(id: string, eventId: string, from: string, accountId?: string): Promise<{ delivery_id: string }> {
+    await this.find(id, accountId);
+    if (!(await this.events.replayDelivery(`${eventId}.${id}`, this.clock.now())))
+      throw new GatewayError('NOT_FOUND', `no delivery ${eventId} of webhook ${id}`);
+    this.enqueued();
+    this.audit({ action: 'webhook.replay', webhook_id: id, event_id: eventId, from });
+    return { delivery_id: eventId };
+  }
+
+  private async find(id: string, accountId?: string): Promise<Endpoint> {
     const endpoint = await this.events.getEndpoint(id);
-    if (!endpoint) throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
+    if (!endpoint || (accountId !== undefined && endpoint.account_id !== accountId))
+      throw new GatewayError('NOT_FOUND', `no webhook with id ${id}`);
     return endpoint;
   }
 

@@ -3,7 +3,13 @@ import { Writable } from 'node:stream';
 import type { Operations } from '../admin/operations.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
-import { consoleSender, type PortalDeps, signInLinkSender, smtpSender } from '../features/portal/index.js';
+import {
+  consoleSender,
+  type PortalDeps,
+  signInLinkSender,
+  smtpSender,
+  type WebhookView,
+} from '../features/portal/index.js';
 import { createAccountInput } from '../keys/accounts.js';
 import type { Store } from '../store/store.js';
 import { addDays, dayOf } from '../time/days.js';
@@ -67,6 +73,17 @@ function portalDeps(o: PortalOptions): PortalDeps {
       update: (id, keyId, input, by) => ops.keys.update(id, keyId, input, by),
       revoke: (id, keyId, by) => ops.keys.revoke(id, keyId, by),
     },
+    webhooks: {
+      list: async (id) => (await ops.webhooks.list(id)).webhooks.map(shown),
+      create: async (id, input, by) => {
+        const { secret, ...endpoint } = await ops.webhooks.createFor(id, input, by);
+        return { endpoint: shown(endpoint), secret };
+      },
+      remove: (id, hook, by) => ops.webhooks.remove(hook, by, id),
+      test: (id, hook, by) => ops.webhooks.test(hook, by, id),
+      deliveries: async (id, hook) => (await ops.webhooks.log(hook, id)).deliveries,
+      replay: (id, hook, delivery, by) => ops.webhooks.replay(hook, delivery, by, id),
+    },
     usage: {
       usage: async (id, days) => {
         const { usage } = await ops.accounts.showAccount(id);
@@ -85,6 +102,15 @@ function portalDeps(o: PortalOptions): PortalDeps {
     },
   };
 }
+
+/** An endpoint as the portal shows it: the session's account is its own, and no secret is ever listed. */
+const shown = ({ id, url, events, description, created_at }: WebhookView): WebhookView => ({
+  id,
+  url,
+  events,
+  description,
+  created_at,
+});
 
 /** `portal.base_url`, or the public listener's own address (never a request's Host header). */
 export function portalBaseUrl(config: Config, address: AddressInfo): string {

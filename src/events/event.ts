@@ -14,6 +14,17 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number] | 'webhook.test';
 
+/** The events about one account alone: what an account's own endpoint made in the portal may get. */
+export const ACCOUNT_EVENT_TYPES = [
+  'usage.threshold',
+  'key.created',
+  'key.revoked',
+  'key.rotated',
+  'key.expiring',
+  'key.leaked',
+] as const satisfies readonly EventType[];
+export type AccountEventType = (typeof ACCOUNT_EVENT_TYPES)[number];
+
 /**
  * One event as the outbox keeps it: its stable id (the `webhook-id` of every attempt), its type,
  * the account it concerns (usage and key events: it decides which scoped endpoints get it) and the

@@ -41,7 +41,15 @@ export type {
   PlanChange,
   Threshold,
 } from './counting/interface.js';
-export type { AttemptOutcome, Claimed, Delivery, Endpoint, EventStore } from './events/interface.js';
+export type {
+  AttemptOutcome,
+  AttemptRecord,
+  Claimed,
+  Delivery,
+  Endpoint,
+  EventStore,
+} from './events/interface.js';
+export { ANSWER_KEPT_BYTES } from './events/interface.js';
 export type {
   AccountKey,
   ApiKey,

@@ -7,6 +7,8 @@ export const MAX_ANSWER_BYTES = 1024;
 
 export interface SendPolicy extends AddressPolicy {
   timeoutMs: number;
+  /** Bytes of the answer kept in the outcome. */
+  keep: number;
 }
 
 export interface SendOutcome {
@@ -16,7 +18,12 @@ export interface SendOutcome {
   status: number | null;
   /** Why it failed, in a word or two (refused, timeout, unreachable, status …), null when ok. */
   error: string | null;
+  /** The first `keep` bytes of the answer read, as text ('' when none came). */
+  answer: string;
 }
+
+/** An outcome before the start of the answer is added to it. */
+type Ending = Omit<SendOutcome, 'answer'>;
 
 /**
  * POSTs one signed event. The host is resolved and checked here, at every delivery, and the
@@ -36,17 +43,19 @@ export async function sendWebhook(
   try {
     target = await withTimeout(checkedAddress(url, policy), policy.timeoutMs);
   } catch (err) {
-    if (err instanceof RefusedAddress) return { ok: false, status: null, error: `refused: ${err.message}` };
-    return { ok: false, status: null, error: 'timeout' };
+    if (err instanceof RefusedAddress) return { ok: false, status: null, error: `refused: ${err.message}`, answer: '' };
+    return { ok: false, status: null, error: 'timeout', answer: '' };
   }
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (outcome: SendOutcome): void => {
+    const kept: Buffer[] = [];
+    let read = 0;
+    const finish = (outcome: Ending): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       req.destroy();
-      resolve(outcome);
+      resolve({ ...outcome, answer: Buffer.concat(kept).subarray(0, policy.keep).toString('utf8') });
     };
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = request(url, {
@@ -56,7 +65,7 @@ export async function sendWebhook(
       agent: false,
     });
     // An answer whose status arrived in time counts, even if its body is still coming.
-    let answered: SendOutcome | null = null;
+    let answered: Ending | null = null;
     const timer = setTimeout(
       () => finish(answered ?? { ok: false, status: null, error: 'timeout' }),
       Math.max(1, deadline - Date.now()),
@@ -67,10 +76,10 @@ export async function sendWebhook(
     req.on('response', (res: IncomingMessage) => {
       const status = res.statusCode ?? 0;
       const ok = status >= 200 && status < 300;
-      let read = 0;
       answered = { ok, status, error: ok ? null : `status ${status}` };
-      const done = (): void => finish(answered as SendOutcome);
+      const done = (): void => finish(answered as Ending);
       res.on('data', (chunk: Buffer) => {
+        if (read < policy.keep) kept.push(chunk);
         read += chunk.length;
         if (read >= MAX_ANSWER_BYTES) done();
       });

@@ -6,13 +6,14 @@ import { signatureHeader } from '../events/signing.js';
 import { OutageLog } from '../log/outage.js';
 import type { Metrics } from '../metrics/gateway-metrics.js';
 import { allowanceFor } from '../quota/allowance.js';
-import type {
-  AccountStore,
-  Claimed,
-  CoordinationStore,
-  CountingStore,
-  EventStore,
-  StoreCapabilities,
+import {
+  type AccountStore,
+  ANSWER_KEPT_BYTES,
+  type Claimed,
+  type CoordinationStore,
+  type CountingStore,
+  type EventStore,
+  type StoreCapabilities,
 } from '../store/store.js';
 import { tracedCall } from '../telemetry/calls.js';
 import { type SendPolicy, sendWebhook } from './send.js';
@@ -89,7 +90,12 @@ export class WebhookWorker {
     this.now = o.now;
     const { config, log } = o;
     const w = config.webhooks;
-    this.policy = { timeoutMs: w.timeout_ms, allowPrivate: w.allow_private_addresses, allowHttp: w.allow_http };
+    this.policy = {
+      timeoutMs: w.timeout_ms,
+      allowPrivate: w.allow_private_addresses,
+      allowHttp: w.allow_http,
+      keep: ANSWER_KEPT_BYTES,
+    };
     this.outage = new OutageLog(log, ['failed_rounds'], {
       began: 'webhook delivery rounds failing (the store is unavailable?); trying again',
       goesOn: 'webhook delivery rounds still failing',
@@ -186,6 +192,7 @@ export class WebhookWorker {
       'webhook-signature': signatureHeader(secrets, delivery.event_id, timestamp, delivery.body),
     };
     const attempt = delivery.attempts + 1;
+    const began = performance.now();
     const sent = await tracedCall(
       'POST webhook',
       endpoint.url,
@@ -219,6 +226,8 @@ export class WebhookWorker {
         delivered: sent.ok,
         nextAttemptMs,
         nowMs: doneMs,
+        ms: Math.round(performance.now() - began),
+        answer: sent.answer,
       })
       .catch((err: unknown) =>
         this.log.warn(

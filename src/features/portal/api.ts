@@ -6,6 +6,14 @@ import type { Exchange } from '../../http/core-types.js';
 import type { Acting, ApiHandler } from './acting.js';
 import { createKey, listKeys, patchKey, revokeKey, rotateKey, usage, usageCsv } from './api-keys.js';
 import { addMember, listMembers, removeMember } from './api-members.js';
+import {
+  createWebhook,
+  deleteWebhook,
+  listWebhooks,
+  replayDelivery,
+  testWebhook,
+  webhookDeliveries,
+} from './api-webhooks.js';
 import type { PortalContext } from './context.js';
 import { empty, isForm, json, readBody, refuse } from './http.js';
 import { clearCookie, csrfHolds, LIFE, sameOrigin, signedIn } from './sessions.js';
@@ -76,6 +84,13 @@ const ROUTES: readonly ApiRoute[] = [
   { method: 'POST', path: /^members$/, run: addMember },
   { method: 'DELETE', path: /^members\/([^/]{1,300})$/, run: removeMember },
   { method: 'POST', path: /^members\/([^/]{1,300})\/delete$/, run: removeMember },
+  { method: 'GET', path: /^webhooks$/, run: listWebhooks },
+  { method: 'POST', path: /^webhooks$/, run: createWebhook },
+  { method: 'DELETE', path: new RegExp(`^webhooks/${ID}$`), run: deleteWebhook },
+  { method: 'POST', path: new RegExp(`^webhooks/${ID}/delete$`), run: deleteWebhook },
+  { method: 'POST', path: new RegExp(`^webhooks/${ID}/test$`), run: testWebhook },
+  { method: 'GET', path: new RegExp(`^webhooks/${ID}/deliveries$`), run: webhookDeliveries },
+  { method: 'POST', path: new RegExp(`^webhooks/${ID}/deliveries/${ID}/replay$`), run: replayDelivery },
 ];
 
 /** Answers `/portal/api/<rest>`. */

@@ -3,6 +3,7 @@
  * own operations, so a change made here is the same change, audited, announced and raising the
  * same events. The portal imports none of them (features do not import admin/).
  */
+import type { AccountEventType } from '../../events/event.js';
 import type { CreateKeyInput, KeyView, PatchKeyInput, RotateInput } from '../../keys/api-keys.js';
 import type { Usage } from '../../quota/usage.js';
 import type { PortalStore } from '../../store/store.js';
@@ -38,10 +39,50 @@ export interface PortalUsage {
   csv(accountId: string, days: number): Promise<string>;
 }
 
+/** An account's own webhook endpoint, as the portal shows it: never its secret. */
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  created_at: string;
+}
+
+/** One delivery of the log: its event and its latest attempts (`body`: the answer's first 200 bytes). */
+export interface DeliveryLog {
+  id: string;
+  event_type: string;
+  state: string;
+  created_at: string;
+  next_attempt: string | null;
+  attempts: Array<{ at: string; status: number | null; ms: number; body: string; error: string | null }>;
+}
+
+/**
+ * The account's own webhook endpoints, through the admin API's webhook operations (the same URL
+ * checks, audit lines and delivery worker). Each takes the session's account: an endpoint of
+ * another account is not found (404).
+ */
+export interface PortalWebhooks {
+  list(accountId: string): Promise<WebhookView[]>;
+  /** The signing secret is in this answer only. */
+  create(
+    accountId: string,
+    input: { url: string; events: AccountEventType[]; description?: string | undefined },
+    from: string,
+  ): Promise<{ endpoint: WebhookView; secret: string }>;
+  remove(accountId: string, id: string, from: string): Promise<unknown>;
+  /** A `webhook.test` event to this endpoint, delivered as any other. */
+  test(accountId: string, id: string, from: string): Promise<{ event_id: string }>;
+  deliveries(accountId: string, id: string): Promise<DeliveryLog[]>;
+  replay(accountId: string, id: string, deliveryId: string, from: string): Promise<unknown>;
+}
+
 export interface PortalDeps {
   store: PortalStore;
   accounts: PortalAccounts;
   keys: PortalKeys;
   usage: PortalUsage;
+  webhooks: PortalWebhooks;
   send: SendLink;
 }

@@ -12,10 +12,11 @@ import type { PortalContext } from './context.js';
 import type { PortalDeps } from './deps.js';
 import { answer, empty, html, refuse } from './http.js';
 import { PORTAL_OPENAPI } from './openapi-doc.js';
+import { webhooksPageFor } from './page-webhooks.js';
 import { CSS, homePage, signInPage } from './pages.js';
 import { followLink, issue } from './sign-in.js';
 
-export type { PortalDeps, SendLink } from './deps.js';
+export type { PortalDeps, SendLink, WebhookView } from './deps.js';
 export { consoleSender, smtpSender } from './mail.js';
 
 /** Sends `email` a sign-in link, as a sign-in request would (an operator approved its sign-up). */
@@ -55,6 +56,7 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
   if (rest === 'auth') return followLink(x, c, search);
   if (rest === 'openapi.json') return answer(x, 200, 'application/json', DOCUMENT);
   if (rest === 'portal.css') return answer(x, 200, 'text/css; charset=utf-8', CSS);
+  if (rest === 'webhooks') return webhooksPage(x, c);
   if (rest !== '') return refuse(x, 'not_found');
   const acting = await actingOf(x, c);
   if (acting === null) return html(x, 200, signInPage());
@@ -79,6 +81,13 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
       members,
     }),
   );
+}
+
+/** The webhooks page, for a signed-in member; anyone else signs in first. */
+async function webhooksPage(x: Exchange, c: PortalContext): Promise<void> {
+  const acting = await actingOf(x, c);
+  if (acting === null) return empty(x, 303, ['Location', '/portal/']);
+  return webhooksPageFor(x, c, acting);
 }
 
 /** The store unreachable is a 503; anything else the core's 500. */

@@ -1,4 +1,5 @@
 /** `/portal/openapi.json`: the portal's own API, OpenAPI 3.1, apart from the public API's document. */
+import { webhooksDoc } from './openapi-webhooks.js';
 
 const json = (schema: object) => ({ 'application/json': { schema } });
 const ok = (description: string, schema?: object) =>
@@ -7,7 +8,7 @@ const errors = {
   400: ok('Bad request'),
   401: ok('Not signed in'),
   403: ok('Foreign Origin, missing CSRF token, or not an owner'),
-  404: ok('No such key or member in this account'),
+  404: ok('No such key, member, webhook or delivery in this account'),
 };
 const csrf = [{ name: 'X-CSRF-Token', in: 'header', required: true, schema: { type: 'string' } }];
 const id = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
@@ -18,6 +19,7 @@ const object = (properties: Record<string, object>, required = Object.keys(prope
   required,
 });
 const str = { type: 'string' };
+const hooks = webhooksDoc({ json, ok, errors, csrf, id, object, str });
 
 export const PORTAL_OPENAPI = {
   openapi: '3.1.0',
@@ -43,6 +45,7 @@ export const PORTAL_OPENAPI = {
         expired: { type: 'boolean' },
       }),
       Member: object({ account_id: str, email: str, role: { enum: ['owner', 'developer'] }, added_at: str }),
+      ...hooks.schemas,
     },
   },
   security: [{ session: [] }],
@@ -199,5 +202,6 @@ export const PORTAL_OPENAPI = {
         responses: { 204: ok('Removed'), 409: ok('The last owner'), ...errors },
       },
     },
+    ...hooks.paths,
   },
 };

@@ -16,7 +16,7 @@ form.inline{display:inline}input,select,button{font:inherit;margin:.2rem 0}
 code{word-break:break-all;background:#f3f3f3;padding:.1rem .3rem}
 a:focus,button:focus,input:focus,select:focus{outline:3px solid #1a5fb4}`;
 
-function page(title: string, body: string): string {
+export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Fuel Price Gateway</title><link rel="stylesheet" href="/portal/portal.css"></head><body><main>${body}</main></body></html>`;
 }
 
@@ -58,7 +58,7 @@ export interface HomeView {
   members: Member[];
 }
 
-const hidden = (csrf: string): string => `<input type="hidden" name="csrf_token" value="${esc(csrf)}">`;
+export const hidden = (csrf: string): string => `<input type="hidden" name="csrf_token" value="${esc(csrf)}">`;
 
 function keysSection(v: HomeView): string {
   const graces = GRACES_S.map((g) => `<option value="${g}">${g === 0 ? 'no grace' : `${g / 60} min`}</option>`).join(
@@ -112,6 +112,7 @@ export function homePage(v: HomeView): string {
     .join(' ');
   const header = `<h1>Account ${esc(v.account.id)}</h1><p>Signed in as ${esc(v.email)} (${esc(v.account.role)}). ${others}</p>
 <form class="inline" method="post" action="/portal/api/sign-out">${hidden(v.csrf)}<button>Sign out</button></form>
-<form class="inline" method="post" action="/portal/api/sign-out-everywhere">${hidden(v.csrf)}<button>Sign out everywhere</button></form>`;
+<form class="inline" method="post" action="/portal/api/sign-out-everywhere">${hidden(v.csrf)}<button>Sign out everywhere</button></form>
+<p><a href="/portal/webhooks">Webhooks</a></p>`;
   return page('Your account', header + keysSection(v) + usageSection(v) + membersSection(v));
 }

@@ -16,6 +16,18 @@ export interface Endpoint {
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
 
+/** One attempt of a delivery, as its log keeps it. */
+export interface AttemptRecord {
+  /** Unix ms when the attempt began. */
+  at_ms: number;
+  status: number | null;
+  /** How long it took, ms. */
+  ms: number;
+  /** The start of the receiver's answer (ANSWER_KEPT_BYTES), as text. */
+  answer: string;
+  error: string | null;
+}
+
 /** One event for one endpoint: what has been tried and what comes next. */
 export interface Delivery {
   /** `<event id>.<endpoint id>` */
@@ -32,6 +44,8 @@ export interface Delivery {
   /** Unix ms of the next attempt; null once delivered or failed. */
   next_attempt_ms: number | null;
   created_ms: number;
+  /** Its latest ATTEMPTS_KEPT attempts, oldest first. */
+  log: AttemptRecord[];
 }
 
 /** A delivery taken for one attempt, with its endpoint as it is now (URL and secrets). */
@@ -46,7 +60,11 @@ export interface AttemptOutcome {
   delivered: boolean;
   /** When to try again; null: no more (delivered, or failed for good). */
   nextAttemptMs: number | null;
+  /** When the attempt ended; it began `ms` before. */
   nowMs: number;
+  ms: number;
+  /** The start of the answer, at most ANSWER_KEPT_BYTES bytes. */
+  answer: string;
 }
 
 // How long a delivery's record stays listed after it is delivered or failed, and how long an
@@ -60,6 +78,10 @@ export const EVENT_ID_KEEP_MS = 30 * 86_400_000;
 export const ENDPOINT_CONCURRENCY = 2;
 /** Deliveries listed per endpoint. */
 export const DELIVERIES_KEPT = 100;
+/** Attempts kept in a delivery's log (the latest): the default retries make 8, a replay adds one each. */
+export const ATTEMPTS_KEPT = 10;
+/** Bytes of a receiver's answer kept with each attempt. */
+export const ANSWER_KEPT_BYTES = 200;
 
 /**
  * Webhook endpoints and the durable outbox: events fanned out into one delivery per matching
@@ -68,8 +90,14 @@ export const DELIVERIES_KEPT = 100;
  */
 export interface EventStore {
   putEndpoint(endpoint: Endpoint): Promise<void>;
+  /**
+   * Adds an endpoint of an account unless that account has `max` already (counted and added in
+   * one step: requests at the same time never pass the bound). False when it has.
+   */
+  addAccountEndpoint(endpoint: Endpoint & { account_id: string }, max: number): Promise<boolean>;
   getEndpoint(id: string): Promise<Endpoint | null>;
-  listEndpoints(): Promise<Endpoint[]>;
+  /** Every endpoint, or those of one account. */
+  listEndpoints(accountId?: string): Promise<Endpoint[]>;
   /** Removes the endpoint and its pending deliveries. False when there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
   /**
@@ -88,6 +116,12 @@ export interface EventStore {
   claimDeliveries(holder: string, nowMs: number, leaseMs: number, max: number): Promise<Claimed[]>;
   /** Records an attempt. Ignored (false) when `holder` no longer holds the delivery. */
   recordAttempt(deliveryId: string, holder: string, outcome: AttemptOutcome): Promise<boolean>;
+  /**
+   * Makes a delivery due at `nowMs` for one more attempt, whatever its state (a finished one is
+   * pending again, and listed until it ends again). One under claim or waiting at its endpoint's
+   * bound is left as it is: it is about to be attempted. False when there is no such delivery.
+   */
+  replayDelivery(deliveryId: string, nowMs: number): Promise<boolean>;
   /** An endpoint's latest deliveries, newest first. */
   listDeliveries(endpointId: string, limit: number): Promise<Delivery[]>;
   /** Deliveries pending, and when the oldest of them was created (null when none). */

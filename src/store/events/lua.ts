@@ -105,11 +105,13 @@ return out
 `;
 
 /**
- * Records one attempt when ARGV[3] still holds the delivery.
+ * Records one attempt when ARGV[3] still holds the delivery, and adds it to the delivery's log
+ * (field `log`, a JSON array, the latest ARGV[10] kept).
  *
  * ARGV[1] prefix, ARGV[2] delivery id, ARGV[3] holder, ARGV[4] state after (pending, delivered,
  * failed), ARGV[5] status or '', ARGV[6] error or '', ARGV[7] next attempt (ms) or '', ARGV[8]
- * how long a finished delivery stays listed (ms).
+ * how long a finished delivery stays listed (ms), ARGV[9] the attempt (JSON), ARGV[10] attempts
+ * kept.
  * Returns 1 when recorded, 0 when another holder has it (or it is gone).
  */
 export const RECORD = `
@@ -121,8 +123,11 @@ redis.call('ZREM', ARGV[1] .. 'busy:' .. ep, ARGV[2])
 local back = redis.call('ZPOPMIN', ARGV[1] .. 'park:' .. ep, 1)
 if #back > 0 then redis.call('ZADD', KEYS[2], back[2], back[1]) end
 redis.call('HINCRBY', d, 'attempts', 1)
+local log = cjson.decode(redis.call('HGET', d, 'log') or '[]')
+log[#log + 1] = cjson.decode(ARGV[9])
+while #log > tonumber(ARGV[10]) do table.remove(log, 1) end
 redis.call('HSET', d, 'holder', '', 'state', ARGV[4], 'last_status', ARGV[5], 'last_error', ARGV[6],
-  'next_attempt_ms', ARGV[7])
+  'next_attempt_ms', ARGV[7], 'log', cjson.encode(log))
 if ARGV[4] == 'pending' then
   redis.call('ZADD', KEYS[2], ARGV[7], ARGV[2])
 else
@@ -130,6 +135,42 @@ else
   redis.call('ZREM', KEYS[3], ARGV[2])
   redis.call('PEXPIRE', d, ARGV[8])
 end
+return 1
+`;
+
+/**
+ * Adds an account's endpoint unless the account has ARGV[4] already.
+ * ARGV[1] account id, ARGV[2] endpoint id, ARGV[3] endpoint JSON, ARGV[4] most.
+ * Returns 1 when added, 0 at the bound.
+ */
+export const ADD_ACCOUNT_ENDPOINT = `
+local n = 0
+for _, json in ipairs(redis.call('HVALS', KEYS[1])) do
+  if cjson.decode(json).account_id == ARGV[1] then n = n + 1 end
+end
+if n >= tonumber(ARGV[4]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+return 1
+`;
+
+/**
+ * Makes a delivery due now for one more attempt (EventStore.replayDelivery). One under claim, or
+ * parked at its endpoint's bound, is left alone: it is about to be attempted, and adding it to
+ * the line as well would let a second holder claim it.
+ *
+ * ARGV[1] prefix, ARGV[2] delivery id, ARGV[3] now (ms).
+ * Returns 1 when the delivery exists, else 0.
+ */
+export const REPLAY = `
+local d = ARGV[1] .. 'd:' .. ARGV[2]
+local h = redis.call('HMGET', d, 'endpoint_id', 'holder', 'created_ms')
+if not h[1] then return 0 end
+if (h[2] or '') ~= '' then return 1 end
+if redis.call('ZSCORE', ARGV[1] .. 'park:' .. h[1], ARGV[2]) then return 1 end
+redis.call('PERSIST', d)
+redis.call('HSET', d, 'state', 'pending', 'next_attempt_ms', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+redis.call('ZADD', KEYS[3], h[3], ARGV[2])
 return 1
 `;
 

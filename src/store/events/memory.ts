@@ -1,6 +1,7 @@
 import type { OutboxEvent } from '../../events/event.js';
 import type { MemoryData, MemoryDelivery } from '../memory/state.js';
 import {
+  ATTEMPTS_KEPT,
   type AttemptOutcome,
   type Claimed,
   DELIVERIES_KEPT,
@@ -37,6 +38,7 @@ export function enqueueInMemory(data: MemoryData, event: OutboxEvent, only?: str
       last_error: null,
       next_attempt_ms: now,
       created_ms: now,
+      log: [],
       holder: null,
       due_ms: now,
       forget_ms: null,
@@ -57,12 +59,21 @@ export class MemoryEvents implements EventStore {
     await this.data.save();
   }
 
+  async addAccountEndpoint(endpoint: Endpoint & { account_id: string }, max: number): Promise<boolean> {
+    let held = 0;
+    for (const e of this.data.endpoints.values()) if (e.account_id === endpoint.account_id) held++;
+    if (held >= max) return false;
+    await this.putEndpoint(endpoint);
+    return true;
+  }
+
   async getEndpoint(id: string): Promise<Endpoint | null> {
     return this.data.endpoints.get(id) ?? null;
   }
 
-  async listEndpoints(): Promise<Endpoint[]> {
-    return [...this.data.endpoints.values()];
+  async listEndpoints(accountId?: string): Promise<Endpoint[]> {
+    const all = [...this.data.endpoints.values()];
+    return accountId === undefined ? all : all.filter((e) => e.account_id === accountId);
   }
 
   async deleteEndpoint(id: string): Promise<boolean> {
@@ -118,6 +129,20 @@ export class MemoryEvents implements EventStore {
     d.next_attempt_ms = d.state === 'pending' ? o.nextAttemptMs : null;
     d.due_ms = d.next_attempt_ms;
     d.forget_ms = d.state === 'pending' ? null : o.nowMs + DELIVERY_KEEP_MS;
+    const attempt = { at_ms: o.nowMs - o.ms, status: o.status, ms: o.ms, answer: o.answer, error: o.error };
+    d.log = [...d.log, attempt].slice(-ATTEMPTS_KEPT);
+    this.data.countersDirty = true;
+    return true;
+  }
+
+  async replayDelivery(deliveryId: string, nowMs: number): Promise<boolean> {
+    const d = this.data.deliveries.get(deliveryId);
+    if (!d || (d.forget_ms !== null && d.forget_ms <= nowMs)) return false;
+    if (d.holder !== null && (d.due_ms ?? 0) > nowMs) return true;
+    d.state = 'pending';
+    d.next_attempt_ms = nowMs;
+    d.due_ms = nowMs;
+    d.forget_ms = null;
     this.data.countersDirty = true;
     return true;
   }

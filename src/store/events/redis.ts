@@ -3,7 +3,9 @@ import type { EventType, OutboxEvent } from '../../events/event.js';
 import type { RedisBackend } from '../redis/backend.js';
 import { pairsToRecord } from '../redis/codec.js';
 import {
+  ATTEMPTS_KEPT,
   type AttemptOutcome,
+  type AttemptRecord,
   type Claimed,
   DELIVERIES_KEPT,
   DELIVERY_KEEP_MS,
@@ -14,7 +16,7 @@ import {
   EVENT_ID_KEEP_MS,
   type EventStore,
 } from './interface.js';
-import { CLAIM, DELETE_ENDPOINT, ENQUEUE, RECORD } from './lua.js';
+import { ADD_ACCOUNT_ENDPOINT, CLAIM, DELETE_ENDPOINT, ENQUEUE, RECORD, REPLAY } from './lua.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -22,6 +24,8 @@ declare module 'ioredis' {
     fpgClaim(...keysAndArgs: string[]): Result<Array<string[] | string>, Context>;
     fpgRecord(...keysAndArgs: string[]): Result<number, Context>;
     fpgDeleteEndpoint(...keysAndArgs: string[]): Result<number, Context>;
+    fpgReplay(...keysAndArgs: string[]): Result<number, Context>;
+    fpgAddAccountEndpoint(...keysAndArgs: string[]): Result<number, Context>;
   }
 }
 
@@ -30,6 +34,8 @@ const SCRIPTS = {
   fpgClaim: { lua: CLAIM, numberOfKeys: 3 },
   fpgRecord: { lua: RECORD, numberOfKeys: 3 },
   fpgDeleteEndpoint: { lua: DELETE_ENDPOINT, numberOfKeys: 3 },
+  fpgReplay: { lua: REPLAY, numberOfKeys: 3 },
+  fpgAddAccountEndpoint: { lua: ADD_ACCOUNT_ENDPOINT, numberOfKeys: 1 },
 };
 
 const orNull = (v: string | undefined): string | null => (v === undefined || v === '' ? null : v);
@@ -48,6 +54,8 @@ function decodeDelivery(id: string, h: Record<string, string>): Delivery {
     last_error: orNull(h.last_error),
     next_attempt_ms: h.state === 'pending' ? numOrNull(h.next_attempt_ms) : null,
     created_ms: Number(h.created_ms ?? 0),
+    // Absent on deliveries written before the log was kept.
+    log: h.log === undefined ? [] : (JSON.parse(h.log) as AttemptRecord[]),
   };
 }
 
@@ -56,7 +64,7 @@ function decodeDelivery(id: string, h: Record<string, string>): Delivery {
  *   fpg:{wh}:endpoints     hash endpoint id → JSON (with its secrets)
  *   fpg:{wh}:due           sorted set delivery id → next attempt (or end of its claim), ms
  *   fpg:{wh}:pending       sorted set delivery id → created, ms (depth and oldest age)
- *   fpg:{wh}:d:ID          hash of one delivery (ID = event id.endpoint id)
+ *   fpg:{wh}:d:ID          hash of one delivery (ID = event id.endpoint id), its attempts' log in `log`
  *   fpg:{wh}:ep:ID         sorted set of an endpoint's latest deliveries, for listing
  *   fpg:{wh}:seen:EVENT    an event id enqueued within EVENT_ID_KEEP_MS
  *   fpg:{wh}:busy:ID       sorted set of an endpoint's deliveries under claim → end of the claim
@@ -80,6 +88,19 @@ export class RedisEvents implements EventStore {
     });
   }
 
+  addAccountEndpoint(endpoint: Endpoint & { account_id: string }, max: number): Promise<boolean> {
+    return this.b.run(
+      async () =>
+        (await this.b.redis.fpgAddAccountEndpoint(
+          this.keys[0],
+          endpoint.account_id,
+          endpoint.id,
+          JSON.stringify(endpoint),
+          String(max),
+        )) === 1,
+    );
+  }
+
   getEndpoint(id: string): Promise<Endpoint | null> {
     return this.b.run(async () => {
       const json = await this.b.redis.hget(this.keys[0], id);
@@ -87,10 +108,11 @@ export class RedisEvents implements EventStore {
     });
   }
 
-  listEndpoints(): Promise<Endpoint[]> {
-    return this.b.run(async () =>
-      Object.values(await this.b.redis.hgetall(this.keys[0])).map((json) => JSON.parse(json) as Endpoint),
-    );
+  listEndpoints(accountId?: string): Promise<Endpoint[]> {
+    return this.b.run(async () => {
+      const all = Object.values(await this.b.redis.hgetall(this.keys[0])).map((json) => JSON.parse(json) as Endpoint);
+      return accountId === undefined ? all : all.filter((e) => e.account_id === accountId);
+    });
   }
 
   deleteEndpoint(id: string): Promise<boolean> {
@@ -137,6 +159,13 @@ export class RedisEvents implements EventStore {
 
   recordAttempt(deliveryId: string, holder: string, o: AttemptOutcome): Promise<boolean> {
     const state: DeliveryState = o.delivered ? 'delivered' : o.nextAttemptMs === null ? 'failed' : 'pending';
+    const attempt: AttemptRecord = {
+      at_ms: o.nowMs - o.ms,
+      status: o.status,
+      ms: o.ms,
+      answer: o.answer,
+      error: o.error,
+    };
     return this.b.run(
       async () =>
         (await this.b.redis.fpgRecord(
@@ -149,7 +178,15 @@ export class RedisEvents implements EventStore {
           o.error ?? '',
           state === 'pending' ? String(o.nextAttemptMs) : '',
           String(DELIVERY_KEEP_MS),
+          JSON.stringify(attempt),
+          String(ATTEMPTS_KEPT),
         )) === 1,
+    );
+  }
+
+  replayDelivery(deliveryId: string, nowMs: number): Promise<boolean> {
+    return this.b.run(
+      async () => (await this.b.redis.fpgReplay(...this.keys, this.tag, deliveryId, String(nowMs))) === 1,
     );
   }
 

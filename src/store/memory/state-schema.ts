@@ -32,6 +32,18 @@ const webhooksState = z.strictObject({
       last_error: z.string().nullable(),
       next_attempt_ms: z.number().nullable(),
       created_ms: z.number(),
+      // Absent in files written before deliveries kept their attempts.
+      log: z
+        .array(
+          z.strictObject({
+            at_ms: z.number(),
+            status: z.number().int().nullable(),
+            ms: z.number(),
+            answer: z.string(),
+            error: z.string().nullable(),
+          }),
+        )
+        .default([]),
       holder: z.string().nullable(),
       due_ms: z.number().nullable(),
       forget_ms: z.number().nullable(),

@@ -86,7 +86,15 @@ export function eventsContract(t: Test, make: () => Promise<Store>): void {
       const second = await store.events.claimDeliveries('h2', now + 1001, 1000, 10);
       t.equal(second.length, 1, 'taken over after the lease');
       const id = first[0]?.delivery.id as string;
-      const outcome = { status: 200, error: null, delivered: true, nextAttemptMs: null, nowMs: now + 1100 };
+      const outcome = {
+        status: 200,
+        error: null,
+        delivered: true,
+        nextAttemptMs: null,
+        nowMs: now + 1100,
+        ms: 12,
+        answer: 'ok',
+      };
       t.equal(
         await store.events.recordAttempt(id, 'h1', outcome),
         false,
@@ -132,7 +140,7 @@ export function eventsContract(t: Test, make: () => Promise<Store>): void {
         'the slow endpoint is at its bound, for any holder',
       );
       const done = first[0]?.delivery.id as string;
-      const outcome = { status: 204, error: null, delivered: true, nextAttemptMs: null, nowMs: now };
+      const outcome = { status: 204, error: null, delivered: true, nextAttemptMs: null, nowMs: now, ms: 1, answer: '' };
       t.equal(await store.events.recordAttempt(done, 'h1', outcome), true);
       const next = await store.events.claimDeliveries('h2', now + 1, 60_000, 10);
       t.same(
@@ -170,6 +178,8 @@ export function eventsContract(t: Test, make: () => Promise<Store>): void {
       delivered: false,
       nextAttemptMs: now + 5000,
       nowMs: now,
+      ms: 40,
+      answer: 'oops',
     });
     const [pending] = await store.events.listDeliveries(e.id, 10);
     t.equal(pending?.next_attempt_ms, now + 5000);
@@ -183,6 +193,8 @@ export function eventsContract(t: Test, make: () => Promise<Store>): void {
       delivered: false,
       nextAttemptMs: null,
       nowMs: now + 5001,
+      ms: 1000,
+      answer: '',
     });
     const [failed] = await store.events.listDeliveries(e.id, 10);
     t.equal(failed?.state, 'failed');

@@ -5,6 +5,7 @@ import { billingContract } from './billing.js';
 import { coordinationContract } from './coordination.js';
 import { countingContract } from './counting.js';
 import { deletedContract } from './deleted.js';
+import { deliveriesContract } from './deliveries.js';
 import { eventsContract } from './events.js';
 import { grantsContract } from './grants.js';
 import { keysContract } from './keys.js';
@@ -28,6 +29,7 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   pricesContract(t, make);
   coordinationContract(t, make);
   eventsContract(t, make);
+  deliveriesContract(t, make);
   billingContract(t, make);
   portalContract(t, make);
 }
