@@ -42,8 +42,10 @@ export class Meter {
   constructor(private readonly opts: MeterOptions) {
     this.days = new DayClock(opts.zone);
     this.keyAlone = { scope: ANY_SCOPE, now: opts.now, address: () => null };
+    // maxSize counts entries as `max` would, without allocating max_entries slots up front (auto: up to 1M).
     this.accounts = new LRUCache({
-      max: opts.cache.max_entries,
+      maxSize: opts.cache.max_entries,
+      sizeCalculation: () => 1,
       dispose: (entry, _hash, reason) => {
         entry.live = false;
         entry.evicted = reason === 'evict';
