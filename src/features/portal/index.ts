@@ -10,9 +10,11 @@ import { crashed, storeFailed, type Target } from '../../http/metered/pipeline.j
 import { actingOf, api, whoAmI } from './api.js';
 import type { PortalContext } from './context.js';
 import type { PortalDeps } from './deps.js';
+import { takeFirstKey } from './first-key.js';
 import { answer, empty, html, refuse } from './http.js';
 import { PORTAL_OPENAPI } from './openapi-doc.js';
 import { CSS, homePage, signInPage } from './pages.js';
+import { firstKeyNotice } from './shown-once.js';
 import { followLink, issue } from './sign-in.js';
 
 export type { PortalDeps, SendLink } from './deps.js';
@@ -58,11 +60,13 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
   if (rest !== '') return refuse(x, 'not_found');
   const acting = await actingOf(x, c);
   if (acting === null) return html(x, 200, signInPage());
-  const [me, keys, usage, members] = await Promise.all([
+  const [me, keys, usage, members, firstKey] = await Promise.all([
     whoAmI(c, acting),
     c.deps.keys.list(acting.accountId),
     c.deps.usage.usage(acting.accountId, 90),
     c.deps.store.members(acting.accountId),
+    // A HEAD shows nothing: it leaves the secret to the GET.
+    x.req.method === 'GET' ? takeFirstKey(c.deps.store, acting.token) : null,
   ]);
   html(
     x,
@@ -77,6 +81,7 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
       usage: usage.usage,
       days: usage.days,
       members,
+      ...(firstKey === null ? {} : { notice: firstKeyNotice(firstKey) }),
     }),
   );
 }

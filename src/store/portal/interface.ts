@@ -37,6 +37,9 @@ export interface Session {
   started_ms: number;
 }
 
+/** What the store holds for one take: a sealed secret to show once, a passkey ceremony's challenge. */
+export type OnceKind = 'first_key' | 'challenge';
+
 /** How long a session lasts: `idleMs` after its last use, and never more than `absoluteMs` after it began. */
 export interface SessionLife {
   idleMs: number;
@@ -78,6 +81,10 @@ export interface PortalStore {
   putSignInToken(tokenHash: string, email: string, ttlMs: number): Promise<void>;
   /** The address of a link still valid, which is then used up: a second take gets null. */
   takeSignInToken(tokenHash: string): Promise<string | null>;
+  /** Keeps `value` under `hash` for `ttlMs`, for one take (the caller seals a secret first). */
+  holdOnce(kind: OnceKind, hash: string, value: string, ttlMs: number): Promise<void>;
+  /** The value held, which is then gone: a second take, or a take after its time, gets null. */
+  takeOnce(kind: OnceKind, hash: string): Promise<string | null>;
   /** Starts a session under its token's hash; `started_ms` is set by the store. */
   startSession(tokenHash: string, session: Omit<Session, 'started_ms'>, life: SessionLife): Promise<Session>;
   /**

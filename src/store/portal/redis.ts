@@ -5,6 +5,7 @@ import {
   byRequest,
   type Member,
   type MemberRole,
+  type OnceKind,
   type PortalStore,
   type Session,
   type SessionLife,
@@ -61,6 +62,7 @@ const personOf = (email: string): string => createHash('sha256').update(email).d
  *                                    key: an operator's list, read whole)
  *   fpg:signin:HASH                  a sign-in link's address, until it is used or expires
  *   fpg:session:HASH                 a session (JSON), expiring when idle
+ *   fpg:once:KIND:HASH               a value held for one take (a sealed first key, a challenge)
  * Every script touches one key (lua.ts), so the Cluster needs nothing more.
  */
 export class RedisPortal implements PortalStore {
@@ -154,6 +156,18 @@ export class RedisPortal implements PortalStore {
   takeSignInToken(tokenHash: string): Promise<string | null> {
     const { b } = this;
     return b.run(() => b.redis.fpgTake(this.key('signin', tokenHash)));
+  }
+
+  holdOnce(kind: OnceKind, hash: string, value: string, ttlMs: number): Promise<void> {
+    const { b } = this;
+    return b.run(async () => {
+      await b.redis.set(`${this.b.options.key_prefix}once:${kind}:${hash}`, value, 'PX', ttlMs);
+    });
+  }
+
+  takeOnce(kind: OnceKind, hash: string): Promise<string | null> {
+    const { b } = this;
+    return b.run(() => b.redis.fpgTake(`${this.b.options.key_prefix}once:${kind}:${hash}`));
   }
 
   startSession(tokenHash: string, s: Omit<Session, 'started_ms'>, life: SessionLife): Promise<Session> {

@@ -100,6 +100,21 @@ export function portalContract(t: Test, make: () => Promise<Store>): void {
     t.equal(await portal.takeSignInToken(late), null, 'expired');
   });
 
+  t.test('portal: a value held once is taken once, by its kind and hash, and not after its time', async (t) => {
+    const { portal } = await opened(t, make);
+    const [h, late] = [hash(), hash()];
+    await portal.holdOnce('first_key', h, 'sealed-1', 60_000);
+    await portal.holdOnce('challenge', h, 'challenge-1', 60_000);
+    await portal.holdOnce('challenge', late, 'challenge-2', 50);
+    t.equal(await portal.takeOnce('first_key', hash()), null, 'an unknown hash');
+    const both = await Promise.all([portal.takeOnce('first_key', h), portal.takeOnce('first_key', h)]);
+    t.same(both.sort(), ['sealed-1', null].sort(), 'two takes at once: one gets it');
+    t.equal(await portal.takeOnce('first_key', h), null, 'taken');
+    t.equal(await portal.takeOnce('challenge', h), 'challenge-1', 'another kind under the same hash is its own');
+    await sleep(150);
+    t.equal(await portal.takeOnce('challenge', late), null, 'past its time');
+  });
+
   t.test('portal: links per address are counted in a window, and the window starts again', async (t) => {
     const { portal } = await opened(t, make);
     const [address, other] = [email(), email()];
