@@ -86,7 +86,7 @@ function usageSection(v: HomeView): string {
     .map((d) => `<tr><td>${esc(d.day)}</td><td>${esc(d.requests)}</td></tr>`)
     .join('');
   const upgrade = v.upgradeUrl === null ? '' : ` <a href="${esc(v.upgradeUrl)}">Upgrade</a>`;
-  return `<h2>Usage</h2><p>Plan <strong>${esc(u.plan_type)}</strong>: ${esc(u.requests_used)} of ${esc(u.request_limit ?? 'unlimited')} requests used, ${esc(u.requests_remaining ?? '')} left; the period ends ${esc(u.period_ends_at)}.${upgrade}</p>
+  return `<h2>Usage</h2><p id="usage">Plan <strong>${esc(u.plan_type)}</strong>: ${esc(u.requests_used)} of ${esc(u.request_limit ?? 'unlimited')} requests used, ${esc(u.requests_remaining ?? '')} left; the period ends ${esc(u.period_ends_at)}.${upgrade}</p>
 <table><caption>Requests per day, last 90 days (days with requests)</caption><thead><tr><th>Day</th><th>Requests</th></tr></thead><tbody>${rows}</tbody></table><p><a href="/portal/api/usage.csv">Download CSV</a></p>`;
 }
 
