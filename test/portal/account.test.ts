@@ -194,6 +194,8 @@ t.test('the portal API is described in its own OpenAPI 3.1 document', async (t) 
     '/usage.csv',
     '/members',
     '/members/{email}',
+    '/passkeys',
+    '/passkey-sign-in',
   ])
     t.ok(doc.paths[path], path);
 });

@@ -6,6 +6,7 @@ import type { Exchange } from '../../http/core-types.js';
 import type { Acting, ApiHandler } from './acting.js';
 import { createKey, listKeys, patchKey, revokeKey, rotateKey, usage, usageCsv } from './api-keys.js';
 import { addMember, listMembers, removeMember } from './api-members.js';
+import { PASSKEY_ROUTES, SIGNED_OUT_ROUTES } from './api-passkeys.js';
 import type { PortalContext } from './context.js';
 import { empty, isForm, json, readBody, refuse } from './http.js';
 import { clearCookie, csrfHolds, LIFE, sameOrigin, signedIn } from './sessions.js';
@@ -76,12 +77,15 @@ const ROUTES: readonly ApiRoute[] = [
   { method: 'POST', path: /^members$/, run: addMember },
   { method: 'DELETE', path: /^members\/([^/]{1,300})$/, run: removeMember },
   { method: 'POST', path: /^members\/([^/]{1,300})\/delete$/, run: removeMember },
+  ...PASSKEY_ROUTES,
 ];
 
 /** Answers `/portal/api/<rest>`. */
 export async function api(x: Exchange, c: PortalContext, rest: string): Promise<void> {
   const method = x.req.method === 'HEAD' ? 'GET' : (x.req.method ?? 'GET');
   if (rest === 'sign-in' && method === 'POST') return signIn(x, c);
+  const signedOut = SIGNED_OUT_ROUTES[`${method} ${rest}`];
+  if (signedOut !== undefined) return signedOut(x, c);
   let params: string[] = [];
   const route = ROUTES.find((r) => {
     const m = r.method === method ? r.path.exec(rest) : null;

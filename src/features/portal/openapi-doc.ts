@@ -1,4 +1,5 @@
 /** `/portal/openapi.json`: the portal's own API, OpenAPI 3.1, apart from the public API's document. */
+import { PASSKEY_PATHS } from './openapi-passkeys.js';
 
 const json = (schema: object) => ({ 'application/json': { schema } });
 const ok = (description: string, schema?: object) =>
@@ -199,5 +200,6 @@ export const PORTAL_OPENAPI = {
         responses: { 204: ok('Removed'), 409: ok('The last owner'), ...errors },
       },
     },
+    ...PASSKEY_PATHS,
   },
 };

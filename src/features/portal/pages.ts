@@ -17,7 +17,7 @@ code{word-break:break-all;background:#f3f3f3;padding:.1rem .3rem}
 a:focus,button:focus,input:focus,select:focus{outline:3px solid #1a5fb4}`;
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Fuel Price Gateway</title><link rel="stylesheet" href="/portal/portal.css"></head><body><main>${body}</main></body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Fuel Price Gateway</title><link rel="stylesheet" href="/portal/portal.css"><script src="/portal/portal.js" defer></script></head><body><main>${body}</main></body></html>`;
 }
 
 export const signInPage = (): string =>
@@ -25,7 +25,8 @@ export const signInPage = (): string =>
     'Sign in',
     `<h1>Sign in</h1><p>We email you a link that signs you in. A new address gets an account.</p>
 <form method="post" action="/portal/api/sign-in"><label for="email">Email</label><br>
-<input id="email" name="email" type="email" autocomplete="email" required><br><button>Email me a link</button></form>`,
+<input id="email" name="email" type="email" autocomplete="email" required><br><button>Email me a link</button></form>
+<form id="passkey-sign-in" hidden><button>Sign in with a passkey</button></form><p id="passkey-status" role="status"></p>`,
   );
 
 export const linkSentPage = (): string =>
@@ -58,6 +59,8 @@ export interface HomeView {
   members: Member[];
   /** Shown above the rest (already HTML): a secret shown once. */
   notice?: string;
+  /** Sections after the rest (already HTML): passkeys. */
+  more?: string;
 }
 
 const hidden = (csrf: string): string => `<input type="hidden" name="csrf_token" value="${esc(csrf)}">`;
@@ -115,5 +118,8 @@ export function homePage(v: HomeView): string {
   const header = `<h1>Account ${esc(v.account.id)}</h1><p>Signed in as ${esc(v.email)} (${esc(v.account.role)}). ${others}</p>
 <form class="inline" method="post" action="/portal/api/sign-out">${hidden(v.csrf)}<button>Sign out</button></form>
 <form class="inline" method="post" action="/portal/api/sign-out-everywhere">${hidden(v.csrf)}<button>Sign out everywhere</button></form>`;
-  return page('Your account', header + (v.notice ?? '') + keysSection(v) + usageSection(v) + membersSection(v));
+  return page(
+    'Your account',
+    header + (v.notice ?? '') + keysSection(v) + usageSection(v) + membersSection(v) + (v.more ?? ''),
+  );
 }

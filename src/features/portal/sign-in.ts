@@ -19,7 +19,7 @@ const LINK_TTL_MS = 15 * 60_000;
 const LINKS_PER_HOUR = 5;
 
 /** The invalid-key throttle's count for sign-in requests of an address: its rule, apart from its keys. */
-const throttled = (address: string): string => `sign-in ${address}`;
+export const throttled = (address: string): string => `sign-in ${address}`;
 
 export async function signIn(x: Exchange, c: PortalContext): Promise<void> {
   const { throttle, log } = x.services;
@@ -85,7 +85,7 @@ async function waitForApproval(x: Exchange, c: PortalContext, email: string): Pr
 }
 
 /** The first account the address belongs to that still exists. */
-async function firstAccount(c: PortalContext, email: string): Promise<string | null> {
+export async function firstAccount(c: PortalContext, email: string): Promise<string | null> {
   for (const m of await c.deps.store.memberships(email))
     if ((await c.deps.accounts.find(m.account_id)) !== null) return m.account_id;
   return null;

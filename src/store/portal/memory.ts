@@ -1,4 +1,3 @@
-import type { MemoryData } from '../memory/state.js';
 import {
   byRequest,
   type Member,
@@ -8,6 +7,7 @@ import {
   type SessionLife,
   type SignUp,
 } from './interface.js';
+import { MemoryPasskeys } from './passkeys-memory.js';
 
 interface Held {
   session: Session;
@@ -19,13 +19,11 @@ interface Held {
  * accounts), links and sessions in this process only (a restart signs everyone out). Each call
  * is one synchronous step, so atomic.
  */
-export class MemoryPortal implements PortalStore {
+export class MemoryPortal extends MemoryPasskeys implements PortalStore {
   private readonly tokens = new Map<string, { email: string; untilMs: number }>();
   private readonly links = new Map<string, { n: number; untilMs: number }>();
   private readonly sessions = new Map<string, Held>();
   private readonly once = new Map<string, { value: string; untilMs: number }>();
-
-  constructor(private readonly data: MemoryData) {}
 
   async addMember(member: Member): Promise<boolean> {
     let members = this.data.members.get(member.account_id);

@@ -21,6 +21,7 @@ import {
   TAKE_FIELD,
   USE_SESSION,
 } from './lua.js';
+import { RedisPasskeys } from './passkeys-redis.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -63,10 +64,12 @@ const personOf = (email: string): string => createHash('sha256').update(email).d
  *   fpg:signin:HASH                  a sign-in link's address, until it is used or expires
  *   fpg:session:HASH                 a session (JSON), expiring when idle
  *   fpg:once:KIND:HASH               a value held for one take (a sealed first key, a challenge)
+ *   passkeys: see passkeys-redis.ts
  * Every script touches one key (lua.ts), so the Cluster needs nothing more.
  */
-export class RedisPortal implements PortalStore {
-  constructor(private readonly b: RedisBackend) {
+export class RedisPortal extends RedisPasskeys implements PortalStore {
+  constructor(b: RedisBackend) {
+    super(b);
     b.define(SCRIPTS);
   }
 
