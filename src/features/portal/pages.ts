@@ -10,11 +10,11 @@ import { GRACES_S } from './context.js';
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const esc = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (ch) => ESCAPES[ch] as string);
 
-export const CSS = `body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#111}
+export const CSS = `body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#111;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ccc;padding:.3rem;text-align:left}
 form.inline{display:inline}input,select,button{font:inherit;margin:.2rem 0}
-code{word-break:break-all;background:#f3f3f3;padding:.1rem .3rem}
-a:focus,button:focus,input:focus,select:focus{outline:3px solid #1a5fb4}`;
+div.wide{overflow-x:auto}code{word-break:break-all;background:#f3f3f3;padding:.1rem .3rem}
+a:focus,button:focus,input:focus,select:focus,[tabindex]:focus{outline:3px solid #1a5fb4}`;
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Fuel Price Gateway</title><link rel="stylesheet" href="/portal/portal.css"><script src="/portal/portal.js" defer></script></head><body><main>${body}</main></body></html>`;
@@ -78,7 +78,7 @@ function keysSection(v: HomeView): string {
 <form class="inline" method="post" action="/portal/api/keys/${esc(k.id)}/delete">${hidden(v.csrf)}<button>Revoke</button></form></td></tr>`,
     )
     .join('');
-  return `<h2>Keys</h2><table><thead><tr><th>Name</th><th>Hint</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Expires</th><th>Actions</th></tr></thead><tbody>${rows}</tbody></table>
+  return `<h2>Keys</h2><div class="wide" role="region" aria-label="Keys" tabindex="0"><table><thead><tr><th>Name</th><th>Hint</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Expires</th><th>Actions</th></tr></thead><tbody>${rows}</tbody></table></div>
 <form method="post" action="/portal/api/keys">${hidden(v.csrf)}<label for="key-name">New key's name</label> <input id="key-name" name="name" required maxlength="64"> <button>Create key</button></form>`;
 }
 
@@ -104,7 +104,7 @@ function membersSection(v: HomeView): string {
   const invite = owner
     ? `<form method="post" action="/portal/api/members">${hidden(v.csrf)}<label for="invite">Invite by email</label> <input id="invite" name="email" type="email" required> <select name="role" aria-label="Role"><option>developer</option><option>owner</option></select> <button>Invite</button></form>`
     : '';
-  return `<h2>Members</h2><table><thead><tr><th>Email</th><th>Role</th><th>Added</th><th></th></tr></thead><tbody>${rows}</tbody></table>${invite}`;
+  return `<h2>Members</h2><div class="wide" role="region" aria-label="Members" tabindex="0"><table><thead><tr><th>Email</th><th>Role</th><th>Added</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>${invite}`;
 }
 
 export function homePage(v: HomeView): string {

@@ -13,7 +13,7 @@ export function passkeysSection(passkeys: Passkey[], csrf: string): string {
   const list =
     passkeys.length === 0
       ? '<p>No passkeys yet.</p>'
-      : `<table><thead><tr><th>Name</th><th>Added</th><th>Last used</th><th>Actions</th></tr></thead><tbody>${rows}</tbody></table>`;
+      : `<div class="wide" role="region" aria-label="Passkeys" tabindex="0"><table><thead><tr><th>Name</th><th>Added</th><th>Last used</th><th>Actions</th></tr></thead><tbody>${rows}</tbody></table></div>`;
   return `<section aria-labelledby="passkeys"><h2 id="passkeys">Passkeys</h2><p>Sign in with your device's screen lock or a security key instead of an emailed link.</p>${list}
 <form id="passkey-add" hidden>${token}<label for="passkey-name">New passkey's name</label> <input id="passkey-name" name="name" value="passkey" required maxlength="64"> <button>Add a passkey</button></form><p id="passkey-status" role="status"></p></section>`;
 }
