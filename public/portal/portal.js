@@ -89,5 +89,33 @@ function offer(id, run) {
   });
 }
 
+// A secret shown once: its Copy button (the code beside it), shown where the clipboard is there.
+for (const button of document.querySelectorAll('button.copy')) {
+  const secret = button.parentElement.querySelector('code');
+  const status = button.parentElement.querySelector('[role=status]');
+  if (!secret || !navigator.clipboard) continue;
+  button.hidden = false;
+  button.addEventListener('click', () =>
+    navigator.clipboard.writeText(secret.textContent).then(
+      () => (status.textContent = 'Copied.'),
+      () => (status.textContent = 'Not copied: select the key and copy it.'),
+    ),
+  );
+}
+
+// The usage chart: one tab stop (the latest day), the arrow keys, Home and End walk the days.
+const days = [...document.querySelectorAll('.usage-chart .day')];
+days.forEach((day, i) => {
+  day.setAttribute('tabindex', i === days.length - 1 ? '0' : '-1');
+  day.addEventListener('keydown', (e) => {
+    const to = { ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: days.length - 1 }[e.key];
+    if (to === undefined || !days[to]) return;
+    e.preventDefault();
+    day.setAttribute('tabindex', '-1');
+    days[to].setAttribute('tabindex', '0');
+    days[to].focus();
+  });
+});
+
 offer('passkey-add', addPasskey);
 offer('passkey-sign-in', signInWithPasskey);

@@ -7,14 +7,17 @@ import type { Usage } from '../../quota/usage.js';
 import type { Member } from '../../store/store.js';
 import { GRACES_S } from './context.js';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const esc = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (ch) => ESCAPES[ch] as string);
+import { esc } from './escape.js';
+import { CHART_CSS, usageChart } from './usage-chart.js';
+
+export { esc };
 
 export const CSS = `body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#111;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ccc;padding:.3rem;text-align:left}
 form.inline{display:inline}input,select,button{font:inherit;margin:.2rem 0}
 div.wide{overflow-x:auto}code{word-break:break-all;background:#f3f3f3;padding:.1rem .3rem}
-a:focus,button:focus,input:focus,select:focus,[tabindex]:focus{outline:3px solid #1a5fb4}`;
+a:focus,button:focus,input:focus,select:focus,[tabindex]:focus{outline:3px solid #1a5fb4}
+${CHART_CSS}`;
 
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Fuel Price Gateway</title><link rel="stylesheet" href="/portal/portal.css"><script src="/portal/portal.js" defer></script></head><body><main>${body}</main></body></html>`;
@@ -44,7 +47,7 @@ export const signUpWaitingPage = (): string =>
 export const secretPage = (name: string, secret: string): string =>
   page(
     'Your new key',
-    `<h1>Your new key</h1><p>The key <strong>${esc(name)}</strong>. Copy it now: it is shown once.</p><p><code>${esc(secret)}</code></p><p><a href="/portal/">Back to your keys</a></p>`,
+    `<h1>Your new key</h1><p>The key <strong>${esc(name)}</strong>. Copy it now: it is shown once.</p><p><code>${esc(secret)}</code> <button type="button" class="copy" hidden>Copy</button> <span role="status"></span></p><p><a href="/portal/">Back to your keys</a></p>`,
   );
 
 export interface HomeView {
@@ -90,7 +93,7 @@ function usageSection(v: HomeView): string {
     .join('');
   const upgrade = v.upgradeUrl === null ? '' : ` <a href="${esc(v.upgradeUrl)}">Upgrade</a>`;
   return `<h2>Usage</h2><p id="usage">Plan <strong>${esc(u.plan_type)}</strong>: ${esc(u.requests_used)} of ${esc(u.request_limit ?? 'unlimited')} requests used, ${esc(u.requests_remaining ?? '')} left; the period ends ${esc(u.period_ends_at)}.${upgrade}</p>
-<table><caption>Requests per day, last 90 days (days with requests)</caption><thead><tr><th>Day</th><th>Requests</th></tr></thead><tbody>${rows}</tbody></table><p><a href="/portal/api/usage.csv">Download CSV</a></p>`;
+${usageChart(v.days)}<table><caption>Requests per day, last 90 days (days with requests)</caption><thead><tr><th>Day</th><th>Requests</th></tr></thead><tbody>${rows}</tbody></table><p><a href="/portal/api/usage.csv">Download CSV</a></p>`;
 }
 
 function membersSection(v: HomeView): string {
