@@ -119,3 +119,72 @@ days.forEach((day, i) => {
 
 offer('passkey-add', addPasskey);
 offer('passkey-sign-in', signInWithPasskey);
+
+// "Try it": a form per GET operation of the served OpenAPI document; the key goes in X-API-Key.
+function field(form, p, n) {
+  const id = `try-${n}-${p.name}`;
+  const label = document.createElement('label');
+  label.htmlFor = id;
+  label.textContent = `${p.name}${p.required ? '' : ' (optional)'}`;
+  const input = document.createElement('input');
+  input.id = id;
+  input.name = p.name;
+  input.dataset.in = p.in;
+  input.required = Boolean(p.required);
+  if (p.example !== undefined) input.placeholder = String(p.example);
+  const row = document.createElement('p');
+  row.append(label, document.createElement('br'), input);
+  form.append(row);
+}
+
+async function send(form, path, out) {
+  const key = document.getElementById('try-key').value.trim();
+  const query = new URLSearchParams();
+  let url = path;
+  for (const input of form.querySelectorAll('input')) {
+    if (input.value === '') continue;
+    if (input.dataset.in === 'path') url = url.replace(`{${input.name}}`, encodeURIComponent(input.value));
+    else query.set(input.name, input.value);
+  }
+  const qs = query.toString();
+  out.textContent = 'Sending…';
+  const r = await fetch(qs ? `${url}?${qs}` : url, { headers: key ? { 'X-API-Key': key } : {}, credentials: 'omit' });
+  const body = await r.text();
+  out.textContent = `${r.status} ${r.statusText}\n\n${body.length > 4000 ? `${body.slice(0, 4000)}…` : body}`;
+}
+
+async function tryIt(holder) {
+  const doc = await (await fetch(holder.dataset.document)).json();
+  let n = 0;
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const op = item.get;
+    if (!op) continue;
+    n += 1;
+    const form = document.createElement('form');
+    form.className = 'try';
+    form.dataset.path = path;
+    const title = document.createElement('h2');
+    title.textContent = op.summary;
+    const line = document.createElement('p');
+    const code = document.createElement('code');
+    code.textContent = `GET ${path}`;
+    line.append(code);
+    form.append(title, line);
+    const params = (op.parameters || []).filter((p) => !('$ref' in p) && p.name !== 'api_key' && p.in !== 'header');
+    for (const p of params) field(form, p, n);
+    const button = document.createElement('button');
+    button.textContent = `Send ${path}`;
+    const out = document.createElement('pre');
+    out.setAttribute('role', 'status');
+    form.append(button, out);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      send(form, path, out).catch((err) => (out.textContent = `Not sent: ${err.message}`));
+    });
+    holder.append(form);
+  }
+}
+
+const holder = document.getElementById('try-forms');
+if (holder)
+  tryIt(holder).catch((err) => (holder.textContent = `The API's description could not be read: ${err.message}`));

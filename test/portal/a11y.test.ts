@@ -74,6 +74,9 @@ t.test(`every portal page at ${WIDTH} px: no serious or critical axe violation, 
   await page.getByLabel("New key's name").fill('second');
   await page.getByRole('button', { name: 'Create key' }).click();
   await check(t, page, 'a new key shown once');
+  await page.goto(`${base}/portal/try`);
+  await page.locator('form.try').first().waitFor();
+  await check(t, page, 'Try it, its forms built');
   t.same(errors, []);
 });
 

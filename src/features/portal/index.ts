@@ -20,6 +20,7 @@ import { CSS, homePage, signInPage } from './pages.js';
 import { passkeysSection } from './passkey-pages.js';
 import { firstKeyNotice } from './shown-once.js';
 import { followLink, issue } from './sign-in.js';
+import { tryItLink, tryItPage } from './try-it.js';
 
 export type { PortalDeps, SendLink } from './deps.js';
 export { consoleSender, smtpSender } from './mail.js';
@@ -64,6 +65,7 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
   if (rest === 'openapi.json') return answer(x, 200, 'application/json', DOCUMENT);
   if (rest === 'portal.css') return answer(x, 200, 'text/css; charset=utf-8', CSS);
   if (rest === 'portal.js') return answer(x, 200, 'text/javascript; charset=utf-8', SCRIPT);
+  if (rest === 'try') return html(x, 200, tryItPage());
   if (rest !== '') return refuse(x, 'not_found');
   const acting = await actingOf(x, c);
   if (acting === null) return html(x, 200, signInPage());
@@ -90,7 +92,7 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
       days: usage.days,
       members,
       ...(firstKey === null ? {} : { notice: firstKeyNotice(firstKey) }),
-      more: passkeysSection(passkeys, me.csrf_token),
+      more: passkeysSection(passkeys, me.csrf_token) + tryItLink,
     }),
   );
 }

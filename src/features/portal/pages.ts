@@ -15,11 +15,11 @@ export { esc };
 export const CSS = `body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#111;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ccc;padding:.3rem;text-align:left}
 form.inline{display:inline}input,select,button{font:inherit;margin:.2rem 0}
-div.wide{overflow-x:auto}code{word-break:break-all;background:#f3f3f3;padding:.1rem .3rem}
+div.wide{overflow-x:auto}pre{white-space:pre-wrap}code{word-break:break-all;background:#f3f3f3;padding:.1rem .3rem}
 a:focus,button:focus,input:focus,select:focus,[tabindex]:focus{outline:3px solid #1a5fb4}
 ${CHART_CSS}`;
 
-function page(title: string, body: string): string {
+export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Fuel Price Gateway</title><link rel="stylesheet" href="/portal/portal.css"><script src="/portal/portal.js" defer></script></head><body><main>${body}</main></body></html>`;
 }
 
