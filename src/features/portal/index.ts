@@ -69,15 +69,15 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
   if (rest !== '') return refuse(x, 'not_found');
   const acting = await actingOf(x, c);
   if (acting === null) return html(x, 200, signInPage());
-  const [me, keys, usage, members, firstKey, passkeys] = await Promise.all([
+  const [me, keys, usage, members, passkeys] = await Promise.all([
     whoAmI(c, acting),
     c.deps.keys.list(acting.accountId),
     c.deps.usage.usage(acting.accountId, 90),
     c.deps.store.members(acting.accountId),
-    // A HEAD shows nothing: it leaves the secret to the GET.
-    x.req.method === 'GET' ? takeFirstKey(c.deps.store, acting.token) : null,
     c.deps.store.passkeys(acting.session.email),
   ]);
+  // Taken once the rest is read (a failure above leaves it for the next try); a HEAD leaves it to the GET.
+  const firstKey = x.req.method === 'GET' ? await takeFirstKey(c.deps.store, acting.token) : null;
   html(
     x,
     200,
