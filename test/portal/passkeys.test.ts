@@ -51,6 +51,15 @@ t.test('a passkey added by a signed-in person signs them in later instead of an 
   t.equal(smtp.mails.filter((m) => m.to === email).length, 1, 'no second email');
   const list = await page.evaluate(async () => (await fetch('/portal/api/passkeys')).json());
   t.match(list, { passkeys: [{ name: 'laptop', last_used_at: String }] });
+  await page.getByRole('button', { name: 'Remove passkey laptop' }).click();
+  await page.getByText('No passkeys yet.').waitFor();
+  t.pass('removed from the page, without script');
+  const removed = await assertion(page, await challenge(), 'localhost');
+  t.equal(
+    (await post('/portal/api/passkey-sign-in', { response: removed })).status,
+    400,
+    'a removed passkey signs no one in',
+  );
   t.same(errors, [], 'no script error or CSP refusal');
 });
 
