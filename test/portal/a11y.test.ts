@@ -81,7 +81,7 @@ t.test(`every portal page at ${WIDTH} px: no serious or critical axe violation, 
 });
 
 t.test(
-  'with the keyboard alone: sign in, then every control of the home page is reached, and a key is made',
+  'with the keyboard alone: sign in, then every control of the home page is reached, a key is made and rotated',
   async (t) => {
     const { page } = await newPage(browser, WIDTH);
     await page.goto(`${base}/portal/`);
@@ -120,5 +120,20 @@ t.test(
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Your new key' }).waitFor();
     t.match(await page.locator('code').first().textContent(), /^fpg_/, 'a key made without a mouse');
+
+    await page.goto(`${base}/portal/`);
+    let onGrace = false;
+    for (let i = 0; i < controls + 2 && !onGrace; i++) {
+      await page.keyboard.press('Tab');
+      onGrace = await page.evaluate(() => document.activeElement?.getAttribute('name') === 'grace_s');
+    }
+    t.ok(onGrace, "a key's grace is reached by Tab");
+    await page.keyboard.press('ArrowDown');
+    t.equal(await page.evaluate(() => (document.activeElement as HTMLSelectElement).value), '900', '15 min, by key');
+    await page.keyboard.press('Tab');
+    t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Rotate');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Your new key' }).waitFor();
+    t.pass('a key rotated without a mouse');
   },
 );

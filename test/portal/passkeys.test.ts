@@ -65,7 +65,8 @@ t.test('a passkey added by a signed-in person signs them in later instead of an 
 
 t.test('attacks: a replayed assertion, a challenge used twice, a credential of another person', async (t) => {
   const alice = await withPasskey('alice key');
-  const bob = await withPasskey('bob key');
+  const bob = await withPasskey('<b>bob</b> key');
+  t.match(await bob.page.content(), '&lt;b&gt;bob&lt;/b&gt; key', "a passkey's name is escaped on the page");
   const rpId = 'localhost';
 
   const first = await assertion(alice.page, await challenge(), rpId);
