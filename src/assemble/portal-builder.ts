@@ -59,7 +59,8 @@ function portalDeps(o: PortalOptions): PortalDeps {
     accounts: {
       signUp: async (plan, by) => {
         const input = createAccountInput.parse({ plan, label: by.slice('portal:'.length).slice(0, 64) });
-        return (await ops.accounts.createAccount(input, by, 'first key')).account.id;
+        const { account, api_key } = await ops.accounts.createAccount(input, by, 'first key');
+        return { id: account.id, api_key };
       },
       find: async (id) => {
         const a = await o.store.accounts.getAccount(id);

@@ -83,4 +83,5 @@ export const messages = z.strictObject({
   not_signed_in: message,
   forbidden: message,
   invalid_link: message,
+  invalid_passkey: message,
 });

@@ -37,6 +37,7 @@ export const ERROR_STATUS = {
   not_signed_in: 401,
   forbidden: 403,
   invalid_link: 400,
+  invalid_passkey: 400,
 } as const satisfies Record<keyof Messages, number>;
 
 export type ErrorKind = keyof typeof ERROR_STATUS;

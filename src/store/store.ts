@@ -59,7 +59,16 @@ export type {
   KeyStore,
   StoredKey,
 } from './keys/interface.js';
-export type { Member, MemberRole, PortalStore, Session, SessionLife, SignUp } from './portal/interface.js';
+export type {
+  Member,
+  MemberRole,
+  OnceKind,
+  Passkey,
+  PortalStore,
+  Session,
+  SessionLife,
+  SignUp,
+} from './portal/interface.js';
 export type { PriceChange, PriceStore } from './prices/interface.js';
 
 /**

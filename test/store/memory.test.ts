@@ -262,6 +262,29 @@ t.test('portal members survive a restart through the state file; sessions do not
   t.equal(await second.portal.useSession('h', life), null, 'a restart signs everyone out');
 });
 
+t.test('passkeys survive a restart through the state file, with their counter and last use', async (t) => {
+  const file = `${tempDir('fpg-passkeys-')}/store.json`;
+  const first = new MemoryStore(Date.now, file);
+  const passkey = {
+    id: 'cred_1',
+    email: 'a@example.test',
+    public_key: 'pk',
+    counter: 0,
+    transports: ['internal'],
+    name: 'laptop',
+    created_at: '2026-11-29T05:00:00Z',
+  };
+  await first.portal.addPasskey(passkey);
+  await first.portal.usePasskey('cred_1', 5, '2026-11-29T06:00:00Z');
+  await first.close();
+  const second = new MemoryStore(Date.now, file);
+  t.teardown(() => second.close());
+  t.same(await second.portal.passkeys(passkey.email), [
+    { ...passkey, counter: 5, last_used_at: '2026-11-29T06:00:00Z' },
+  ]);
+  t.equal(await second.portal.usePasskey('cred_1', 5, '2026-11-29T07:00:00Z'), false, 'the counter read back holds');
+});
+
 t.test("with a file, the portal's members, their last sign-in and the sign-ups waiting are read back", async (t) => {
   const { join } = await import('node:path');
   const file = join(tempDir('fpg-mem-'), 'store.json');

@@ -6,6 +6,7 @@ import type { Exchange } from '../../http/core-types.js';
 import type { Acting, ApiHandler } from './acting.js';
 import { createKey, listKeys, patchKey, revokeKey, rotateKey, usage, usageCsv } from './api-keys.js';
 import { addMember, listMembers, removeMember } from './api-members.js';
+import { PASSKEY_ROUTES, SIGNED_OUT_ROUTES } from './api-passkeys.js';
 import {
   createWebhook,
   deleteWebhook,
@@ -91,12 +92,15 @@ const ROUTES: readonly ApiRoute[] = [
   { method: 'POST', path: new RegExp(`^webhooks/${ID}/test$`), run: testWebhook },
   { method: 'GET', path: new RegExp(`^webhooks/${ID}/deliveries$`), run: webhookDeliveries },
   { method: 'POST', path: new RegExp(`^webhooks/${ID}/deliveries/${ID}/replay$`), run: replayDelivery },
+  ...PASSKEY_ROUTES,
 ];
 
 /** Answers `/portal/api/<rest>`. */
 export async function api(x: Exchange, c: PortalContext, rest: string): Promise<void> {
   const method = x.req.method === 'HEAD' ? 'GET' : (x.req.method ?? 'GET');
   if (rest === 'sign-in' && method === 'POST') return signIn(x, c);
+  const signedOut = SIGNED_OUT_ROUTES[`${method} ${rest}`];
+  if (signedOut !== undefined) return signedOut(x, c);
   let params: string[] = [];
   const route = ROUTES.find((r) => {
     const m = r.method === method ? r.path.exec(rest) : null;

@@ -12,8 +12,8 @@ import type { PortalStore } from '../../store/store.js';
 export type SendLink = (to: string, link: string) => Promise<void>;
 
 export interface PortalAccounts {
-  /** Makes an account on `plan` for a sign-up (the admin API's create), returning its id. */
-  signUp(plan: string, from: string): Promise<string>;
+  /** Makes an account on `plan` for a sign-up (the admin API's create): its id, and its first key's secret. */
+  signUp(plan: string, from: string): Promise<{ id: string; api_key: string }>;
   /** The account's id and plan; null once it is gone. */
   find(id: string): Promise<{ id: string; plan: string } | null>;
 }

@@ -7,7 +7,9 @@ import { crashed, send } from '../../http/metered/pipeline.js';
 
 /**
  * Every portal answer: never cached, never framed, nothing run or loaded but our own script and
- * style (no inline script), never sniffed, and no referrer (a sign-in link carries its token).
+ * style (no inline script), never sniffed, and no referrer to another origin (a sign-in link
+ * carries its token). Not `no-referrer`: under it a browser sends `Origin: null` with the pages'
+ * own form posts, which the origin check must then refuse.
  */
 const SECURITY: Array<string | number> = [
   'Cache-Control',
@@ -19,7 +21,7 @@ const SECURITY: Array<string | number> = [
   'X-Frame-Options',
   'DENY',
   'Referrer-Policy',
-  'no-referrer',
+  'same-origin',
 ];
 
 export function answer(

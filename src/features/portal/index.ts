@@ -3,6 +3,9 @@
  * without script, their JSON API under /portal/api/, and its OpenAPI document. One pattern
  * route, tried after every exact path, so the metered routes are matched as before.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../config/load.js';
 import type { PortalConfig } from '../../config/portal-config.js';
 import { isGatewayError } from '../../failures.js';
 import type { Exchange, RouteDef } from '../../http/core-types.js';
@@ -10,11 +13,15 @@ import { crashed, storeFailed, type Target } from '../../http/metered/pipeline.j
 import { actingOf, api, whoAmI } from './api.js';
 import type { PortalContext } from './context.js';
 import type { PortalDeps } from './deps.js';
+import { takeFirstKey } from './first-key.js';
 import { answer, empty, html, refuse } from './http.js';
 import { PORTAL_OPENAPI } from './openapi-doc.js';
 import { webhooksPageFor } from './page-webhooks.js';
 import { CSS, homePage, signInPage } from './pages.js';
+import { passkeysSection } from './passkey-pages.js';
+import { firstKeyNotice } from './shown-once.js';
 import { followLink, issue } from './sign-in.js';
+import { tryItLink, tryItPage } from './try-it.js';
 
 export type { PortalDeps, SendLink, WebhookView } from './deps.js';
 export { consoleSender, smtpSender } from './mail.js';
@@ -47,6 +54,8 @@ export function portalRoutes(config: PortalConfig, deps: PortalDeps | null, base
 }
 
 const DOCUMENT = JSON.stringify(PORTAL_OPENAPI);
+/** The pages' one script (public/portal/portal.js), read once. */
+const SCRIPT = readFileSync(join(PROJECT_ROOT, 'public', 'portal', 'portal.js'), 'utf8');
 
 async function serve(x: Exchange, c: PortalContext, { path, search }: Target): Promise<void> {
   const rest = path.slice('/portal/'.length);
@@ -57,15 +66,20 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
   if (rest === 'openapi.json') return answer(x, 200, 'application/json', DOCUMENT);
   if (rest === 'portal.css') return answer(x, 200, 'text/css; charset=utf-8', CSS);
   if (rest === 'webhooks') return webhooksPage(x, c);
+  if (rest === 'portal.js') return answer(x, 200, 'text/javascript; charset=utf-8', SCRIPT);
+  if (rest === 'try') return html(x, 200, tryItPage());
   if (rest !== '') return refuse(x, 'not_found');
   const acting = await actingOf(x, c);
   if (acting === null) return html(x, 200, signInPage());
-  const [me, keys, usage, members] = await Promise.all([
+  const [me, keys, usage, members, passkeys] = await Promise.all([
     whoAmI(c, acting),
     c.deps.keys.list(acting.accountId),
     c.deps.usage.usage(acting.accountId, 90),
     c.deps.store.members(acting.accountId),
+    c.deps.store.passkeys(acting.session.email),
   ]);
+  // Taken once the rest is read (a failure above leaves it for the next try); a HEAD leaves it to the GET.
+  const firstKey = x.req.method === 'GET' ? await takeFirstKey(c.deps.store, acting.token) : null;
   html(
     x,
     200,
@@ -79,6 +93,8 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
       usage: usage.usage,
       days: usage.days,
       members,
+      ...(firstKey === null ? {} : { notice: firstKeyNotice(firstKey) }),
+      more: passkeysSection(passkeys, me.csrf_token) + tryItLink,
     }),
   );
 }

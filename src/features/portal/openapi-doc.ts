@@ -1,4 +1,6 @@
 /** `/portal/openapi.json`: the portal's own API, OpenAPI 3.1, apart from the public API's document. */
+
+import { PASSKEY_PATHS } from './openapi-passkeys.js';
 import { webhooksDoc } from './openapi-webhooks.js';
 
 const json = (schema: object) => ({ 'application/json': { schema } });
@@ -203,5 +205,6 @@ export const PORTAL_OPENAPI = {
       },
     },
     ...hooks.paths,
+    ...PASSKEY_PATHS,
   },
 };

@@ -7,17 +7,20 @@ import type { Usage } from '../../quota/usage.js';
 import type { Member } from '../../store/store.js';
 import { GRACES_S } from './context.js';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const esc = (v: unknown): string => String(v ?? '').replace(/[&<>"']/g, (ch) => ESCAPES[ch] as string);
+import { esc } from './escape.js';
+import { CHART_CSS, usageChart } from './usage-chart.js';
 
-export const CSS = `body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#111}
+export { esc };
+
+export const CSS = `body{font:16px/1.5 system-ui,sans-serif;max-width:60rem;margin:0 auto;padding:1rem;color:#111;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ccc;padding:.3rem;text-align:left}
 form.inline{display:inline}input,select,button{font:inherit;margin:.2rem 0}
-code{word-break:break-all;background:#f3f3f3;padding:.1rem .3rem}
-a:focus,button:focus,input:focus,select:focus{outline:3px solid #1a5fb4}`;
+div.wide{overflow-x:auto}pre{white-space:pre-wrap}code{word-break:break-all;background:#f3f3f3;padding:.1rem .3rem}
+a:focus,button:focus,input:focus,select:focus,[tabindex]:focus{outline:3px solid #1a5fb4}
+${CHART_CSS}`;
 
 export function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Fuel Price Gateway</title><link rel="stylesheet" href="/portal/portal.css"></head><body><main>${body}</main></body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Fuel Price Gateway</title><link rel="stylesheet" href="/portal/portal.css"><script src="/portal/portal.js" defer></script></head><body><main>${body}</main></body></html>`;
 }
 
 export const signInPage = (): string =>
@@ -25,7 +28,8 @@ export const signInPage = (): string =>
     'Sign in',
     `<h1>Sign in</h1><p>We email you a link that signs you in. A new address gets an account.</p>
 <form method="post" action="/portal/api/sign-in"><label for="email">Email</label><br>
-<input id="email" name="email" type="email" autocomplete="email" required><br><button>Email me a link</button></form>`,
+<input id="email" name="email" type="email" autocomplete="email" required><br><button>Email me a link</button></form>
+<form id="passkey-sign-in" hidden><button>Sign in with a passkey</button></form><p id="passkey-status" role="status"></p>`,
   );
 
 export const linkSentPage = (): string =>
@@ -43,7 +47,7 @@ export const signUpWaitingPage = (): string =>
 export const secretPage = (name: string, secret: string): string =>
   page(
     'Your new key',
-    `<h1>Your new key</h1><p>The key <strong>${esc(name)}</strong>. Copy it now: it is shown once.</p><p><code>${esc(secret)}</code></p><p><a href="/portal/">Back to your keys</a></p>`,
+    `<h1>Your new key</h1><p>The key <strong>${esc(name)}</strong>. Copy it now: it is shown once.</p><p><code>${esc(secret)}</code> <button type="button" class="copy" hidden>Copy</button> <span role="status"></span></p><p><a href="/portal/">Back to your keys</a></p>`,
   );
 
 export interface HomeView {
@@ -56,6 +60,10 @@ export interface HomeView {
   usage: Usage;
   days: Array<{ day: string; requests: number }>;
   members: Member[];
+  /** Shown above the rest (already HTML): a secret shown once. */
+  notice?: string;
+  /** Sections after the rest (already HTML): passkeys. */
+  more?: string;
 }
 
 export const hidden = (csrf: string): string => `<input type="hidden" name="csrf_token" value="${esc(csrf)}">`;
@@ -73,7 +81,7 @@ function keysSection(v: HomeView): string {
 <form class="inline" method="post" action="/portal/api/keys/${esc(k.id)}/delete">${hidden(v.csrf)}<button>Revoke</button></form></td></tr>`,
     )
     .join('');
-  return `<h2>Keys</h2><table><thead><tr><th>Name</th><th>Hint</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Expires</th><th>Actions</th></tr></thead><tbody>${rows}</tbody></table>
+  return `<h2>Keys</h2><div class="wide" role="region" aria-label="Keys" tabindex="0"><table><thead><tr><th>Name</th><th>Hint</th><th>Scopes</th><th>Created</th><th>Last used</th><th>Expires</th><th>Actions</th></tr></thead><tbody>${rows}</tbody></table></div>
 <form method="post" action="/portal/api/keys">${hidden(v.csrf)}<label for="key-name">New key's name</label> <input id="key-name" name="name" required maxlength="64"> <button>Create key</button></form>`;
 }
 
@@ -84,8 +92,8 @@ function usageSection(v: HomeView): string {
     .map((d) => `<tr><td>${esc(d.day)}</td><td>${esc(d.requests)}</td></tr>`)
     .join('');
   const upgrade = v.upgradeUrl === null ? '' : ` <a href="${esc(v.upgradeUrl)}">Upgrade</a>`;
-  return `<h2>Usage</h2><p>Plan <strong>${esc(u.plan_type)}</strong>: ${esc(u.requests_used)} of ${esc(u.request_limit ?? 'unlimited')} requests used, ${esc(u.requests_remaining ?? '')} left; the period ends ${esc(u.period_ends_at)}.${upgrade}</p>
-<table><caption>Requests per day, last 90 days (days with requests)</caption><thead><tr><th>Day</th><th>Requests</th></tr></thead><tbody>${rows}</tbody></table><p><a href="/portal/api/usage.csv">Download CSV</a></p>`;
+  return `<h2>Usage</h2><p id="usage">Plan <strong>${esc(u.plan_type)}</strong>: ${esc(u.requests_used)} of ${esc(u.request_limit ?? 'unlimited')} requests used, ${esc(u.requests_remaining ?? '')} left; the period ends ${esc(u.period_ends_at)}.${upgrade}</p>
+${usageChart(v.days)}<table><caption>Requests per day, last 90 days (days with requests)</caption><thead><tr><th>Day</th><th>Requests</th></tr></thead><tbody>${rows}</tbody></table><p><a href="/portal/api/usage.csv">Download CSV</a></p>`;
 }
 
 function membersSection(v: HomeView): string {
@@ -99,7 +107,7 @@ function membersSection(v: HomeView): string {
   const invite = owner
     ? `<form method="post" action="/portal/api/members">${hidden(v.csrf)}<label for="invite">Invite by email</label> <input id="invite" name="email" type="email" required> <select name="role" aria-label="Role"><option>developer</option><option>owner</option></select> <button>Invite</button></form>`
     : '';
-  return `<h2>Members</h2><table><thead><tr><th>Email</th><th>Role</th><th>Added</th><th></th></tr></thead><tbody>${rows}</tbody></table>${invite}`;
+  return `<h2>Members</h2><div class="wide" role="region" aria-label="Members" tabindex="0"><table><thead><tr><th>Email</th><th>Role</th><th>Added</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>${invite}`;
 }
 
 export function homePage(v: HomeView): string {
@@ -114,5 +122,8 @@ export function homePage(v: HomeView): string {
 <form class="inline" method="post" action="/portal/api/sign-out">${hidden(v.csrf)}<button>Sign out</button></form>
 <form class="inline" method="post" action="/portal/api/sign-out-everywhere">${hidden(v.csrf)}<button>Sign out everywhere</button></form>
 <p><a href="/portal/webhooks">Webhooks</a></p>`;
-  return page('Your account', header + keysSection(v) + usageSection(v) + membersSection(v));
+  return page(
+    'Your account',
+    header + (v.notice ?? '') + keysSection(v) + usageSection(v) + membersSection(v) + (v.more ?? ''),
+  );
 }

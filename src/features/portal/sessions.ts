@@ -12,15 +12,22 @@ export const LIFE: SessionLife = { idleMs: 24 * 3_600_000, absoluteMs: 7 * 86_40
 export interface SignedIn {
   session: Session;
   hash: string;
+  /** The cookie's token itself (the store has only its hash): it opens what was sealed for this session. */
+  token: string;
 }
 
 const attributes = (x: Exchange): string => `; Path=/portal; HttpOnly; SameSite=Lax${overTls(x) ? '; Secure' : ''}`;
 
-/** Starts a session; returns the `Set-Cookie` header's value that carries it. */
-export async function startSession(x: Exchange, store: PortalStore, email: string, accountId: string): Promise<string> {
+/** Starts a session: its token, and the `Set-Cookie` header's value that carries it. */
+export async function startSession(
+  x: Exchange,
+  store: PortalStore,
+  email: string,
+  accountId: string,
+): Promise<{ token: string; cookie: string }> {
   const token = newToken('sess');
   await store.startSession(tokenHash(token), { email, account_id: accountId, csrf_token: newCsrfToken() }, LIFE);
-  return `${COOKIE}=${token}${attributes(x)}; Max-Age=${LIFE.absoluteMs / 1000}`;
+  return { token, cookie: `${COOKIE}=${token}${attributes(x)}; Max-Age=${LIFE.absoluteMs / 1000}` };
 }
 
 /** The `Set-Cookie` value that drops the cookie. */
@@ -32,7 +39,7 @@ export async function signedIn(x: Exchange, store: PortalStore): Promise<SignedI
   if (token === undefined || !wellFormed(token)) return null;
   const hash = tokenHash(token);
   const session = await store.useSession(hash, LIFE);
-  return session === null ? null : { session, hash };
+  return session === null ? null : { session, hash, token };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Exchange } from '../../http/core-types.js';
 import { clientOf, failRetry } from '../../http/metered/pipeline.js';
 import { emailSchema } from '../../keys/members.js';
 import type { PortalContext } from './context.js';
+import { holdFirstKey } from './first-key.js';
 import { empty, html, isForm, json, readBody, refuse } from './http.js';
 import { linkSentPage, signUpWaitingPage } from './pages.js';
 import { sameOrigin, startSession } from './sessions.js';
@@ -18,7 +19,7 @@ const LINK_TTL_MS = 15 * 60_000;
 const LINKS_PER_HOUR = 5;
 
 /** The invalid-key throttle's count for sign-in requests of an address: its rule, apart from its keys. */
-const throttled = (address: string): string => `sign-in ${address}`;
+export const throttled = (address: string): string => `sign-in ${address}`;
 
 export async function signIn(x: Exchange, c: PortalContext): Promise<void> {
   const { throttle, log } = x.services;
@@ -57,16 +58,19 @@ export async function followLink(x: Exchange, c: PortalContext, search: string):
   const email = await store.takeSignInToken(tokenHash(token));
   if (email === null) return refuse(x, 'invalid_link');
   let accountId = await firstAccount(c, email);
+  let firstKey: string | null = null;
   if (accountId === null) {
     if (c.config.signup === 'approval') return waitForApproval(x, c, email);
     if (c.config.signup !== 'open') return refuse(x, 'forbidden');
-    accountId = await accounts.signUp(c.config.signup_plan, `portal:${email}`);
+    const made = await accounts.signUp(c.config.signup_plan, `portal:${email}`);
+    [accountId, firstKey] = [made.id, made.api_key];
     const addedAt = new Date(x.services.clock.now()).toISOString();
     await store.addMember({ account_id: accountId, email, role: 'owner', added_at: addedAt });
   }
   await store.markSignIn(accountId, email, new Date(x.services.clock.now()).toISOString());
-  const cookie = await startSession(x, store, email, accountId);
-  empty(x, 303, ['Location', '/portal/', 'Set-Cookie', cookie]);
+  const session = await startSession(x, store, email, accountId);
+  if (firstKey !== null) await holdFirstKey(store, session.token, firstKey);
+  empty(x, 303, ['Location', '/portal/', 'Set-Cookie', session.cookie]);
 }
 
 /**
@@ -81,7 +85,7 @@ async function waitForApproval(x: Exchange, c: PortalContext, email: string): Pr
 }
 
 /** The first account the address belongs to that still exists. */
-async function firstAccount(c: PortalContext, email: string): Promise<string | null> {
+export async function firstAccount(c: PortalContext, email: string): Promise<string | null> {
   for (const m of await c.deps.store.memberships(email))
     if ((await c.deps.accounts.find(m.account_id)) !== null) return m.account_id;
   return null;

@@ -130,6 +130,21 @@ export const stateSchema = z.strictObject({
     .optional(),
   /** The portal's sign-ups waiting for an operator (absent in files written before them). */
   signups: z.array(z.strictObject({ id: z.string(), email: z.string(), requested_at: z.string() })).optional(),
+  /** People's passkeys (absent in files written before them). */
+  passkeys: z
+    .array(
+      z.strictObject({
+        id: z.string(),
+        email: z.string(),
+        public_key: z.string(),
+        counter: z.number().int().nonnegative(),
+        transports: z.array(z.string()),
+        name: z.string(),
+        created_at: z.string(),
+        last_used_at: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
 
 export type MemoryState = z.infer<typeof stateSchema>;

@@ -5,7 +5,7 @@ import type { StoreEvent } from '../coordination/interface.js';
 import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
 import { keysOf } from '../keys/key-record.js';
-import type { Member, SignUp } from '../portal/interface.js';
+import type { Member, Passkey, SignUp } from '../portal/interface.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './state-file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -98,6 +98,8 @@ export class MemoryData {
   readonly members = new Map<string, Map<string, Member>>();
   /** The portal's sign-ups waiting for an operator, by id. */
   readonly signups = new Map<string, SignUp>();
+  /** People's passkeys, by credential id. */
+  readonly passkeys = new Map<string, Passkey>();
   /** Bumped by every change of an existing account: slots from before it are looked up again. */
   epoch = 0;
   countersDirty = false;
@@ -240,7 +242,8 @@ export class MemoryData {
 
   /** Members change seldom; they go with the counters rather than make the file's start change. */
   private membersJson(): string {
-    const waiting = this.signups.size === 0 ? '' : `,"signups":${JSON.stringify([...this.signups.values()])}`;
+    const keys = this.passkeys.size === 0 ? '' : `,"passkeys":${JSON.stringify([...this.passkeys.values()])}`;
+    const waiting = `${this.signups.size === 0 ? '' : `,"signups":${JSON.stringify([...this.signups.values()])}`}${keys}`;
     if (this.members.size === 0) return waiting;
     return `,"members":${JSON.stringify([...this.members.values()].flatMap((m) => [...m.values()]))}${waiting}`;
   }
@@ -274,6 +277,7 @@ export class MemoryData {
       this.members.set(m.account_id, members);
     }
     for (const s of state.signups ?? []) this.signups.set(s.id, s);
+    for (const p of state.passkeys ?? []) this.passkeys.set(p.id, p);
     const w = state.webhooks;
     if (w === undefined) return;
     for (const e of w.endpoints) this.endpoints.set(e.id, e);

@@ -37,6 +37,26 @@ export interface Session {
   started_ms: number;
 }
 
+/** A person's passkey (a WebAuthn credential): they sign in with it instead of an emailed link. */
+export interface Passkey {
+  /** The credential's id (base64url), as the authenticator names it: one person's only. */
+  id: string;
+  /** Whose it is, lower case. */
+  email: string;
+  /** Its COSE public key, base64url. */
+  public_key: string;
+  /** The authenticator's signature counter last seen (0: it keeps none). */
+  counter: number;
+  transports: string[];
+  name: string;
+  /** ISO times. */
+  created_at: string;
+  last_used_at?: string;
+}
+
+/** What the store holds for one take: a sealed secret to show once, a passkey ceremony's challenge. */
+export type OnceKind = 'first_key' | 'challenge';
+
 /** How long a session lasts: `idleMs` after its last use, and never more than `absoluteMs` after it began. */
 export interface SessionLife {
   idleMs: number;
@@ -78,6 +98,23 @@ export interface PortalStore {
   putSignInToken(tokenHash: string, email: string, ttlMs: number): Promise<void>;
   /** The address of a link still valid, which is then used up: a second take gets null. */
   takeSignInToken(tokenHash: string): Promise<string | null>;
+  /** Keeps `value` under `hash` for `ttlMs`, for one take (the caller seals a secret first). */
+  holdOnce(kind: OnceKind, hash: string, value: string, ttlMs: number): Promise<void>;
+  /** The value held, which is then gone: a second take, or a take after its time, gets null. */
+  takeOnce(kind: OnceKind, hash: string): Promise<string | null>;
+  /** Adds a passkey; false when a passkey with its credential id exists (anyone's): nothing changes. */
+  addPasskey(passkey: Passkey): Promise<boolean>;
+  /** The passkey with this credential id, or null. */
+  passkey(id: string): Promise<Passkey | null>;
+  /** A person's passkeys, oldest first. */
+  passkeys(email: string): Promise<Passkey[]>;
+  /**
+   * Records a sign-in with the passkey: its counter moves to `counter` only above the one kept
+   * (or both 0, an authenticator that counts nothing); false otherwise (a replay or a clone).
+   */
+  usePasskey(id: string, counter: number, at: string): Promise<boolean>;
+  /** Removes a passkey of this person; false when they have none with this id. */
+  removePasskey(email: string, id: string): Promise<boolean>;
   /** Starts a session under its token's hash; `started_ms` is set by the store. */
   startSession(tokenHash: string, session: Omit<Session, 'started_ms'>, life: SessionLife): Promise<Session>;
   /**

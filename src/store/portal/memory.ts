@@ -1,5 +1,13 @@
-import type { MemoryData } from '../memory/state.js';
-import { byRequest, type Member, type PortalStore, type Session, type SessionLife, type SignUp } from './interface.js';
+import {
+  byRequest,
+  type Member,
+  type OnceKind,
+  type PortalStore,
+  type Session,
+  type SessionLife,
+  type SignUp,
+} from './interface.js';
+import { MemoryPasskeys } from './passkeys-memory.js';
 
 interface Held {
   session: Session;
@@ -11,12 +19,11 @@ interface Held {
  * accounts), links and sessions in this process only (a restart signs everyone out). Each call
  * is one synchronous step, so atomic.
  */
-export class MemoryPortal implements PortalStore {
+export class MemoryPortal extends MemoryPasskeys implements PortalStore {
   private readonly tokens = new Map<string, { email: string; untilMs: number }>();
   private readonly links = new Map<string, { n: number; untilMs: number }>();
   private readonly sessions = new Map<string, Held>();
-
-  constructor(private readonly data: MemoryData) {}
+  private readonly once = new Map<string, { value: string; untilMs: number }>();
 
   async addMember(member: Member): Promise<boolean> {
     let members = this.data.members.get(member.account_id);
@@ -102,6 +109,18 @@ export class MemoryPortal implements PortalStore {
     return held !== undefined && held.untilMs > this.data.now() ? held.email : null;
   }
 
+  async holdOnce(kind: OnceKind, hash: string, value: string, ttlMs: number): Promise<void> {
+    const now = this.data.now();
+    this.once.set(`${kind}:${hash}`, { value, untilMs: now + ttlMs });
+    this.sweep(now);
+  }
+
+  async takeOnce(kind: OnceKind, hash: string): Promise<string | null> {
+    const held = this.once.get(`${kind}:${hash}`);
+    this.once.delete(`${kind}:${hash}`);
+    return held !== undefined && held.untilMs > this.data.now() ? held.value : null;
+  }
+
   async startSession(tokenHash: string, s: Omit<Session, 'started_ms'>, life: SessionLife): Promise<Session> {
     const now = this.data.now();
     const session = { ...s, started_ms: now };
@@ -142,7 +161,8 @@ export class MemoryPortal implements PortalStore {
 
   /** Forgets what ran out (counts, links, idle sessions), so what is seen once does not stay in memory. */
   private sweep(now: number): void {
-    if (this.links.size + this.tokens.size + this.sessions.size < 1000) return;
+    if (this.links.size + this.tokens.size + this.sessions.size + this.once.size < 1000) return;
+    for (const [k, v] of this.once) if (v.untilMs <= now) this.once.delete(k);
     for (const [k, v] of this.sessions) if (v.idleUntilMs <= now) this.sessions.delete(k);
     for (const [k, v] of this.links) if (v.untilMs <= now) this.links.delete(k);
     for (const [k, v] of this.tokens) if (v.untilMs <= now) this.tokens.delete(k);

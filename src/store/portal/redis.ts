@@ -5,6 +5,7 @@ import {
   byRequest,
   type Member,
   type MemberRole,
+  type OnceKind,
   type PortalStore,
   type Session,
   type SessionLife,
@@ -20,6 +21,7 @@ import {
   TAKE_FIELD,
   USE_SESSION,
 } from './lua.js';
+import { RedisPasskeys } from './passkeys-redis.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -61,10 +63,13 @@ const personOf = (email: string): string => createHash('sha256').update(email).d
  *                                    key: an operator's list, read whole)
  *   fpg:signin:HASH                  a sign-in link's address, until it is used or expires
  *   fpg:session:HASH                 a session (JSON), expiring when idle
+ *   fpg:once:KIND:HASH               a value held for one take (a sealed first key, a challenge)
+ *   passkeys: see passkeys-redis.ts
  * Every script touches one key (lua.ts), so the Cluster needs nothing more.
  */
-export class RedisPortal implements PortalStore {
-  constructor(private readonly b: RedisBackend) {
+export class RedisPortal extends RedisPasskeys implements PortalStore {
+  constructor(b: RedisBackend) {
+    super(b);
     b.define(SCRIPTS);
   }
 
@@ -154,6 +159,18 @@ export class RedisPortal implements PortalStore {
   takeSignInToken(tokenHash: string): Promise<string | null> {
     const { b } = this;
     return b.run(() => b.redis.fpgTake(this.key('signin', tokenHash)));
+  }
+
+  holdOnce(kind: OnceKind, hash: string, value: string, ttlMs: number): Promise<void> {
+    const { b } = this;
+    return b.run(async () => {
+      await b.redis.set(`${this.b.options.key_prefix}once:${kind}:${hash}`, value, 'PX', ttlMs);
+    });
+  }
+
+  takeOnce(kind: OnceKind, hash: string): Promise<string | null> {
+    const { b } = this;
+    return b.run(() => b.redis.fpgTake(`${this.b.options.key_prefix}once:${kind}:${hash}`));
   }
 
   startSession(tokenHash: string, s: Omit<Session, 'started_ms'>, life: SessionLife): Promise<Session> {

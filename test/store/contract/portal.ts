@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
-import type { Member, Store } from '../../../src/store/store.js';
+import type { Member, Passkey, Store } from '../../../src/store/store.js';
 import { sleep } from '../../helpers/wait.js';
 
 let seq = 0;
@@ -15,6 +15,15 @@ const member = (accountId: string, address: string, role: Member['role'] = 'owne
   added_at: '2026-11-29T04:00:00.000Z',
 });
 const LIFE = { idleMs: 60_000, absoluteMs: 600_000 };
+const passkey = (address: string, created: string, transports: string[] = ['internal']): Passkey => ({
+  id: hash(),
+  email: address,
+  public_key: randomBytes(77).toString('base64url'),
+  counter: 0,
+  transports,
+  name: 'laptop',
+  created_at: created,
+});
 
 async function opened(t: Test, make: () => Promise<Store>): Promise<Store> {
   const store = await make();
@@ -99,6 +108,66 @@ export function portalContract(t: Test, make: () => Promise<Store>): void {
     await sleep(150);
     t.equal(await portal.takeSignInToken(late), null, 'expired');
   });
+
+  t.test('portal: a value held once is taken once, by its kind and hash, and not after its time', async (t) => {
+    const { portal } = await opened(t, make);
+    const [h, late] = [hash(), hash()];
+    await portal.holdOnce('first_key', h, 'sealed-1', 60_000);
+    await portal.holdOnce('challenge', h, 'challenge-1', 60_000);
+    await portal.holdOnce('challenge', late, 'challenge-2', 50);
+    t.equal(await portal.takeOnce('first_key', hash()), null, 'an unknown hash');
+    const both = await Promise.all([portal.takeOnce('first_key', h), portal.takeOnce('first_key', h)]);
+    t.same(both.sort(), ['sealed-1', null].sort(), 'two takes at once: one gets it');
+    t.equal(await portal.takeOnce('first_key', h), null, 'taken');
+    t.equal(await portal.takeOnce('challenge', h), 'challenge-1', 'another kind under the same hash is its own');
+    await sleep(150);
+    t.equal(await portal.takeOnce('challenge', late), null, 'past its time');
+  });
+
+  t.test("portal: a passkey is added once (anyone's id), found by id and by person, oldest first", async (t) => {
+    const { portal } = await opened(t, make);
+    const [address, other] = [email(), email()];
+    const late = passkey(address, '2026-11-29T06:00:00.000Z', []);
+    const early = passkey(address, '2026-11-29T05:00:00.000Z', ['usb', 'nfc']);
+    t.equal(await portal.addPasskey(late), true);
+    t.equal(await portal.addPasskey(early), true);
+    t.equal(await portal.addPasskey({ ...early, email: other }), false, 'its id taken, by whomever');
+    t.same(await portal.passkey(late.id), late, 'an empty list of transports stays a list');
+    t.equal(await portal.passkey(hash()), null);
+    t.same(await portal.passkeys(address), [early, late]);
+    t.same(await portal.passkeys(other), [], 'the refused one is not theirs');
+  });
+
+  t.test(
+    'portal: a passkey’s counter only moves up (a replay is refused), and only its person removes it',
+    async (t) => {
+      const { portal } = await opened(t, make);
+      const [address, other] = [email(), email()];
+      const p = passkey(address, '2026-11-29T05:00:00.000Z');
+      await portal.addPasskey(p);
+      t.equal(
+        await portal.usePasskey(p.id, 0, '2026-11-29T06:00:00.000Z'),
+        true,
+        'an authenticator that counts nothing',
+      );
+      t.equal(await portal.usePasskey(p.id, 3, '2026-11-29T06:01:00.000Z'), true);
+      const again = await Promise.all([
+        portal.usePasskey(p.id, 4, '2026-11-29T06:02:00.000Z'),
+        portal.usePasskey(p.id, 4, '2026-11-29T06:02:00.000Z'),
+      ]);
+      t.same(again.sort(), [false, true], 'one count used twice at once: once');
+      t.equal(await portal.usePasskey(p.id, 2, '2026-11-29T06:03:00.000Z'), false, 'a counter gone back');
+      t.equal(await portal.usePasskey(p.id, 0, '2026-11-29T06:03:00.000Z'), false, 'nor to 0 once it counts');
+      t.equal(await portal.usePasskey(hash(), 9, '2026-11-29T06:03:00.000Z'), false, 'an unknown passkey');
+      t.match(await portal.passkey(p.id), { counter: 4, last_used_at: '2026-11-29T06:02:00.000Z' });
+      t.equal(await portal.removePasskey(other, p.id), false, "another person's");
+      t.not(await portal.passkey(p.id), null);
+      t.equal(await portal.removePasskey(address, p.id), true);
+      t.equal(await portal.passkey(p.id), null);
+      t.same(await portal.passkeys(address), []);
+      t.equal(await portal.removePasskey(address, p.id), false, 'gone');
+    },
+  );
 
   t.test('portal: links per address are counted in a window, and the window starts again', async (t) => {
     const { portal } = await opened(t, make);
