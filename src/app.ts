@@ -6,6 +6,7 @@ import { buildAdmin, buildPublic } from './assemble/listeners.js';
 import { buildMetering } from './assemble/metering.js';
 import { buildPortal } from './assemble/portal-builder.js';
 import { buildPrices } from './assemble/price-builder.js';
+import { buildStripe } from './assemble/stripe-builder.js';
 import { buildUpstream } from './assemble/upstream-builder.js';
 import { buildWorkers } from './assemble/workers.js';
 import { type Clock, systemClock } from './clock.js';
@@ -187,6 +188,7 @@ async function assemble(
     log,
   });
   const portal = buildPortal({ config, store, ops, clock, address: listeners.public.address, print });
+  const stripe = buildStripe({ config, store, ops, metrics, clock, log, cleanups });
   const publicAddress = buildPublic({
     listener: listeners.public,
     admin: listeners.admin,
@@ -201,6 +203,7 @@ async function assemble(
     proxy,
     leaks: ops.leaks,
     portal: portal.deps,
+    stripe,
     tracing,
     clock,
     log,

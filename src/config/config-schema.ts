@@ -4,6 +4,7 @@ import { refusedLiteral } from '../events/addresses.js';
 import { isValidTimeZone } from '../time/zone.js';
 import { maxEntries } from './account-cache.js';
 import { billing } from './billing-config.js';
+import { stripePlanIssues } from './stripe-config.js';
 import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, posInt, redisNode } from './fields.js';
 import { keys, messages, secretScanning } from './keys-config.js';
 import { plan } from './plan-config.js';
@@ -232,6 +233,7 @@ export const configSchema = z
         message: 'the admin API never shares the public port',
       });
     }
+    for (const issue of stripePlanIssues(cfg.billing.stripe, cfg.plans)) ctx.addIssue({ code: 'custom', ...issue });
     if (cfg.portal.enabled && !(cfg.portal.signup_plan in cfg.plans))
       ctx.addIssue({
         code: 'custom',

@@ -83,4 +83,6 @@ export const messages = z.strictObject({
   not_signed_in: message,
   forbidden: message,
   invalid_link: message,
+  stripe_signature: message,
+  stripe_event_too_large: message,
 });

@@ -37,6 +37,8 @@ export const ERROR_STATUS = {
   not_signed_in: 401,
   forbidden: 403,
   invalid_link: 400,
+  stripe_signature: 400,
+  stripe_event_too_large: 413,
 } as const satisfies Record<keyof Messages, number>;
 
 export type ErrorKind = keyof typeof ERROR_STATUS;

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../events/event.js';
 import { priceSetDocument } from '../../prices/price-set-schema.js';
+import { stripeStateSchema } from '../stripe/memory-state.js';
 import { accountFields, accountHoldings, accountSettings } from '../accounts/account-record.js';
 
 const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);
@@ -118,6 +119,8 @@ export const stateSchema = z.strictObject({
     .optional(),
   /** The portal's sign-ups waiting for an operator (absent in files written before them). */
   signups: z.array(z.strictObject({ id: z.string(), email: z.string(), requested_at: z.string() })).optional(),
+  /** The Stripe mirror (absent in files written before it). */
+  stripe: stripeStateSchema.optional(),
 });
 
 export type MemoryState = z.infer<typeof stateSchema>;

@@ -6,6 +6,7 @@ import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
 import { keysOf } from '../keys/key-record.js';
 import type { Member, SignUp } from '../portal/interface.js';
+import { StripeMemoryState } from '../stripe/memory-state.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './state-file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -98,6 +99,8 @@ export class MemoryData {
   readonly members = new Map<string, Map<string, Member>>();
   /** The portal's sign-ups waiting for an operator, by id. */
   readonly signups = new Map<string, SignUp>();
+  /** The Stripe mirror's inbox, subscriptions and indexes. */
+  readonly stripe = new StripeMemoryState();
   /** Bumped by every change of an existing account: slots from before it are looked up again. */
   epoch = 0;
   countersDirty = false;
@@ -220,7 +223,7 @@ export class MemoryData {
         `{"version":1,"accounts":[${accounts}],${kept}"price_seq":${this.priceSeq},"prices":${this.pricesJson},"counters":[`,
       );
     }
-    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}${this.membersJson()}}`];
+    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}${this.membersJson()}${this.stripeJson(now)}}`];
   }
 
   /** The outbox with the counters: it changes as often (an event per crossing, an attempt per delivery). */
@@ -236,6 +239,11 @@ export class MemoryData {
   private billingJson(): string {
     if (this.billing.size === 0) return '';
     return `,"billing":${JSON.stringify([...this.billing])}`;
+  }
+
+  /** The Stripe mirror with the counters: its inbox must be on disk before a webhook is answered. */
+  private stripeJson(now: number): string {
+    return this.stripe.empty ? '' : `,"stripe":${JSON.stringify(this.stripe.toJSON(now))}`;
   }
 
   /** Members change seldom; they go with the counters rather than make the file's start change. */
@@ -274,6 +282,7 @@ export class MemoryData {
       this.members.set(m.account_id, members);
     }
     for (const s of state.signups ?? []) this.signups.set(s.id, s);
+    if (state.stripe) this.stripe.restore(state.stripe);
     const w = state.webhooks;
     if (w === undefined) return;
     for (const e of w.endpoints) this.endpoints.set(e.id, e);
