@@ -7,6 +7,7 @@ import { consoleSender, type PortalDeps, signInLinkSender, smtpSender } from '..
 import { createAccountInput } from '../keys/accounts.js';
 import type { Store } from '../store/store.js';
 import { addDays, dayOf } from '../time/days.js';
+import { portalPlanDeps } from './portal-billing.js';
 
 export interface PortalOptions {
   config: Config;
@@ -49,6 +50,7 @@ function portalDeps(o: PortalOptions): PortalDeps {
   };
   return {
     store: o.store.portal,
+    ...portalPlanDeps(config, o.store.accounts),
     send: url === '' ? consoleSender(o.print ?? stdout) : smtpSender(url, from),
     accounts: {
       signUp: async (plan, by) => {

@@ -147,7 +147,7 @@ for (const kind of ['memory', 'redis'] as const) {
     for (const { a, order, events } of runs) {
       const held = await stripe.stripeSubscription(a.id);
       const now = await plan(gw, a.id);
-      if (held?.event_id !== events[4]?.id || held.status !== 'canceled' || now.plan !== 'developer' || now.status !== 'active')
+      if (held?.event_id !== events[4]?.id || held?.status !== 'canceled' || now.plan !== 'developer' || now.status !== 'active')
         wrong.push(`${order.join('')}: ${held?.event_type}/${held?.status} ${now.plan}/${now.status}`);
     }
     t.same(wrong, [], 'every order ends deleted: the free plan, active');

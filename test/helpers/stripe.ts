@@ -107,3 +107,67 @@ export function deliver(
     body: over.body ?? payload,
   });
 }
+
+/** A request the Stripe API receiver took: its method, path (with query), form fields and headers. */
+export interface StripeApiRequest {
+  method: string;
+  path: string;
+  form: Record<string, string>;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface StripeApi {
+  url: string;
+  requests: StripeApiRequest[];
+  close(): Promise<void>;
+}
+
+/**
+ * Stripe's API on loopback, as far as the portal's plan page uses it: a price found by its
+ * lookup_key, Checkout Sessions and customer-portal sessions. Records every request.
+ */
+export async function startStripeApi(): Promise<StripeApi> {
+  const { createServer } = await import('node:http');
+  const requests: StripeApiRequest[] = [];
+  let n = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const url = req.url ?? '/';
+      const form = Object.fromEntries(new URLSearchParams(req.method === 'GET' ? (url.split('?')[1] ?? '') : body));
+      requests.push({ method: req.method ?? '', path: url, form, headers: req.headers });
+      const send = (status: number, value: unknown): void => {
+        const text = JSON.stringify(value);
+        res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${++n}` });
+        res.end(text);
+      };
+      const path = url.split('?')[0];
+      if (req.method === 'GET' && path === '/v1/prices') {
+        const key = form['lookup_keys[0]'] ?? '';
+        return send(200, {
+          object: 'list',
+          url: '/v1/prices',
+          has_more: false,
+          data: [{ id: `price_for_${key}`, object: 'price', lookup_key: key, active: true }],
+        });
+      }
+      if (req.method === 'POST' && path === '/v1/checkout/sessions')
+        return send(200, { id: `cs_test_${n}`, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/cs_test_${n}` });
+      if (req.method === 'POST' && path === '/v1/billing_portal/sessions')
+        return send(200, { id: `bps_${n}`, object: 'billing_portal.session', url: `https://billing.stripe.com/p/session/test_${n}` });
+      send(404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${req.method}: ${path})` } });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

@@ -8,6 +8,7 @@ import { createKey, listKeys, patchKey, revokeKey, rotateKey, usage, usageCsv } 
 import { addMember, listMembers, removeMember } from './api-members.js';
 import type { PortalContext } from './context.js';
 import { empty, isForm, json, readBody, refuse } from './http.js';
+import { manageBilling, startCheckout } from './plan-section.js';
 import { clearCookie, csrfHolds, LIFE, sameOrigin, signedIn } from './sessions.js';
 import { signIn } from './sign-in.js';
 
@@ -76,6 +77,8 @@ const ROUTES: readonly ApiRoute[] = [
   { method: 'POST', path: /^members$/, run: addMember },
   { method: 'DELETE', path: /^members\/([^/]{1,300})$/, run: removeMember },
   { method: 'POST', path: /^members\/([^/]{1,300})\/delete$/, run: removeMember },
+  { method: 'POST', path: /^billing\/checkout$/, run: startCheckout },
+  { method: 'POST', path: /^billing\/manage$/, run: manageBilling },
 ];
 
 /** Answers `/portal/api/<rest>`. */

@@ -13,6 +13,7 @@ import type { PortalDeps } from './deps.js';
 import { answer, empty, html, refuse } from './http.js';
 import { PORTAL_OPENAPI } from './openapi-doc.js';
 import { CSS, homePage, signInPage } from './pages.js';
+import { planSection } from './plan-section.js';
 import { followLink, issue } from './sign-in.js';
 
 export type { PortalDeps, SendLink } from './deps.js';
@@ -58,12 +59,14 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
   if (rest !== '') return refuse(x, 'not_found');
   const acting = await actingOf(x, c);
   if (acting === null) return html(x, 200, signInPage());
-  const [me, keys, usage, members] = await Promise.all([
+  const [me, keys, usage, members, facts] = await Promise.all([
     whoAmI(c, acting),
     c.deps.keys.list(acting.accountId),
     c.deps.usage.usage(acting.accountId, 90),
     c.deps.store.members(acting.accountId),
+    c.deps.planFacts(acting.accountId),
   ]);
+  if (facts === null) return html(x, 200, signInPage());
   html(
     x,
     200,
@@ -77,6 +80,13 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
       usage: usage.usage,
       days: usage.days,
       members,
+      planHtml: planSection({
+        facts,
+        usage: usage.usage,
+        csrf: me.csrf_token,
+        billing: c.deps.billing,
+        owner: acting.role === 'owner',
+      }),
     }),
   );
 }

@@ -56,6 +56,8 @@ export interface HomeView {
   usage: Usage;
   days: Array<{ day: string; requests: number }>;
   members: Member[];
+  /** The plan section, rendered by plan-section.ts. */
+  planHtml: string;
 }
 
 const hidden = (csrf: string): string => `<input type="hidden" name="csrf_token" value="${esc(csrf)}">`;
@@ -113,5 +115,5 @@ export function homePage(v: HomeView): string {
   const header = `<h1>Account ${esc(v.account.id)}</h1><p>Signed in as ${esc(v.email)} (${esc(v.account.role)}). ${others}</p>
 <form class="inline" method="post" action="/portal/api/sign-out">${hidden(v.csrf)}<button>Sign out</button></form>
 <form class="inline" method="post" action="/portal/api/sign-out-everywhere">${hidden(v.csrf)}<button>Sign out everywhere</button></form>`;
-  return page('Your account', header + keysSection(v) + usageSection(v) + membersSection(v));
+  return page('Your account', header + keysSection(v) + v.planHtml + usageSection(v) + membersSection(v));
 }
