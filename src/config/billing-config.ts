@@ -59,7 +59,7 @@ export const billing = z
       .describe(
         'Where usage is pushed: {type: stripe, event_name, api_base?, stripe_version?} and {type: cloudevents, url, source}',
       ),
-    stripe: stripeBilling.prefault({}).describe('Stripe subscriptions mirrored into account plans (docs/billing.md)'),
+    stripe: stripeBilling.describe('Stripe subscriptions mirrored into account plans (docs/billing.md)'),
   })
   .refine((b) => new Set(b.exporters.map(exporterNameOf)).size === b.exporters.length, {
     message: 'two exporters have the same name: give each its own `name`',
