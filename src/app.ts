@@ -10,7 +10,7 @@ import { buildStripe } from './assemble/stripe-builder.js';
 import { buildUpstream } from './assemble/upstream-builder.js';
 import { buildWorkers } from './assemble/workers.js';
 import { type Clock, systemClock } from './clock.js';
-import type { Config } from './config/config-schema.js';
+import { type Config, servedMessages } from './config/config-schema.js';
 import { GatewayError } from './failures.js';
 import { trustedProxies } from './http/client.js';
 import { buildErrorAnswers, type ErrorAnswers } from './http/error-kinds.js';
@@ -66,7 +66,7 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
   const droppedLogLines = opts.droppedLogLines ?? own?.droppedLines ?? (() => 0);
   // Before the store: a second instance on a port already taken is refused before it writes anything.
   // Built once: the parsers' errors, the public answers and the pass-through's share them.
-  const errors = buildErrorAnswers(config.messages);
+  const errors = buildErrorAnswers(servedMessages(config));
   const listeners = await bindListeners(config, errors);
   const cleanups: Cleanups = [];
   const closeAll = async (drainMs = 0): Promise<void> => {

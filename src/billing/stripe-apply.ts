@@ -20,7 +20,7 @@ import { effectOf } from './stripe-state.js';
 /** The account change the admin API's PATCH makes, audited as made by `from`. */
 export type AccountChange = (
   id: string,
-  patch: { plan?: string; status?: AccountStatus; external_ids?: { stripe_customer: string } },
+  patch: { plan?: string; status?: AccountStatus; status_reason?: 'unpaid'; external_ids?: { stripe_customer: string } },
   from: string,
 ) => Promise<void>;
 
@@ -98,9 +98,11 @@ export class StripeApply {
       );
       await this.unmatched({ id: r.event_id, type: r.event_type }, r, accountId, effect.unmatched);
     }
-    const patch: { plan?: string; status?: AccountStatus } = {};
+    const patch: { plan?: string; status?: AccountStatus; status_reason?: 'unpaid' } = {};
     if (effect.plan !== null && effect.plan !== account.plan) patch.plan = effect.plan;
     if (effect.status !== null && effect.status !== account.status) patch.status = effect.status;
+    // Refused with billing.stripe.unpaid_message; made active (by anyone), the reason goes.
+    if (patch.status === 'inactive') patch.status_reason = 'unpaid';
     if (patch.plan !== undefined || patch.status !== undefined) await this.d.change(accountId, patch, 'stripe');
     if (effect.suspended !== r.suspended)
       await this.d.stripe.stripeMarkSuspended(accountId, r.event_id, effect.suspended);

@@ -272,6 +272,12 @@ export type Config = z.infer<typeof configSchema>;
 export type PlanConfig = Config['plans'][string];
 export type Messages = Config['messages'];
 
+/** The messages the answers serve: `account_unpaid` is `billing.stripe.unpaid_message` unless set itself. */
+export const servedMessages = (c: Config): Required<Messages> => ({
+  ...c.messages,
+  account_unpaid: c.messages.account_unpaid ?? c.billing.stripe.unpaid_message,
+});
+
 /** The price history files, in the order given: `prices.file` is one file or a list of them. */
 export function priceFiles(cfg: { prices: { file: string | string[] } }): string[] {
   return typeof cfg.prices.file === 'string' ? [cfg.prices.file] : cfg.prices.file;

@@ -55,6 +55,8 @@ export const messages = z.strictObject({
   invalid_key: message,
   expired_key: message,
   inactive_key: message,
+  /** billing.stripe.unpaid_message, unless set here. */
+  account_unpaid: message.optional(),
   key_scope: message,
   key_address: message,
   limit_monthly: message,

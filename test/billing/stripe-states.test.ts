@@ -46,7 +46,8 @@ const settled = (gw: TestGateway) => () =>
 
 t.test('redis: past due beyond the grace makes the account inactive; a later invoice.paid makes it active', async (t) => {
   const { gw, config } = await gateway(t, 'redis');
-  const id = await newAccount(gw);
+  const made = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'developer' });
+  const [id, key] = [made.body.account.id as string, made.body.api_key as string];
   const f = facts(id);
   const t0 = NOW_S() - 5 * DAY_S;
   await deliver(gw.base, subscriptionEvent('created', t0, f));
@@ -54,7 +55,10 @@ t.test('redis: past due beyond the grace makes the account inactive; a later inv
   await deliver(gw.base, subscriptionEvent('updated', t0 + DAY_S, { ...f, status: 'past_due' }));
   await settled(gw)();
   let body = await shown(gw, id);
-  t.match(body.account, { plan: 'starter', status: 'inactive' }, 'the plan kept, the account inactive');
+  t.match(body.account, { plan: 'starter', status: 'inactive', status_reason: 'unpaid' }, 'the plan kept, the account inactive');
+  const refused = await gw.get(`/fuel-api/api/simple-current.php?api_key=${key}`);
+  t.equal(refused.status, 403);
+  t.same(await refused.json(), { success: false, message: UNPAID }, 'refused with billing.stripe.unpaid_message');
   t.match(body.stripe_subscription, {
     id: f.sub,
     customer: f.customer,
@@ -80,6 +84,8 @@ t.test('redis: past due beyond the grace makes the account inactive; a later inv
   await settled(gw)();
   body = await shown(gw, id);
   t.match(body.account, { plan: 'starter', status: 'active' }, 'paid: active again');
+  t.equal(body.account.status_reason, undefined);
+  t.equal((await gw.get(`/fuel-api/api/simple-current.php?api_key=${key}`)).status, 200);
   t.match(body.stripe_subscription, { status: 'active', suspended: false, past_due_since: null });
 });
 
