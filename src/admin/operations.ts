@@ -12,8 +12,8 @@ import { KeyOperations } from './key-operations.js';
 import { LeakOperations } from './leak-operations.js';
 import { MemberOperations } from './member-operations.js';
 import { PriceOperations, type PriceOperationsDeps } from './price-operations.js';
-import { StripeOperations } from './stripe-operations.js';
 import { SignUpOperations } from './signup-operations.js';
+import { StripeOperations } from './stripe-operations.js';
 import { UsageOperations } from './usage-operations.js';
 import { WebhookOperations } from './webhook-routes.js';
 
@@ -41,7 +41,10 @@ export interface Operations {
 
 export interface OperationsOptions {
   /** The concerns the operations are handed, one or two each; not the store's life cycle. */
-  store: Pick<Store, 'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing' | 'portal' | 'stripe'>;
+  store: Pick<
+    Store,
+    'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing' | 'portal' | 'stripe'
+  >;
   config: Config;
   book: PriceBook;
   clock: Clock;

@@ -40,7 +40,12 @@ export function buildStripe(o: {
     log,
     now: clock.now,
   });
-  const mirror = new StripeMirror(apply, { stripe: store.stripe, coordination: store.coordination, log, now: clock.now });
+  const mirror = new StripeMirror(apply, {
+    stripe: store.stripe,
+    coordination: store.coordination,
+    log,
+    now: clock.now,
+  });
   mirror.start();
   o.cleanups.push(() => mirror.stop());
   return {

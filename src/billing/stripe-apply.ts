@@ -20,7 +20,12 @@ import { effectOf } from './stripe-state.js';
 /** The account change the admin API's PATCH makes, audited as made by `from`. */
 export type AccountChange = (
   id: string,
-  patch: { plan?: string; status?: AccountStatus; status_reason?: 'unpaid'; external_ids?: { stripe_customer: string } },
+  patch: {
+    plan?: string;
+    status?: AccountStatus;
+    status_reason?: 'unpaid';
+    external_ids?: { stripe_customer: string };
+  },
   from: string,
 ) => Promise<void>;
 
@@ -153,7 +158,10 @@ export class StripeApply {
     customer: string | null = state?.customer ?? null,
   ): Promise<void> {
     this.d.metric('unmatched');
-    this.d.log.warn({ event_id: event.id, event_type: event.type, account_id: accountId, customer }, `stripe: ${reason}`);
+    this.d.log.warn(
+      { event_id: event.id, event_type: event.type, account_id: accountId, customer },
+      `stripe: ${reason}`,
+    );
     await this.d.stripe.stripeAddUnmatched({
       event_id: event.id,
       event_type: event.type,

@@ -26,9 +26,7 @@ const subscription = z.looseObject({
 const invoice = z.looseObject({
   customer: ref,
   subscription: ref,
-  parent: z
-    .looseObject({ subscription_details: z.looseObject({ subscription: ref }).nullish() })
-    .nullish(),
+  parent: z.looseObject({ subscription_details: z.looseObject({ subscription: ref }).nullish() }).nullish(),
   lines: z
     .looseObject({
       data: z.array(z.looseObject({ price, period: z.looseObject({ end: z.number() }).nullish() })),

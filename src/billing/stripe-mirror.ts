@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { OutageLog } from '../log/outage.js';
 import type { CoordinationStore, InboxItem, StripeStore } from '../store/store.js';
-import { NOT_YET, StripeApply } from './stripe-apply.js';
+import { NOT_YET, type StripeApply } from './stripe-apply.js';
 import { happeningOf } from './stripe-events.js';
 
 export type { AccountChange } from './stripe-apply.js';

@@ -37,11 +37,7 @@ export function effectOf(
     return { plan: cfg.free_plan, status: lift, suspended: false, timerMs: null, unmatched: null };
   }
   const unmapped =
-    r.price === null
-      ? null
-      : mapped === undefined
-        ? `price "${r.price}" is in no billing.stripe.plans mapping`
-        : null;
+    r.price === null ? null : mapped === undefined ? `price "${r.price}" is in no billing.stripe.plans mapping` : null;
   if (r.status === 'active' || r.status === 'trialing') {
     if (mapped === undefined) return { ...none, unmatched: unmapped };
     return { plan: mapped, status: lift, suspended: false, timerMs: null, unmatched: null };

@@ -17,7 +17,9 @@ export const stripeBilling = z.strictObject({
   grace_days: posInt
     .max(60, 'expected at most 60')
     .default(3)
-    .describe('Days a past_due subscription keeps its plan; then the account is made inactive until an invoice is paid'),
+    .describe(
+      'Days a past_due subscription keeps its plan; then the account is made inactive until an invoice is paid',
+    ),
   unpaid_message: z
     .string()
     .min(1)

@@ -138,9 +138,7 @@ export function errorResponses(config: Config, kinds: ErrorKind[]): Record<strin
   for (const k of kinds) byStatus.set(ERROR_STATUS[k], [...(byStatus.get(ERROR_STATUS[k]) ?? []), k]);
   const out: Record<string, Response> = {};
   for (const [status, list] of byStatus) {
-    const examples = Object.fromEntries(
-      list.map((k) => [k, { value: { success: false, message: messages[k] } }]),
-    );
+    const examples = Object.fromEntries(list.map((k) => [k, { value: { success: false, message: messages[k] } }]));
     const limited = list.some(isLimit);
     const keyed = list.filter((k) => KEY_TEXT[k] !== undefined);
     const headers =

@@ -152,7 +152,8 @@ export async function updateAccount(
   checkPlan(plans, patch.plan ?? current.plan, patch.limit === undefined ? current.limit : patch.limit);
   const { external_ids: ids, ...given } = patch;
   // An account made active is no longer unpaid, whoever enables it.
-  const rest = patch.status === 'active' && current.status_reason !== undefined ? { ...given, status_reason: null } : given;
+  const rest =
+    patch.status === 'active' && current.status_reason !== undefined ? { ...given, status_reason: null } : given;
   const updated = await accounts.updateAccount(
     current.id,
     ids === undefined ? rest : { ...rest, external_ids: mergedIds(current.external_ids, ids) },

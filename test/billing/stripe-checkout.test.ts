@@ -38,7 +38,10 @@ async function setup(t: Test, kind: 'memory' | 'redis'): Promise<{ gws: TestGate
   const store =
     kind === 'memory'
       ? {}
-      : { type: 'redis', redis: { url: redis.url, key_prefix: `co${process.pid}_${++prefixes}:`, command_timeout_ms: scaled(500) } };
+      : {
+          type: 'redis',
+          redis: { url: redis.url, key_prefix: `co${process.pid}_${++prefixes}:`, command_timeout_ms: scaled(500) },
+        };
   const settings = {
     store,
     log: { access: false },
@@ -82,86 +85,96 @@ const shape = (r: StripeApiRequest) => ({
 });
 
 for (const kind of ['memory', 'redis'] as const) {
-  t.test(`${kind}: a developer account upgrades through Checkout; the next answer on another gateway is starter`, async (t) => {
-    const { gws, api } = await setup(t, kind);
-    const [g1, g2] = [gws[0] as TestGateway, gws.at(-1) as TestGateway];
-    const p = await signIn(g1, smtp, `buyer-${kind}@example.test`);
-    const made = (await (await p.call('POST', '/portal/api/keys', { name: 'ci' })).json()) as { api_key: string };
-    const first = (await (await g2.get(`${SIMPLE}?api_key=${made.api_key}`)).json()) as { usage: Record<string, unknown> };
-    t.match(first.usage, { plan_type: 'developer', request_limit: 100 }, 'a developer trial to begin with');
+  t.test(
+    `${kind}: a developer account upgrades through Checkout; the next answer on another gateway is starter`,
+    async (t) => {
+      const { gws, api } = await setup(t, kind);
+      const [g1, g2] = [gws[0] as TestGateway, gws.at(-1) as TestGateway];
+      const p = await signIn(g1, smtp, `buyer-${kind}@example.test`);
+      const made = (await (await p.call('POST', '/portal/api/keys', { name: 'ci' })).json()) as { api_key: string };
+      const first = (await (await g2.get(`${SIMPLE}?api_key=${made.api_key}`)).json()) as {
+        usage: Record<string, unknown>;
+      };
+      t.match(first.usage, { plan_type: 'developer', request_limit: 100 }, 'a developer trial to begin with');
 
-    const home = await (await g1.get('/portal/', { headers: { cookie: p.cookie } })).text();
-    t.match(home, /<h2>Plan<\/h2>/);
-    t.match(home, /<dt>Allowance<\/dt><dd>100 requests per period<\/dd>/);
-    t.match(home, /name="price" value="fuel_starter_monthly"><button>Upgrade to starter \(2,000 requests\)/);
-    t.notMatch(home, /Manage billing/, 'no customer yet: nothing to manage');
+      const home = await (await g1.get('/portal/', { headers: { cookie: p.cookie } })).text();
+      t.match(home, /<h2>Plan<\/h2>/);
+      t.match(home, /<dt>Allowance<\/dt><dd>100 requests per period<\/dd>/);
+      t.match(home, /name="price" value="fuel_starter_monthly"><button>Upgrade to starter \(2,000 requests\)/);
+      t.notMatch(home, /Manage billing/, 'no customer yet: nothing to manage');
 
-    const chosen = await submit(g1, p, '/portal/api/billing/checkout', { price: 'fuel_starter_monthly' });
-    t.equal(chosen.status, 303);
-    const location = chosen.headers.get('location') ?? '';
-    t.match(location, /^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_\d+$/, 'sent on to the session Stripe made');
-    const sent = api.requests.map(shape);
-    const base = g1.base;
-    const expected = await packageSends(api, async (s) => {
-      const list = await s.prices.list({ lookup_keys: ['fuel_starter_monthly'], active: true, limit: 1 });
-      await s.checkout.sessions.create({
-        mode: 'subscription',
-        line_items: [{ price: list.data[0]?.id as string, quantity: 1 }],
-        client_reference_id: p.account,
-        subscription_data: { metadata: { fpg_account: p.account } },
-        success_url: `${base}/portal/?checkout=done`,
-        cancel_url: `${base}/portal/?checkout=cancelled`,
+      const chosen = await submit(g1, p, '/portal/api/billing/checkout', { price: 'fuel_starter_monthly' });
+      t.equal(chosen.status, 303);
+      const location = chosen.headers.get('location') ?? '';
+      t.match(location, /^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_\d+$/, 'sent on to the session Stripe made');
+      const sent = api.requests.map(shape);
+      const base = g1.base;
+      const expected = await packageSends(api, async (s) => {
+        const list = await s.prices.list({ lookup_keys: ['fuel_starter_monthly'], active: true, limit: 1 });
+        await s.checkout.sessions.create({
+          mode: 'subscription',
+          line_items: [{ price: list.data[0]?.id as string, quantity: 1 }],
+          client_reference_id: p.account,
+          subscription_data: { metadata: { fpg_account: p.account } },
+          success_url: `${base}/portal/?checkout=done`,
+          cancel_url: `${base}/portal/?checkout=cancelled`,
+        });
       });
-    });
-    t.same(sent, expected.map(shape), 'the same paths and form fields as the stripe package sends for that call');
-    t.match(sent[1]?.form, {
-      mode: 'subscription',
-      'line_items[0][price]': 'price_for_fuel_starter_monthly',
-      client_reference_id: p.account,
-    });
+      t.same(sent, expected.map(shape), 'the same paths and form fields as the stripe package sends for that call');
+      t.match(sent[1]?.form, {
+        mode: 'subscription',
+        'line_items[0][price]': 'price_for_fuel_starter_monthly',
+        client_reference_id: p.account,
+      });
 
-    // Stripe's part: the customer paid.
-    const now = Math.floor(Date.now() / 1000);
-    const customer = `cus_Buyer${kind}${process.pid}`;
-    const sub = `sub_Buyer${kind}`;
-    t.equal((await deliver(g1.base, checkoutCompleted(now, p.account, customer, sub))).status, 200);
-    const created = subscriptionEvent('created', now, {
-      sub,
-      customer,
-      status: 'active',
-      lookupKey: 'fuel_starter_monthly',
-      periodEnd: now + 30 * 86_400,
-      account: p.account,
-    });
-    t.equal((await deliver(g1.base, created)).status, 200);
-    await waitFor(
-      'the plan change',
-      async () => (await adminCall(g1, 'GET', `/admin/accounts/${p.account}`)).body.account.plan === 'starter',
-      2000,
-    );
-    // Announced: the other gateway's next answer has it, within a second.
-    await waitFor(
-      'the other gateway to answer as starter',
-      async () => {
-        const u = ((await (await g2.get(`${SIMPLE}?api_key=${made.api_key}`)).json()) as { usage: Record<string, unknown> })
-          .usage;
-        return u.plan_type === 'starter' && u.request_limit === 2000;
-      },
-      1000,
-    );
-    const shown = await adminCall(g1, 'GET', `/admin/accounts/${p.account}`);
-    t.equal(shown.body.account.external_ids.stripe_customer, customer, 'the customer linked');
+      // Stripe's part: the customer paid.
+      const now = Math.floor(Date.now() / 1000);
+      const customer = `cus_Buyer${kind}${process.pid}`;
+      const sub = `sub_Buyer${kind}`;
+      t.equal((await deliver(g1.base, checkoutCompleted(now, p.account, customer, sub))).status, 200);
+      const created = subscriptionEvent('created', now, {
+        sub,
+        customer,
+        status: 'active',
+        lookupKey: 'fuel_starter_monthly',
+        periodEnd: now + 30 * 86_400,
+        account: p.account,
+      });
+      t.equal((await deliver(g1.base, created)).status, 200);
+      await waitFor(
+        'the plan change',
+        async () => (await adminCall(g1, 'GET', `/admin/accounts/${p.account}`)).body.account.plan === 'starter',
+        2000,
+      );
+      // Announced: the other gateway's next answer has it, within a second.
+      await waitFor(
+        'the other gateway to answer as starter',
+        async () => {
+          const u = (
+            (await (await g2.get(`${SIMPLE}?api_key=${made.api_key}`)).json()) as { usage: Record<string, unknown> }
+          ).usage;
+          return u.plan_type === 'starter' && u.request_limit === 2000;
+        },
+        1000,
+      );
+      const shown = await adminCall(g1, 'GET', `/admin/accounts/${p.account}`);
+      t.equal(shown.body.account.external_ids.stripe_customer, customer, 'the customer linked');
 
-    const page = await (await g1.get('/portal/', { headers: { cookie: p.cookie } })).text();
-    t.match(page, /Manage billing/);
-    const manage = await submit(g1, p, '/portal/api/billing/manage', {});
-    t.equal(manage.status, 303);
-    t.match(manage.headers.get('location'), /^https:\/\/billing\.stripe\.com\/p\/session\/test_\d+$/);
-    const portalSent = shape(api.requests.at(-1) as StripeApiRequest);
-    const portalExpected = await packageSends(api, (s) =>
-      s.billingPortal.sessions.create({ customer, return_url: `${base}/portal/` }),
-    );
-    t.same(portalSent, shape(portalExpected[0] as StripeApiRequest), 'the customer-portal session, as the package sends it');
-    t.equal(portalSent.authorization, `Bearer ${STRIPE_KEY}`);
-  });
+      const page = await (await g1.get('/portal/', { headers: { cookie: p.cookie } })).text();
+      t.match(page, /Manage billing/);
+      const manage = await submit(g1, p, '/portal/api/billing/manage', {});
+      t.equal(manage.status, 303);
+      t.match(manage.headers.get('location'), /^https:\/\/billing\.stripe\.com\/p\/session\/test_\d+$/);
+      const portalSent = shape(api.requests.at(-1) as StripeApiRequest);
+      const portalExpected = await packageSends(api, (s) =>
+        s.billingPortal.sessions.create({ customer, return_url: `${base}/portal/` }),
+      );
+      t.same(
+        portalSent,
+        shape(portalExpected[0] as StripeApiRequest),
+        'the customer-portal session, as the package sends it',
+      );
+      t.equal(portalSent.authorization, `Bearer ${STRIPE_KEY}`);
+    },
+  );
 }

@@ -21,7 +21,10 @@ interface Admin {
 }
 const plans = async (g: Admin, ids: string[]): Promise<string[]> =>
   Promise.all(
-    ids.map(async (id) => ((await (await fetch(`${g.admin}/admin/accounts/${id}`)).json()) as { account: { plan: string } }).account.plan),
+    ids.map(
+      async (id) =>
+        ((await (await fetch(`${g.admin}/admin/accounts/${id}`)).json()) as { account: { plan: string } }).account.plan,
+    ),
   );
 
 async function inboxDepth(where: string): Promise<number> {
@@ -82,7 +85,9 @@ for (const kind of ['memory', 'redis'] as const) {
     const got = ids.filter((_, i) => answered[i]);
     t.ok(got.length >= 1, `${got.length} events answered 200 before the kill`);
     // What the store held at the kill: the test proves something only when some work was left.
-    const pending = await inboxDepth(kind === 'redis' ? (store?.redis.url as string) : join(dirname(config), 'memory-store.json'));
+    const pending = await inboxDepth(
+      kind === 'redis' ? (store?.redis.url as string) : join(dirname(config), 'memory-store.json'),
+    );
     t.ok(pending >= 1, `${pending} events still in the store's inbox at the kill, to be applied`);
     const second = await gatewayProcess(t, config, env);
     await waitFor(

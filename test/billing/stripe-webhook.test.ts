@@ -9,12 +9,12 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedis } from '../helpers/redis.js';
 import {
   deliver,
-  type StripeEvent,
-  signatureOf,
   invoiceEvent,
+  type StripeEvent,
+  type SubscriptionFacts,
+  signatureOf,
   subscriptionEvent,
   WEBHOOK_SECRET,
-  type SubscriptionFacts,
 } from '../helpers/stripe.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
@@ -28,7 +28,10 @@ async function gateways(t: Test, kind: 'memory' | 'redis', n: number): Promise<T
   const store =
     kind === 'memory'
       ? {}
-      : { type: 'redis', redis: { url: redis.url, key_prefix: `t${process.pid}_${++prefixes}:`, command_timeout_ms: scaled(500) } };
+      : {
+          type: 'redis',
+          redis: { url: redis.url, key_prefix: `t${process.pid}_${++prefixes}:`, command_timeout_ms: scaled(500) },
+        };
   const out: TestGateway[] = [];
   for (let i = 0; i < n; i++)
     out.push(await startGateway(t, { store, log: { access: false }, billing: { stripe: { plans: PLANS } } }));
@@ -72,35 +75,45 @@ for (const kind of ['memory', 'redis'] as const) {
     const second = await deliver(gw.base, e);
     t.equal(second.status, 200);
     t.same(await second.json(), { received: true, duplicate: true }, 'the second delivery is known by its id');
-    const audit = gw.logs().split('\n').filter((l) => l.includes('"account.update"') && l.includes(a.id));
-    t.equal(audit.filter((l) => l.includes('"from":"stripe"') && l.includes('"plan"')).length, 1, 'one plan change, made by stripe');
+    const audit = gw
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('"account.update"') && l.includes(a.id));
+    t.equal(
+      audit.filter((l) => l.includes('"from":"stripe"') && l.includes('"plan"')).length,
+      1,
+      'one plan change, made by stripe',
+    );
     const metrics = (await adminCall(gw, 'GET', '/metrics')).body as string;
     t.match(metrics, /fuel_gateway_stripe_events_total\{result="duplicate"\} 1/);
     t.match(metrics, /fuel_gateway_stripe_events_total\{result="applied"\} 1/);
   });
 
-  t.test(`${kind}: a forged signature, one past the 300 s tolerance, or a body changed after signing: 400, nothing changes`, async (t) => {
-    const [gw] = (await gateways(t, kind, 1)) as [TestGateway];
-    const a = await account(gw);
-    const e = subscriptionEvent('created', NOW_S(), facts(a.id));
-    const payload = JSON.stringify(e);
-    const cases: Array<[string, { signature?: string; body?: string }]> = [
-      ['forged', { signature: signatureOf(payload, undefined, 'whsec_not_the_secret') }],
-      ['too old', { signature: signatureOf(payload, NOW_S() - 301) }],
-      ['body changed', { body: payload.replace('fuel_starter_monthly', 'fuel_business_monthly') }],
-      ['no signature', { signature: '' }],
-    ];
-    for (const [what, over] of cases) {
-      const r = await deliver(gw.base, e, over);
-      t.equal(r.status, 400, what);
-      t.same(await r.json(), { success: false, message: 'Invalid Stripe-Signature.' }, what);
-    }
-    // Then the event itself, signed: accepted, so the refusals above did not take its id.
-    t.equal((await deliver(gw.base, e)).status, 200);
-    await waitFor('the plan change', async () => (await plan(gw, a.id)).plan === 'starter', 2000);
-    const metrics = (await adminCall(gw, 'GET', '/metrics')).body as string;
-    t.match(metrics, /fuel_gateway_stripe_events_total\{result="signature_failed"\} 4/);
-  });
+  t.test(
+    `${kind}: a forged signature, one past the 300 s tolerance, or a body changed after signing: 400, nothing changes`,
+    async (t) => {
+      const [gw] = (await gateways(t, kind, 1)) as [TestGateway];
+      const a = await account(gw);
+      const e = subscriptionEvent('created', NOW_S(), facts(a.id));
+      const payload = JSON.stringify(e);
+      const cases: Array<[string, { signature?: string; body?: string }]> = [
+        ['forged', { signature: signatureOf(payload, undefined, 'whsec_not_the_secret') }],
+        ['too old', { signature: signatureOf(payload, NOW_S() - 301) }],
+        ['body changed', { body: payload.replace('fuel_starter_monthly', 'fuel_business_monthly') }],
+        ['no signature', { signature: '' }],
+      ];
+      for (const [what, over] of cases) {
+        const r = await deliver(gw.base, e, over);
+        t.equal(r.status, 400, what);
+        t.same(await r.json(), { success: false, message: 'Invalid Stripe-Signature.' }, what);
+      }
+      // Then the event itself, signed: accepted, so the refusals above did not take its id.
+      t.equal((await deliver(gw.base, e)).status, 200);
+      await waitFor('the plan change', async () => (await plan(gw, a.id)).plan === 'starter', 2000);
+      const metrics = (await adminCall(gw, 'GET', '/metrics')).body as string;
+      t.match(metrics, /fuel_gateway_stripe_events_total\{result="signature_failed"\} 4/);
+    },
+  );
 }
 
 /** Every order of `items`. */
@@ -121,7 +134,12 @@ for (const kind of ['memory', 'redis'] as const) {
       subscriptionEvent('updated', t0 + 120, { ...f, lookupKey: 'fuel_business_monthly', status: 'past_due' }),
       invoiceEvent('paid', t0 + 180, f),
       // Ended: its period is over, so the account is back on the free plan.
-      subscriptionEvent('deleted', t0 + 240, { ...f, lookupKey: 'fuel_business_monthly', status: 'canceled', periodEnd: t0 + 240 }),
+      subscriptionEvent('deleted', t0 + 240, {
+        ...f,
+        lookupKey: 'fuel_business_monthly',
+        status: 'canceled',
+        periodEnd: t0 + 240,
+      }),
     ];
     const orders = permutations([0, 1, 2, 3, 4]);
     t.equal(orders.length, 120);
@@ -147,7 +165,12 @@ for (const kind of ['memory', 'redis'] as const) {
     for (const { a, order, events } of runs) {
       const held = await stripe.stripeSubscription(a.id);
       const now = await plan(gw, a.id);
-      if (held?.event_id !== events[4]?.id || held?.status !== 'canceled' || now.plan !== 'developer' || now.status !== 'active')
+      if (
+        held?.event_id !== events[4]?.id ||
+        held?.status !== 'canceled' ||
+        now.plan !== 'developer' ||
+        now.status !== 'active'
+      )
         wrong.push(`${order.join('')}: ${held?.event_type}/${held?.status} ${now.plan}/${now.status}`);
     }
     t.same(wrong, [], 'every order ends deleted: the free plan, active');
@@ -172,12 +195,18 @@ t.test('redis: two gateways given the same event at the same moment apply it onc
   const a = await account(g1);
   const e = subscriptionEvent('created', NOW_S(), facts(a.id));
   const answers = await Promise.all([deliver(g1.base, e), deliver(g2.base, e)]);
-  t.same(answers.map((r) => r.status), [200, 200]);
+  t.same(
+    answers.map((r) => r.status),
+    [200, 200],
+  );
   const bodies = (await Promise.all(answers.map((r) => r.json()))) as Array<{ duplicate: boolean }>;
   t.same(bodies.map((b) => b.duplicate).sort(), [false, true], 'one gateway kept it, the other knew it');
   await waitFor('the plan change', async () => (await plan(g2, a.id)).plan === 'starter', 2000);
   const changes = [g1, g2].flatMap((g) =>
-    g.logs().split('\n').filter((l) => l.includes('"account.update"') && l.includes(a.id) && l.includes('"plan"')),
+    g
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('"account.update"') && l.includes(a.id) && l.includes('"plan"')),
   );
   t.equal(changes.length, 1, 'one plan change in the audit log of both');
 });

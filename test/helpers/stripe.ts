@@ -153,10 +153,20 @@ export async function startStripeApi(): Promise<StripeApi> {
         });
       }
       if (req.method === 'POST' && path === '/v1/checkout/sessions')
-        return send(200, { id: `cs_test_${n}`, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/cs_test_${n}` });
+        return send(200, {
+          id: `cs_test_${n}`,
+          object: 'checkout.session',
+          url: `https://checkout.stripe.com/c/pay/cs_test_${n}`,
+        });
       if (req.method === 'POST' && path === '/v1/billing_portal/sessions')
-        return send(200, { id: `bps_${n}`, object: 'billing_portal.session', url: `https://billing.stripe.com/p/session/test_${n}` });
-      send(404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${req.method}: ${path})` } });
+        return send(200, {
+          id: `bps_${n}`,
+          object: 'billing_portal.session',
+          url: `https://billing.stripe.com/p/session/test_${n}`,
+        });
+      send(404, {
+        error: { type: 'invalid_request_error', message: `Unrecognized request URL (${req.method}: ${path})` },
+      });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

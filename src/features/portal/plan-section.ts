@@ -24,10 +24,7 @@ const hidden = (csrf: string): string => `<input type="hidden" name="csrf_token"
 
 function describe(f: PlanFacts, u: Usage): string {
   const allowance = f.limit === null ? 'set per account' : `${f.limit.toLocaleString('en')} requests`;
-  const period =
-    f.period === 'trial'
-      ? `a ${f.trial_days ?? ''}-day trial period`
-      : 'a monthly billing cycle';
+  const period = f.period === 'trial' ? `a ${f.trial_days ?? ''}-day trial period` : 'a monthly billing cycle';
   const burst = f.burst === null ? 'no burst limit' : `at most ${f.burst.limit} requests per ${f.burst.window_s} s`;
   return `<dl class="plan"><dt>Plan</dt><dd><strong>${esc(f.plan)}</strong></dd><dt>Allowance</dt><dd>${esc(allowance)} per period</dd><dt>Period</dt><dd>${esc(period)}, this one ${esc(u.period_started_at)} to ${esc(u.period_ends_at)}</dd><dt>Burst</dt><dd>${esc(burst)}</dd></dl>`;
 }

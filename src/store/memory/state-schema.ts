@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../../events/event.js';
 import { priceSetDocument } from '../../prices/price-set-schema.js';
-import { stripeStateSchema } from '../stripe/memory-state.js';
 import { accountFields, accountHoldings, accountSettings } from '../accounts/account-record.js';
+import { stripeStateSchema } from '../stripe/memory-state.js';
 
 const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);
 const webhooksState = z.strictObject({

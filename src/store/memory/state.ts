@@ -223,7 +223,10 @@ export class MemoryData {
         `{"version":1,"accounts":[${accounts}],${kept}"price_seq":${this.priceSeq},"prices":${this.pricesJson},"counters":[`,
       );
     }
-    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}${this.membersJson()}${this.stripeJson(now)}}`];
+    return [
+      this.fixed,
+      `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}${this.membersJson()}${this.stripe.fileJson(now)}}`,
+    ];
   }
 
   /** The outbox with the counters: it changes as often (an event per crossing, an attempt per delivery). */
@@ -239,11 +242,6 @@ export class MemoryData {
   private billingJson(): string {
     if (this.billing.size === 0) return '';
     return `,"billing":${JSON.stringify([...this.billing])}`;
-  }
-
-  /** The Stripe mirror with the counters: its inbox must be on disk before a webhook is answered. */
-  private stripeJson(now: number): string {
-    return this.stripe.empty ? '' : `,"stripe":${JSON.stringify(this.stripe.toJSON(now))}`;
   }
 
   /** Members change seldom; they go with the counters rather than make the file's start change. */

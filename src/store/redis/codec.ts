@@ -7,7 +7,14 @@ import { keysOf } from '../keys/key-record.js';
 
 /** How records look in Redis: accounts as hashes of strings, announcements as JSON. */
 
-const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label', 'status_reason'] as const satisfies (keyof AccountPatch)[];
+const PATCHABLE = [
+  'status',
+  'plan',
+  'limit',
+  'anchor',
+  'label',
+  'status_reason',
+] as const satisfies (keyof AccountPatch)[];
 
 const storeEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('account'), id: z.string().min(1), keyHashes: z.array(z.string()) }),

@@ -6,9 +6,9 @@ import { RedisCounting } from '../counting/redis.js';
 import { RedisEvents } from '../events/redis.js';
 import { RedisKeys } from '../keys/redis.js';
 import { RedisPortal } from '../portal/redis.js';
-import { RedisStripe } from '../stripe/redis.js';
 import { RedisPrices } from '../prices/redis.js';
 import type { Store, StoreCapabilities } from '../store.js';
+import { RedisStripe } from '../stripe/redis.js';
 import { RedisBackend } from './backend.js';
 import { quit, type RedisStoreOptions } from './connection.js';
 

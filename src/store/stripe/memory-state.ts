@@ -1,6 +1,6 @@
 /** The Stripe mirror's part of the memory store's data, and its form in the state file. */
 import { z } from 'zod';
-import { inboxItem, type InboxItem, type UnmatchedEntry, unmatchedEntry } from './interface.js';
+import { type InboxItem, inboxItem, type UnmatchedEntry, unmatchedEntry } from './interface.js';
 import { type SubscriptionRecord, subscriptionRecord } from './subscription.js';
 
 export const stripeStateSchema = z.strictObject({
@@ -29,7 +29,12 @@ export class StripeMemoryState {
     );
   }
 
-  toJSON(now: number): z.infer<typeof stripeStateSchema> {
+  /** Its part of the state file, with the counters (the inbox must be on disk before a webhook is answered); none when empty. */
+  fileJson(now: number): string {
+    return this.empty ? '' : `,"stripe":${JSON.stringify(this.snapshot(now))}`;
+  }
+
+  snapshot(now: number): z.infer<typeof stripeStateSchema> {
     return {
       seen: [...this.seen].filter(([, until]) => until > now),
       inbox: [...this.inbox.values()],

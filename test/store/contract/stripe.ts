@@ -73,7 +73,10 @@ export function stripeContract(t: Test, make: () => Promise<Store>): void {
     );
     t.equal(again[0]?.body, b.body);
     await stripe.stripeSettle(b.id);
-    t.same((await stripe.stripeClaim(now + 60_000, 5000, 10)).map((i) => i.id), [a.id]);
+    t.same(
+      (await stripe.stripeClaim(now + 60_000, 5000, 10)).map((i) => i.id),
+      [a.id],
+    );
   });
 
   t.test('stripe: the order rule keeps the newest state of an account, and an ended subscription ended', async (t) => {
@@ -90,7 +93,11 @@ export function stripeContract(t: Test, make: () => Promise<Store>): void {
     const ended = state({ event_created: 300, status: 'canceled' });
     t.equal((await stripe.stripeAdvance(acct, ended, 5))?.applied, 'new');
     t.equal(await stripe.stripeAdvance(acct, state({ event_created: 400 }), 6), null, 'the subscription stays ended');
-    t.equal((await stripe.stripeAdvance(acct, state({ subscription_id: 'sub_2', event_created: 400 }), 7))?.applied, 'new', 'a new subscription');
+    t.equal(
+      (await stripe.stripeAdvance(acct, state({ subscription_id: 'sub_2', event_created: 400 }), 7))?.applied,
+      'new',
+      'a new subscription',
+    );
     const held = await stripe.stripeSubscription(acct);
     t.equal(held?.subscription_id, 'sub_2');
     await stripe.stripeMarkSuspended(acct, 'evt_other', true);
