@@ -68,8 +68,10 @@ for (const kind of ['memory', 'redis'] as const) {
     const [gw] = (await gateways(t, kind, 1)) as [TestGateway];
     const a = await account(gw);
     const e = subscriptionEvent('created', NOW_S(), facts(a.id));
+    const started = Date.now();
     const first = await deliver(gw.base, e);
     t.equal(first.status, 200);
+    t.ok(Date.now() - started < scaled(2000), 'answered within 2 s');
     t.same(await first.json(), { received: true, duplicate: false });
     await waitFor('the plan change', async () => (await plan(gw, a.id)).plan === 'starter', 2000);
     const second = await deliver(gw.base, e);
@@ -87,6 +89,12 @@ for (const kind of ['memory', 'redis'] as const) {
     const metrics = (await adminCall(gw, 'GET', '/metrics')).body as string;
     t.match(metrics, /fuel_gateway_stripe_events_total\{result="duplicate"\} 1/);
     t.match(metrics, /fuel_gateway_stripe_events_total\{result="applied"\} 1/);
+    const other = { ...e, id: `${e.id}_other`, type: 'customer.created', data: { object: { id: 'cus_x' } } };
+    const ignored = await deliver(gw.base, other);
+    t.equal(ignored.status, 200, 'another type: 200');
+    t.same(await ignored.json(), { received: true, duplicate: false });
+    await waitFor('the inbox to empty', async () => (await gw.app.store.stripe.stripeInboxDepth()) === 0, 2000);
+    t.match((await plan(gw, a.id)).plan, 'starter', 'and ignored');
   });
 
   t.test(
