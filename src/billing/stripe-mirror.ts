@@ -7,10 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { isGatewayError } from '../failures.js';
 import { OutageLog } from '../log/outage.js';
 import type { CoordinationStore, InboxItem, StripeStore } from '../store/store.js';
 import { NOT_YET, type StripeApply } from './stripe-apply.js';
-import { happeningOf } from './stripe-events.js';
+import { type Happening, happeningOf } from './stripe-events.js';
 
 export type { AccountChange } from './stripe-apply.js';
 
@@ -104,7 +105,7 @@ export class StripeMirror {
 
   /** One event: applied and settled, or left for a retry (its claim runs out, or it is deferred). */
   private async one(item: InboxItem): Promise<void> {
-    const { stripe, now, log } = this.o;
+    const { stripe, log } = this.o;
     let read: ReturnType<typeof happeningOf>;
     try {
       read = happeningOf(item.body);
@@ -113,18 +114,29 @@ export class StripeMirror {
       await this.apply.unmatched(item, null, null, `the event could not be read: ${(err as Error).message}`, null);
       return stripe.stripeSettle(item.id);
     }
-    const { happening: h } = read;
-    if (h.kind === 'checkout') await this.apply.checkout(item, h);
-    if (h.kind === 'subscription') {
-      const giveUp = now() - item.received_ms >= WAIT_FOR_CUSTOMER_MS;
-      const account = await this.apply.accountFor(item, h, giveUp);
-      if (account === NOT_YET) return stripe.stripeDefer(item.id, now() + retryDelay(item.attempts));
-      if (account !== null) {
-        const done = await this.underLease(account.id, () => this.apply.subscription(account.id, h.state));
-        if (!done) return stripe.stripeDefer(item.id, now() + BUSY_RETRY_MS);
-      }
+    try {
+      const retryAt = await this.applied(item, read.happening);
+      if (retryAt !== null) return stripe.stripeDefer(item.id, retryAt);
+    } catch (err) {
+      // The store is down: the item stays, and is taken again when its claim runs out.
+      if (!isGatewayError(err) || err.code === 'STORE_UNAVAILABLE') throw err;
+      // Refused by the account change itself: it would be every time.
+      await this.apply.unmatched(item, null, null, `the account change was refused: ${err.message}`, null);
     }
     await stripe.stripeSettle(item.id);
+  }
+
+  /** Applies it; when to try again (its customer not linked yet, its account busy), or null when done. */
+  private async applied(item: InboxItem, h: Happening): Promise<number | null> {
+    const { now } = this.o;
+    if (h.kind === 'checkout') await this.apply.checkout(item, h);
+    if (h.kind !== 'subscription') return null;
+    const giveUp = now() - item.received_ms >= WAIT_FOR_CUSTOMER_MS;
+    const account = await this.apply.accountFor(item, h, giveUp);
+    if (account === NOT_YET) return now() + retryDelay(item.attempts);
+    if (account === null) return null;
+    const done = await this.underLease(account.id, () => this.apply.subscription(account.id, h.state));
+    return done ? null : now() + BUSY_RETRY_MS;
   }
 
   /** Runs `work` holding the account's lease; false when another gateway holds it. */

@@ -44,11 +44,15 @@ export type StripeBillingConfig = z.infer<typeof stripeBilling>;
 /** Each mapping and the free plan must name a configured plan: `config check` names the field. */
 export function stripePlanIssues(
   stripe: StripeBillingConfig,
-  plans: Record<string, unknown>,
+  plans: Record<string, { limit?: number | undefined }>,
 ): Array<{ path: Array<string | number>; message: string }> {
-  const issues = Object.entries(stripe.plans)
-    .filter(([, plan]) => !(plan in plans))
-    .map(([price, plan]) => ({ path: ['billing', 'stripe', 'plans', price], message: `unknown plan "${plan}"` }));
+  const issues = Object.entries(stripe.plans).flatMap(([price, plan]) => {
+    const path = ['billing', 'stripe', 'plans', price];
+    if (!(plan in plans)) return [{ path, message: `unknown plan "${plan}"` }];
+    // A subscription gives the plan's own allowance: an account's own limit is not Stripe's to set.
+    if (plans[plan]?.limit === undefined) return [{ path, message: `plan "${plan}" has no default limit to give` }];
+    return [];
+  });
   if (!(stripe.free_plan in plans))
     issues.push({ path: ['billing', 'stripe', 'free_plan'], message: `unknown plan "${stripe.free_plan}"` });
   return issues;

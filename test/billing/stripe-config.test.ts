@@ -22,6 +22,10 @@ t.test('config check refuses a Stripe price mapped to an unknown plan, naming th
   t.match(r.stderr, /stripe\.yaml: billing\.stripe\.plans\.fuel_gold_monthly: unknown plan "gold"/);
   t.match(r.stderr, /stripe\.yaml: billing\.stripe\.free_plan: unknown plan "free"/);
   t.notMatch(r.stderr, /fuel_starter_monthly/, 'a mapping to a configured plan is fine');
+  const perAccount = file('enterprise.yaml', 'billing:\n  stripe:\n    plans:\n      fuel_enterprise: enterprise\n');
+  const e = await runCli(['config', 'check', '--config', perAccount]);
+  t.equal(e.code, 1);
+  t.match(e.stderr, /enterprise\.yaml: billing\.stripe\.plans\.fuel_enterprise: plan "enterprise" has no default limit to give/);
   const good = file('good.yaml', 'billing:\n  stripe:\n    plans:\n      fuel_starter_monthly: starter\n');
   const c = loadConfig({ file: good, env: {} });
   t.same(
