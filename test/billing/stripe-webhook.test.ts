@@ -218,3 +218,22 @@ t.test('redis: two gateways given the same event at the same moment apply it onc
   );
   t.equal(changes.length, 1, 'one plan change in the audit log of both');
 });
+
+t.test('the route is in the API document, and a body over 1 MiB is refused unread with 413', async (t) => {
+  const [gw] = (await gateways(t, 'memory', 1)) as [TestGateway];
+  const doc = (await (await gw.get('/fuel-api/openapi.json')).json()) as {
+    paths: Record<string, { post?: { responses: Record<string, unknown> } }>;
+  };
+  t.same(Object.keys(doc.paths['/billing/stripe/webhook']?.post?.responses ?? {}).sort(), [
+    '200',
+    '400',
+    '413',
+    '503',
+    'default',
+  ]);
+  const big = JSON.stringify({ id: 'evt_big', pad: 'x'.repeat(1024 * 1024) });
+  const r = await deliver(gw.base, big);
+  t.equal(r.status, 413);
+  t.same(await r.json(), { success: false, message: 'Event too large (at most 1 MiB).' });
+  t.equal(await gw.app.store.stripe.stripeInboxDepth(), 0);
+});
