@@ -25,7 +25,10 @@ t.test('config check refuses a Stripe price mapped to an unknown plan, naming th
   const perAccount = file('enterprise.yaml', 'billing:\n  stripe:\n    plans:\n      fuel_enterprise: enterprise\n');
   const e = await runCli(['config', 'check', '--config', perAccount]);
   t.equal(e.code, 1);
-  t.match(e.stderr, /enterprise\.yaml: billing\.stripe\.plans\.fuel_enterprise: plan "enterprise" has no default limit to give/);
+  t.match(
+    e.stderr,
+    /enterprise\.yaml: billing\.stripe\.plans\.fuel_enterprise: plan "enterprise" has no default limit to give/,
+  );
   const good = file('good.yaml', 'billing:\n  stripe:\n    plans:\n      fuel_starter_monthly: starter\n');
   const c = loadConfig({ file: good, env: {} });
   t.same(
