@@ -6,10 +6,11 @@ import { buildAdmin, buildPublic } from './assemble/listeners.js';
 import { buildMetering } from './assemble/metering.js';
 import { buildPortal } from './assemble/portal-builder.js';
 import { buildPrices } from './assemble/price-builder.js';
+import { buildStripe } from './assemble/stripe-builder.js';
 import { buildUpstream } from './assemble/upstream-builder.js';
 import { buildWorkers } from './assemble/workers.js';
 import { type Clock, systemClock } from './clock.js';
-import type { Config } from './config/config-schema.js';
+import { type Config, servedMessages } from './config/config-schema.js';
 import { GatewayError } from './failures.js';
 import { trustedProxies } from './http/client.js';
 import { buildErrorAnswers, type ErrorAnswers } from './http/error-kinds.js';
@@ -65,7 +66,7 @@ export async function startApp(config: Config, opts: AppOptions = {}): Promise<A
   const droppedLogLines = opts.droppedLogLines ?? own?.droppedLines ?? (() => 0);
   // Before the store: a second instance on a port already taken is refused before it writes anything.
   // Built once: the parsers' errors, the public answers and the pass-through's share them.
-  const errors = buildErrorAnswers(config.messages);
+  const errors = buildErrorAnswers(servedMessages(config));
   const listeners = await bindListeners(config, errors);
   const cleanups: Cleanups = [];
   const closeAll = async (drainMs = 0): Promise<void> => {
@@ -187,6 +188,7 @@ async function assemble(
     log,
   });
   const portal = buildPortal({ config, store, ops, clock, address: listeners.public.address, print });
+  const stripe = buildStripe({ config, store, ops, metrics, clock, log, cleanups });
   const publicAddress = buildPublic({
     listener: listeners.public,
     admin: listeners.admin,
@@ -201,6 +203,7 @@ async function assemble(
     proxy,
     leaks: ops.leaks,
     portal: portal.deps,
+    stripe,
     tracing,
     clock,
     log,

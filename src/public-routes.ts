@@ -17,6 +17,7 @@ import { pageRoutes } from './features/page/index.js';
 import { passThroughRoutes } from './features/pass-through/index.js';
 import { type PortalDeps, portalRoutes } from './features/portal/index.js';
 import { type LeakHandler, secretScanningRoutes } from './features/secret-scanning/index.js';
+import { type StripeWebhookDeps, stripeWebhookRoutes } from './features/stripe-webhook/index.js';
 import { usageRoutes } from './features/usage/index.js';
 import type { RouteDef } from './http/core-types.js';
 import type { PriceBook } from './prices/book.js';
@@ -32,6 +33,8 @@ export interface PublicRoutesOptions {
   /** The customer portal's operations (null: off), and its public address for the emailed links. */
   portal: PortalDeps | null;
   portalBaseUrl: () => string;
+  /** The Stripe webhook's secret and inbox, or null when STRIPE_WEBHOOK_SECRET is not set. */
+  stripe: StripeWebhookDeps | null;
   /** The page is built, and compressed, as each of its snapshots comes into effect. */
   book: PriceBook;
   log: Logger;
@@ -55,6 +58,7 @@ export function publicRoutes(o: PublicRoutesOptions): { routes: RouteDef[]; depl
     ...pageRoutes(config, openapi.document, o.book, o.log),
     ...healthRoutes(config, { storeReady, upstream }),
     ...secretScanningRoutes(config, leaks),
+    ...stripeWebhookRoutes(config, o.stripe),
     // A pattern tried after every exact path: the metered routes are matched as before.
     ...portalRoutes(config.portal, o.portal, o.portalBaseUrl),
     ...passThroughRoutes(config, proxy),

@@ -78,6 +78,8 @@ export const ACCOUNT_COMMANDS: readonly OperatorCommand[] = [
       run: async (ops, i) => ({
         ...(await ops.accounts.showAccount(i.ids[0] as string)),
         ...(await ops.members.summary(i.ids[0] as string)),
+        // Its Stripe subscription as the mirror last applied it (docs/billing.md).
+        ...(await ops.stripe.summary(i.ids[0] as string)),
       }),
     },
   },

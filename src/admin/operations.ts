@@ -13,6 +13,7 @@ import { LeakOperations } from './leak-operations.js';
 import { MemberOperations } from './member-operations.js';
 import { PriceOperations, type PriceOperationsDeps } from './price-operations.js';
 import { SignUpOperations } from './signup-operations.js';
+import { StripeOperations } from './stripe-operations.js';
 import { UsageOperations } from './usage-operations.js';
 import { WebhookOperations } from './webhook-routes.js';
 
@@ -34,11 +35,16 @@ export interface Operations {
   members: MemberOperations;
   /** Portal sign-ups waiting for an operator. */
   signups: SignUpOperations;
+  /** The Stripe mirror's subscriptions and unmatched events. */
+  stripe: StripeOperations;
 }
 
 export interface OperationsOptions {
   /** The concerns the operations are handed, one or two each; not the store's life cycle. */
-  store: Pick<Store, 'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing' | 'portal'>;
+  store: Pick<
+    Store,
+    'accounts' | 'keys' | 'counting' | 'prices' | 'coordination' | 'events' | 'billing' | 'portal' | 'stripe'
+  >;
   config: Config;
   book: PriceBook;
   clock: Clock;
@@ -104,5 +110,6 @@ export function buildOperations(o: OperationsOptions): Operations {
     billing: new BillingOperations(store.billing, o.exporters, audit),
     members: new MemberOperations({ accounts: store.accounts, portal: store.portal, clock, audit }),
     signups: new SignUpOperations({ portal: store.portal, accounts, plan: config.portal.signup_plan, clock, audit }),
+    stripe: new StripeOperations(store.stripe, store.accounts, config.billing.stripe),
   };
 }

@@ -211,4 +211,28 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
       run: (ops, i) => ops.billing.retry(i.body, i.from),
     }),
   },
+  {
+    words: ['billing', 'stripe-status'],
+    args: ['ACCOUNT'],
+    help: "billing stripe-status ACCOUNT   (the account's Stripe customer and subscription, as mirrored)",
+    input: ({ args: [a] }) => ({ ids: [a ?? ''] }),
+    operation: operation({
+      method: 'GET',
+      path: '/admin/billing/stripe/accounts/:id',
+      status: 200,
+      run: (ops, i) => ops.stripe.status(i.ids[0] as string),
+    }),
+  },
+  {
+    words: ['billing', 'stripe-unmatched'],
+    args: [],
+    help: 'billing stripe-unmatched   (Stripe events the mirror could not apply, and why)',
+    input: () => ({}),
+    operation: operation({
+      method: 'GET',
+      path: '/admin/billing/stripe/unmatched',
+      status: 200,
+      run: (ops) => ops.stripe.unmatched(),
+    }),
+  },
 ];

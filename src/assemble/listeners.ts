@@ -7,6 +7,7 @@ import { buildOperations, type Operations } from '../admin/operations.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
 import type { PortalDeps } from '../features/portal/index.js';
+import type { StripeWebhookDeps } from '../features/stripe-webhook/index.js';
 import type { ErrorAnswers } from '../http/error-kinds.js';
 import { publicHandler } from '../http/public.js';
 import { type BoundListener, close } from '../http/public-server.js';
@@ -40,6 +41,8 @@ export interface PublicOptions {
   leaks: LeakOperations;
   /** The customer portal's operations, or null when it is off. */
   portal: PortalDeps | null;
+  /** The Stripe webhook, or null when it is not set up. */
+  stripe: StripeWebhookDeps | null;
   /** Traces, or null when off. */
   tracing: Tracing | null;
   clock: Clock;
@@ -73,6 +76,7 @@ export function buildPublic(o: PublicOptions): AddressInfo {
       proxy: o.proxy,
       leaks: (tokens, from) => o.leaks.report(tokens, from),
       portal: o.portal,
+      stripe: o.stripe,
       portalBaseUrl: () => portalBaseUrl(config, o.listener.address),
       book: o.book,
       log,

@@ -13,6 +13,7 @@ import {
 import { createAccountInput } from '../keys/accounts.js';
 import type { Store } from '../store/store.js';
 import { addDays, dayOf } from '../time/days.js';
+import { portalPlanDeps } from './portal-billing.js';
 
 export interface PortalOptions {
   config: Config;
@@ -55,6 +56,7 @@ function portalDeps(o: PortalOptions): PortalDeps {
   };
   return {
     store: o.store.portal,
+    ...portalPlanDeps(config, o.store.accounts),
     send: url === '' ? consoleSender(o.print ?? stdout) : smtpSender(url, from),
     accounts: {
       signUp: async (plan, by) => {

@@ -1,6 +1,7 @@
 /** The `billing` section of the config: the exporters that push the usage ledger to billing systems. */
 import { z } from 'zod';
 import { posInt } from './fields.js';
+import { stripeBilling } from './stripe-config.js';
 
 const exporterName = z
   .string()
@@ -58,6 +59,7 @@ export const billing = z
       .describe(
         'Where usage is pushed: {type: stripe, event_name, api_base?, stripe_version?} and {type: cloudevents, url, source}',
       ),
+    stripe: stripeBilling.describe('Stripe subscriptions mirrored into account plans (docs/billing.md)'),
   })
   .refine((b) => new Set(b.exporters.map(exporterNameOf)).size === b.exporters.length, {
     message: 'two exporters have the same name: give each its own `name`',

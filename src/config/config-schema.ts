@@ -8,6 +8,7 @@ import { adminListenerProblem, isAddressOrRange, isOrigin, listener, nonNegInt, 
 import { keys, messages, secretScanning } from './keys-config.js';
 import { plan } from './plan-config.js';
 import { portal } from './portal-config.js';
+import { stripePlanIssues } from './stripe-config.js';
 import { telemetry } from './telemetry-config.js';
 import { upstream } from './upstream.js';
 import { webhooks } from './webhooks-config.js';
@@ -232,6 +233,7 @@ export const configSchema = z
         message: 'the admin API never shares the public port',
       });
     }
+    for (const issue of stripePlanIssues(cfg.billing.stripe, cfg.plans)) ctx.addIssue({ code: 'custom', ...issue });
     if (cfg.portal.enabled && !(cfg.portal.signup_plan in cfg.plans))
       ctx.addIssue({
         code: 'custom',
@@ -269,6 +271,12 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>;
 export type PlanConfig = Config['plans'][string];
 export type Messages = Config['messages'];
+
+/** The messages the answers serve: `account_unpaid` is `billing.stripe.unpaid_message` unless set itself. */
+export const servedMessages = (c: Config): Required<Messages> => ({
+  ...c.messages,
+  account_unpaid: c.messages.account_unpaid ?? c.billing.stripe.unpaid_message,
+});
 
 /** The price history files, in the order given: `prices.file` is one file or a list of them. */
 export function priceFiles(cfg: { prices: { file: string | string[] } }): string[] {

@@ -55,6 +55,8 @@ export const messages = z.strictObject({
   invalid_key: message,
   expired_key: message,
   inactive_key: message,
+  /** billing.stripe.unpaid_message, unless set here. */
+  account_unpaid: message.optional(),
   key_scope: message,
   key_address: message,
   limit_monthly: message,
@@ -84,4 +86,6 @@ export const messages = z.strictObject({
   forbidden: message,
   invalid_link: message,
   invalid_passkey: message,
+  stripe_signature: message,
+  stripe_event_too_large: message,
 });

@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   invalid_key: 401,
   expired_key: 401,
   inactive_key: 403,
+  account_unpaid: 403,
   key_scope: 403,
   key_address: 403,
   limit_monthly: 429,
@@ -38,6 +39,8 @@ export const ERROR_STATUS = {
   forbidden: 403,
   invalid_link: 400,
   invalid_passkey: 400,
+  stripe_signature: 400,
+  stripe_event_too_large: 413,
 } as const satisfies Record<keyof Messages, number>;
 
 export type ErrorKind = keyof typeof ERROR_STATUS;
@@ -69,7 +72,7 @@ export interface ErrorAnswer {
 /** Every error kind's answer, built once per process from the configured messages (app.ts). */
 export type ErrorAnswers = Record<ErrorKind, ErrorAnswer>;
 
-export function buildErrorAnswers(messages: Messages): ErrorAnswers {
+export function buildErrorAnswers(messages: Required<Messages>): ErrorAnswers {
   const out = {} as Record<ErrorKind, ErrorAnswer>;
   for (const kind of Object.keys(ERROR_STATUS) as ErrorKind[]) {
     const body = JSON.stringify({ success: false, message: messages[kind] });

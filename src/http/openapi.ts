@@ -4,7 +4,7 @@
  * error table and rate headers. The OpenAPI feature puts the descriptions it is given together;
  * schemas are named by `ref` and defined there (features/openapi/schemas.ts).
  */
-import type { Config } from '../config/config-schema.js';
+import { type Config, servedMessages } from '../config/config-schema.js';
 import { ERROR_STATUS, type ErrorKind } from './error-kinds.js';
 import { API_KEY_CHALLENGE } from './response-headers.js';
 
@@ -116,6 +116,7 @@ const KEY_TEXT: Partial<Record<ErrorKind, string>> = {
   invalid_key: 'the key is unknown (invalid keys count towards a per-address throttle)',
   expired_key: 'the key has expired',
   inactive_key: 'the account is inactive',
+  account_unpaid: 'the account is inactive for an unpaid subscription (billing.stripe.unpaid_message)',
   key_scope: "the key's scopes do not include this endpoint",
   key_address: "the request comes from an address outside the key's allowed_cidrs",
 };
@@ -133,12 +134,11 @@ const KIND_TEXT: Partial<Record<ErrorKind, string>> = {
 /** The error answers a route can give, grouped by status, with the configured messages as examples. */
 export function errorResponses(config: Config, kinds: ErrorKind[]): Record<string, Response> {
   const byStatus = new Map<number, ErrorKind[]>();
+  const messages = servedMessages(config);
   for (const k of kinds) byStatus.set(ERROR_STATUS[k], [...(byStatus.get(ERROR_STATUS[k]) ?? []), k]);
   const out: Record<string, Response> = {};
   for (const [status, list] of byStatus) {
-    const examples = Object.fromEntries(
-      list.map((k) => [k, { value: { success: false, message: config.messages[k] } }]),
-    );
+    const examples = Object.fromEntries(list.map((k) => [k, { value: { success: false, message: messages[k] } }]));
     const limited = list.some(isLimit);
     const keyed = list.filter((k) => KEY_TEXT[k] !== undefined);
     const headers =
@@ -204,6 +204,7 @@ export const KEY_ERRORS: ErrorKind[] = [
   'invalid_key',
   'expired_key',
   'inactive_key',
+  'account_unpaid',
   'key_scope',
   'key_address',
   'throttled',

@@ -44,6 +44,7 @@ export const patchAccountInput = z
     external_ids: externalIdsPatch.nullable().optional(),
     burst: shape.burst.unwrap().nullable().optional(),
     overage: shape.overage.unwrap().nullable().optional(),
+    status_reason: z.literal('unpaid').nullable().optional(),
   })
   .refine((p) => Object.keys(p).length > 0, {
     message: 'expected at least one of status, plan, limit, anchor, label, external_ids, burst, overage',
@@ -149,7 +150,10 @@ export async function updateAccount(
   patch: PatchAccountInput,
 ): Promise<Account> {
   checkPlan(plans, patch.plan ?? current.plan, patch.limit === undefined ? current.limit : patch.limit);
-  const { external_ids: ids, ...rest } = patch;
+  const { external_ids: ids, ...given } = patch;
+  // An account made active is no longer unpaid, whoever enables it.
+  const rest =
+    patch.status === 'active' && current.status_reason !== undefined ? { ...given, status_reason: null } : given;
   const updated = await accounts.updateAccount(
     current.id,
     ids === undefined ? rest : { ...rest, external_ids: mergedIds(current.external_ids, ids) },

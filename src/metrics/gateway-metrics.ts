@@ -6,6 +6,9 @@ const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02
 
 export type { RouteMetrics } from './request-metrics.js';
 
+/** What became of a Stripe webhook event (docs/billing.md). */
+export type StripeEventResult = 'received' | 'applied' | 'ignored_old' | 'duplicate' | 'unmatched' | 'signature_failed';
+
 /**
  * The gateway's Prometheus metrics, in a registry per app (tests run several apps in one
  * process). Per-request metrics are bound once per route (request-metrics.ts).
@@ -74,6 +77,12 @@ export class Metrics {
     name: 'fuel_gateway_billing_lag_seconds',
     help: 'Age of the oldest usage event an exporter has not yet had taken (0 when none), on the gateway that exports',
     labelNames: ['exporter'],
+    registers: [this.registry],
+  });
+  private readonly stripeEvents = new Counter({
+    name: 'fuel_gateway_stripe_events_total',
+    help: 'Stripe webhook events by result: received, applied, ignored_old, duplicate, unmatched, signature_failed',
+    labelNames: ['result'],
     registers: [this.registry],
   });
   readonly webhookDeliveries = new Counter({
@@ -238,6 +247,10 @@ export class Metrics {
 
   billingFailed(exporter: string, events: number): void {
     this.billingEvents.inc({ exporter, result: 'failed' }, events);
+  }
+
+  stripe(result: StripeEventResult): void {
+    this.stripeEvents.inc({ result });
   }
 
   billingLag(exporter: string, seconds: number): void {

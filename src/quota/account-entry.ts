@@ -12,7 +12,7 @@ import { ratePolicy, type UsageFragments, usageFragments } from './usage.js';
  */
 export type EntryAccount = Pick<
   StoredAccount,
-  'id' | 'status' | 'plan' | 'limit' | 'anchor' | 'revision' | 'burst' | 'overage' | 'grants'
+  'id' | 'status' | 'plan' | 'limit' | 'anchor' | 'revision' | 'burst' | 'overage' | 'grants' | 'status_reason'
 >;
 
 /** What an entry keeps of its key: what usage.php shows, and the day it last worked (its restrictions are the gate). */
@@ -52,11 +52,12 @@ export interface EntryOptions {
 
 /** The entry of `key` of `account` at `now`: built once per key and period (meter.ts caches it). */
 export function accountEntry(account: StoredAccount, key: StoredKey, now: number, o: EntryOptions): AccountEntry {
-  const { id, status, plan, limit, anchor, revision, burst, overage, grants } = account;
+  const { id, status, plan, limit, anchor, revision, burst, overage, grants, status_reason } = account;
   const kept: EntryAccount = { id, status, plan, limit, anchor, revision };
   if (burst !== undefined) kept.burst = burst;
   if (overage !== undefined) kept.overage = overage;
   if (grants !== undefined && grants.length > 0) kept.grants = grants;
+  if (status_reason !== undefined) kept.status_reason = status_reason;
   const own: EntryKey = { id: key.id, name: key.name, expires_at: key.expires_at, last_used_on: key.last_used_on };
   return entryOf(kept, own, gateOf(key, o.keyWarningMs), now, o);
 }
@@ -105,7 +106,7 @@ function entryOf(account: EntryAccount, key: EntryKey, gate: KeyGate, now: numbe
 }
 
 /** Why an account's entry may not make a request: the account's, or its key's (keys/gate.ts). */
-export type Refusal = 'inactive' | KeyRefusal;
+export type Refusal = 'inactive' | 'unpaid' | KeyRefusal;
 
 /**
  * Whether the entry may make `request`: the one place admission is decided, for the warm path
@@ -114,7 +115,7 @@ export type Refusal = 'inactive' | KeyRefusal;
  * restrictions costs a request two reads.
  */
 export function refusal(entry: AccountEntry, request: KeyRequest): Refusal | null {
-  if (entry.account.status !== 'active') return 'inactive';
+  if (entry.account.status !== 'active') return entry.account.status_reason === 'unpaid' ? 'unpaid' : 'inactive';
   const { gate } = entry;
   return gate.open ? null : gate.refusal(request);
 }

@@ -6,6 +6,7 @@ import type { EventStore } from './events/interface.js';
 import type { KeyStore } from './keys/interface.js';
 import type { PortalStore } from './portal/interface.js';
 import type { PriceStore } from './prices/interface.js';
+import type { StripeStore } from './stripe/interface.js';
 
 // Callers outside the store name its types from here, whichever concern defines them.
 export type {
@@ -70,6 +71,13 @@ export type {
   SignUp,
 } from './portal/interface.js';
 export type { PriceChange, PriceStore } from './prices/interface.js';
+export type {
+  InboxItem,
+  StripeStore,
+  SubscriptionRecord,
+  SubscriptionState,
+  UnmatchedEntry,
+} from './stripe/interface.js';
 
 /**
  * What a backend can do that its callers must know, named by the question each asks: the
@@ -110,6 +118,8 @@ export interface Store {
   readonly billing: BillingStore;
   /** The customer portal's members, sign-in links and sessions. */
   readonly portal: PortalStore;
+  /** The Stripe mirror: its inbox of events and each account's subscription. */
+  readonly stripe: StripeStore;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
   /**

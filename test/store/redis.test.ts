@@ -70,7 +70,9 @@ t.test('a dump of the store holds key hashes, never the keys', async (t) => {
           ? (await raw.zrange(k, '0', '-1')).join(',')
           : type === 'set'
             ? (await raw.smembers(k)).join(',')
-            : await raw.get(k);
+            : type === 'list'
+              ? (await raw.lrange(k, 0, -1)).join(',')
+              : await raw.get(k);
     dump += `${k}\n${value}\n`;
   }
   t.match(dump, hashOf(a));

@@ -17,6 +17,7 @@ import {
 } from './api-webhooks.js';
 import type { PortalContext } from './context.js';
 import { empty, isForm, json, readBody, refuse } from './http.js';
+import { manageBilling, startCheckout } from './plan-section.js';
 import { clearCookie, csrfHolds, LIFE, sameOrigin, signedIn } from './sessions.js';
 import { signIn } from './sign-in.js';
 
@@ -93,6 +94,8 @@ const ROUTES: readonly ApiRoute[] = [
   { method: 'GET', path: new RegExp(`^webhooks/${ID}/deliveries$`), run: webhookDeliveries },
   { method: 'POST', path: new RegExp(`^webhooks/${ID}/deliveries/${ID}/replay$`), run: replayDelivery },
   ...PASSKEY_ROUTES,
+  { method: 'POST', path: /^billing\/checkout$/, run: startCheckout },
+  { method: 'POST', path: /^billing\/manage$/, run: manageBilling },
 ];
 
 /** Answers `/portal/api/<rest>`. */

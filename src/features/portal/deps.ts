@@ -78,8 +78,40 @@ export interface PortalWebhooks {
   replay(accountId: string, id: string, deliveryId: string, from: string): Promise<unknown>;
 }
 
+/** The account's plan as the plan section shows it (plan-section.ts). */
+export interface PlanFacts {
+  plan: string;
+  /** Requests per period (the account's own, else the plan's); null: set per account and not set. */
+  limit: number | null;
+  period: 'trial' | 'monthly';
+  trial_days: number | null;
+  burst: { limit: number; window_s: number } | null;
+  /** Its Stripe customer, when it has one. */
+  customer: string | null;
+}
+
+/** Stripe Checkout for the plan section, when `billing.stripe.checkout` is on. */
+export interface PortalBilling {
+  /** Each mapped plan: the price (lookup_key or id) that buys it. */
+  offers: ReadonlyArray<{ price: string; plan: string; limit: number | null }>;
+  /** A Checkout Session's URL. */
+  checkout(o: {
+    accountId: string;
+    price: string;
+    customer: string | null;
+    successUrl: string;
+    cancelUrl: string;
+  }): Promise<string>;
+  /** A customer-portal session's URL. */
+  manage(customer: string, returnUrl: string): Promise<string>;
+}
+
 export interface PortalDeps {
   store: PortalStore;
+  /** The account's plan, for the plan section; null once the account is gone. */
+  planFacts(accountId: string): Promise<PlanFacts | null>;
+  /** Checkout, or null when `billing.stripe.checkout` is off. */
+  billing: PortalBilling | null;
   accounts: PortalAccounts;
   keys: PortalKeys;
   usage: PortalUsage;

@@ -17,7 +17,7 @@ const SECURITY: Array<string | number> = [
   'X-Content-Type-Options',
   'nosniff',
   'Content-Security-Policy',
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self' https://checkout.stripe.com https://billing.stripe.com; base-uri 'none'; frame-ancestors 'none'",
   'X-Frame-Options',
   'DENY',
   'Referrer-Policy',

@@ -19,6 +19,7 @@ import { PORTAL_OPENAPI } from './openapi-doc.js';
 import { webhooksPageFor } from './page-webhooks.js';
 import { CSS, homePage, signInPage } from './pages.js';
 import { passkeysSection } from './passkey-pages.js';
+import { planSection } from './plan-section.js';
 import { firstKeyNotice } from './shown-once.js';
 import { followLink, issue } from './sign-in.js';
 import { tryItLink, tryItPage } from './try-it.js';
@@ -71,13 +72,15 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
   if (rest !== '') return refuse(x, 'not_found');
   const acting = await actingOf(x, c);
   if (acting === null) return html(x, 200, signInPage());
-  const [me, keys, usage, members, passkeys] = await Promise.all([
+  const [me, keys, usage, members, passkeys, facts] = await Promise.all([
     whoAmI(c, acting),
     c.deps.keys.list(acting.accountId),
     c.deps.usage.usage(acting.accountId, 90),
     c.deps.store.members(acting.accountId),
     c.deps.store.passkeys(acting.session.email),
+    c.deps.planFacts(acting.accountId),
   ]);
+  if (facts === null) return html(x, 200, signInPage());
   // Taken once the rest is read (a failure above leaves it for the next try); a HEAD leaves it to the GET.
   const firstKey = x.req.method === 'GET' ? await takeFirstKey(c.deps.store, acting.token) : null;
   html(
@@ -95,6 +98,13 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
       members,
       ...(firstKey === null ? {} : { notice: firstKeyNotice(firstKey) }),
       more: passkeysSection(passkeys, me.csrf_token) + tryItLink,
+      planHtml: planSection({
+        facts,
+        usage: usage.usage,
+        csrf: me.csrf_token,
+        billing: c.deps.billing,
+        owner: acting.role === 'owner',
+      }),
     }),
   );
 }

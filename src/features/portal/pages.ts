@@ -64,6 +64,8 @@ export interface HomeView {
   notice?: string;
   /** Sections after the rest (already HTML): passkeys. */
   more?: string;
+  /** The plan section, rendered by plan-section.ts. */
+  planHtml: string;
 }
 
 export const hidden = (csrf: string): string => `<input type="hidden" name="csrf_token" value="${esc(csrf)}">`;
@@ -124,6 +126,6 @@ export function homePage(v: HomeView): string {
 <p><a href="/portal/webhooks">Webhooks</a></p>`;
   return page(
     'Your account',
-    header + (v.notice ?? '') + keysSection(v) + usageSection(v) + membersSection(v) + (v.more ?? ''),
+    header + (v.notice ?? '') + keysSection(v) + v.planHtml + usageSection(v) + membersSection(v) + (v.more ?? ''),
   );
 }

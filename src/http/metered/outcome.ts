@@ -58,6 +58,7 @@ export function answerThrottled(x: Exchange, blockedMs: number): void {
 
 const KEY_REFUSALS = {
   inactive: 'inactive_key',
+  unpaid: 'account_unpaid',
   expired: 'expired_key',
   scope: 'key_scope',
   address: 'key_address',

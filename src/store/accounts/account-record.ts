@@ -75,6 +75,11 @@ export const accountSettings = {
   burst: burstLimit.optional(),
   /** The account's own overage, over the plan's; absent: the plan's (or none). */
   overage: overage.optional(),
+  /**
+   * Why an inactive account is so, when it is for non-payment (the Stripe mirror, docs/billing.md):
+   * its requests are refused with `billing.stripe.unpaid_message`. Cleared when it is made active.
+   */
+  status_reason: z.literal('unpaid').optional(),
 };
 
 /** The account as operators see it. */

@@ -28,6 +28,8 @@ export type AccountPatch = Partial<Pick<Account, 'status' | 'plan' | 'limit' | '
   /** Replaces it; null removes it (the plan's applies again). */
   burst?: BurstLimit | null;
   overage?: Overage | null;
+  /** Null removes it. */
+  status_reason?: 'unpaid' | null;
 };
 
 /** Which accounts a listing shows; an absent field matches every account. */

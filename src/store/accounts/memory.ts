@@ -41,8 +41,10 @@ export class MemoryAccounts implements AccountStore {
     const d = this.data;
     const current = d.accounts.get(id);
     if (!current) return null;
-    const { external_ids, burst, overage, ...rest } = patch;
+    const { external_ids, burst, overage, status_reason, ...rest } = patch;
     const next: StoredAccount = { ...copyAccount(current), ...rest, revision: current.revision + 1 };
+    if (status_reason === null) delete next.status_reason;
+    else if (status_reason !== undefined) next.status_reason = status_reason;
     if (burst === null) delete next.burst;
     else if (burst !== undefined) next.burst = burst;
     if (overage === null) delete next.overage;

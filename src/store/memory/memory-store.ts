@@ -7,6 +7,7 @@ import { MemoryKeys } from '../keys/memory.js';
 import { MemoryPortal } from '../portal/memory.js';
 import { MemoryPrices } from '../prices/memory.js';
 import type { Store, StoreCapabilities } from '../store.js';
+import { MemoryStripe } from '../stripe/memory.js';
 import { MemoryData } from './state.js';
 
 // Counting moves a crossing to the outbox in the same synchronous step, so none is left behind.
@@ -27,6 +28,7 @@ export class MemoryStore implements Store {
   readonly billing: MemoryBilling;
   readonly keys: MemoryKeys;
   readonly portal: MemoryPortal;
+  readonly stripe: MemoryStripe;
   private readonly data: MemoryData;
 
   /** `onWriteError`: a counter flush failed (it is tried again a second later). */
@@ -47,6 +49,7 @@ export class MemoryStore implements Store {
     this.billing = new MemoryBilling(data);
     this.keys = new MemoryKeys(data);
     this.portal = new MemoryPortal(data);
+    this.stripe = new MemoryStripe(data);
   }
 
   async ping(): Promise<void> {}

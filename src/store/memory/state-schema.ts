@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { EVENT_TYPES } from '../../events/event.js';
 import { priceSetDocument } from '../../prices/price-set-schema.js';
 import { accountFields, accountHoldings, accountSettings } from '../accounts/account-record.js';
+import { stripeStateSchema } from '../stripe/memory-state.js';
 
 const eventType = z.enum([...EVENT_TYPES, 'webhook.test']);
 const webhooksState = z.strictObject({
@@ -145,6 +146,8 @@ export const stateSchema = z.strictObject({
       }),
     )
     .optional(),
+  /** The Stripe mirror (absent in files written before it). */
+  stripe: stripeStateSchema.optional(),
 });
 
 export type MemoryState = z.infer<typeof stateSchema>;

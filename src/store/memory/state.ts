@@ -6,6 +6,7 @@ import type { PlanChange } from '../counting/interface.js';
 import type { Delivery, Endpoint } from '../events/interface.js';
 import { keysOf } from '../keys/key-record.js';
 import type { Member, Passkey, SignUp } from '../portal/interface.js';
+import { StripeMemoryState } from '../stripe/memory-state.js';
 import { type MemoryState, readState, type StateParts, StateWriter } from './state-file.js';
 
 // Counters reach the file at most this long after they change (accounts and prices at once).
@@ -100,6 +101,8 @@ export class MemoryData {
   readonly signups = new Map<string, SignUp>();
   /** People's passkeys, by credential id. */
   readonly passkeys = new Map<string, Passkey>();
+  /** The Stripe mirror's inbox, subscriptions and indexes. */
+  readonly stripe = new StripeMemoryState();
   /** Bumped by every change of an existing account: slots from before it are looked up again. */
   epoch = 0;
   countersDirty = false;
@@ -222,7 +225,10 @@ export class MemoryData {
         `{"version":1,"accounts":[${accounts}],${kept}"price_seq":${this.priceSeq},"prices":${this.pricesJson},"counters":[`,
       );
     }
-    return [this.fixed, `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}${this.membersJson()}}`];
+    return [
+      this.fixed,
+      `${counters.join(',')}]${this.webhooksJson(now)}${this.billingJson()}${this.membersJson()}${this.stripe.fileJson(now)}}`,
+    ];
   }
 
   /** The outbox with the counters: it changes as often (an event per crossing, an attempt per delivery). */
@@ -278,6 +284,7 @@ export class MemoryData {
     }
     for (const s of state.signups ?? []) this.signups.set(s.id, s);
     for (const p of state.passkeys ?? []) this.passkeys.set(p.id, p);
+    if (state.stripe) this.stripe.restore(state.stripe);
     const w = state.webhooks;
     if (w === undefined) return;
     for (const e of w.endpoints) this.endpoints.set(e.id, e);

@@ -7,7 +7,14 @@ import { keysOf } from '../keys/key-record.js';
 
 /** How records look in Redis: accounts as hashes of strings, announcements as JSON. */
 
-const PATCHABLE = ['status', 'plan', 'limit', 'anchor', 'label'] as const satisfies (keyof AccountPatch)[];
+const PATCHABLE = [
+  'status',
+  'plan',
+  'limit',
+  'anchor',
+  'label',
+  'status_reason',
+] as const satisfies (keyof AccountPatch)[];
 
 const storeEvent = z.discriminatedUnion('type', [
   z.object({ type: z.literal('account'), id: z.string().min(1), keyHashes: z.array(z.string()) }),
@@ -32,6 +39,7 @@ export function encodeAccount(a: StoredAccount): string[] {
   if (ids !== null) fields.push('external_ids', ids);
   if (a.burst !== undefined) fields.push('burst', JSON.stringify(a.burst));
   if (a.overage !== undefined) fields.push('overage', JSON.stringify(a.overage));
+  if (a.status_reason !== undefined) fields.push('status_reason', a.status_reason);
   if (a.grants !== undefined && a.grants.length > 0) fields.push('grants', JSON.stringify(a.grants));
   return fields;
 }
@@ -104,6 +112,7 @@ export function decodeAccount(h: Record<string, string>): StoredAccount | null {
   if (burst !== undefined) account.burst = burst;
   const over = decodeJson(accountSettings.overage, h.overage);
   if (over !== undefined) account.overage = over;
+  if (h.status_reason === 'unpaid') account.status_reason = 'unpaid';
   const granted = decodeGrants(h.grants);
   if (granted !== undefined) account.grants = granted;
   return account;

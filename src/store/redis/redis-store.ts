@@ -8,6 +8,7 @@ import { RedisKeys } from '../keys/redis.js';
 import { RedisPortal } from '../portal/redis.js';
 import { RedisPrices } from '../prices/redis.js';
 import type { Store, StoreCapabilities } from '../store.js';
+import { RedisStripe } from '../stripe/redis.js';
 import { RedisBackend } from './backend.js';
 import { quit, type RedisStoreOptions } from './connection.js';
 
@@ -31,6 +32,7 @@ export class RedisStore implements Store {
   readonly billing: RedisBilling;
   readonly keys: RedisKeys;
   readonly portal: RedisPortal;
+  readonly stripe: RedisStripe;
   private readonly backend: RedisBackend;
 
   /** `billingTtlMs`: how long an exporter's cursor outlives its last pass (the ledger's retention). */
@@ -45,6 +47,7 @@ export class RedisStore implements Store {
     this.billing = new RedisBilling(backend, billingTtlMs);
     this.keys = new RedisKeys(backend);
     this.portal = new RedisPortal(backend);
+    this.stripe = new RedisStripe(backend);
     backend.start();
   }
 

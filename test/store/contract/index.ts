@@ -13,6 +13,7 @@ import { ledgerContract } from './ledger.js';
 import { limitsContract } from './limits.js';
 import { portalContract } from './portal.js';
 import { pricesContract } from './prices.js';
+import { stripeContract } from './stripe.js';
 
 /**
  * The store contract: one suite per concern, each run unchanged against every Store
@@ -32,4 +33,5 @@ export function storeContract(t: Test, make: () => Promise<Store>): void {
   deliveriesContract(t, make);
   billingContract(t, make);
   portalContract(t, make);
+  stripeContract(t, make);
 }

@@ -1,0 +1,68 @@
+/**
+ * Stripe Checkout and customer-portal sessions for the portal's plan page, made with the official
+ * `stripe` package and STRIPE_API_KEY, sent to `billing.stripe.api_base` (Stripe, a proxy, or a
+ * test's receiver).
+ */
+import Stripe from 'stripe';
+import type { StripeBillingConfig } from '../config/stripe-config.js';
+import { GatewayError } from '../failures.js';
+import { ACCOUNT_METADATA } from './stripe-events.js';
+
+export interface CheckoutRequest {
+  accountId: string;
+  /** A price's lookup_key, or its id (`price_…`), as `billing.stripe.plans` names it. */
+  price: string;
+  /** The account's Stripe customer, when it has one (its card and invoices are reused). */
+  customer: string | null;
+  successUrl: string;
+  cancelUrl: string;
+}
+
+export class StripeSessions {
+  private readonly client: Stripe;
+
+  constructor(cfg: Pick<StripeBillingConfig, 'api_base'>, apiKey: string) {
+    const u = new URL(cfg.api_base);
+    const protocol = u.protocol === 'http:' ? 'http' : 'https';
+    this.client = new Stripe(apiKey, {
+      host: u.hostname,
+      port: Number(u.port || (protocol === 'http' ? 80 : 443)),
+      protocol,
+      timeout: 10_000,
+      appInfo: { name: 'fuel-price-gateway' },
+    });
+  }
+
+  /**
+   * A Checkout Session for a subscription to the price, for the account (client_reference_id,
+   * and in the subscription's metadata so its events name the account before the checkout's
+   * own event arrives). Its URL, where the customer is sent.
+   */
+  async checkout(r: CheckoutRequest): Promise<string> {
+    const price = r.price.startsWith('price_') ? r.price : await this.priceOf(r.price);
+    const session = await this.client.checkout.sessions.create({
+      mode: 'subscription',
+      line_items: [{ price, quantity: 1 }],
+      client_reference_id: r.accountId,
+      ...(r.customer === null ? {} : { customer: r.customer }),
+      subscription_data: { metadata: { [ACCOUNT_METADATA]: r.accountId } },
+      success_url: r.successUrl,
+      cancel_url: r.cancelUrl,
+    });
+    if (session.url === null) throw new GatewayError('INTERNAL', 'Stripe answered a Checkout Session without a URL');
+    return session.url;
+  }
+
+  /** A customer-portal session (cards, invoices, cancel), coming back to `returnUrl`. */
+  async manage(customer: string, returnUrl: string): Promise<string> {
+    return (await this.client.billingPortal.sessions.create({ customer, return_url: returnUrl })).url;
+  }
+
+  /** Checkout takes a price id: the active price with this lookup_key. */
+  private async priceOf(lookupKey: string): Promise<string> {
+    const list = await this.client.prices.list({ lookup_keys: [lookupKey], active: true, limit: 1 });
+    const found = list.data[0];
+    if (found === undefined) throw new GatewayError('NOT_FOUND', `no active Stripe price has lookup_key ${lookupKey}`);
+    return found.id;
+  }
+}
