@@ -1,6 +1,12 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { checkedAddress, OPERATOR_SETTING, pinnedLookup, type RefusedAddress, type Target } from '../events/addresses.js';
+import {
+  checkedAddress,
+  OPERATOR_SETTING,
+  pinnedLookup,
+  type RefusedAddress,
+  type Target,
+} from '../events/addresses.js';
 
 // Enough of an answer for an error's code and message; the rest is not read.
 const MAX_ANSWER_BYTES = 8192;

@@ -133,7 +133,8 @@ export async function checkedAddress(url: URL, policy: AddressPolicy): Promise<T
   const first = found[0];
   if (first === undefined) throw new RefusedAddress(`${host} has no address`, 'unresolved');
   const bad = policy.allowPrivate ? undefined : found.find((a) => !isPublicAddress(a.address));
-  if (bad) throw new RefusedAddress(`${host} resolves to ${bad.address}, ${PRIVATE} (${policy.privateSetting})`, 'private');
+  if (bad)
+    throw new RefusedAddress(`${host} resolves to ${bad.address}, ${PRIVATE} (${policy.privateSetting})`, 'private');
   return first;
 }
 
