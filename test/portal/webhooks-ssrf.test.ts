@@ -104,6 +104,7 @@ t.test('portal.webhooks.allow_private_addresses alone lets a portal endpoint rea
 async function refusedAtDelivery(t: Test, store: Record<string, unknown>): Promise<void> {
   const email = address();
   const receiver = await startReceiver(t);
+  receiver.mode = { status: 200, body: 'an internal service answer' };
   const url = `http://localhost:${receiver.port}/customer`;
   const before = await startGateway(t, settings(true, store));
   const made = await (await signIn(before, smtp, email)).call('POST', '/portal/api/webhooks', {

@@ -44,30 +44,6 @@ export function eventsContract(t: Test, make: () => Promise<Store>): void {
     t.equal(await store.events.deleteEndpoint(e.id), false, 'a second delete finds none');
   });
 
-  t.test('an endpoint keeps who made it: read, listed, claimed and added for an account alike', async (t) => {
-    const store = await make();
-    t.teardown(() => store.close());
-    const operator = endpoint({ account_id: 'acct_via' });
-    const portal = endpoint({ account_id: 'acct_via', created_via: 'portal' });
-    await store.events.putEndpoint(operator);
-    t.equal(await store.events.addAccountEndpoint({ ...portal, account_id: 'acct_via' }, 10), true);
-    t.equal((await store.events.getEndpoint(portal.id))?.created_via, 'portal');
-    t.equal((await store.events.getEndpoint(operator.id))?.created_via, 'operator');
-    const listed = await store.events.listEndpoints('acct_via');
-    t.same(
-      listed.map((e) => [e.id, e.created_via]).sort(),
-      [
-        [operator.id, 'operator'],
-        [portal.id, 'portal'],
-      ].sort(),
-    );
-    await store.events.enqueueEvent(event('usage.threshold', 'acct_via'));
-    const claimed = await store.events.claimDeliveries('h_via', Date.now(), 60_000, 100);
-    const via = new Map(claimed.map((c) => [c.endpoint.id, c.endpoint.created_via]));
-    t.equal(via.get(portal.id), 'portal', 'the worker is handed who made it');
-    t.equal(via.get(operator.id), 'operator');
-  });
-
   t.test('an event is fanned out to matching endpoints once, whoever offers it how often', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
