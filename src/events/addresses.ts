@@ -76,6 +76,9 @@ export interface AddressPolicy {
   privateSetting: string;
 }
 
+/** The operator's setting, which billing exporters follow too. */
+export const OPERATOR_SETTING = 'webhooks.allow_private_addresses';
+
 /** Who made a webhook endpoint: the operator (admin API, CLI) or a customer in the portal. */
 export const ENDPOINT_ORIGINS = ['operator', 'portal'] as const;
 export type EndpointOrigin = (typeof ENDPOINT_ORIGINS)[number];
@@ -102,9 +105,6 @@ export function endpointPolicy(
     };
   return { allowPrivate: config.webhooks.allow_private_addresses, allowHttp, privateSetting: OPERATOR_SETTING };
 }
-
-/** The operator's setting, which billing exporters follow too. */
-export const OPERATOR_SETTING = 'webhooks.allow_private_addresses';
 
 export interface Target {
   address: string;
