@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config-schema.js';
 import { maskUrl } from '../config/mask.js';
-import { checkedAddress, RefusedAddress } from '../events/addresses.js';
+import { checkedAddress, type EndpointOrigin, endpointPolicy, RefusedAddress } from '../events/addresses.js';
 import { EVENT_TYPES, eventId, outboxEvent } from '../events/event.js';
 import { newSecret } from '../events/signing.js';
 import { GatewayError } from '../failures.js';
@@ -33,6 +33,8 @@ export interface EndpointView {
   account_id: string | null;
   description: string | null;
   created_at: string;
+  /** `portal`: made by the account's member in the portal, and held to the portal's address rule. */
+  created_via: EndpointOrigin;
   /** Until when the secret before the last rotation still signs too; null when none does. */
   previous_secret_expires_at: string | null;
 }
@@ -95,13 +97,43 @@ export class WebhookOperations {
     this.enqueued = deps.enqueued ?? (() => undefined);
   }
 
-  /** `most`: the endpoints its account may have, this one included (the portal's bound); none for an operator. */
-  async create(
+  /** An operator's endpoint, for every account's events or one account's. */
+  create(
     input: z.infer<typeof createWebhookInput>,
     from: string,
-    most?: number,
   ): Promise<Omit<EndpointView, 'previous_secret_expires_at'> & { secret: string }> {
-    const url = await this.checkUrl(input.url);
+    return this.add(input, from, 'operator');
+  }
+
+  /** Every endpoint, or one account's (`accountId`, the portal's: its endpoints and no other). */
+  async list(accountId?: string): Promise<{ webhooks: EndpointView[] }> {
+    const all = await this.events.listEndpoints(accountId);
+    all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    return { webhooks: all.map((e) => this.view(e)) };
+  }
+
+  /**
+   * An account's own endpoint, made in the portal: for its own events only (the caller's input
+   * says which), at most ACCOUNT_ENDPOINTS_MAX of them, the URL held to the same checks under the
+   * portal's address rule (`portal.webhooks.allow_private_addresses`), and stored as the portal's
+   * so that every delivery is held to it too.
+   */
+  async createFor(
+    accountId: string,
+    input: Pick<z.infer<typeof createWebhookInput>, 'url' | 'events' | 'description'>,
+    from: string,
+  ): ReturnType<WebhookOperations['create']> {
+    return this.add({ ...input, account_id: accountId }, from, 'portal', ACCOUNT_ENDPOINTS_MAX);
+  }
+
+  /** `most`: the endpoints its account may have, this one included (the portal's bound). */
+  private async add(
+    input: z.infer<typeof createWebhookInput>,
+    from: string,
+    origin: EndpointOrigin,
+    most?: number,
+  ): ReturnType<WebhookOperations['create']> {
+    const url = await this.checkUrl(input.url, origin);
     const accountId = input.account_id ?? null;
     if (accountId !== null && !(await this.accounts.getAccount(accountId)))
       throw new GatewayError('BAD_REQUEST', `account_id: no account with id ${accountId}`);
@@ -115,32 +147,14 @@ export class WebhookOperations {
       previous_secret: null,
       previous_until_ms: null,
       created_at: new Date(this.clock.now()).toISOString(),
+      created_via: origin,
     };
     if (most === undefined || accountId === null) await this.events.putEndpoint(endpoint);
     else if (!(await this.events.addAccountEndpoint({ ...endpoint, account_id: accountId }, most)))
       throw new GatewayError('CONFLICT', `an account has at most ${most} webhook endpoints`);
     this.audit({ action: 'webhook.create', webhook_id: endpoint.id, from, after: this.audited(endpoint) });
-    const { id, events, account_id, description, created_at, secret } = endpoint;
-    return { id, url: maskUrl(endpoint.url), events, account_id, description, secret, created_at };
-  }
-
-  /** Every endpoint, or one account's (`accountId`, the portal's: its endpoints and no other). */
-  async list(accountId?: string): Promise<{ webhooks: EndpointView[] }> {
-    const all = await this.events.listEndpoints(accountId);
-    all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
-    return { webhooks: all.map((e) => this.view(e)) };
-  }
-
-  /**
-   * An account's own endpoint, made in the portal: for its own events only (the caller's input
-   * says which), at most ACCOUNT_ENDPOINTS_MAX of them, the URL held to the same checks.
-   */
-  async createFor(
-    accountId: string,
-    input: Pick<z.infer<typeof createWebhookInput>, 'url' | 'events' | 'description'>,
-    from: string,
-  ): ReturnType<WebhookOperations['create']> {
-    return this.create({ ...input, account_id: accountId }, from, ACCOUNT_ENDPOINTS_MAX);
+    const { id, events, account_id, description, created_at, created_via, secret } = endpoint;
+    return { id, url: maskUrl(endpoint.url), events, account_id, description, secret, created_at, created_via };
   }
 
   /** `accountId`: only an endpoint of that account is found (the portal's); another's is 404. */
@@ -241,7 +255,7 @@ export class WebhookOperations {
     return endpoint;
   }
 
-  private async checkUrl(text: string): Promise<URL> {
+  private async checkUrl(text: string, origin: EndpointOrigin): Promise<URL> {
     let url: URL;
     try {
       url = new URL(text);
@@ -251,9 +265,8 @@ export class WebhookOperations {
     if (url.username !== '' || url.password !== '')
       throw new GatewayError('BAD_REQUEST', 'url: credentials in the URL are not accepted (they would be listed)');
     if (url.hash !== '') throw new GatewayError('BAD_REQUEST', 'url: a #fragment is never sent; leave it out');
-    const w = this.config.webhooks;
     try {
-      await checkedAddress(url, { allowPrivate: w.allow_private_addresses, allowHttp: w.allow_http });
+      await checkedAddress(url, endpointPolicy(origin, this.config));
     } catch (err) {
       if (err instanceof RefusedAddress) throw new GatewayError('BAD_REQUEST', `url: ${err.message}`);
       throw err;
@@ -270,6 +283,7 @@ export class WebhookOperations {
       account_id: e.account_id,
       description: e.description,
       created_at: e.created_at,
+      created_via: e.created_via,
       previous_secret_expires_at: iso(grace),
     };
   }
@@ -277,6 +291,6 @@ export class WebhookOperations {
   /** What the audit line says of an endpoint: never its secret, nor a URL's query (it may hold a token). */
   private audited(e: Endpoint): Record<string, unknown> {
     const u = new URL(e.url);
-    return { url: u.origin + u.pathname, events: e.events, account_id: e.account_id };
+    return { url: u.origin + u.pathname, events: e.events, account_id: e.account_id, created_via: e.created_via };
   }
 }

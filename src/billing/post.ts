@@ -1,6 +1,12 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { checkedAddress, pinnedLookup, type RefusedAddress, type Target } from '../events/addresses.js';
+import {
+  checkedAddress,
+  OPERATOR_SETTING,
+  pinnedLookup,
+  type RefusedAddress,
+  type Target,
+} from '../events/addresses.js';
 
 // Enough of an answer for an error's code and message; the rest is not read.
 const MAX_ANSWER_BYTES = 8192;
@@ -84,7 +90,7 @@ function checked(url: string, allowPrivate: boolean, timeoutMs: number, signal: 
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve({ kind: 'none', error: `no answer within ${timeoutMs} ms` }), timeoutMs);
     signal.addEventListener('abort', () => resolve({ kind: 'none', error: 'stopped' }), { once: true });
-    checkedAddress(new URL(url), { allowPrivate, allowHttp: true })
+    checkedAddress(new URL(url), { allowPrivate, allowHttp: true, privateSetting: OPERATOR_SETTING })
       .then(resolve, (err: RefusedAddress) =>
         resolve({ kind: err.reason === 'private' ? 'refused' : 'none', error: `refused: ${err.message}` }),
       )

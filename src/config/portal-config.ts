@@ -19,6 +19,13 @@ export const portal = z.strictObject({
     ),
   signup_plan: z.string().min(1).describe('The plan of an account made by a portal sign-up'),
   upgrade_url: z.string().describe('Where the portal\'s "Upgrade" links (empty: no link)'),
+  webhooks: z.strictObject({
+    allow_private_addresses: z
+      .boolean()
+      .describe(
+        "Let endpoints made in the portal reach loopback, private, link-local and metadata addresses (checked when made and at every delivery); webhooks.allow_private_addresses never applies to them, as a customer would read the answers in the portal's delivery log",
+      ),
+  }),
   smtp: z.strictObject({
     url: z
       .string()

@@ -7,7 +7,7 @@ export const webhooks = z.strictObject({
   allow_private_addresses: z
     .boolean()
     .describe(
-      'Let webhooks and billing exporters reach loopback, private, link-local and metadata addresses (tests, internal receivers)',
+      "Let the operator's webhooks and billing exporters reach loopback, private, link-local and metadata addresses (tests, internal receivers); endpoints made in the portal follow portal.webhooks.allow_private_addresses instead",
     ),
   allow_http: z.boolean().describe('Accept http:// endpoints; else https:// is required'),
   retry_delays_ms: z

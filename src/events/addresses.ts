@@ -72,6 +72,38 @@ export class RefusedAddress extends Error {
 export interface AddressPolicy {
   allowPrivate: boolean;
   allowHttp: boolean;
+  /** The setting that `allowPrivate` comes from, named in a refusal. */
+  privateSetting: string;
+}
+
+/** The operator's setting, which billing exporters follow too. */
+export const OPERATOR_SETTING = 'webhooks.allow_private_addresses';
+
+/** Who made a webhook endpoint: the operator (admin API, CLI) or a customer in the portal. */
+export const ENDPOINT_ORIGINS = ['operator', 'portal'] as const;
+export type EndpointOrigin = (typeof ENDPOINT_ORIGINS)[number];
+
+/**
+ * The address rule of an endpoint, by who made it. The operator's `webhooks.allow_private_addresses`
+ * is for the operator's own receivers: a customer's endpoint follows
+ * `portal.webhooks.allow_private_addresses` alone, or a customer could have the gateway post to
+ * its internal network and read the answers back in the delivery log.
+ */
+export function endpointPolicy(
+  origin: EndpointOrigin,
+  config: {
+    webhooks: { allow_private_addresses: boolean; allow_http: boolean };
+    portal: { webhooks: { allow_private_addresses: boolean } };
+  },
+): AddressPolicy {
+  const allowHttp = config.webhooks.allow_http;
+  if (origin === 'portal')
+    return {
+      allowPrivate: config.portal.webhooks.allow_private_addresses,
+      allowHttp,
+      privateSetting: 'portal.webhooks.allow_private_addresses',
+    };
+  return { allowPrivate: config.webhooks.allow_private_addresses, allowHttp, privateSetting: OPERATOR_SETTING };
 }
 
 export interface Target {
@@ -101,11 +133,12 @@ export async function checkedAddress(url: URL, policy: AddressPolicy): Promise<T
   const first = found[0];
   if (first === undefined) throw new RefusedAddress(`${host} has no address`, 'unresolved');
   const bad = policy.allowPrivate ? undefined : found.find((a) => !isPublicAddress(a.address));
-  if (bad) throw new RefusedAddress(`${host} resolves to ${bad.address}, ${PRIVATE}`, 'private');
+  if (bad)
+    throw new RefusedAddress(`${host} resolves to ${bad.address}, ${PRIVATE} (${policy.privateSetting})`, 'private');
   return first;
 }
 
-const PRIVATE = 'a loopback, private, link-local or metadata address (webhooks.allow_private_addresses)';
+const PRIVATE = 'a loopback, private, link-local or metadata address';
 
 /**
  * A URL's host when it is an IP address the policy refuses, with why; else null. The config's
@@ -114,7 +147,7 @@ const PRIVATE = 'a loopback, private, link-local or metadata address (webhooks.a
 export function refusedLiteral(url: string, allowPrivate: boolean): string | null {
   if (allowPrivate || !URL.canParse(url)) return null;
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  return isIP(host) !== 0 && !isPublicAddress(host) ? `${host} is ${PRIVATE}` : null;
+  return isIP(host) !== 0 && !isPublicAddress(host) ? `${host} is ${PRIVATE} (${OPERATOR_SETTING})` : null;
 }
 
 /**

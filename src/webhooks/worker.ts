@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config-schema.js';
+import { type EndpointOrigin, endpointPolicy } from '../events/addresses.js';
 import type { ThresholdContext } from '../events/event.js';
 import { signatureHeader } from '../events/signing.js';
 import { OutageLog } from '../log/outage.js';
@@ -43,7 +44,8 @@ export const withJitter = (ms: number): number => Math.round(ms * (0.8 + Math.ra
  */
 export class WebhookWorker {
   private readonly holder = randomUUID();
-  private readonly policy: SendPolicy;
+  /** By who made the endpoint: a portal endpoint never follows the operator's address rule. */
+  private readonly policies: Record<EndpointOrigin, SendPolicy>;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
   /** Asked to look again (kick) while a round was running. */
@@ -90,12 +92,12 @@ export class WebhookWorker {
     this.now = o.now;
     const { config, log } = o;
     const w = config.webhooks;
-    this.policy = {
+    const policy = (origin: EndpointOrigin): SendPolicy => ({
+      ...endpointPolicy(origin, config),
       timeoutMs: w.timeout_ms,
-      allowPrivate: w.allow_private_addresses,
-      allowHttp: w.allow_http,
       keep: ANSWER_KEPT_BYTES,
-    };
+    });
+    this.policies = { operator: policy('operator'), portal: policy('portal') };
     this.outage = new OutageLog(log, ['failed_rounds'], {
       began: 'webhook delivery rounds failing (the store is unavailable?); trying again',
       goesOn: 'webhook delivery rounds still failing',
@@ -197,7 +199,7 @@ export class WebhookWorker {
       'POST webhook',
       endpoint.url,
       { 'fpg.event.type': delivery.type, 'fpg.delivery.attempt': attempt },
-      () => sendWebhook(new URL(endpoint.url), headers, delivery.body, this.policy),
+      () => sendWebhook(new URL(endpoint.url), headers, delivery.body, this.policies[endpoint.created_via]),
       (s) => ({ status: s.status ?? 0, ...(s.error === null ? {} : { error: s.error }) }),
     );
     const delays = this.config.webhooks.retry_delays_ms;

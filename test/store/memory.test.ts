@@ -92,6 +92,20 @@ t.test('with a file, deletions and many sets at once are written at once: a new 
   );
 });
 
+t.test("with a file, an endpoint written before who made it was kept reads as the operator's", async (t) => {
+  const { writeFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const file = join(tempDir('fpg-mem-'), 'store.json');
+  const secrets = { secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', previous_secret: null, previous_until_ms: null };
+  const hook = { url: 'https://receiver.example/hook', account_id: null, description: null, ...secrets };
+  const old = { id: 'wh_old', events: ['usage.threshold' as const], ...hook, created_at: '2026-11-01T00:00:00.000Z' };
+  const webhooks = { endpoints: [old], deliveries: [], seen: [] };
+  writeFileSync(file, JSON.stringify({ version: 1, accounts: [], prices: [], counters: [], webhooks }));
+  const store = new MemoryStore(Date.now, file);
+  t.teardown(() => store.close());
+  t.same(await store.events.getEndpoint(old.id), { ...old, created_via: 'operator' });
+});
+
 t.test('with a file, counts written after an account or price change carry that change', async (t) => {
   const { readFileSync } = await import('node:fs');
   const { join } = await import('node:path');

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../src/config/load.js';
+import { outboxEvent } from '../../src/events/event.js';
 import { isGatewayError } from '../../src/failures.js';
 import { generateKey, hashKey } from '../../src/keys/key-generator.js';
 import { createStore } from '../../src/store/create.js';
@@ -48,6 +49,31 @@ const account = (over: Partial<StoredAccount> = {}): StoredAccount => ({
 });
 
 storeContract(t, async () => new RedisStore(options(), log));
+
+t.test("an endpoint stored before who made it was kept reads as the operator's", async (t) => {
+  const prefix = nextPrefix();
+  const store = open(t, prefix);
+  const old = {
+    id: 'wh_old',
+    url: 'https://receiver.example/hook',
+    events: ['usage.threshold'],
+    account_id: null,
+    description: null,
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    previous_secret: null,
+    previous_until_ms: null,
+    created_at: '2026-11-01T00:00:00.000Z',
+  };
+  await raw.hset(`${prefix}{wh}:endpoints`, old.id, JSON.stringify(old));
+  t.same(await store.events.getEndpoint(old.id), { ...old, created_via: 'operator' });
+  t.same(
+    (await store.events.listEndpoints()).map((e) => e.created_via),
+    ['operator'],
+  );
+  await store.events.enqueueEvent(outboxEvent(`msg_old_${process.pid}`, 'usage.threshold', {}, Date.now(), null));
+  const [claimed] = await store.events.claimDeliveries('h_old', Date.now(), 60_000, 10);
+  t.equal(claimed?.endpoint.created_via, 'operator', 'as the worker is handed it');
+});
 
 t.test('a dump of the store holds key hashes, never the keys', async (t) => {
   const prefix = nextPrefix();

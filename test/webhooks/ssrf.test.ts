@@ -122,6 +122,7 @@ t.test('an endpoint stored with an embedded-IPv4 address is refused again at eve
       secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       previous_secret: null,
       previous_until_ms: null,
+      created_via: 'operator',
       created_at: new Date().toISOString(),
     });
     t.equal((await adminCall(gw, 'POST', `/admin/webhooks/${id}/test`)).status, 202);

@@ -1,3 +1,4 @@
+import type { EndpointOrigin } from '../../events/addresses.js';
 import type { EventType, OutboxEvent } from '../../events/event.js';
 
 /** A webhook endpoint as the store keeps it: with its secret, which it must keep to sign. */
@@ -12,6 +13,11 @@ export interface Endpoint {
   previous_secret: string | null;
   previous_until_ms: number | null;
   created_at: string;
+  /**
+   * Who made it, which decides the addresses it may reach (events/addresses.ts `endpointPolicy`).
+   * A record stored before it was kept reads as the operator's: the portal's came later.
+   */
+  created_via: EndpointOrigin;
 }
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed';

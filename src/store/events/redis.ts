@@ -41,6 +41,12 @@ const SCRIPTS = {
 const orNull = (v: string | undefined): string | null => (v === undefined || v === '' ? null : v);
 const numOrNull = (v: string | undefined): number | null => (v === undefined || v === '' ? null : Number(v));
 
+/** An endpoint's JSON; one stored before `created_via` was kept is the operator's. */
+const decodeEndpoint = (json: string): Endpoint => ({
+  created_via: 'operator',
+  ...(JSON.parse(json) as Omit<Endpoint, 'created_via'> & Partial<Pick<Endpoint, 'created_via'>>),
+});
+
 function decodeDelivery(id: string, h: Record<string, string>): Delivery {
   return {
     id,
@@ -104,13 +110,13 @@ export class RedisEvents implements EventStore {
   getEndpoint(id: string): Promise<Endpoint | null> {
     return this.b.run(async () => {
       const json = await this.b.redis.hget(this.keys[0], id);
-      return json === null ? null : (JSON.parse(json) as Endpoint);
+      return json === null ? null : decodeEndpoint(json);
     });
   }
 
   listEndpoints(accountId?: string): Promise<Endpoint[]> {
     return this.b.run(async () => {
-      const all = Object.values(await this.b.redis.hgetall(this.keys[0])).map((json) => JSON.parse(json) as Endpoint);
+      const all = Object.values(await this.b.redis.hgetall(this.keys[0])).map(decodeEndpoint);
       return accountId === undefined ? all : all.filter((e) => e.account_id === accountId);
     });
   }
@@ -150,7 +156,7 @@ export class RedisEvents implements EventStore {
       const out: Claimed[] = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {
         const h = pairsToRecord(flat[i] as string[]);
-        const endpoint = JSON.parse(flat[i + 1] as string) as Endpoint;
+        const endpoint = decodeEndpoint(flat[i + 1] as string);
         out.push({ delivery: decodeDelivery(`${h.event_id}.${h.endpoint_id}`, h), endpoint });
       }
       return out;

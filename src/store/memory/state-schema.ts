@@ -1,5 +1,6 @@
 /** The memory store's state file as it is read back: every field checked, so a damaged file is refused whole. */
 import { z } from 'zod';
+import { ENDPOINT_ORIGINS } from '../../events/addresses.js';
 import { EVENT_TYPES } from '../../events/event.js';
 import { priceSetDocument } from '../../prices/price-set-schema.js';
 import { accountFields, accountHoldings, accountSettings } from '../accounts/account-record.js';
@@ -18,6 +19,8 @@ const webhooksState = z.strictObject({
       previous_secret: z.string().nullable(),
       previous_until_ms: z.number().nullable(),
       created_at: z.string(),
+      // Absent in files written before the portal's endpoints were told apart.
+      created_via: z.enum(ENDPOINT_ORIGINS).default('operator'),
     }),
   ),
   deliveries: z.array(

@@ -13,6 +13,7 @@ const endpoint = (accountId: string | null): Endpoint => ({
   secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   previous_secret: null,
   previous_until_ms: null,
+  created_via: 'operator',
   created_at: '2026-11-01T00:00:00.000Z',
 });
 const keyEvent = (accountId: string) =>
@@ -43,6 +44,30 @@ export function deliveriesContract(t: Test, make: () => Promise<Store>): void {
     );
     t.same((await store.events.listEndpoints('acct_none')).length, 0);
     t.same((await store.events.listEndpoints()).map((e) => e.id).sort(), [a.id, b.id, operator.id].sort());
+  });
+
+  t.test('an endpoint keeps who made it: read, listed, added for an account and claimed alike', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const operator = endpoint('acct_via');
+    const portal = { ...endpoint('acct_via'), created_via: 'portal' as const, account_id: 'acct_via' };
+    await store.events.putEndpoint(operator);
+    t.equal(await store.events.addAccountEndpoint(portal, 10), true);
+    t.equal((await store.events.getEndpoint(portal.id))?.created_via, 'portal');
+    t.equal((await store.events.getEndpoint(operator.id))?.created_via, 'operator');
+    const listed = await store.events.listEndpoints('acct_via');
+    t.same(
+      new Map(listed.map((e) => [e.id, e.created_via])),
+      new Map([
+        [operator.id, 'operator'],
+        [portal.id, 'portal'],
+      ]),
+    );
+    await store.events.enqueueEvent(keyEvent('acct_via'));
+    const claimed = await store.events.claimDeliveries('h_via', Date.now(), 60_000, 100);
+    const via = new Map(claimed.map((c) => [c.endpoint.id, c.endpoint.created_via]));
+    t.equal(via.get(portal.id), 'portal', 'the worker is handed who made it');
+    t.equal(via.get(operator.id), 'operator');
   });
 
   t.test("an account's endpoints added at once never pass its bound", async (t) => {

@@ -20,6 +20,7 @@ const endpoint = (over: Partial<Endpoint> = {}): Endpoint => ({
   secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   previous_secret: null,
   previous_until_ms: null,
+  created_via: 'operator',
   created_at: '2026-11-01T00:00:00.000Z',
   ...over,
 });
