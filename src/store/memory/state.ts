@@ -67,10 +67,9 @@ function counterJson(c: Counter): string {
 }
 
 /**
- * The embedded single-process store's data, shared by its concerns (accounts, counting and
- * prices each change it; memory-store.ts builds the store from them). A counter is checked against its account in
- * the same synchronous step that counts it, which is why the concerns share one set of maps
- * rather than each keeping its own. With a `file`, it survives restarts: a change of accounts or
+ * The embedded single-process store's data, shared by its concerns (memory-store.ts builds the
+ * store from them). A counter is checked against its account in the same synchronous step that
+ * counts it, which is why the concerns share one set of maps rather than each keeping its own. With a `file`, it survives restarts: a change of accounts or
  * prices resolves once it is on disk, counters reach the disk at most a second later and
  * completely on `close` (SIGTERM). A crash can lose that last second of counts. Writes run off
  * the event loop (StateWriter).
