@@ -3,7 +3,7 @@
  * `stripe` package and STRIPE_API_KEY, sent to `billing.stripe.api_base` (Stripe, a proxy, or a
  * test's receiver).
  */
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { StripeBillingConfig } from '../config/stripe-config.js';
 import { GatewayError } from '../failures.js';
 import { ACCOUNT_METADATA } from './stripe-events.js';
@@ -19,18 +19,22 @@ export interface CheckoutRequest {
 }
 
 export class StripeSessions {
-  private readonly client: Stripe;
+  // The package is imported here, where checkout is on: it costs every start ~0.2 s.
+  private readonly client: Promise<Stripe>;
 
   constructor(cfg: Pick<StripeBillingConfig, 'api_base'>, apiKey: string) {
     const u = new URL(cfg.api_base);
     const protocol = u.protocol === 'http:' ? 'http' : 'https';
-    this.client = new Stripe(apiKey, {
-      host: u.hostname,
-      port: Number(u.port || (protocol === 'http' ? 80 : 443)),
-      protocol,
-      timeout: 10_000,
-      appInfo: { name: 'fuel-price-gateway' },
-    });
+    this.client = import('stripe').then(
+      ({ default: Client }) =>
+        new Client(apiKey, {
+          host: u.hostname,
+          port: Number(u.port || (protocol === 'http' ? 80 : 443)),
+          protocol,
+          timeout: 10_000,
+          appInfo: { name: 'fuel-price-gateway' },
+        }),
+    );
   }
 
   /**
@@ -40,7 +44,7 @@ export class StripeSessions {
    */
   async checkout(r: CheckoutRequest): Promise<string> {
     const price = r.price.startsWith('price_') ? r.price : await this.priceOf(r.price);
-    const session = await this.client.checkout.sessions.create({
+    const session = await (await this.client).checkout.sessions.create({
       mode: 'subscription',
       line_items: [{ price, quantity: 1 }],
       client_reference_id: r.accountId,
@@ -55,12 +59,12 @@ export class StripeSessions {
 
   /** A customer-portal session (cards, invoices, cancel), coming back to `returnUrl`. */
   async manage(customer: string, returnUrl: string): Promise<string> {
-    return (await this.client.billingPortal.sessions.create({ customer, return_url: returnUrl })).url;
+    return (await (await this.client).billingPortal.sessions.create({ customer, return_url: returnUrl })).url;
   }
 
   /** Checkout takes a price id: the active price with this lookup_key. */
   private async priceOf(lookupKey: string): Promise<string> {
-    const list = await this.client.prices.list({ lookup_keys: [lookupKey], active: true, limit: 1 });
+    const list = await (await this.client).prices.list({ lookup_keys: [lookupKey], active: true, limit: 1 });
     const found = list.data[0];
     if (found === undefined) throw new GatewayError('NOT_FOUND', `no active Stripe price has lookup_key ${lookupKey}`);
     return found.id;

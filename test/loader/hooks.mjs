@@ -8,11 +8,12 @@
 //   It also spares each test process compiling src/. When dist/ is older than any source, every
 //   file is compiled here instead: never a mix, which would load a module twice.
 // - Anything else in TypeScript (the tests, their helpers) is transpiled by esbuild, with an
-//   inline source map.
+//   inline source map, and kept in node_modules/.cache/fpg-test-loader by its source's hash: a
+//   run's 170 test processes import the same helpers, and a hit starts no esbuild at all.
+import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { transform } from 'esbuild';
 
 const ROOT = new URL('../../', import.meta.url);
 const SRC = new URL('src/', ROOT).href;
@@ -45,15 +46,29 @@ export async function resolve(specifier, context, nextResolve) {
   return found;
 }
 
+const CACHE = new URL('node_modules/.cache/fpg-test-loader/', ROOT);
+const OPTIONS = { loader: 'ts', format: 'esm', target: `node${process.versions.node}`, sourcemap: 'inline' };
+
+/** esbuild's output for `source` at `url`, from the cache when the same bytes were transpiled before. */
+async function transpiled(url, source) {
+  const key = createHash('sha256').update(JSON.stringify(OPTIONS)).update(url).update('\0').update(source).digest('hex');
+  const cached = new URL(`${key}.js`, CACHE);
+  try {
+    return await readFile(cached, 'utf8');
+  } catch {
+    const { transform } = await import('esbuild');
+    const { code } = await transform(source, { ...OPTIONS, sourcefile: fileURLToPath(url) });
+    // Written aside and renamed: a process reading it concurrently sees all of it or none.
+    const aside = new URL(`${key}.${process.pid}.tmp`, CACHE);
+    await mkdir(CACHE, { recursive: true });
+    await writeFile(aside, code);
+    await rename(aside, cached);
+    return code;
+  }
+}
+
 export async function load(url, context, nextLoad) {
   if (!TS.test(url)) return nextLoad(url, context);
   const source = await readFile(new URL(url), 'utf8');
-  const { code } = await transform(source, {
-    loader: 'ts',
-    format: 'esm',
-    target: `node${process.versions.node}`,
-    sourcemap: 'inline',
-    sourcefile: fileURLToPath(url),
-  });
-  return { format: 'module', source: code, shortCircuit: true };
+  return { format: 'module', source: await transpiled(url, source), shortCircuit: true };
 }

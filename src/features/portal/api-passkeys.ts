@@ -6,12 +6,6 @@
  * own person only.
  */
 import { createHash } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server';
 import { z } from 'zod';
 import type { Exchange } from '../../http/core-types.js';
 import { clientOf, failRetry } from '../../http/metered/pipeline.js';
@@ -31,6 +25,11 @@ import {
   takeChallenge,
 } from './webauthn.js';
 
+// Loaded at the first passkey request: importing @simplewebauthn/server costs every start ~0.25 s.
+let webauthn: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const ceremonies = (): Promise<typeof import('@simplewebauthn/server')> =>
+  (webauthn ??= import('@simplewebauthn/server'));
+
 const view = (p: Passkey) => ({
   id: p.id,
   name: p.name,
@@ -48,7 +47,7 @@ export const listPasskeys: ApiHandler = async (x, c, a) =>
 export const registrationOptions: ApiHandler = async (x, c, a) => {
   const rp = relyingParty(c);
   const mine = await c.deps.store.passkeys(a.session.email);
-  const options = await generateRegistrationOptions({
+  const options = await (await ceremonies()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: a.session.email,
@@ -72,13 +71,15 @@ export const addPasskey: ApiHandler = async (x, c, a, _params, body) => {
   if (challenge === null || !(await takeChallenge(c.deps.store, registerFor(a.hash), challenge)))
     return refuse(x, 'invalid_passkey');
   const rp = relyingParty(c);
-  const verified = await verifyRegistrationResponse({
-    response,
-    expectedChallenge: challenge,
-    expectedOrigin: rp.origin,
-    expectedRPID: rp.id,
-    requireUserVerification: false,
-  }).catch(() => null);
+  const verified = await (await ceremonies())
+    .verifyRegistrationResponse({
+      response,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      requireUserVerification: false,
+    })
+    .catch(() => null);
   if (verified === null || !verified.verified) return refuse(x, 'invalid_passkey');
   const { credential } = verified.registrationInfo;
   const passkey: Passkey = {
@@ -116,7 +117,7 @@ export async function signInOptions(x: Exchange, c: PortalContext): Promise<void
   // Each ceremony counts as a sign-in request: challenges are not minted without end.
   x.services.throttle.fail(throttled(clientOf(x)));
   const rp = relyingParty(c);
-  const options = await generateAuthenticationOptions({
+  const options = await (await ceremonies()).generateAuthenticationOptions({
     rpID: rp.id,
     userVerification: 'preferred',
     timeout: CEREMONY_MS,
@@ -139,19 +140,21 @@ export async function passkeySignIn(x: Exchange, c: PortalContext): Promise<void
   const passkey = await store.passkey(response.id);
   if (passkey === null) return refuse(x, 'invalid_passkey');
   const rp = relyingParty(c);
-  const verified = await verifyAuthenticationResponse({
-    response,
-    expectedChallenge: challenge,
-    expectedOrigin: rp.origin,
-    expectedRPID: rp.id,
-    credential: {
-      id: passkey.id,
-      publicKey: Uint8Array.from(Buffer.from(passkey.public_key, 'base64url')),
-      counter: passkey.counter,
-      transports: passkey.transports,
-    },
-    requireUserVerification: false,
-  }).catch(() => null);
+  const verified = await (await ceremonies())
+    .verifyAuthenticationResponse({
+      response,
+      expectedChallenge: challenge,
+      expectedOrigin: rp.origin,
+      expectedRPID: rp.id,
+      credential: {
+        id: passkey.id,
+        publicKey: Uint8Array.from(Buffer.from(passkey.public_key, 'base64url')),
+        counter: passkey.counter,
+        transports: passkey.transports,
+      },
+      requireUserVerification: false,
+    })
+    .catch(() => null);
   if (verified === null || !verified.verified) return refuse(x, 'invalid_passkey');
   const at = nowIso(x);
   if (!(await store.usePasskey(passkey.id, verified.authenticationInfo.newCounter, at)))

@@ -6,7 +6,6 @@
  * mirror, so the answer never waits on the account change and a crash after it loses nothing.
  */
 import type { IncomingMessage } from 'node:http';
-import Stripe from 'stripe';
 import type { Config } from '../../config/config-schema.js';
 import type { Exchange, RouteDef } from '../../http/core-types.js';
 import { crashed, fail, send, storeFailed } from '../../http/metered/pipeline.js';
@@ -28,27 +27,31 @@ export interface StripeWebhookDeps {
   metric(result: StripeEventResult): void;
 }
 
+/** The package's signature check: imported only where the route is served (it costs every start ~0.2 s). */
+type Verifier = Promise<typeof import('stripe')['default']['webhooks']>;
+
 export function stripeWebhookRoutes(config: Config, deps: StripeWebhookDeps | null): RouteDef[] {
   if (deps === null) return [];
+  const verifier: Verifier = import('stripe').then(({ default: Stripe }) => Stripe.webhooks);
   return [
     {
       path: STRIPE_WEBHOOK_PATH,
-      route: { kind: 'handler', name: 'stripe-webhook', methods: ['POST'], handle: (x) => receive(x, deps) },
+      route: { kind: 'handler', name: 'stripe-webhook', methods: ['POST'], handle: (x) => receive(x, deps, verifier) },
       openapi: describe(config),
     },
   ];
 }
 
-function receive(x: Exchange, deps: StripeWebhookDeps): void {
+function receive(x: Exchange, deps: StripeWebhookDeps, verifier: Verifier): void {
   const { req } = x;
   const signature = req.headers['stripe-signature'];
   if (Number(req.headers['content-length'] ?? 0) > MAX_EVENT_BYTES) return unread(x, 'stripe_event_too_large');
-  readBody(req, MAX_EVENT_BYTES)
-    .then((body) => {
+  Promise.all([readBody(req, MAX_EVENT_BYTES), verifier])
+    .then(([body, webhooks]) => {
       if (body === null) return unread(x, 'stripe_event_too_large');
       let event: { id: string; type: string };
       try {
-        event = Stripe.webhooks.constructEvent(
+        event = webhooks.constructEvent(
           body,
           typeof signature === 'string' ? signature : '',
           deps.secret,
