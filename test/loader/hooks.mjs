@@ -51,7 +51,12 @@ const OPTIONS = { loader: 'ts', format: 'esm', target: `node${process.versions.n
 
 /** esbuild's output for `source` at `url`, from the cache when the same bytes were transpiled before. */
 async function transpiled(url, source) {
-  const key = createHash('sha256').update(JSON.stringify(OPTIONS)).update(url).update('\0').update(source).digest('hex');
+  const key = createHash('sha256')
+    .update(JSON.stringify(OPTIONS))
+    .update(url)
+    .update('\0')
+    .update(source)
+    .digest('hex');
   const cached = new URL(`${key}.js`, CACHE);
   try {
     return await readFile(cached, 'utf8');
