@@ -58,6 +58,14 @@ export async function runServe(config: Config): Promise<void> {
   const workers = config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
   if (workers > 1 && cluster.isPrimary) return runPrimary(config, workers, logging);
 
+  // Handled from before the start: the listeners serve before startApp resolves (demo accounts are
+  // still being written), and a SIGTERM then must drain as any other, not end the process mid-count.
+  let signalled: string | null = null;
+  let stop = (reason: string): void => void (signalled ??= reason);
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  // A worker whose primary is gone has no one to restart or stop it.
+  if (cluster.isWorker) process.on('disconnect', () => stop('primary gone'));
   const app = await startApp(config, { log: logging.log, droppedLogLines: logging.droppedLines });
   logging.flush();
   if (cluster.isWorker) {
@@ -74,7 +82,7 @@ export async function runServe(config: Config): Promise<void> {
   // Idle keep-alive connections get this long to send a request already on its way.
   const drainMs = Math.min(1000, config.server.keep_alive_timeout_ms);
   let stopping = false;
-  const stop = (reason: string): void => {
+  stop = (reason: string): void => {
     if (stopping) return;
     stopping = true;
     app.log.info({ reason }, 'shutting down');
@@ -90,8 +98,5 @@ export async function runServe(config: Config): Promise<void> {
       },
     );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  // A worker whose primary is gone has no one to restart or stop it.
-  if (cluster.isWorker) process.on('disconnect', () => stop('primary gone'));
+  if (signalled !== null) stop(signalled);
 }

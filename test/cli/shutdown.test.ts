@@ -110,3 +110,20 @@ t.test('a fatal error flushes the buffered log before the process exits 1', asyn
   t.equal(lines.filter((l) => l.includes('"msg":"line"')).length, 5000, 'every line written');
   t.match(lines[lines.length - 1], /"level":60.*boom.*"msg":"uncaught exception: exiting"/);
 });
+
+t.test('a SIGTERM the moment the listeners are ready, before the start has finished, drains and exits 0', async (t) => {
+  // The listeners serve before the start is done (the demo accounts are still being written): a
+  // signal in that moment once ended the process outright, its counts never written.
+  const gw = serve(t);
+  const exited = new Promise<number | null>((resolve) => gw.child.on('exit', resolve));
+  let sent = false;
+  gw.child.stdout?.on('data', () => {
+    if (sent || !/"msg":"public listener ready"/.test(gw.output())) return;
+    sent = true;
+    gw.child.kill('SIGTERM');
+  });
+  const code = await exited;
+  t.ok(sent, 'signalled on the ready line');
+  t.equal(code, 0, 'exits 0, not by the signal');
+  t.match(gw.output(), /"msg":"shutting down".*"reason":"SIGTERM"|"reason":"SIGTERM".*"msg":"shutting down"/);
+});
