@@ -61,7 +61,9 @@ export async function runServe(config: Config): Promise<void> {
   // Handled from before the start: the listeners serve before startApp resolves (demo accounts are
   // still being written), and a SIGTERM then must drain as any other, not end the process mid-count.
   let signalled: string | null = null;
-  let stop = (reason: string): void => void (signalled ??= reason);
+  let stop = (reason: string): void => {
+    signalled ??= reason;
+  };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   // A worker whose primary is gone has no one to restart or stop it.
