@@ -55,6 +55,9 @@ export async function runServe(config: Config): Promise<void> {
   exitOnFatal(logging);
   // Lines still buffered go out however the process ends on its own (a signal's stop flushes too).
   process.once('exit', () => logging.flushSync());
+  // The banner and the console's sign-in links go through process.stdout: with its reader gone
+  // (EPIPE) they are dropped, as the log's own writes are, rather than failing the process.
+  process.stdout.on('error', () => undefined);
   const workers = config.server.workers === 'auto' ? availableParallelism() : config.server.workers;
   if (workers > 1 && cluster.isPrimary) return runPrimary(config, workers, logging);
 
