@@ -115,6 +115,13 @@ for (const kind of ['memory', 'redis'] as const) {
         t.equal(r.status, 400, what);
         t.same(await r.json(), { success: false, message: 'Invalid Stripe-Signature.' }, what);
       }
+      // Signed, but not an event: refused, and nothing kept that the mirror could not read back.
+      for (const body of ['null', '[]', JSON.stringify({ ...e, id: 5 }), JSON.stringify({ ...e, data: {} })]) {
+        const r = await deliver(gw.base, body);
+        t.equal(r.status, 400, `signed, not an event: ${body.slice(0, 30)}`);
+        t.same(await r.json(), { success: false, message: 'Bad request.' });
+      }
+      t.equal(await gw.app.store.stripe.stripeInboxDepth(), 0, 'none kept');
       // Then the event itself, signed: accepted, so the refusals above did not take its id.
       t.equal((await deliver(gw.base, e)).status, 200);
       await waitFor('the plan change', async () => (await plan(gw, a.id)).plan === 'starter', 2000);
