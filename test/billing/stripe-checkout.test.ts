@@ -175,6 +175,38 @@ for (const kind of ['memory', 'redis'] as const) {
         'the customer-portal session, as the package sends it',
       );
       t.equal(portalSent.authorization, `Bearer ${STRIPE_KEY}`);
+      if (kind === 'memory') await attacks(t, g1, p, api);
     },
   );
+}
+
+/** What a member who may not buy, a forged form, and a Stripe that hangs get: no session, a clear answer. */
+async function attacks(t: Test, gw: TestGateway, owner: Person, api: StripeApi): Promise<void> {
+  const asked = api.requests.length;
+  const devEmail = `dev-${process.pid}@example.test`;
+  t.equal((await owner.call('POST', '/portal/api/members', { email: devEmail, role: 'developer' })).status, 201);
+  const dev = await signIn(gw, smtp, devEmail);
+  const price = { price: 'fuel_business_monthly' };
+  t.equal((await submit(gw, dev, '/portal/api/billing/checkout', price)).status, 403, 'a developer member: 403');
+  t.equal((await submit(gw, dev, '/portal/api/billing/manage', {})).status, 403);
+  const noCsrf = await gw.get('/portal/api/billing/checkout', {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: owner.cookie, origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(price).toString(),
+  });
+  t.equal(noCsrf.status, 403, 'no CSRF token: 403');
+  const forged = await submit(gw, owner, '/portal/api/billing/checkout', { price: 'price_1Cheap' });
+  t.equal(forged.status, 400, 'a price on no offer: 400');
+  t.same(await forged.json(), { success: false, message: 'Bad request: price is not on offer.' });
+  t.equal(api.requests.length, asked, 'and Stripe was not asked');
+
+  api.hang = true;
+  const started = Date.now();
+  const hung = await submit(gw, owner, '/portal/api/billing/checkout', price);
+  // Each call to Stripe is given 5 s, and checkout makes two: a margin on the 10 s.
+  t.ok(Date.now() - started < 10_000 + scaled(2000), `answered in ${Date.now() - started} ms`);
+  t.equal(hung.status, 504, 'Stripe silent: 504');
+  t.same(await hung.json(), { success: false, message: 'Upstream service timed out.' });
+  t.equal(api.requests.length, asked + 1, 'asked once, not retried');
 }

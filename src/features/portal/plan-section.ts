@@ -5,6 +5,7 @@
  * to the session Stripe made, and JSON with its URL.
  */
 import { z } from 'zod';
+import { StripeUnreachable } from '../../billing/stripe-sessions.js';
 import type { Usage } from '../../quota/usage.js';
 import { type ApiHandler, fields } from './acting.js';
 import type { PlanFacts, PortalBilling } from './deps.js';
@@ -86,8 +87,9 @@ export const manageBilling: ApiHandler = async (x, c, a) => {
   return redirect(x, url);
 };
 
-/** A form is sent on to Stripe; a script is told where. */
+/** A form is sent on to Stripe; a script is told where. Stripe silent or away: 504 or 502, not a crash. */
 function redirect(x: Parameters<ApiHandler>[0], url: string | Error): void {
+  if (url instanceof StripeUnreachable) return refuse(x, url.timedOut ? 'upstream_timeout' : 'upstream_unavailable');
   if (url instanceof Error) return failed(x, url);
   if (isForm(x.req)) return empty(x, 303, ['Location', url]);
   json(x, 200, { url });
