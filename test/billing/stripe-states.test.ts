@@ -184,6 +184,15 @@ for (const kind of ['memory', 'redis'] as const) {
       await deliver(gw.base, subscriptionEvent('created', NOW_S(), f));
       await settled(gw)();
       t.match((await shown(gw, id)).account, { plan: 'starter' }, 'found by its stripe_customer');
+      // The metadata names an account that does not exist: listed at once, not waited on for an hour.
+      const gone = subscriptionEvent('created', NOW_S(), facts('acct_0000000000000000'));
+      await deliver(gw.base, gone);
+      await settled(gw)();
+      t.match((await adminCall(gw, 'GET', '/admin/billing/stripe/unmatched')).body.unmatched[0], {
+        event_id: gone.id,
+        account_id: 'acct_0000000000000000',
+        reason: 'no account acct_0000000000000000',
+      });
     },
   );
 }
