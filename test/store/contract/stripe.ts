@@ -105,6 +105,13 @@ export function stripeContract(t: Test, make: () => Promise<Store>): void {
     await stripe.stripeMarkSuspended(acct, held?.event_id as string, true);
     t.equal((await stripe.stripeSubscription(acct))?.suspended, true);
     t.equal(await stripe.stripeSubscription(unique('acct_')), null);
+
+    // One second, one status: the subscription's event over an invoice's, whichever came first.
+    const paid = state({ subscription_id: 'sub_3', event_created: 500, event_type: 'invoice.paid', price: null });
+    const made = state({ subscription_id: 'sub_3', event_created: 500, event_type: 'customer.subscription.created' });
+    t.equal((await stripe.stripeAdvance(acct, paid, 8))?.applied, 'new');
+    t.match((await stripe.stripeAdvance(acct, made, 9))?.record, { price: 'fuel_starter_monthly' }, 'the price given');
+    t.equal(await stripe.stripeAdvance(acct, { ...paid, event_id: unique('evt_') }, 10), null, 'not taken back');
   });
 
   t.test('stripe: concurrent states of one account: the newest is held', async (t) => {
