@@ -162,6 +162,11 @@ for (const kind of ['memory', 'redis'] as const) {
 
       const page = await (await g1.get('/portal/', { headers: { cookie: p.cookie } })).text();
       t.match(page, /Manage billing/);
+      t.notMatch(page, /Upgrade to/, 'subscribed: the plan changes in Stripe, not by a second subscription');
+      const asked = api.requests.length;
+      const second = await submit(g1, p, '/portal/api/billing/checkout', { price: 'fuel_business_monthly' });
+      t.equal(second.status, 409, 'a second checkout: 409');
+      t.equal(api.requests.length, asked, 'and Stripe was not asked');
       const manage = await submit(g1, p, '/portal/api/billing/manage', {});
       t.equal(manage.status, 303);
       t.match(manage.headers.get('location'), /^https:\/\/billing\.stripe\.com\/p\/session\/test_\d+$/);
@@ -196,14 +201,15 @@ async function attacks(t: Test, gw: TestGateway, owner: Person, api: StripeApi):
     body: new URLSearchParams(price).toString(),
   });
   t.equal(noCsrf.status, 403, 'no CSRF token: 403');
-  const forged = await submit(gw, owner, '/portal/api/billing/checkout', { price: 'price_1Cheap' });
+  const buyer = await signIn(gw, smtp, `buyer2-${process.pid}@example.test`);
+  const forged = await submit(gw, buyer, '/portal/api/billing/checkout', { price: 'price_1Cheap' });
   t.equal(forged.status, 400, 'a price on no offer: 400');
   t.same(await forged.json(), { success: false, message: 'Bad request: price is not on offer.' });
   t.equal(api.requests.length, asked, 'and Stripe was not asked');
 
   api.hang = true;
   const started = Date.now();
-  const hung = await submit(gw, owner, '/portal/api/billing/checkout', price);
+  const hung = await submit(gw, buyer, '/portal/api/billing/checkout', price);
   // Each call to Stripe is given 5 s, and checkout makes two: a margin on the 10 s.
   t.ok(Date.now() - started < 10_000 + scaled(2000), `answered in ${Date.now() - started} ms`);
   t.equal(hung.status, 504, 'Stripe silent: 504');

@@ -34,8 +34,9 @@ export function planSection(v: PlanView): string {
   const { facts, billing } = v;
   let buy = '';
   if (billing !== null && v.owner) {
+    // A second Checkout would make a second subscription, billed beside the first.
     const offers = billing.offers
-      .filter((o) => o.plan !== facts.plan)
+      .filter((o) => o.plan !== facts.plan && !facts.subscribed)
       .map(
         (o) =>
           `<form class="inline" method="post" action="/portal/api/billing/checkout">${hidden(v.csrf)}<input type="hidden" name="price" value="${esc(o.price)}"><button>Upgrade to ${esc(o.plan)}${o.limit === null ? '' : ` (${esc(o.limit.toLocaleString('en'))} requests)`}</button></form>`,
@@ -64,6 +65,8 @@ export const startCheckout: ApiHandler = async (x, c, a, _params, body) => {
   if (offer === undefined) return json(x, 400, { success: false, message: 'Bad request: price is not on offer.' });
   const facts = await c.deps.planFacts(a.accountId);
   if (facts === null) return refuse(x, 'not_found');
+  if (facts.subscribed)
+    return json(x, 409, { success: false, message: 'Already subscribed: change the plan under "Manage billing".' });
   const base = c.baseUrl();
   const url = await billing
     .checkout({

@@ -63,8 +63,11 @@ const fromSubscription = (type: string): number => (type.startsWith('customer.su
  */
 export function isNewer(held: SubscriptionRecord | null, next: SubscriptionState): boolean {
   if (held === null) return true;
-  if (held.subscription_id === next.subscription_id && isTerminal(held.status) && !isTerminal(next.status))
-    return false;
+  const same = held.subscription_id === next.subscription_id;
+  if (same && isTerminal(held.status) && !isTerminal(next.status)) return false;
+  // Another subscription's end (one the customer replaced, however late it is reported) never
+  // ends the plan of the subscription the account holds live.
+  if (!same && !isTerminal(held.status) && isTerminal(next.status)) return false;
   if (next.event_created !== held.event_created) return next.event_created > held.event_created;
   const rank = rankOf(next.status) - rankOf(held.status);
   if (rank !== 0) return rank > 0;

@@ -98,6 +98,8 @@ export function stripeContract(t: Test, make: () => Promise<Store>): void {
       'new',
       'a new subscription',
     );
+    const replaced = state({ subscription_id: 'sub_0', event_created: 450, status: 'canceled' });
+    t.equal(await stripe.stripeAdvance(acct, replaced, 7), null, "another subscription's end keeps the live one");
     const held = await stripe.stripeSubscription(acct);
     t.equal(held?.subscription_id, 'sub_2');
     await stripe.stripeMarkSuspended(acct, 'evt_other', true);
