@@ -215,4 +215,9 @@ async function attacks(t: Test, gw: TestGateway, owner: Person, api: StripeApi):
   t.equal(hung.status, 504, 'Stripe silent: 504');
   t.same(await hung.json(), { success: false, message: 'Upstream service timed out.' });
   t.equal(api.requests.length, asked + 1, 'asked once, not retried');
+
+  await api.close();
+  const down = await submit(gw, buyer, '/portal/api/billing/checkout', price);
+  t.equal(down.status, 502, 'Stripe unreachable: 502');
+  t.same(await down.json(), { success: false, message: 'Upstream service unavailable.' });
 }
