@@ -2,7 +2,8 @@ import { StripeSessions } from '../billing/stripe-sessions.js';
 import type { Config } from '../config/config-schema.js';
 import { GatewayError } from '../failures.js';
 import type { PlanFacts, PortalBilling } from '../features/portal/deps.js';
-import type { AccountStore } from '../store/store.js';
+import type { AccountStore, StripeStore } from '../store/store.js';
+import { isTerminal } from '../store/stripe/subscription.js';
 
 /**
  * The plan section's dependencies (features/portal/plan-section.ts): the account's plan as
@@ -11,12 +12,14 @@ import type { AccountStore } from '../store/store.js';
 export function portalPlanDeps(
   config: Config,
   accounts: Pick<AccountStore, 'getAccount'>,
+  stripeStore: Pick<StripeStore, 'stripeSubscription'>,
   env: NodeJS.ProcessEnv = process.env,
 ): { planFacts(accountId: string): Promise<PlanFacts | null>; billing: PortalBilling | null } {
   const planFacts = async (id: string): Promise<PlanFacts | null> => {
     const a = await accounts.getAccount(id);
     if (a === null) return null;
     const p = config.plans[a.plan];
+    const sub = config.billing.stripe.checkout ? await stripeStore.stripeSubscription(id) : null;
     return {
       plan: a.plan,
       limit: a.limit ?? p?.limit ?? null,
@@ -24,6 +27,7 @@ export function portalPlanDeps(
       trial_days: p?.period === 'trial' ? p.trial_days : null,
       burst: a.burst ?? p?.burst ?? null,
       customer: a.external_ids?.stripe_customer ?? null,
+      subscribed: sub !== null && !isTerminal(sub.status),
     };
   };
   const stripe = config.billing.stripe;

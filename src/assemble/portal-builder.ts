@@ -18,7 +18,7 @@ import { portalPlanDeps } from './portal-billing.js';
 export interface PortalOptions {
   config: Config;
   /** Its portal concern; accounts are looked up there, made and their keys changed only through `ops`. */
-  store: Pick<Store, 'portal' | 'accounts'>;
+  store: Pick<Store, 'portal' | 'accounts' | 'stripe'>;
   ops: Operations;
   clock: Clock;
   /** The public listener's address: the links' own when `portal.base_url` is not set. */
@@ -56,7 +56,7 @@ function portalDeps(o: PortalOptions): PortalDeps {
   };
   return {
     store: o.store.portal,
-    ...portalPlanDeps(config, o.store.accounts),
+    ...portalPlanDeps(config, o.store.accounts, o.store.stripe),
     send: url === '' ? consoleSender(o.print ?? stdout) : smtpSender(url, from),
     accounts: {
       signUp: async (plan, by) => {

@@ -58,6 +58,12 @@ export class StripeApply {
     const named = h.account ?? (customer === null ? null : await this.d.stripe.stripeCustomerAccount(customer));
     const account = named === null ? await this.byExternalId(customer) : await this.d.accounts.getAccount(named);
     if (account === null) {
+      // Only an unknown customer may become known (its checkout's event is on its way); an
+      // account named by the metadata or the customer's link that does not exist never will.
+      if (named !== null) {
+        await this.unmatched(event, h.state, named, `no account ${named}`);
+        return null;
+      }
       if (!giveUp) return NOT_YET;
       await this.unmatched(event, h.state, named, `no account has Stripe customer ${customer ?? '(none)'}`);
       return null;

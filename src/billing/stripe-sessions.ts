@@ -18,6 +18,33 @@ export interface CheckoutRequest {
   cancelUrl: string;
 }
 
+/**
+ * Each call to Stripe answers within this, or the portal says so (504): the customer waits on
+ * it, and clicks again rather than wait longer. Not retried: checkout makes two calls, so the
+ * customer waits at most twice this (the package's defaults, 80 s and two retries, held the
+ * portal's answer for minutes).
+ */
+const CALL_MS = 5000;
+
+/** Stripe did not answer (`timedOut`), or could not be reached. */
+export class StripeUnreachable extends Error {
+  constructor(
+    message: string,
+    readonly timedOut: boolean,
+  ) {
+    super(message);
+    this.name = 'StripeUnreachable';
+  }
+}
+
+/** The package's connection failure (its own timeout included), as StripeUnreachable. */
+function unreachable(err: unknown): never {
+  const e = err as { type?: string; detail?: { code?: string }; message?: string };
+  if (e.type === 'StripeConnectionError')
+    throw new StripeUnreachable(e.message ?? 'no connection to Stripe', e.detail?.code === 'ETIMEDOUT');
+  throw err;
+}
+
 export class StripeSessions {
   // The package is imported here, where checkout is on: it costs every start ~0.2 s.
   private readonly client: Promise<Stripe>;
@@ -31,7 +58,8 @@ export class StripeSessions {
           host: u.hostname,
           port: Number(u.port || (protocol === 'http' ? 80 : 443)),
           protocol,
-          timeout: 10_000,
+          timeout: CALL_MS,
+          maxNetworkRetries: 0,
           appInfo: { name: 'fuel-price-gateway' },
         }),
     );
@@ -42,7 +70,11 @@ export class StripeSessions {
    * and in the subscription's metadata so its events name the account before the checkout's
    * own event arrives). Its URL, where the customer is sent.
    */
-  async checkout(r: CheckoutRequest): Promise<string> {
+  checkout(r: CheckoutRequest): Promise<string> {
+    return this.session(r).catch(unreachable);
+  }
+
+  private async session(r: CheckoutRequest): Promise<string> {
     const price = r.price.startsWith('price_') ? r.price : await this.priceOf(r.price);
     const session = await (await this.client).checkout.sessions.create({
       mode: 'subscription',
@@ -59,7 +91,8 @@ export class StripeSessions {
 
   /** A customer-portal session (cards, invoices, cancel), coming back to `returnUrl`. */
   async manage(customer: string, returnUrl: string): Promise<string> {
-    return (await (await this.client).billingPortal.sessions.create({ customer, return_url: returnUrl })).url;
+    const client = await this.client;
+    return (await client.billingPortal.sessions.create({ customer, return_url: returnUrl }).catch(unreachable)).url;
   }
 
   /** Checkout takes a price id: the active price with this lookup_key. */

@@ -29,7 +29,10 @@ export function effectOf(
   nowMs: number,
 ): Effect {
   const mapped = r.price === null ? undefined : cfg.plans[r.price];
-  const lift: AccountStatus | null = r.suspended && account.status === 'inactive' ? 'active' : null;
+  // Only while the mark the mirror left is on it: an operator who enabled the account since, and
+  // disabled it again, disabled it for a reason of their own.
+  const lift: AccountStatus | null =
+    r.suspended && account.status === 'inactive' && account.status_reason === 'unpaid' ? 'active' : null;
   const none: Effect = { plan: null, status: null, suspended: r.suspended, timerMs: null, unmatched: null };
   if (isTerminal(r.status)) {
     // Paid until the period's end: the plan stays until then.

@@ -162,6 +162,11 @@ for (const kind of ['memory', 'redis'] as const) {
 
       const page = await (await g1.get('/portal/', { headers: { cookie: p.cookie } })).text();
       t.match(page, /Manage billing/);
+      t.notMatch(page, /Upgrade to/, 'subscribed: the plan changes in Stripe, not by a second subscription');
+      const asked = api.requests.length;
+      const second = await submit(g1, p, '/portal/api/billing/checkout', { price: 'fuel_business_monthly' });
+      t.equal(second.status, 409, 'a second checkout: 409');
+      t.equal(api.requests.length, asked, 'and Stripe was not asked');
       const manage = await submit(g1, p, '/portal/api/billing/manage', {});
       t.equal(manage.status, 303);
       t.match(manage.headers.get('location'), /^https:\/\/billing\.stripe\.com\/p\/session\/test_\d+$/);
@@ -175,6 +180,44 @@ for (const kind of ['memory', 'redis'] as const) {
         'the customer-portal session, as the package sends it',
       );
       t.equal(portalSent.authorization, `Bearer ${STRIPE_KEY}`);
+      if (kind === 'memory') await attacks(t, g1, p, api);
     },
   );
+}
+
+/** What a member who may not buy, a forged form, and a Stripe that hangs get: no session, a clear answer. */
+async function attacks(t: Test, gw: TestGateway, owner: Person, api: StripeApi): Promise<void> {
+  const asked = api.requests.length;
+  const devEmail = `dev-${process.pid}@example.test`;
+  t.equal((await owner.call('POST', '/portal/api/members', { email: devEmail, role: 'developer' })).status, 201);
+  const dev = await signIn(gw, smtp, devEmail);
+  const price = { price: 'fuel_business_monthly' };
+  t.equal((await submit(gw, dev, '/portal/api/billing/checkout', price)).status, 403, 'a developer member: 403');
+  t.equal((await submit(gw, dev, '/portal/api/billing/manage', {})).status, 403);
+  const noCsrf = await gw.get('/portal/api/billing/checkout', {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: owner.cookie, origin: gw.base, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(price).toString(),
+  });
+  t.equal(noCsrf.status, 403, 'no CSRF token: 403');
+  const buyer = await signIn(gw, smtp, `buyer2-${process.pid}@example.test`);
+  const forged = await submit(gw, buyer, '/portal/api/billing/checkout', { price: 'price_1Cheap' });
+  t.equal(forged.status, 400, 'a price on no offer: 400');
+  t.same(await forged.json(), { success: false, message: 'Bad request: price is not on offer.' });
+  t.equal(api.requests.length, asked, 'and Stripe was not asked');
+
+  api.hang = true;
+  const started = Date.now();
+  const hung = await submit(gw, buyer, '/portal/api/billing/checkout', price);
+  // Each call to Stripe is given 5 s, and checkout makes two: a margin on the 10 s.
+  t.ok(Date.now() - started < 10_000 + scaled(2000), `answered in ${Date.now() - started} ms`);
+  t.equal(hung.status, 504, 'Stripe silent: 504');
+  t.same(await hung.json(), { success: false, message: 'Upstream service timed out.' });
+  t.equal(api.requests.length, asked + 1, 'asked once, not retried');
+
+  await api.close();
+  const down = await submit(gw, buyer, '/portal/api/billing/checkout', price);
+  t.equal(down.status, 502, 'Stripe unreachable: 502');
+  t.same(await down.json(), { success: false, message: 'Upstream service unavailable.' });
 }

@@ -119,6 +119,19 @@ t.test('an account an operator disabled is not enabled by a payment', async (t) 
   await deliver(gw.base, invoiceEvent('paid', NOW_S(), f));
   await settled(gw)();
   t.match((await shown(gw, id)).account, { plan: 'starter', status: 'inactive' });
+
+  // Made inactive for non-payment; an operator enables it, then disables it for a reason of their own.
+  const other = await newAccount(gw);
+  const g = facts(other);
+  await deliver(gw.base, subscriptionEvent('created', NOW_S() - 5 * DAY_S, g));
+  await deliver(gw.base, subscriptionEvent('updated', NOW_S() - 4 * DAY_S, { ...g, status: 'past_due' }));
+  await settled(gw)();
+  t.match((await shown(gw, other)).account, { status: 'inactive', status_reason: 'unpaid' });
+  for (const status of ['active', 'inactive'])
+    t.equal((await adminCall(gw, 'PATCH', `/admin/accounts/${other}`, { status })).status, 200);
+  await deliver(gw.base, invoiceEvent('paid', NOW_S(), g));
+  await settled(gw)();
+  t.match((await shown(gw, other)).account, { status: 'inactive' }, "paid: the operator's disabling stays");
 });
 
 for (const kind of ['memory', 'redis'] as const) {
@@ -171,6 +184,15 @@ for (const kind of ['memory', 'redis'] as const) {
       await deliver(gw.base, subscriptionEvent('created', NOW_S(), f));
       await settled(gw)();
       t.match((await shown(gw, id)).account, { plan: 'starter' }, 'found by its stripe_customer');
+      // The metadata names an account that does not exist: listed at once, not waited on for an hour.
+      const gone = subscriptionEvent('created', NOW_S(), facts('acct_0000000000000000'));
+      await deliver(gw.base, gone);
+      await settled(gw)();
+      t.match((await adminCall(gw, 'GET', '/admin/billing/stripe/unmatched')).body.unmatched[0], {
+        event_id: gone.id,
+        account_id: 'acct_0000000000000000',
+        reason: 'no account acct_0000000000000000',
+      });
     },
   );
 }

@@ -115,6 +115,13 @@ for (const kind of ['memory', 'redis'] as const) {
         t.equal(r.status, 400, what);
         t.same(await r.json(), { success: false, message: 'Invalid Stripe-Signature.' }, what);
       }
+      // Signed, but not an event: refused, and nothing kept that the mirror could not read back.
+      for (const body of ['null', '[]', JSON.stringify({ ...e, id: 5 }), JSON.stringify({ ...e, data: {} })]) {
+        const r = await deliver(gw.base, body);
+        t.equal(r.status, 400, `signed, not an event: ${body.slice(0, 30)}`);
+        t.same(await r.json(), { success: false, message: 'Bad request.' });
+      }
+      t.equal(await gw.app.store.stripe.stripeInboxDepth(), 0, 'none kept');
       // Then the event itself, signed: accepted, so the refusals above did not take its id.
       t.equal((await deliver(gw.base, e)).status, 200);
       await waitFor('the plan change', async () => (await plan(gw, a.id)).plan === 'starter', 2000);
@@ -195,6 +202,42 @@ for (const kind of ['memory', 'redis'] as const) {
     t.same(await plan(gw, a.id), { plan: 'business', status: 'active' }, 'the older created does not undo the upgrade');
     const metrics = (await adminCall(gw, 'GET', '/metrics')).body as string;
     t.match(metrics, /fuel_gateway_stripe_events_total\{result="ignored_old"\} 1/);
+
+    // Stripe's `created` is in seconds: a checkout's invoice.paid and subscription.created, and an
+    // update and a deletion, share one second, and arrive in either order.
+    const now = NOW_S();
+    const sameSecond = async (events: (f: SubscriptionFacts) => StripeEvent[]): Promise<string[]> => {
+      const ids: string[] = [];
+      for (const i of [0, 1]) {
+        // The customer linked already (an operator's, or the checkout's event came first).
+        const f = facts('');
+        const made = await adminCall(gw, 'POST', '/admin/accounts', {
+          plan: 'developer',
+          external_ids: { stripe_customer: f.customer },
+        });
+        ids.push(made.body.account.id as string);
+        const list = events({ ...f, account: made.body.account.id as string });
+        // Each applied before the next arrives: this order, not the inbox's.
+        for (const e of i === 0 ? list : [...list].reverse()) {
+          await deliver(gw.base, e);
+          await waitFor('applied', async () => (await gw.app.store.stripe.stripeInboxDepth()) === 0, 2000);
+        }
+      }
+      return Promise.all(ids.map(async (id) => (await plan(gw, id)).plan));
+    };
+    t.same(
+      await sameSecond((f) => [invoiceEvent('paid', now, f), subscriptionEvent('created', now, f)]),
+      ['starter', 'starter'],
+      "a checkout's invoice.paid in the same second as its subscription: the plan given in either order",
+    );
+    t.same(
+      await sameSecond((f) => [
+        subscriptionEvent('updated', now, { ...f, lookupKey: 'fuel_business_monthly' }),
+        subscriptionEvent('deleted', now, { ...f, status: 'canceled', periodEnd: now - 1 }),
+      ]),
+      ['developer', 'developer'],
+      'an update and a deletion in the same second: deleted in either order',
+    );
   });
 }
 

@@ -119,6 +119,8 @@ export interface StripeApiRequest {
 export interface StripeApi {
   url: string;
   requests: StripeApiRequest[];
+  /** Set: requests are recorded and never answered (a Stripe that hangs). */
+  hang: boolean;
   close(): Promise<void>;
 }
 
@@ -130,6 +132,16 @@ export async function startStripeApi(): Promise<StripeApi> {
   const { createServer } = await import('node:http');
   const requests: StripeApiRequest[] = [];
   let n = 0;
+  const api: StripeApi = {
+    url: '',
+    requests,
+    hang: false,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -137,6 +149,7 @@ export async function startStripeApi(): Promise<StripeApi> {
       const url = req.url ?? '/';
       const form = Object.fromEntries(new URLSearchParams(req.method === 'GET' ? (url.split('?')[1] ?? '') : body));
       requests.push({ method: req.method ?? '', path: url, form, headers: req.headers });
+      if (api.hang) return;
       const send = (status: number, value: unknown): void => {
         const text = JSON.stringify(value);
         res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${++n}` });
@@ -171,13 +184,6 @@ export async function startStripeApi(): Promise<StripeApi> {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
+  api.url = `http://127.0.0.1:${port}`;
+  return api;
 }

@@ -88,6 +88,8 @@ export interface PlanFacts {
   burst: { limit: number; window_s: number } | null;
   /** Its Stripe customer, when it has one. */
   customer: string | null;
+  /** It holds a Stripe subscription that has not ended: its plan changes in Stripe's customer portal. */
+  subscribed: boolean;
 }
 
 /** Stripe Checkout for the plan section, when `billing.stripe.checkout` is on. */

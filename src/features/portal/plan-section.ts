@@ -5,6 +5,7 @@
  * to the session Stripe made, and JSON with its URL.
  */
 import { z } from 'zod';
+import { StripeUnreachable } from '../../billing/stripe-sessions.js';
 import type { Usage } from '../../quota/usage.js';
 import { type ApiHandler, fields } from './acting.js';
 import type { PlanFacts, PortalBilling } from './deps.js';
@@ -33,8 +34,9 @@ export function planSection(v: PlanView): string {
   const { facts, billing } = v;
   let buy = '';
   if (billing !== null && v.owner) {
+    // A second Checkout would make a second subscription, billed beside the first.
     const offers = billing.offers
-      .filter((o) => o.plan !== facts.plan)
+      .filter((o) => o.plan !== facts.plan && !facts.subscribed)
       .map(
         (o) =>
           `<form class="inline" method="post" action="/portal/api/billing/checkout">${hidden(v.csrf)}<input type="hidden" name="price" value="${esc(o.price)}"><button>Upgrade to ${esc(o.plan)}${o.limit === null ? '' : ` (${esc(o.limit.toLocaleString('en'))} requests)`}</button></form>`,
@@ -63,6 +65,8 @@ export const startCheckout: ApiHandler = async (x, c, a, _params, body) => {
   if (offer === undefined) return json(x, 400, { success: false, message: 'Bad request: price is not on offer.' });
   const facts = await c.deps.planFacts(a.accountId);
   if (facts === null) return refuse(x, 'not_found');
+  if (facts.subscribed)
+    return json(x, 409, { success: false, message: 'Already subscribed: change the plan under "Manage billing".' });
   const base = c.baseUrl();
   const url = await billing
     .checkout({
@@ -86,8 +90,9 @@ export const manageBilling: ApiHandler = async (x, c, a) => {
   return redirect(x, url);
 };
 
-/** A form is sent on to Stripe; a script is told where. */
+/** A form is sent on to Stripe; a script is told where. Stripe silent or away: 504 or 502, not a crash. */
 function redirect(x: Parameters<ApiHandler>[0], url: string | Error): void {
+  if (url instanceof StripeUnreachable) return refuse(x, url.timedOut ? 'upstream_timeout' : 'upstream_unavailable');
   if (url instanceof Error) return failed(x, url);
   if (isForm(x.req)) return empty(x, 303, ['Location', url]);
   json(x, 200, { url });

@@ -6,6 +6,7 @@
  * mirror, so the answer never waits on the account change and a crash after it loses nothing.
  */
 import type { IncomingMessage } from 'node:http';
+import { z } from 'zod';
 import type { Config } from '../../config/config-schema.js';
 import type { Exchange, RouteDef } from '../../http/core-types.js';
 import { crashed, fail, send, storeFailed } from '../../http/metered/pipeline.js';
@@ -16,6 +17,18 @@ export const STRIPE_WEBHOOK_PATH = '/billing/stripe/webhook';
 const MAX_EVENT_BYTES = 1024 * 1024;
 /** Stripe's default: a signature older than this is refused, so a captured request cannot be replayed later. */
 const TOLERANCE_S = 300;
+
+/**
+ * What the inbox needs of a verified event. Stripe never sends less, but a signed body that is
+ * not an event (no id, a number for one, `null`) would be kept under no id, and on Redis stop
+ * the mirror at the first item it cannot read back: refused here instead.
+ */
+const eventEnvelope = z.looseObject({
+  id: z.string().min(1).max(255),
+  type: z.string().min(1).max(255),
+  created: z.number().int(),
+  data: z.looseObject({ object: z.looseObject({}) }),
+});
 
 /** Keeps a verified event for the mirror; false when its id was received before. */
 export type StripeInbox = (event: { id: string; type: string; body: string }) => Promise<boolean>;
@@ -49,9 +62,9 @@ function receive(x: Exchange, deps: StripeWebhookDeps, verifier: Verifier): void
   Promise.all([readBody(req, MAX_EVENT_BYTES), verifier])
     .then(([body, webhooks]) => {
       if (body === null) return unread(x, 'stripe_event_too_large');
-      let event: { id: string; type: string };
+      let verified: unknown;
       try {
-        event = webhooks.constructEvent(
+        verified = webhooks.constructEvent(
           body,
           typeof signature === 'string' ? signature : '',
           deps.secret,
@@ -63,6 +76,9 @@ function receive(x: Exchange, deps: StripeWebhookDeps, verifier: Verifier): void
         deps.metric('signature_failed');
         return fail(x, 'stripe_signature');
       }
+      const read = eventEnvelope.safeParse(verified);
+      if (!read.success) return fail(x, 'bad_request');
+      const event = read.data;
       deps.metric('received');
       return deps.inbox({ id: event.id, type: event.type, body: body.toString('utf8') }).then(
         (fresh) => {
@@ -138,7 +154,7 @@ function describe(config: Config): PostItem {
             },
           },
         },
-        ...errorResponses(config, ['stripe_signature', 'stripe_event_too_large', 'unavailable']),
+        ...errorResponses(config, ['stripe_signature', 'bad_request', 'stripe_event_too_large', 'unavailable']),
       },
     },
   };

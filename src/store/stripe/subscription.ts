@@ -49,15 +49,31 @@ const rankOf = (status: string): number => RANK[status] ?? 0;
 export const isTerminal = (status: string): boolean => TERMINAL.has(status);
 
 /**
- * Whether `next` is newer than `held`: a later `created`, or the same second and a later status.
+ * An invoice says only "paid" or "failed"; the subscription's own event also names its price.
+ * Stripe sends `invoice.paid` in the same second as the `customer.subscription.created` or
+ * `.updated` of a checkout or an upgrade, in either order: the subscription's must not lose.
+ */
+const fromSubscription = (type: string): number => (type.startsWith('customer.subscription.') ? 1 : 0);
+
+/**
+ * Whether `next` is newer than `held`: a later `created`; in the same second a later status, then
+ * the subscription's own event over an invoice's, then (undecidable from the events: two updates
+ * in one second) the greater event id, so every order of delivery ends alike.
  * A subscription that ended stays ended: no state of the same subscription replaces it.
  */
 export function isNewer(held: SubscriptionRecord | null, next: SubscriptionState): boolean {
   if (held === null) return true;
-  if (held.subscription_id === next.subscription_id && isTerminal(held.status) && !isTerminal(next.status))
-    return false;
+  const same = held.subscription_id === next.subscription_id;
+  if (same && isTerminal(held.status) && !isTerminal(next.status)) return false;
+  // Another subscription's end (one the customer replaced, however late it is reported) never
+  // ends the plan of the subscription the account holds live.
+  if (!same && !isTerminal(held.status) && isTerminal(next.status)) return false;
   if (next.event_created !== held.event_created) return next.event_created > held.event_created;
-  return rankOf(next.status) > rankOf(held.status);
+  const rank = rankOf(next.status) - rankOf(held.status);
+  if (rank !== 0) return rank > 0;
+  const source = fromSubscription(next.event_type) - fromSubscription(held.event_type);
+  if (source !== 0) return source > 0;
+  return next.event_id > held.event_id;
 }
 
 /**

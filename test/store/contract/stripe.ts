@@ -98,6 +98,8 @@ export function stripeContract(t: Test, make: () => Promise<Store>): void {
       'new',
       'a new subscription',
     );
+    const replaced = state({ subscription_id: 'sub_0', event_created: 450, status: 'canceled' });
+    t.equal(await stripe.stripeAdvance(acct, replaced, 7), null, "another subscription's end keeps the live one");
     const held = await stripe.stripeSubscription(acct);
     t.equal(held?.subscription_id, 'sub_2');
     await stripe.stripeMarkSuspended(acct, 'evt_other', true);
@@ -105,6 +107,13 @@ export function stripeContract(t: Test, make: () => Promise<Store>): void {
     await stripe.stripeMarkSuspended(acct, held?.event_id as string, true);
     t.equal((await stripe.stripeSubscription(acct))?.suspended, true);
     t.equal(await stripe.stripeSubscription(unique('acct_')), null);
+
+    // One second, one status: the subscription's event over an invoice's, whichever came first.
+    const paid = state({ subscription_id: 'sub_3', event_created: 500, event_type: 'invoice.paid', price: null });
+    const made = state({ subscription_id: 'sub_3', event_created: 500, event_type: 'customer.subscription.created' });
+    t.equal((await stripe.stripeAdvance(acct, paid, 8))?.applied, 'new');
+    t.match((await stripe.stripeAdvance(acct, made, 9))?.record, { price: 'fuel_starter_monthly' }, 'the price given');
+    t.equal(await stripe.stripeAdvance(acct, { ...paid, event_id: unique('evt_') }, 10), null, 'not taken back');
   });
 
   t.test('stripe: concurrent states of one account: the newest is held', async (t) => {
