@@ -88,7 +88,18 @@ export async function startSentinel(t: TestContext, master: RedisServer, name: s
 
 async function spawnServer(t: TestContext, argsFor: (port: number) => string[]): Promise<RedisServer> {
   requireRedis();
-  const port = await freePort();
+  // A free port may be taken by another process before the server binds it (a busy machine runs
+  // a bench and other test files): then another port, a few times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnOn(t, argsFor, await freePort());
+    } catch (err) {
+      if (attempt === 5 || !/Address already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function spawnOn(t: TestContext, argsFor: (port: number) => string[], port: number): Promise<RedisServer> {
   let child: ChildProcess | null = null;
   let output = '';
   const killOnExit = (): void => void child?.kill('SIGKILL');
