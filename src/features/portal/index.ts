@@ -18,7 +18,7 @@ import { answer, empty, html, refuse } from './http.js';
 import { PORTAL_OPENAPI } from './openapi-doc.js';
 import { webhooksPageFor } from './page-webhooks.js';
 import { CSS, homePage, signInPage } from './pages.js';
-import { passkeysSection } from './passkey-pages.js';
+import { passkeySignIn, passkeysElsewhere, passkeysSection } from './passkey-pages.js';
 import { planSection } from './plan-section.js';
 import { firstKeyNotice } from './shown-once.js';
 import { followLink, issue } from './sign-in.js';
@@ -70,8 +70,9 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
   if (rest === 'portal.js') return answer(x, 200, 'text/javascript; charset=utf-8', SCRIPT);
   if (rest === 'try') return html(x, 200, tryItPage());
   if (rest !== '') return refuse(x, 'not_found');
+  const elsewhere = passkeysElsewhere(x, c);
   const acting = await actingOf(x, c);
-  if (acting === null) return html(x, 200, signInPage());
+  if (acting === null) return html(x, 200, signInPage(passkeySignIn(elsewhere)));
   const [me, keys, usage, members, passkeys, facts] = await Promise.all([
     whoAmI(c, acting),
     c.deps.keys.list(acting.accountId),
@@ -80,7 +81,7 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
     c.deps.store.passkeys(acting.session.email),
     c.deps.planFacts(acting.accountId),
   ]);
-  if (facts === null) return html(x, 200, signInPage());
+  if (facts === null) return html(x, 200, signInPage(passkeySignIn(elsewhere)));
   // Taken once the rest is read (a failure above leaves it for the next try); a HEAD leaves it to the GET.
   const firstKey = x.req.method === 'GET' ? await takeFirstKey(c.deps.store, acting.token) : null;
   html(
@@ -97,7 +98,7 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
       days: usage.days,
       members,
       ...(firstKey === null ? {} : { notice: firstKeyNotice(firstKey) }),
-      more: passkeysSection(passkeys, me.csrf_token) + tryItLink,
+      more: passkeysSection(passkeys, me.csrf_token, elsewhere) + tryItLink,
       planHtml: planSection({
         facts,
         usage: usage.usage,
