@@ -151,6 +151,14 @@ t.test('a session replayed after sign-out, or after sign-out everywhere, is refu
   t.match(out.headers.get('set-cookie'), /^fpg_session=; Path=\/portal; HttpOnly; SameSite=Lax; Max-Age=0$/);
   t.equal((await first.call('GET', '/portal/api/me')).status, 401, 'the old cookie is dead');
   t.equal((await second.call('GET', '/portal/api/me')).status, 200, 'the other session lives');
+  const other = await signIn(gw, smtp, address());
+  const me = (cookie: string) => gw.get('/portal/api/me', { headers: { cookie } });
+  t.equal(
+    (await me(`${other.cookie}; ${second.cookie}`)).status,
+    401,
+    "two sessions in one Cookie header (one planted by a sibling site): neither, not the planter's",
+  );
+  t.equal((await me(`${second.cookie}; ${second.cookie}`)).status, 200, 'the same one twice is that one');
   const third = await signIn(gw, smtp, email, 3);
   t.equal((await third.call('POST', '/portal/api/sign-out-everywhere')).status, 204);
   t.equal((await second.call('GET', '/portal/api/me')).status, 401);
