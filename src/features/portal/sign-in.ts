@@ -27,7 +27,7 @@ export async function signIn(x: Exchange, c: PortalContext): Promise<void> {
   const blockedMs = throttle.blockedFor(who);
   if (blockedMs > 0) return failRetry(x, 'throttled', Math.ceil(blockedMs / 1000));
   if (!sameOrigin(x, c.config.base_url)) return refuse(x, 'forbidden');
-  const body = await readBody(x.req);
+  const body = await readBody(x);
   const email = emailSchema.safeParse(body?.['email']);
   if (!email.success) return refuse(x, 'bad_request');
   throttle.fail(who);
