@@ -20,6 +20,7 @@ import { webhooksPageFor } from './page-webhooks.js';
 import { CSS, homePage, signInPage } from './pages.js';
 import { passkeySignIn, passkeysElsewhere, passkeysSection } from './passkey-pages.js';
 import { planSection } from './plan-section.js';
+import { sendLimit } from './send-limit.js';
 import { firstKeyNotice } from './shown-once.js';
 import { followLink, issue } from './sign-in.js';
 import { tryItLink, tryItPage } from './try-it.js';
@@ -35,7 +36,7 @@ export const signInLinkSender =
 
 export function portalRoutes(config: PortalConfig, deps: PortalDeps | null, baseUrl: () => string): RouteDef[] {
   if (!config.enabled || deps === null) return [];
-  const c: PortalContext = { config, deps, baseUrl };
+  const c: PortalContext = { config, deps, baseUrl, sends: sendLimit() };
   return [
     {
       path: '/portal/*',
