@@ -280,8 +280,15 @@ async function streamGigabyte(port: number, path: string, headers: string) {
   const socket = connect(port, '127.0.0.1');
   let head = '';
   let open = true;
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve(void (open = false))));
-  socket.on('data', (d: Buffer) => void (head += d.toString()));
+  const closed = new Promise<void>((resolve) =>
+    socket.once('close', () => {
+      open = false;
+      resolve();
+    }),
+  );
+  socket.on('data', (d: Buffer) => {
+    head += d.toString();
+  });
   socket.on('error', () => undefined);
   socket.write(
     `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headers}Content-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n`,

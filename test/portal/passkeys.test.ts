@@ -118,18 +118,21 @@ t.test('attacks: a replayed assertion, a challenge used twice, a credential of a
   t.equal(noSession.status, 401, 'adding one needs a session');
 });
 
-t.test('a page opened at another address than the passkeys\' (127.0.0.1) says where they work instead of offering them', async (t) => {
-  const { page } = await pageWithAuthenticator(browser);
-  await page.goto(`${gw.base}/portal/`);
-  t.equal(await page.getByRole('button', { name: 'Sign in with a passkey' }).count(), 0, 'not offered at 127.0.0.1');
-  await page.getByRole('link', { name: `${base}/portal/` }).click();
-  await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
-  t.equal(page.url(), `${base}/portal/`, 'the link leads where they are offered');
+t.test(
+  "a page opened at another address than the passkeys' (127.0.0.1) says where they work instead of offering them",
+  async (t) => {
+    const { page } = await pageWithAuthenticator(browser);
+    await page.goto(`${gw.base}/portal/`);
+    t.equal(await page.getByRole('button', { name: 'Sign in with a passkey' }).count(), 0, 'not offered at 127.0.0.1');
+    await page.getByRole('link', { name: `${base}/portal/` }).click();
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+    t.equal(page.url(), `${base}/portal/`, 'the link leads where they are offered');
 
-  const email = 'elsewhere@example.test';
-  t.equal((await askLink(gw, email)).status, 202);
-  const { cookie } = await follow(await smtp.link(email));
-  const home = await (await gw.get('/portal/', { headers: { cookie: cookie ?? '' } })).text();
-  t.match(home, `Passkeys work only at <a href="${base}/portal/">`, "the home page's passkeys say where too");
-  t.notMatch(home, 'id="passkey-add"', 'and offer no form that the browser would refuse');
-});
+    const email = 'elsewhere@example.test';
+    t.equal((await askLink(gw, email)).status, 202);
+    const { cookie } = await follow(await smtp.link(email));
+    const home = await (await gw.get('/portal/', { headers: { cookie: cookie ?? '' } })).text();
+    t.match(home, `Passkeys work only at <a href="${base}/portal/">`, "the home page's passkeys say where too");
+    t.notMatch(home, 'id="passkey-add"', 'and offer no form that the browser would refuse');
+  },
+);

@@ -1,7 +1,6 @@
 /** The webhooks part of `/portal/openapi.json` (openapi-doc.ts), built with that document's helpers. */
 import { ACCOUNT_EVENT_TYPES } from '../../events/event.js';
 import { SENDS_PER_MINUTE } from './send-limit.js';
-import { SENDS_PER_MINUTE } from './send-limit.js';
 
 type Schema = Record<string, unknown>;
 interface DocParts {
