@@ -17,7 +17,7 @@ import { takeFirstKey } from './first-key.js';
 import { answer, empty, html, refuse } from './http.js';
 import { PORTAL_OPENAPI } from './openapi-doc.js';
 import { webhooksPageFor } from './page-webhooks.js';
-import { CSS, homePage, signInPage } from './pages.js';
+import { CSS, homePage, signInPage, unavailablePage } from './pages.js';
 import { passkeySignIn, passkeysElsewhere, passkeysSection } from './passkey-pages.js';
 import { planSection } from './plan-section.js';
 import { sendLimit } from './send-limit.js';
@@ -45,7 +45,7 @@ export function portalRoutes(config: PortalConfig, deps: PortalDeps | null, base
         kind: 'handler',
         name: 'portal',
         methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
-        handle: (x, target) => void serve(x, c, target).catch((err: unknown) => failedFor(x, err)),
+        handle: (x, target) => void serve(x, c, target).catch((err: unknown) => failedFor(x, err, target.path)),
       },
     },
     {
@@ -118,9 +118,10 @@ async function webhooksPage(x: Exchange, c: PortalContext): Promise<void> {
   return webhooksPageFor(x, c, acting);
 }
 
-/** The store unreachable is a 503; anything else the core's 500. */
-function failedFor(x: Exchange, err: unknown): void {
+/** The store unreachable is a 503 (a page's, on a page); anything else the core's 500. */
+function failedFor(x: Exchange, err: unknown, path: string): void {
   if (x.res.headersSent) return;
-  if (isGatewayError(err, 'STORE_UNAVAILABLE')) return void storeFailed(x, '', err, 'nothing');
-  crashed(x, err);
+  if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
+  if (path.startsWith('/portal/api/')) return void storeFailed(x, '', err, 'nothing');
+  storeFailed(x, '', err, 'nothing', () => html(x, 503, unavailablePage(), ['Retry-After', 1]));
 }

@@ -39,6 +39,13 @@ export const linkSentPage = (): string =>
     '<h1>Check your email</h1><p>If the address can sign in, a link is on its way. It works once, for 15 minutes.</p>',
   );
 
+/** The store unreachable, on a page (a link's token may be spent: its take may have gone through). */
+export const unavailablePage = (): string =>
+  page(
+    'Try again shortly',
+    '<h1>The portal cannot answer just now</h1><p>Its store is out of reach. Try again in a minute. If you came here from a sign-in link, it may be used up: <a href="/portal/">ask for a new one</a>.</p>',
+  );
+
 export const signUpWaitingPage = (): string =>
   page(
     'Sign-up received',
