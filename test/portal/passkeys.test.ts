@@ -116,6 +116,19 @@ t.test('attacks: a replayed assertion, a challenge used twice, a credential of a
   t.equal(foreign.status, 403, 'a ceremony started from another origin');
   const noSession = await post('/portal/api/passkeys/options', {});
   t.equal(noSession.status, 401, 'adding one needs a session');
+
+  const byPasskey = { cookie: (signedIn.headers.get('set-cookie') ?? '').split(';')[0] as string };
+  t.equal((await gw.get('/portal/api/me', { headers: byPasskey })).status, 200, "the passkey's session");
+  const everywhere = await alice.page.evaluate(async () => {
+    const me = (await (await fetch('/portal/api/me')).json()) as { csrf_token: string };
+    const r = await fetch('/portal/api/sign-out-everywhere', {
+      method: 'POST',
+      headers: { 'x-csrf-token': me.csrf_token },
+    });
+    return r.status;
+  });
+  t.equal(everywhere, 204, "sign out everywhere, from the link's session");
+  t.equal((await gw.get('/portal/api/me', { headers: byPasskey })).status, 401, "ends the passkey's session too");
 });
 
 t.test(
