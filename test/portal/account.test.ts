@@ -144,6 +144,23 @@ t.test('a cross-site form post and a post without the CSRF token: 403, nothing c
   );
   t.equal(await form(gw.base, 'name=x'), 403, 'no token');
   t.equal(await form(gw.base, 'name=x&csrf_token=wrong'), 403, 'a wrong token');
+  t.equal(
+    await form('null', `name=x&csrf_token=${p.csrf}`),
+    403,
+    'Origin: null (a sandboxed or opaque page), with the token',
+  );
+  const crossSite = await gw.get('/portal/api/keys', {
+    method: 'POST',
+    headers: { cookie: p.cookie, 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' },
+    body: `name=x&csrf_token=${p.csrf}`,
+  });
+  t.equal(crossSite.status, 403, 'Sec-Fetch-Site: cross-site and no Origin, with the token');
+  const plain = await gw.get('/portal/api/keys', {
+    method: 'POST',
+    headers: { cookie: p.cookie, origin: 'https://evil.example', 'content-type': 'text/plain' },
+    body: JSON.stringify({ name: 'x', csrf_token: p.csrf }),
+  });
+  t.equal(plain.status, 403, 'a text/plain JSON body (a form with enctype=text/plain) from another origin');
   const { keys } = (await (await p.call('GET', '/portal/api/keys')).json()) as { keys: unknown[] };
   t.equal(keys.length, 1);
   t.equal(await form(gw.base, `name=x&csrf_token=${p.csrf}`), 201, 'the page itself');
@@ -260,6 +277,9 @@ t.test('a body that is not JSON, or over 16 KiB, is refused', async (t) => {
   t.equal(await raw('{not json'), 400);
   t.equal(await raw(JSON.stringify({ name: 'x'.repeat(20_000) })), 400);
   t.equal(await raw('[]'), 400);
+  t.equal(await raw('{"name":"x","__proto__":{"scopes":["admin"]}}'), 400, 'a __proto__ key: an unknown field');
+  t.equal(await raw('{"name":"x","constructor":{"prototype":{"admin":true}}}'), 400, 'a constructor key too');
+  t.equal(({} as Record<string, unknown>)['admin'], undefined, 'no prototype touched');
 
   // A client that declares a gigabyte and keeps sending: answered, and cut off rather than drained,
   // whether its body was cut at 16 KiB or refused unread.
