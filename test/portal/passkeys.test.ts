@@ -149,3 +149,19 @@ t.test(
     t.notMatch(home, 'id="passkey-add"', 'and offer no form that the browser would refuse');
   },
 );
+
+t.test(
+  "behind a trusted proxy (whose Host may be its own) passkeys are offered: the browser's address is not known",
+  async (t) => {
+    const settings = (trusted: string[]) => ({
+      portal: { smtp: { url: smtp.url }, base_url: 'https://portal.example' },
+      server: { trusted_proxies: trusted },
+    });
+    const [proxied, direct] = [await startGateway(t, settings(['127.0.0.1'])), await startGateway(t, settings([]))];
+    t.match(await (await proxied.get('/portal/')).text(), 'id="passkey-sign-in"');
+    t.match(
+      await (await direct.get('/portal/')).text(),
+      'Passkeys work only at <a href="https://portal.example/portal/">',
+    );
+  },
+);

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { Exchange } from '../../http/core-types.js';
+import { viaTrustedProxy } from '../../http/metered/pipeline.js';
 import type { Passkey } from '../../store/store.js';
 import type { PortalContext } from './context.js';
 import { esc } from './pages.js';
@@ -15,7 +16,8 @@ export function passkeysElsewhere(x: Exchange, c: PortalContext): string | null 
   const rp = relyingParty(c);
   if (isIP(rp.id) !== 0)
     return `<p>Passkeys are not offered: this portal has an IP address (${esc(rp.id)}), and a passkey needs a name. Its operator sets one in <code>portal.base_url</code>.</p>`;
-  if (requestOrigin(x) === rp.origin) return null;
+  // Behind a proxy the request's Host may be the proxy's own: the browser's address is not known.
+  if (requestOrigin(x) === rp.origin || viaTrustedProxy(x)) return null;
   const home = `${rp.origin}/portal/`;
   return `<p>Passkeys work only at <a href="${esc(home)}">${esc(home)}</a>, the address they are bound to; this page was opened at ${esc(requestOrigin(x))}.</p>`;
 }
