@@ -117,9 +117,12 @@ export interface Target {
  * arrange). Throws RefusedAddress with the reason. The one rule of webhooks and billing exporters.
  */
 export async function checkedAddress(url: URL, policy: AddressPolicy): Promise<Target> {
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp))
-    throw new RefusedAddress(`${url.protocol} is not allowed: https is required (webhooks.allow_http)`, 'scheme');
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp))
+    throw new RefusedAddress(
+      `${url.protocol} is not allowed: https is required (webhooks.allow_http)${alsoPrivate(host, policy)}`,
+      'scheme',
+    );
   let found: Target[];
   if (isIP(host) !== 0) found = [{ address: host, family: isIP(host) }];
   else {
@@ -139,6 +142,18 @@ export async function checkedAddress(url: URL, policy: AddressPolicy): Promise<T
 }
 
 const PRIVATE = 'a loopback, private, link-local or metadata address';
+
+/**
+ * A refused scheme's second reason, when the host is plainly refused too (an internal address, or
+ * `localhost`): a newcomer's `http://127.0.0.1` receiver learns both settings at once, not one
+ * per try. A name is not resolved for it.
+ */
+function alsoPrivate(host: string, policy: AddressPolicy): string {
+  if (policy.allowPrivate) return '';
+  const address = host === 'localhost' ? '127.0.0.1' : host;
+  if (isIP(address) === 0 || isPublicAddress(address)) return '';
+  return `; and ${host} is ${PRIVATE} (${policy.privateSetting})`;
+}
 
 /**
  * A URL's host when it is an IP address the policy refuses, with why; else null. The config's

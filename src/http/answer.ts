@@ -117,7 +117,10 @@ export function clientOf(x: Exchange): string {
 export function overTls(x: Exchange): boolean {
   const { req } = x;
   if ((req.socket as { encrypted?: boolean }).encrypted === true) return true;
-  const peer = canonicalIp(req.socket.remoteAddress ?? '') ?? '';
   const proto = req.headers['x-forwarded-proto'];
-  return x.core.trustedProxies.has(peer) && typeof proto === 'string' && proto.split(',')[0]?.trim() === 'https';
+  return viaTrustedProxy(x) && typeof proto === 'string' && proto.split(',')[0]?.trim() === 'https';
 }
+
+/** Whether the connection's peer is one of `server.trusted_proxies` (its `Host` may be the proxy's choice). */
+export const viaTrustedProxy = (x: Exchange): boolean =>
+  x.core.trustedProxies.has(canonicalIp(x.req.socket.remoteAddress ?? '') ?? '');

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
@@ -143,6 +144,23 @@ t.test('a cross-site form post and a post without the CSRF token: 403, nothing c
   );
   t.equal(await form(gw.base, 'name=x'), 403, 'no token');
   t.equal(await form(gw.base, 'name=x&csrf_token=wrong'), 403, 'a wrong token');
+  t.equal(
+    await form('null', `name=x&csrf_token=${p.csrf}`),
+    403,
+    'Origin: null (a sandboxed or opaque page), with the token',
+  );
+  const crossSite = await gw.get('/portal/api/keys', {
+    method: 'POST',
+    headers: { cookie: p.cookie, 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' },
+    body: `name=x&csrf_token=${p.csrf}`,
+  });
+  t.equal(crossSite.status, 403, 'Sec-Fetch-Site: cross-site and no Origin, with the token');
+  const plain = await gw.get('/portal/api/keys', {
+    method: 'POST',
+    headers: { cookie: p.cookie, origin: 'https://evil.example', 'content-type': 'text/plain' },
+    body: JSON.stringify({ name: 'x', csrf_token: p.csrf }),
+  });
+  t.equal(plain.status, 403, 'a text/plain JSON body (a form with enctype=text/plain) from another origin');
   const { keys } = (await (await p.call('GET', '/portal/api/keys')).json()) as { keys: unknown[] };
   t.equal(keys.length, 1);
   t.equal(await form(gw.base, `name=x&csrf_token=${p.csrf}`), 201, 'the page itself');
@@ -259,4 +277,49 @@ t.test('a body that is not JSON, or over 16 KiB, is refused', async (t) => {
   t.equal(await raw('{not json'), 400);
   t.equal(await raw(JSON.stringify({ name: 'x'.repeat(20_000) })), 400);
   t.equal(await raw('[]'), 400);
+  t.equal(await raw('{"name":"x","__proto__":{"scopes":["admin"]}}'), 400, 'a __proto__ key: an unknown field');
+  t.equal(await raw('{"name":"x","constructor":{"prototype":{"admin":true}}}'), 400, 'a constructor key too');
+  t.equal(({} as Record<string, unknown>)['admin'], undefined, 'no prototype touched');
+
+  // A client that declares a gigabyte and keeps sending: answered, and cut off rather than drained,
+  // whether its body was cut at 16 KiB or refused unread.
+  const port = gw.app.publicAddress.port;
+  const signedIn = `Origin: ${gw.base}\r\nCookie: ${p.cookie}\r\nX-CSRF-Token: ${p.csrf}\r\n`;
+  for (const [headers, status] of [
+    [signedIn, 400],
+    ['', 401],
+  ] as const) {
+    const { head, sent, bound } = await streamGigabyte(port, '/portal/api/keys', headers);
+    t.match(head, new RegExp(`^HTTP/1\\.1 ${status} [^]*\r\nConnection: close\r\n`, 'i'), `${status}, closing`);
+    t.ok(sent < bound, `${status}: closed after ${(sent / 2 ** 20).toFixed(1)} MiB of 1 GB (bound 64 MiB)`);
+  }
 });
+
+/** POSTs a body declared as 1 GB, sending until the server closes the connection or 64 MiB went. */
+async function streamGigabyte(port: number, path: string, headers: string) {
+  const socket = connect(port, '127.0.0.1');
+  let head = '';
+  let open = true;
+  const closed = new Promise<void>((resolve) =>
+    socket.once('close', () => {
+      open = false;
+      resolve();
+    }),
+  );
+  socket.on('data', (d: Buffer) => {
+    head += d.toString();
+  });
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${headers}Content-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n`,
+  );
+  const chunk = Buffer.alloc(64 * 1024, 32);
+  const bound = 64 * 2 ** 20;
+  let sent = 0;
+  while (open && sent < bound) {
+    if (!socket.write(chunk)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+    sent += chunk.length;
+  }
+  socket.destroy();
+  return { head, sent, bound };
+}

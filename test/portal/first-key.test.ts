@@ -21,6 +21,11 @@ t.test(
     const followed = await follow(await smtp.link('first@example.test'));
     t.equal(followed.status, 303);
     const cookie = followed.cookie as string;
+    // Another session of the same person, first to a page: the key is the first session's alone.
+    t.equal((await askLink(one, 'first@example.test')).status, 202);
+    const otherSession = (await follow(await smtp.link('first@example.test', 2))).cookie as string;
+    const other = await (await two.get('/portal/', { headers: { cookie: otherSession } })).text();
+    t.notMatch(other, SECRET, 'another session of the same person does not get it');
     const head = await two.get('/portal/', { method: 'HEAD', headers: { cookie } });
     t.equal(head.status, 200, 'a HEAD leaves it to the page');
     // The first page may be served by another gateway of the fleet.
@@ -39,7 +44,7 @@ t.test(
     t.notMatch(again, secret as string);
     const me = await fetch(`${one.base}/portal/api/keys`, { headers: { cookie } });
     t.equal(((await me.json()) as { keys: unknown[] }).keys.length, 1, 'its one key, not a second');
-    const p = await signIn(one, smtp, 'first@example.test', 2);
+    const p = await signIn(one, smtp, 'first@example.test', 3);
     const returning = await (await one.get('/portal/', { headers: { cookie: p.cookie } })).text();
     t.notMatch(returning, SECRET, 'a member signing in again gets no key');
     t.notOk(one.logs().includes(secret as string) || two.logs().includes(secret as string), 'never in a log line');

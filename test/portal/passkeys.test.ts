@@ -3,7 +3,7 @@ import t from 'tap';
 import { launchChromium } from '../helpers/browser.js';
 import { startGateway } from '../helpers/gateway.js';
 import { assertion, pageWithAuthenticator } from '../helpers/passkeys.js';
-import { askLink } from '../helpers/portal.js';
+import { askLink, follow } from '../helpers/portal.js';
 import { freePort } from '../helpers/redis.js';
 import { startSmtp } from '../helpers/smtp.js';
 
@@ -116,4 +116,52 @@ t.test('attacks: a replayed assertion, a challenge used twice, a credential of a
   t.equal(foreign.status, 403, 'a ceremony started from another origin');
   const noSession = await post('/portal/api/passkeys/options', {});
   t.equal(noSession.status, 401, 'adding one needs a session');
+
+  const byPasskey = { cookie: (signedIn.headers.get('set-cookie') ?? '').split(';')[0] as string };
+  t.equal((await gw.get('/portal/api/me', { headers: byPasskey })).status, 200, "the passkey's session");
+  const everywhere = await alice.page.evaluate(async () => {
+    const me = (await (await fetch('/portal/api/me')).json()) as { csrf_token: string };
+    const r = await fetch('/portal/api/sign-out-everywhere', {
+      method: 'POST',
+      headers: { 'x-csrf-token': me.csrf_token },
+    });
+    return r.status;
+  });
+  t.equal(everywhere, 204, "sign out everywhere, from the link's session");
+  t.equal((await gw.get('/portal/api/me', { headers: byPasskey })).status, 401, "ends the passkey's session too");
 });
+
+t.test(
+  "a page opened at another address than the passkeys' (127.0.0.1) says where they work instead of offering them",
+  async (t) => {
+    const { page } = await pageWithAuthenticator(browser);
+    await page.goto(`${gw.base}/portal/`);
+    t.equal(await page.getByRole('button', { name: 'Sign in with a passkey' }).count(), 0, 'not offered at 127.0.0.1');
+    await page.getByRole('link', { name: `${base}/portal/` }).click();
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+    t.equal(page.url(), `${base}/portal/`, 'the link leads where they are offered');
+
+    const email = 'elsewhere@example.test';
+    t.equal((await askLink(gw, email)).status, 202);
+    const { cookie } = await follow(await smtp.link(email));
+    const home = await (await gw.get('/portal/', { headers: { cookie: cookie ?? '' } })).text();
+    t.match(home, `Passkeys work only at <a href="${base}/portal/">`, "the home page's passkeys say where too");
+    t.notMatch(home, 'id="passkey-add"', 'and offer no form that the browser would refuse');
+  },
+);
+
+t.test(
+  "behind a trusted proxy (whose Host may be its own) passkeys are offered: the browser's address is not known",
+  async (t) => {
+    const settings = (trusted: string[]) => ({
+      portal: { smtp: { url: smtp.url }, base_url: 'https://portal.example' },
+      server: { trusted_proxies: trusted },
+    });
+    const [proxied, direct] = [await startGateway(t, settings(['127.0.0.1'])), await startGateway(t, settings([]))];
+    t.match(await (await proxied.get('/portal/')).text(), 'id="passkey-sign-in"');
+    t.match(
+      await (await direct.get('/portal/')).text(),
+      'Passkeys work only at <a href="https://portal.example/portal/">',
+    );
+  },
+);

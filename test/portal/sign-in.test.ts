@@ -157,7 +157,26 @@ t.test('a session replayed after sign-out, or after sign-out everywhere, is refu
   t.match(out.headers.get('set-cookie'), /^fpg_session=; Path=\/portal; HttpOnly; SameSite=Lax; Max-Age=0$/);
   t.equal((await first.call('GET', '/portal/api/me')).status, 401, 'the old cookie is dead');
   t.equal((await second.call('GET', '/portal/api/me')).status, 200, 'the other session lives');
-  const third = await signIn(gw, smtp, email, 3);
+  const other = await signIn(gw, smtp, address());
+  const me = (cookie: string) => gw.get('/portal/api/me', { headers: { cookie } });
+  t.equal(
+    (await me(`${other.cookie}; ${second.cookie}`)).status,
+    401,
+    "two sessions in one Cookie header (one planted by a sibling site): neither, not the planter's",
+  );
+  t.equal((await me(`${second.cookie}; ${second.cookie}`)).status, 200, 'the same one twice is that one');
+  // Session fixation: a link followed with another session's cookie starts a session of its own.
+  t.equal((await askLink(gw, email)).status, 202);
+  const fixed = await fetch(await smtp.link(email, 3), {
+    redirect: 'manual',
+    headers: { cookie: other.cookie, 'x-forwarded-proto': 'https' },
+  });
+  t.notMatch(fixed.headers.get('set-cookie'), /Secure/, "an untrusted peer's X-Forwarded-Proto: https is not believed");
+  const fresh = fixed.headers.get('set-cookie')?.split(';')[0] ?? '';
+  t.match(fresh, /^fpg_session=fpg_sess_/);
+  t.not(fresh, other.cookie, 'a new token, not the one the request carried');
+  t.match(await (await me(other.cookie)).json(), { email: other.email }, 'the carried session is still only its own');
+  const third = await signIn(gw, smtp, email, 4);
   t.equal((await third.call('POST', '/portal/api/sign-out-everywhere')).status, 204);
   t.equal((await second.call('GET', '/portal/api/me')).status, 401);
   t.equal((await third.call('GET', '/portal/api/me')).status, 401);

@@ -158,6 +158,36 @@ function onStore(store: 'memory' | 'redis', gw: TestGateway): void {
     t.equal(await status(a.call('GET', `${hook}/deliveries`)), 404, 'gone');
   });
 
+  t.test(
+    `${store}: at most 10 test events and replays a minute per account (then 429, nothing sent); a 50 MiB answer is cut`,
+    async (t) => {
+      const p = await person();
+      const receiver = await startReceiver(t);
+      const made = await add(p, receiver.url, ['key.created']);
+      const hook = `/portal/api/webhooks/${made.endpoint.id}`;
+      const codes = await Promise.all(Array.from({ length: 15 }, () => status(p.call('POST', `${hook}/test`))));
+      t.same([codes.filter((c) => c === 202).length, codes.filter((c) => c === 429).length], [10, 5]);
+      const replay = await p.call('POST', `${hook}/deliveries/msg_any/replay`);
+      t.equal(replay.status, 429, 'a replay counts in the same bound');
+      t.match(await replay.json(), { message: /^At most 10 test events and replays a minute: try again in \d+ s\.$/ });
+      t.ok(Number(replay.headers.get('retry-after')) > 0, 'with Retry-After');
+      await waitFor('ten delivered', async () => got(receiver, made.secret, 'webhook.test').length === 10, 10_000);
+      t.equal((await deliveries(p, made.endpoint.id)).length, 10, 'no refused one was sent or logged');
+
+      receiver.mode = { status: 200, body: 'x'.repeat(50 * 2 ** 20) };
+      const other = await person();
+      const theirs = await add(other, receiver.url, ['key.created']);
+      const tested = other.call('POST', `/portal/api/webhooks/${theirs.endpoint.id}/test`);
+      t.equal(await status(tested), 202, 'another account is not held by the first');
+      let log: Delivery[] = [];
+      await waitFor('the 50 MiB answer logged', async () => {
+        log = await deliveries(other, theirs.endpoint.id);
+        return log[0]?.attempts[0] !== undefined;
+      });
+      t.match(log[0]?.attempts[0], { status: 200, body: 'x'.repeat(200) }, 'its first 200 bytes, the rest unread');
+    },
+  );
+
   t.test(`${store}: a receiver that hangs holds neither the answer nor the page`, async (t) => {
     const p = await person();
     const receiver = await startReceiver(t);

@@ -52,6 +52,11 @@ t.test('bad endpoints are refused with the field named', async (t) => {
     [{ url: 'https://example.com/h', events: ['usage.nope'] }, /events/],
     [{ url: 'not a url', events: ['prices.published'] }, /url/],
     [{ url: 'http://93.184.216.34/h', events: ['prices.published'] }, /https is required/],
+    [
+      { url: 'http://127.0.0.1:9/h', events: ['prices.published'] },
+      /https is required \(webhooks\.allow_http\); and 127\.0\.0\.1 is a loopback.*\(webhooks\.allow_private_addresses\)$/,
+    ],
+    [{ url: 'http://localhost:9/h', events: ['prices.published'] }, /allow_http\); and localhost is a loopback/],
     [{ url: 'https://127.0.0.1/h', events: ['prices.published'] }, /127\.0\.0\.1.*loopback, private/],
     [{ url: 'https://localhost:9/h', events: ['prices.published'] }, /localhost resolves to .*loopback, private/],
     [{ url: 'https://[::1]/h', events: ['prices.published'] }, /::1/],

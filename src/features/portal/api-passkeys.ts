@@ -131,7 +131,7 @@ const signInBody = z.object({ response: authenticationSchema });
 /** `POST /portal/api/passkey-sign-in {response}`: the session cookie, or 400 `invalid_passkey` setting nothing. */
 export async function passkeySignIn(x: Exchange, c: PortalContext): Promise<void> {
   if (!admitted(x, c)) return;
-  const input = signInBody.safeParse(await readBody(x.req));
+  const input = signInBody.safeParse(await readBody(x));
   if (!input.success) return refuse(x, 'bad_request');
   const { response } = input.data;
   const { store } = c.deps;

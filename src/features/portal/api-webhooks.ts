@@ -7,9 +7,11 @@ import { z } from 'zod';
 import { ACCOUNT_EVENT_TYPES } from '../../events/event.js';
 import { FAILURE_STATUS, isGatewayError } from '../../failures.js';
 import type { Exchange } from '../../http/core-types.js';
-import { type ApiHandler, fields } from './acting.js';
+import { type Acting, type ApiHandler, fields } from './acting.js';
+import type { PortalContext } from './context.js';
 import { empty, failed, html, isForm, json } from './http.js';
 import { hookRefusedPage, hookSecretPage } from './page-webhooks.js';
+import { SENDS_PER_MINUTE } from './send-limit.js';
 
 const createBody = z.strictObject({
   url: z.string().min(1).max(2048),
@@ -39,14 +41,30 @@ export const createWebhook: ApiHandler = async (x, c, a, _params, body) => {
 export const deleteWebhook: ApiHandler = (x, c, a, [id = '']) =>
   settle(x, c.deps.webhooks.remove(a.accountId, id, a.from), () => empty(x, 204));
 
-export const testWebhook: ApiHandler = (x, c, a, [id = '']) =>
-  settle(x, c.deps.webhooks.test(a.accountId, id, a.from), (sent) => json(x, 202, sent));
+export const testWebhook: ApiHandler = async (x, c, a, [id = '']) => {
+  if (limited(x, c, a)) return;
+  await settle(x, c.deps.webhooks.test(a.accountId, id, a.from), (sent) => json(x, 202, sent));
+};
 
 export const webhookDeliveries: ApiHandler = (x, c, a, [id = '']) =>
   settle(x, c.deps.webhooks.deliveries(a.accountId, id), (deliveries) => json(x, 200, { deliveries }));
 
-export const replayDelivery: ApiHandler = (x, c, a, [id = '', delivery = '']) =>
-  settle(x, c.deps.webhooks.replay(a.accountId, id, delivery, a.from), () => json(x, 202, { delivery_id: delivery }));
+export const replayDelivery: ApiHandler = async (x, c, a, [id = '', delivery = '']) => {
+  if (limited(x, c, a)) return;
+  await settle(x, c.deps.webhooks.replay(a.accountId, id, delivery, a.from), () =>
+    json(x, 202, { delivery_id: delivery }),
+  );
+};
+
+/** Past SENDS_PER_MINUTE test events and replays of the account: answered 429 (true), nothing sent. */
+function limited(x: Exchange, c: PortalContext, a: Acting): boolean {
+  const waitS = c.sends(a.accountId, x.services.clock.now());
+  if (waitS === 0) return false;
+  const message = `At most ${SENDS_PER_MINUTE} test events and replays a minute: try again in ${waitS} s.`;
+  if (isForm(x.req)) html(x, 429, hookRefusedPage([message]), ['Retry-After', waitS]);
+  else json(x, 429, { success: false, message }, ['Retry-After', waitS]);
+  return true;
+}
 
 /** Answers with `ok`'s result, or the operation's failure (404 for another account's endpoint). A form goes back to the page. */
 async function settle<T>(x: Exchange, op: Promise<T>, ok: (value: T) => void): Promise<void> {

@@ -115,7 +115,7 @@ export async function api(x: Exchange, c: PortalContext, rest: string): Promise<
   if (acting === null) return refuse(x, 'not_signed_in');
   if (method === 'GET') return route.run(x, c, acting, params, {});
   if (!sameOrigin(x, c.config.base_url)) return refuse(x, 'forbidden');
-  const body = await readBody(x.req);
+  const body = await readBody(x);
   if (body === null) return refuse(x, 'bad_request');
   if (!csrfHolds(x, acting.session, body['csrf_token'])) return refuse(x, 'forbidden');
   return route.run(x, c, acting, params, body);

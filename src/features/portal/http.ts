@@ -31,7 +31,17 @@ export function answer(
   body: string,
   extra: Array<string | number> = [],
 ): void {
+  closeIfUnread(x);
   send(x, status, [...SECURITY, 'Content-Type', type, 'Content-Length', Buffer.byteLength(body), ...extra], body);
+}
+
+/**
+ * An answer given while the request's body is still coming (refused before reading it, or cut
+ * at 16 KiB) closes the connection: else the server would read and drop all of it to reach the
+ * next request, and a client streaming a gigabyte would keep it busy for as long as it liked.
+ */
+function closeIfUnread(x: Exchange): void {
+  if (!x.req.complete) x.res.setHeader('Connection', 'close');
 }
 
 export const json = (x: Exchange, status: number, value: unknown, extra: Array<string | number> = []): void =>
@@ -40,8 +50,10 @@ export const json = (x: Exchange, status: number, value: unknown, extra: Array<s
 export const html = (x: Exchange, status: number, page: string, extra: Array<string | number> = []): void =>
   answer(x, status, 'text/html; charset=utf-8', page, extra);
 
-export const empty = (x: Exchange, status: number, extra: Array<string | number> = []): void =>
+export function empty(x: Exchange, status: number, extra: Array<string | number> = []): void {
+  closeIfUnread(x);
   send(x, status, [...SECURITY, ...extra], '');
+}
 
 /** An error of the one table (http/error-kinds.ts), with the portal's headers. */
 export function refuse(x: Exchange, kind: ErrorKind): void {
@@ -59,8 +71,12 @@ export function failed(x: Exchange, err: unknown): void {
 
 const MAX_BODY = 16 * 1024;
 
-/** The body as text (JSON or a form), or null when it passes 16 KiB. */
-export function readText(req: IncomingMessage): Promise<string | null> {
+/**
+ * The body as text (JSON or a form), or null when it passes 16 KiB. The rest is left unread (the
+ * answer then closes the connection).
+ */
+export function readText(x: Exchange): Promise<string | null> {
+  const { req } = x;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -68,7 +84,7 @@ export function readText(req: IncomingMessage): Promise<string | null> {
       size += c.length;
       if (size <= MAX_BODY) return void chunks.push(c);
       req.removeAllListeners('data');
-      req.resume();
+      req.pause();
       resolve(null);
     });
     req.on('error', reject);
@@ -77,10 +93,10 @@ export function readText(req: IncomingMessage): Promise<string | null> {
 }
 
 /** A JSON or form body as an object (forms for the pages that work without script); null: unreadable. */
-export async function readBody(req: IncomingMessage): Promise<Record<string, unknown> | null> {
-  const text = await readText(req);
+export async function readBody(x: Exchange): Promise<Record<string, unknown> | null> {
+  const text = await readText(x);
   if (text === null) return null;
-  const type = req.headers['content-type'] ?? '';
+  const type = x.req.headers['content-type'] ?? '';
   if (type.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
   if (text === '') return {};
   try {

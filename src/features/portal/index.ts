@@ -17,9 +17,10 @@ import { takeFirstKey } from './first-key.js';
 import { answer, empty, html, refuse } from './http.js';
 import { PORTAL_OPENAPI } from './openapi-doc.js';
 import { webhooksPageFor } from './page-webhooks.js';
-import { CSS, homePage, signInPage } from './pages.js';
-import { passkeysSection } from './passkey-pages.js';
+import { CSS, homePage, signInPage, unavailablePage } from './pages.js';
+import { passkeySignIn, passkeysElsewhere, passkeysSection } from './passkey-pages.js';
 import { planSection } from './plan-section.js';
+import { sendLimit } from './send-limit.js';
 import { firstKeyNotice } from './shown-once.js';
 import { followLink, issue } from './sign-in.js';
 import { tryItLink, tryItPage } from './try-it.js';
@@ -35,7 +36,7 @@ export const signInLinkSender =
 
 export function portalRoutes(config: PortalConfig, deps: PortalDeps | null, baseUrl: () => string): RouteDef[] {
   if (!config.enabled || deps === null) return [];
-  const c: PortalContext = { config, deps, baseUrl };
+  const c: PortalContext = { config, deps, baseUrl, sends: sendLimit() };
   return [
     {
       path: '/portal/*',
@@ -44,7 +45,7 @@ export function portalRoutes(config: PortalConfig, deps: PortalDeps | null, base
         kind: 'handler',
         name: 'portal',
         methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
-        handle: (x, target) => void serve(x, c, target).catch((err: unknown) => failedFor(x, err)),
+        handle: (x, target) => void serve(x, c, target).catch((err: unknown) => failedFor(x, err, target.path)),
       },
     },
     {
@@ -70,8 +71,9 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
   if (rest === 'portal.js') return answer(x, 200, 'text/javascript; charset=utf-8', SCRIPT);
   if (rest === 'try') return html(x, 200, tryItPage());
   if (rest !== '') return refuse(x, 'not_found');
+  const elsewhere = passkeysElsewhere(x, c);
   const acting = await actingOf(x, c);
-  if (acting === null) return html(x, 200, signInPage());
+  if (acting === null) return html(x, 200, signInPage(passkeySignIn(elsewhere)));
   const [me, keys, usage, members, passkeys, facts] = await Promise.all([
     whoAmI(c, acting),
     c.deps.keys.list(acting.accountId),
@@ -80,7 +82,7 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
     c.deps.store.passkeys(acting.session.email),
     c.deps.planFacts(acting.accountId),
   ]);
-  if (facts === null) return html(x, 200, signInPage());
+  if (facts === null) return html(x, 200, signInPage(passkeySignIn(elsewhere)));
   // Taken once the rest is read (a failure above leaves it for the next try); a HEAD leaves it to the GET.
   const firstKey = x.req.method === 'GET' ? await takeFirstKey(c.deps.store, acting.token) : null;
   html(
@@ -97,7 +99,7 @@ async function serve(x: Exchange, c: PortalContext, { path, search }: Target): P
       days: usage.days,
       members,
       ...(firstKey === null ? {} : { notice: firstKeyNotice(firstKey) }),
-      more: passkeysSection(passkeys, me.csrf_token) + tryItLink,
+      more: passkeysSection(passkeys, me.csrf_token, elsewhere) + tryItLink,
       planHtml: planSection({
         facts,
         usage: usage.usage,
@@ -116,9 +118,10 @@ async function webhooksPage(x: Exchange, c: PortalContext): Promise<void> {
   return webhooksPageFor(x, c, acting);
 }
 
-/** The store unreachable is a 503; anything else the core's 500. */
-function failedFor(x: Exchange, err: unknown): void {
+/** The store unreachable is a 503 (a page's, on a page); anything else the core's 500. */
+function failedFor(x: Exchange, err: unknown, path: string): void {
   if (x.res.headersSent) return;
-  if (isGatewayError(err, 'STORE_UNAVAILABLE')) return void storeFailed(x, '', err, 'nothing');
-  crashed(x, err);
+  if (!isGatewayError(err, 'STORE_UNAVAILABLE')) return crashed(x, err);
+  if (path.startsWith('/portal/api/')) return void storeFailed(x, '', err, 'nothing');
+  storeFailed(x, '', err, 'nothing', () => html(x, 503, unavailablePage(), ['Retry-After', 1]));
 }

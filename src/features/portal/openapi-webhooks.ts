@@ -1,5 +1,6 @@
 /** The webhooks part of `/portal/openapi.json` (openapi-doc.ts), built with that document's helpers. */
 import { ACCOUNT_EVENT_TYPES } from '../../events/event.js';
+import { SENDS_PER_MINUTE } from './send-limit.js';
 
 type Schema = Record<string, unknown>;
 interface DocParts {
@@ -13,6 +14,7 @@ interface DocParts {
 }
 
 export function webhooksDoc({ json, ok, errors, csrf, id, object, str }: DocParts) {
+  const tooMany = ok(`More than ${SENDS_PER_MINUTE} test events and replays by the account in a minute (Retry-After)`);
   const webhook = { $ref: '#/components/schemas/Webhook' };
   return {
     schemas: {
@@ -80,7 +82,7 @@ export function webhooksDoc({ json, ok, errors, csrf, id, object, str }: DocPart
         post: {
           summary: 'Send a webhook.test event to this endpoint, delivered as any other',
           parameters: [...csrf, id('id')],
-          responses: { 202: ok('Enqueued', object({ event_id: str })), ...errors },
+          responses: { 202: ok('Enqueued', object({ event_id: str })), ...errors, 429: tooMany },
         },
       },
       '/webhooks/{id}/deliveries': {
@@ -101,7 +103,7 @@ export function webhooksDoc({ json, ok, errors, csrf, id, object, str }: DocPart
         post: {
           summary: 'Attempt one delivery again, now',
           parameters: [...csrf, id('id'), id('delivery_id')],
-          responses: { 202: ok('Due now', object({ delivery_id: str })), ...errors },
+          responses: { 202: ok('Due now', object({ delivery_id: str })), ...errors, 429: tooMany },
         },
       },
     },

@@ -23,19 +23,27 @@ export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · Fuel Price Gateway</title><link rel="stylesheet" href="/portal/portal.css"><script src="/portal/portal.js" defer></script></head><body><main>${body}</main></body></html>`;
 }
 
-export const signInPage = (): string =>
+/** The sign-in page; `passkey`: its passkey sign-in form, or where passkeys work instead (passkey-pages.ts). */
+export const signInPage = (passkey: string): string =>
   page(
     'Sign in',
     `<h1>Sign in</h1><p>We email you a link that signs you in. A new address gets an account.</p>
 <form method="post" action="/portal/api/sign-in"><label for="email">Email</label><br>
 <input id="email" name="email" type="email" autocomplete="email" required><br><button>Email me a link</button></form>
-<form id="passkey-sign-in" hidden><button>Sign in with a passkey</button></form><p id="passkey-status" role="status"></p>`,
+${passkey}`,
   );
 
 export const linkSentPage = (): string =>
   page(
     'Check your email',
     '<h1>Check your email</h1><p>If the address can sign in, a link is on its way. It works once, for 15 minutes.</p>',
+  );
+
+/** The store unreachable, on a page (a link's token may be spent: its take may have gone through). */
+export const unavailablePage = (): string =>
+  page(
+    'Try again shortly',
+    '<h1>The portal cannot answer just now</h1><p>Its store is out of reach. Try again in a minute. If you came here from a sign-in link, it may be used up: <a href="/portal/">ask for a new one</a>.</p>',
   );
 
 export const signUpWaitingPage = (): string =>

@@ -52,9 +52,11 @@ export function sameOrigin(x: Exchange, baseUrl: string): boolean {
   if (headers['sec-fetch-site'] === 'cross-site') return false;
   const origin = headers.origin;
   if (origin === undefined) return true;
-  const own = `${overTls(x) ? 'https' : 'http'}://${headers.host ?? ''}`;
-  return origin === own || (baseUrl !== '' && origin === new URL(baseUrl).origin);
+  return origin === requestOrigin(x) || (baseUrl !== '' && origin === new URL(baseUrl).origin);
 }
+
+/** The origin the request was sent to, as the browser sees it (its `Host`, over TLS or not). */
+export const requestOrigin = (x: Exchange): string => `${overTls(x) ? 'https' : 'http'}://${x.req.headers.host ?? ''}`;
 
 /** Whether the request carries the session's CSRF token (header, or a form's field). */
 export function csrfHolds(x: Exchange, session: Session, field: unknown): boolean {

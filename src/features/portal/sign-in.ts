@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Exchange } from '../../http/core-types.js';
 import { clientOf, failRetry } from '../../http/metered/pipeline.js';
 import { emailSchema } from '../../keys/members.js';
-import type { PortalContext } from './context.js';
+import type { LinkContext, PortalContext } from './context.js';
 import { holdFirstKey } from './first-key.js';
 import { empty, html, isForm, json, readBody, refuse } from './http.js';
 import { linkSentPage, signUpWaitingPage } from './pages.js';
@@ -27,7 +27,7 @@ export async function signIn(x: Exchange, c: PortalContext): Promise<void> {
   const blockedMs = throttle.blockedFor(who);
   if (blockedMs > 0) return failRetry(x, 'throttled', Math.ceil(blockedMs / 1000));
   if (!sameOrigin(x, c.config.base_url)) return refuse(x, 'forbidden');
-  const body = await readBody(x.req);
+  const body = await readBody(x);
   const email = emailSchema.safeParse(body?.['email']);
   if (!email.success) return refuse(x, 'bad_request');
   throttle.fail(who);
@@ -41,7 +41,7 @@ export async function signIn(x: Exchange, c: PortalContext): Promise<void> {
  * Counts, makes and sends a link (also for an address an operator approved). Under `invite`, an
  * address that belongs to no account gets none: only the people an operator added sign in.
  */
-export async function issue(c: PortalContext, email: string): Promise<void> {
+export async function issue(c: LinkContext, email: string): Promise<void> {
   const { store, send } = c.deps;
   if (!(await store.countLink(email, LINKS_PER_HOUR, 3_600_000))) return;
   if (c.config.signup === 'invite' && (await firstAccount(c, email)) === null) return;
@@ -85,7 +85,7 @@ async function waitForApproval(x: Exchange, c: PortalContext, email: string): Pr
 }
 
 /** The first account the address belongs to that still exists. */
-export async function firstAccount(c: PortalContext, email: string): Promise<string | null> {
+export async function firstAccount(c: LinkContext, email: string): Promise<string | null> {
   for (const m of await c.deps.store.memberships(email))
     if ((await c.deps.accounts.find(m.account_id)) !== null) return m.account_id;
   return null;

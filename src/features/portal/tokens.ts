@@ -14,12 +14,20 @@ export const newCsrfToken = (): string => randomBytes(24).toString('base64url');
 const TOKEN = /^fpg_(?:link|sess)_[A-Za-z0-9_-]{43}$/;
 export const wellFormed = (token: string): boolean => TOKEN.test(token);
 
-/** A cookie of the request by name (the first), or undefined. */
+/**
+ * The request's one cookie of this name, or undefined. Several different values are none: a
+ * browser sends two only when another site of the same host or domain (another port, a
+ * subdomain, a narrower path) planted one, and its own session must not stand in for the person's.
+ */
 export function cookieOf(header: string | undefined, name: string): string | undefined {
   if (header === undefined) return undefined;
+  let found: string | undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+    if (eq === -1 || part.slice(0, eq).trim() !== name) continue;
+    const value = part.slice(eq + 1).trim();
+    if (found !== undefined && found !== value) return undefined;
+    found = value;
   }
-  return undefined;
+  return found;
 }

@@ -104,7 +104,14 @@ export type WithoutStore = 'unmetered' | 'refusal' | 'nothing';
  * as active (`keyHash`) goes on (true): an unknown or inactive key must not get in just because
  * the store cannot say no. Otherwise the request is answered 503 here (false).
  */
-export function storeFailed(x: Exchange, keyHash: string, err: unknown, without: WithoutStore): boolean {
+export function storeFailed(
+  x: Exchange,
+  keyHash: string,
+  err: unknown,
+  without: WithoutStore,
+  /** The 503 itself, for a route whose answers are pages rather than JSON. */
+  unavailable: () => void = () => failRetry(x, 'unavailable', 1),
+): boolean {
   const { core: l } = x;
   if (!isGatewayError(err, 'STORE_UNAVAILABLE')) {
     crashed(x, err);
@@ -114,7 +121,7 @@ export function storeFailed(x: Exchange, keyHash: string, err: unknown, without:
   const goesOn = (unmetered || without === 'refusal') && x.services.meter.knowsActive(keyHash, keyRequest(x));
   storeError(l, err, !goesOn ? 'refused' : unmetered ? 'unmetered' : null);
   if (!goesOn) {
-    failRetry(x, 'unavailable', 1);
+    unavailable();
     return false;
   }
   if (unmetered) l.metrics.unmetered.inc();

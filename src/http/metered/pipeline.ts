@@ -13,7 +13,7 @@ import { storeWorked } from '../listener-context.js';
 import { keyOf } from './key.js';
 import { admitted, storeFailed } from './outcome.js';
 
-export { clientOf, crashed, fail, failRetry, overTls, record, send } from '../answer.js';
+export { clientOf, crashed, fail, failRetry, overTls, record, send, viaTrustedProxy } from '../answer.js';
 export { warnOfExpiry } from '../key-check.js';
 export type { Target } from '../request.js';
 export { REQUEST_ID_HEADER } from '../request-id.js';
