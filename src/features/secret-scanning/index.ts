@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../../config/config-schema.js';
 import type { Exchange, RouteDef } from '../../http/core-types.js';
-import { clientOf, crashed, fail, failRetry, send, storeFailed } from '../../http/metered/pipeline.js';
+import { clientOf, crashed, fail, failRetry, readBody, send, storeFailed } from '../../http/metered/pipeline.js';
 import { errorResponses, type PostItem, ref } from '../../http/openapi.js';
 import { labelOf, MAX_REPORT_BYTES, MAX_TOKENS, parseReport, type ReportedToken } from './report.js';
 import { ReportSignatures } from './signature.js';
@@ -106,23 +106,6 @@ function answer(x: Exchange, body: string): void {
     ],
     body,
   );
-}
-
-/** The body, or null once it passes `max` bytes (reading stops there). */
-function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= max) return void chunks.push(c);
-      req.removeAllListeners('data');
-      req.pause();
-      resolve(null);
-    });
-    req.on('error', reject);
-    req.on('end', () => resolve(Buffer.concat(chunks, size)));
-  });
 }
 
 function describe(config: Config): PostItem {

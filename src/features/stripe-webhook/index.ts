@@ -5,11 +5,10 @@
  * kept 30 days, so a second delivery is dropped) before the 200, and applied from there by the
  * mirror, so the answer never waits on the account change and a crash after it loses nothing.
  */
-import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import type { Config } from '../../config/config-schema.js';
 import type { Exchange, RouteDef } from '../../http/core-types.js';
-import { crashed, fail, send, storeFailed } from '../../http/metered/pipeline.js';
+import { crashed, fail, readBody, send, storeFailed } from '../../http/metered/pipeline.js';
 import { errorResponses, type PostItem } from '../../http/openapi.js';
 import type { StripeEventResult } from '../../metrics/gateway-metrics.js';
 
@@ -104,23 +103,6 @@ function answer(x: Exchange, body: string): void {
     ['Content-Type', 'application/json', 'Content-Length', Buffer.byteLength(body), 'Cache-Control', 'no-store'],
     body,
   );
-}
-
-/** The body, or null once it passes `max` bytes (reading stops there). */
-function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= max) return void chunks.push(c);
-      req.removeAllListeners('data');
-      req.pause();
-      resolve(null);
-    });
-    req.on('error', reject);
-    req.on('end', () => resolve(Buffer.concat(chunks, size)));
-  });
 }
 
 function describe(config: Config): PostItem {

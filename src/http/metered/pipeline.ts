@@ -14,6 +14,7 @@ import { keyOf } from './key.js';
 import { admitted, storeFailed } from './outcome.js';
 
 export { clientOf, crashed, fail, failRetry, overTls, record, send, viaTrustedProxy } from '../answer.js';
+export { readBody } from '../body.js';
 export { warnOfExpiry } from '../key-check.js';
 export type { Target } from '../request.js';
 export { REQUEST_ID_HEADER } from '../request-id.js';
