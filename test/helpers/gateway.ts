@@ -2,6 +2,7 @@ import { type App, type AppOptions, startApp } from '../../src/app.js';
 import type { Config } from '../../src/config/config-schema.js';
 import { loadConfig, merge } from '../../src/config/load.js';
 import { createLogger } from '../../src/log/logger.js';
+import { storeTimeouts } from './cli.js';
 import type { TestContext } from './context.js';
 
 export interface TestGateway {
@@ -25,7 +26,9 @@ export async function startGateway(
       {
         listen: { public: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 } },
         prices: { watch_file: false },
-        store: { memory: { file: '' } },
+        // On Redis, the busy machine's timeouts (a test's own win): test files run their tests
+        // side by side, and a start's connect or first command can take over the default 1 s.
+        store: { memory: { file: '' }, redis: storeTimeouts() },
       },
       overrides,
     ),
