@@ -10,6 +10,10 @@ import { startRedis } from '../helpers/redis.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 import { DAY } from '../store/contract/fixtures.js';
 
+/** Redis' clock measured, so each script call carries a deadline (until then the store sends a TIME of its own each second). */
+const clockMeasured = (store: RedisStore): Promise<number> =>
+  waitFor("Redis' clock measured, so each script call carries a deadline", () => store.clockKnown(), scaled(5000));
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 
 /**
@@ -44,11 +48,7 @@ t.test('a warm metered request costs Redis exactly one command: the consume scri
   t.equal((await gw.get(`${SIMPLE}?api_key=${api_key}`)).status, 200, 'first request loads the account');
   // Until Redis' clock is measured the store tries again each second, with a TIME of its own.
   const store = gw.app.store as RedisStore;
-  await waitFor(
-    "Redis' clock measured, so each script call carries a deadline",
-    () => store.clockKnown(),
-    scaled(5000),
-  );
+  await clockMeasured(store);
   await redis.cli('CONFIG', 'RESETSTAT');
   for (let i = 0; i < 25; i++)
     t.equal((await gw.get(`/fuel-api/api/${i % 2 ? 'current' : 'simple-current'}.php?api_key=${api_key}`)).status, 200);
@@ -79,11 +79,7 @@ t.test(
     const keys = made.map((a) => a.api_key as string);
     for (const key of keys) t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'first sight loads it');
     const store = gw.app.store as RedisStore;
-    await waitFor(
-      "Redis' clock measured, so each script call carries a deadline",
-      () => store.clockKnown(),
-      scaled(5000),
-    );
+    await clockMeasured(store);
     await redis.cli('CONFIG', 'RESETSTAT');
     for (let i = 0; i < 20; i++) {
       const r = await gw.get(`${SIMPLE}?api_key=${keys[i % 2]}`);
@@ -215,11 +211,7 @@ t.test('concurrent metered requests cost at most one EVALSHA per batch', async (
   t.same(new Set(await Promise.all(keys.map(get))), new Set([200]), 'accounts loaded, sockets open');
   const store = gw.app.store as RedisStore;
   // On a busy host the first TIME may take too long to trust; the store measures again each second.
-  await waitFor(
-    "Redis' clock measured, so each script call carries a deadline",
-    () => store.clockKnown(),
-    scaled(5000),
-  );
+  await clockMeasured(store);
   await redis.cli('CONFIG', 'RESETSTAT');
   const callsBefore = store.consumeCalls();
   let statuses: number[] = [];
