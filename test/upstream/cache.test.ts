@@ -471,7 +471,9 @@ t.test('Age counts from when the origin made the answer, its own Age included', 
 });
 
 t.test('a coalesced request the origin answers too slowly is a 504 for each waiter, none counted', async (t) => {
-  const { origin, gw, key, accountId } = await setup(t, {}, { timeout_ms: 400 });
+  // Scaled: the ten requests must reach one flight before it times out, and at load 12 they
+  // arrived over more than 400 ms (a second flight, two origin hits).
+  const { origin, gw, key, accountId } = await setup(t, {}, { timeout_ms: scaled(400) });
   origin.cacheable.delayMs = scaled(2000);
   const answers = await Promise.all(Array.from({ length: 10 }, () => get(gw, '/origin/cacheable/slow', key)));
   t.same(
