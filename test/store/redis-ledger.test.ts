@@ -245,3 +245,13 @@ t.test('a request at 23:59:59.999 on one gateway and at 00:00 on another count o
     ],
   );
 });
+
+t.test('a period whose keys expired while the hint still named them is marked and recorded again', async (t) => {
+  const { store, a, keys, ledger } = await setUp(t);
+  await store.counting.consume(periodSpec(a), '2026-11-23');
+  await raw.del(keys.counter, keys.days);
+  await store.counting.consume(periodSpec(a), '2026-11-23');
+  await store.counting.consume(periodSpec(a), '2026-11-23');
+  t.same(await ledger(), { used: 2, days: [['2026-11-23', 2]] });
+  t.ok((await raw.pttl(keys.days)) > 0, 'the record was written again, with its expiry');
+});

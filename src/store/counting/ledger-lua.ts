@@ -25,7 +25,9 @@
  * counts on its own day whatever order Redis runs gateways' calls in. Only a request that is
  * counted marks: a refused one leaves no trace, and the next counted one of its day marks.
  * The hint is true when set (the script that set the mark sets it) and stays true: only `mark`
- * adds marks, and it moves the hint to any mark it adds after the hinted one. A gateway note
+ * adds marks, and it moves the hint to any mark it adds after the hinted one (a refund moves
+ * marks, never adds or removes one). A counter just made (count 1) marks too: its days may have
+ * expired while the hint still named them. A gateway note
  * ("first of its day", once per gateway) could not be exact: a request of 23:59:59.999 from one
  * gateway that Redis runs after another gateway's first of 00:00 would count on the new day.
  */
@@ -56,7 +58,7 @@ local function mark(account, days, day, used, hint)
         later[#later + 1] = v
         if not nextDay or d < nextDay then nextDay, nextMark = d, v end
       end
-    elseif c >= 48 and c <= 57 then old = old + tonumber(v)
+    elseif c and c >= 48 and c <= 57 then old = old + tonumber(v)
     elseif f == 'start' then unopened = false
     elseif f == '${DAYLESS}' then dayless = tonumber(v) end
   end
@@ -103,7 +105,7 @@ for j = 1, #fields, 2 do
       later[#later + 1] = v
       if not nextDay or d < nextDay then nextDay, nextMark = d, v end
     end
-  elseif c >= 48 and c <= 57 then
+  elseif c and c >= 48 and c <= 57 then
     old = old + tonumber(v)
     if f == day then oldDay = tonumber(v) end
   elseif f == '${DAYLESS}' then dayless = tonumber(v) end

@@ -210,8 +210,9 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
       held = held + 1
       oldest = oldest or now
     end
-    -- The ledger (ledger-lua.ts): nothing for a day and period already marked.
-    if code == 0 and (state[3] ~= day or state[4] ~= days) and mark(account, days, day, used, state[3]) then
+    -- The ledger (ledger-lua.ts): nothing for a day and period already marked, unless the
+    -- counter was just made (one that expired while the hint still named its days, say).
+    if code == 0 and (state[3] ~= day or state[4] ~= days or used == 1) and mark(account, days, day, used, state[3]) then
       local expiry, limit, meta = record(ARGV[a + ${ARG.record}])
       opened(account, days, limit, expiry, meta)
     end
