@@ -134,7 +134,8 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
   );
   t.equal(await raw.call('PEXPIRETIME', daysKey), expireAtMs, 'the days and record expire with the counter');
   t.equal(await raw.call('PEXPIRETIME', periodsKey), expireAtMs, 'and so does the index of periods');
-  t.same(await raw.hget(daysKey, DAY), '2', 'both requests are in their day');
+  t.same(await raw.hget(daysKey, `@${DAY}`), '0 0', 'their day is marked at the count before its first request');
+  t.equal(await raw.hget(daysKey, DAY), null, 'and has no count of its own: the second request wrote no day');
   t.same(
     await raw.zrange(`${prefix}accounts`, '0', '-1', 'WITHSCORES'),
     [a.id, '0'],
@@ -149,6 +150,9 @@ t.test('key layout: one hash tag per account, counters expire at expireAtMs, set
     revision: '1',
     keys: JSON.stringify(a.keys),
     key_hash: hashOf(a),
+    // The ledger's hint: the day last marked, and in which period's days (ledger-lua.ts).
+    ledger_day: DAY,
+    ledger_days: daysKey,
   });
 });
 

@@ -4,6 +4,7 @@
  * a standalone Redis (redis-batch.ts); so every script runs unchanged on Redis Cluster.
  */
 import type { Threshold } from './interface.js';
+import { HINT_DAY, HINT_DAYS, MARK } from './ledger-lua.js';
 
 /**
  * The record of a period, as one argument of CONSUME: `PERIOD KIND START END PLAN` (unix ms; the
@@ -15,7 +16,7 @@ export function recordMeta(periodId: string, kind: string, startMs: number, endM
 
 /**
  * The period's first counted request writes its record into the days hash (the fields `plan`,
- * `kind`, `limit`, `start`, `end`; days are the fields that start with a digit), gives the hash
+ * `kind`, `limit`, `start`, `end`; the days are the other fields, ledger-lua.ts), gives the hash
  * the counter's expiry, and lists the period in the account's index of periods (score: its
  * expiry; expired entries are dropped here). The index is named from the account's key, not in
  * KEYS: it shares the account's hash tag, so it is on the same Cluster slot, and naming it per
@@ -120,10 +121,11 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  * request within its allowance (most of them) than reading the count first, for one more for
  * each refused one. Nothing else can run between the two, so no one sees the count over the limit.
  *
- * The usage ledger: a counted request also counts in its day's field of the period's days hash,
- * in the same script, so the days of a period sum to its counter by construction. The first
- * request of a day finds the hash without an expiry only when the period has no record yet:
- * that request writes it (`opened`), so the record costs once per period, not per request.
+ * The usage ledger (ledger-lua.ts): a counted request of the day and period the account hash's
+ * hint names costs nothing more; another (a new day or period) marks its day in the period's
+ * days hash, in the same script, so the days of a period sum to its counter by construction.
+ * That request finds whether the period has a record yet (its `start`): if not, it writes it
+ * (`opened`), so the record costs once per period, not per request.
  *
  * ALERT (usage.threshold): the caller sends the thresholds of the period it has not yet seen
  * reached, with their counts worked out once per account and period; a request whose count is
@@ -152,7 +154,7 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  * period's record itself (accounts/lua.ts GRANT), so a record opened here is of a period without
  * grants at the revision checked.
  */
-export const CONSUME = `${OPENED}
+export const CONSUME = `${OPENED}${MARK}
 local function record(arg) return string.match(arg, '^(%d+) (%d+) (.*)$') end
 local clock, stamp
 local deadline = tonumber(ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.deadline}])
@@ -176,8 +178,8 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local revision, note, touch, load = ARGV[a + ${ARG.revision}], notes[i], nil, false
   if note then load, touch = note[1], note[2] end
   local state
-  if burst == '' then state = redis.call('HMGET', account, 'revision', 'status')
-  else state = redis.call('HMGET', account, 'revision', 'status', '${BURST_FIELD}') end
+  if burst == '' then state = redis.call('HMGET', account, 'revision', 'status', '${HINT_DAY}', '${HINT_DAYS}')
+  else state = redis.call('HMGET', account, 'revision', 'status', '${HINT_DAY}', '${HINT_DAYS}', '${BURST_FIELD}') end
   if state[1] ~= revision then code = 3
   elseif state[2] ~= 'active' then code = 2
   else
@@ -188,7 +190,7 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
       clock = clock or redis.call('TIME')
       -- Written as text: Lua would print a number this large in exponent form.
       stamp = stamp or clock[1] .. string.format('%06d', tonumber(clock[2]))
-      now, log, from = tonumber(stamp), state[3] or '', 1
+      now, log, from = tonumber(stamp), state[5] or '', 1
       while from < #log and now - tonumber(string.sub(log, from, from + ${STAMP - 1})) >= window do
         from = from + ${STAMP}
       end
@@ -208,7 +210,9 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
       held = held + 1
       oldest = oldest or now
     end
-    if code == 0 and redis.call('HINCRBY', days, day, 1) == 1 and redis.call('PTTL', days) < 0 then
+    -- The ledger (ledger-lua.ts): nothing for a day and period already marked, unless the
+    -- counter was just made (one that expired while the hint still named its days, say).
+    if code == 0 and (state[3] ~= day or state[4] ~= days or used == 1) and mark(account, days, day, used, state[3]) then
       local expiry, limit, meta = record(ARGV[a + ${ARG.record}])
       opened(account, days, limit, expiry, meta)
     end
@@ -238,19 +242,6 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   if load and code ~= 2 and code ~= 3 then out[#out + 1] = redis.call('HGETALL', account) end
 end
 return out
-`;
-
-/**
- * Takes back one counted request (its pass-through answer failed) from the counter and from the
- * day it was counted on; never below zero. Both keep their expiry.
- *
- * KEYS[1] counter of the period, KEYS[2] its days. ARGV[1] the day. Returns the count after.
- */
-export const REFUND = `
-local used = tonumber(redis.call('GET', KEYS[1]) or 0)
-if used <= 0 then return 0 end
-if tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or 0) > 0 then redis.call('HINCRBY', KEYS[2], ARGV[1], -1) end
-return redis.call('DECR', KEYS[1])
 `;
 
 /**

@@ -17,11 +17,13 @@ export type Scripts = Record<string, { lua: string; numberOfKeys?: number }>;
  *
  * Keys (prefix `fpg:` by default); all keys of one account share the hash tag `{acct:ID}`:
  *   fpg:{acct:ID}:account      hash of the StoredAccount fields (a null limit is an absent field;
- *                              `keys` as JSON, `lu:KEYID` the day that key last worked)
+ *                              `keys` as JSON, `lu:KEYID` the day that key last worked,
+ *                              `ledger_day` `ledger_days` the ledger's last marked day)
  *   fpg:{acct:ID}:used:PERIOD  request counter of one period, expiring at period end + retention
- *   fpg:{acct:ID}:days:PERIOD  the period's ledger: a field per day (YYYY-MM-DD) counted with the
- *                              counter, and its record (plan, kind, limit, start, end, changes);
- *                              same expiry as the counter
+ *   fpg:{acct:ID}:days:PERIOD  the period's ledger: a mark per day (`@YYYY-MM-DD`, the count its
+ *                              requests start at; counting/ledger-lua.ts), or a count per day
+ *                              (`YYYY-MM-DD`, the earlier layout), and its record (plan, kind,
+ *                              limit, start, end, changes); same expiry as the counter
  *   fpg:{acct:ID}:periods      sorted set of the account's period ids (score: their expiry); the
  *                              key expires with the last of them
  *   fpg:{acct:ID}:deleted      a deleted account's fields, kept while its period records are

@@ -73,6 +73,107 @@ export function ledgerContract(t: Test, make: () => Promise<Store>): void {
     t.same(records?.[0]?.days, [['2026-11-24', 1]], 'a refund with nothing counted touches no day');
   });
 
+  const daysOf = async (store: Store, a: StoredAccount) => {
+    const [records] = await store.counting.periodRecords([a.id], ...WIDE);
+    return { used: records?.[0]?.used, days: records?.[0]?.days };
+  };
+
+  t.test('ledger: a refund across a day boundary takes from its own day, the others unchanged', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.accounts.createAccount(a);
+    const s = periodSpec(a, { limit: 20 });
+    for (const day of ['2026-11-23', '2026-11-23', '2026-11-24', '2026-11-24', '2026-11-24', '2026-11-25'])
+      await store.counting.consume(s, day);
+    await store.counting.refund(a.id, String(START), '2026-11-23');
+    t.same(await daysOf(store, a), {
+      used: 5,
+      days: [
+        ['2026-11-23', 1],
+        ['2026-11-24', 3],
+        ['2026-11-25', 1],
+      ],
+    });
+    await store.counting.refund(a.id, String(START), '2026-11-24');
+    await store.counting.consume(s, '2026-11-25');
+    t.same(
+      await daysOf(store, a),
+      {
+        used: 5,
+        days: [
+          ['2026-11-23', 1],
+          ['2026-11-24', 2],
+          ['2026-11-25', 2],
+        ],
+      },
+      'the last day counts on after a refund of an earlier one',
+    );
+  });
+
+  t.test('ledger: a refused first request of a day is nowhere; the first counted one starts the day', async (t) => {
+    const store = await make();
+    t.teardown(() => store.close());
+    const a = account();
+    await store.accounts.createAccount(a);
+    await store.counting.consume(periodSpec(a, { limit: 2 }), '2026-11-23');
+    await store.counting.consume(periodSpec(a, { limit: 2 }), '2026-11-23');
+    t.same(await store.counting.consume(periodSpec(a, { limit: 2 }), '2026-11-24'), { kind: 'exhausted', used: 2 });
+    t.same(await daysOf(store, a), { used: 2, days: [['2026-11-23', 2]] }, 'the refused one: no day');
+    // The same spec again (a gateway notes nothing for it), then with room: a burst limit refuses first.
+    const burst = { limit: 1, windowMs: 60_000 };
+    t.match(await store.counting.consume(periodSpec(a, { limit: 4, burst }), '2026-11-24'), { kind: 'ok', used: 3 });
+    t.match(await store.counting.consume(periodSpec(a, { limit: 4, burst }), '2026-11-25'), { kind: 'burst', used: 3 });
+    t.same(await store.counting.consume(periodSpec(a, { limit: 4 }), '2026-11-25'), { kind: 'ok', used: 4 });
+    t.same(await daysOf(store, a), {
+      used: 4,
+      days: [
+        ['2026-11-23', 2],
+        ['2026-11-24', 1],
+        ['2026-11-25', 1],
+      ],
+    });
+  });
+
+  t.test(
+    "ledger: a request of 23:59:59.999 that the store runs after another's of 00:00 counts on its day",
+    async (t) => {
+      const store = await make();
+      t.teardown(() => store.close());
+      const a = account();
+      await store.accounts.createAccount(a);
+      const s = periodSpec(a, { limit: 20 });
+      await store.counting.consume(s, '2026-11-23');
+      await store.counting.consume(s, '2026-11-25');
+      await store.counting.consume(s, '2026-11-25');
+      // A gateway whose clock is behind: the 24th after the 25th, then the 23rd again.
+      await store.counting.consume(s, '2026-11-24');
+      await store.counting.consume(s, '2026-11-23');
+      await store.counting.consume(s, '2026-11-25');
+      await store.counting.consume(s, '2026-11-24');
+      t.same(await daysOf(store, a), {
+        used: 7,
+        days: [
+          ['2026-11-23', 2],
+          ['2026-11-24', 2],
+          ['2026-11-25', 3],
+        ],
+      });
+      await store.counting.refund(a.id, String(START), '2026-11-24');
+      await store.counting.refund(a.id, String(START), '2026-11-23');
+      await store.counting.consume(s, '2026-11-26');
+      t.same(await daysOf(store, a), {
+        used: 6,
+        days: [
+          ['2026-11-23', 1],
+          ['2026-11-24', 1],
+          ['2026-11-25', 3],
+          ['2026-11-26', 1],
+        ],
+      });
+    },
+  );
+
   t.test('ledger: records are found by overlap, oldest first, for each account of a batch', async (t) => {
     const store = await make();
     t.teardown(() => store.close());
