@@ -1,8 +1,8 @@
 import type { Test } from 'tap';
-import { type GatewayProcess, gatewayProcess, privateConfig, runCli } from './cli.js';
+import { type GatewayProcess, gatewayProcess, privateConfig, runCli, storeTimeouts } from './cli.js';
 import { startOrigin, type TestOrigin } from './origin.js';
 import { startRedis } from './redis.js';
-import { waitFor } from './wait.js';
+import { scaled, waitFor } from './wait.js';
 
 /**
  * `n` gateway processes on one private Redis in front of a test origin passing `/origin/*`
@@ -22,11 +22,13 @@ export async function cacheGateways(
       url: origin.url,
       api_key: origin.key,
       poll_interval_ms: 60_000,
-      timeout_ms: 5000,
+      // Scaled, with the store's: at load 14 a 30,000-request flood had 7 answers fail.
+      timeout_ms: scaled(5000),
       proxy_paths: ['/origin/*'],
       cache,
     },
     limits: { invalid_key_throttle: { max_attempts: 1000 } },
+    store: { redis: storeTimeouts() },
   });
   const gws = await Promise.all(Array.from({ length: n }, () => gatewayProcess(t, config, env)));
   for (const gw of gws) await waitFor('ready', async () => (await fetch(`${gw.base}/readyz`)).status === 200, 20_000);
