@@ -1,7 +1,9 @@
 import type { Cluster, Redis, Result } from 'ioredis';
 import { type ThresholdContext, thresholdEvent } from '../../events/event.js';
 import type { EventStore } from '../events/interface.js';
-import type { RedisBackend } from '../redis/backend.js';
+import { type RedisBackend, storeUnavailable } from '../redis/backend.js';
+import { consumeTarget } from '../redis/connection.js';
+import { LeanConsume } from '../redis/lean-consume.js';
 import { dropReached } from './alerts.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
 import { CONSUME, CONSUME_KEYS, PERIODS, RECORD_CHANGE, REFUND } from './lua.js';
@@ -54,6 +56,8 @@ export class RedisCounting implements CountingStore {
   private clockTimer: NodeJS.Timeout | undefined;
   private clockRetry: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The consume connection (not on a Cluster). */
+  private readonly lean: LeanConsume | undefined;
 
   constructor(
     private readonly b: RedisBackend,
@@ -62,6 +66,9 @@ export class RedisCounting implements CountingStore {
     b.define(SCRIPTS);
     const cluster = b.options.cluster !== undefined;
     this.clock = new RedisClock(b.options.command_timeout_ms);
+    // A Cluster keeps ioredis: one call per request, each on its slot's node (ioredis routes it).
+    this.lean = 'nodes' in b.redis ? undefined : this.leanConnection(b, b.redis);
+    const lean = this.lean;
     this.batcher = new ConsumeBatcher({
       keysOf: (spec) => ({
         account: b.accountKey(spec.accountId),
@@ -71,6 +78,9 @@ export class RedisCounting implements CountingStore {
       script: cluster
         ? (_, keysAndArgs) => b.run(() => b.redis.fpgConsumeOne(...keysAndArgs))
         : (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),
+      ...(lean === undefined
+        ? {}
+        : { lean: { connection: lean, gate: () => b.currentGate(), failure: storeUnavailable } }),
       perRequest: cluster,
       onReceiverError: (err) => b.log.error({ err }, 'a metered request failed after its consume'),
       // Cluster nodes' clocks are not this connection's: no deadline there.
@@ -194,9 +204,28 @@ export class RedisCounting implements CountingStore {
     return entries.length;
   }
 
-  /** Stops measuring the clock (the store closes). */
+  /**
+   * The consume connection beside the command connection: the start waits for it, and on each
+   * reconnect of the command connection it follows it (Sentinel: the primary may have moved).
+   */
+  private leanConnection(b: RedisBackend, commands: Redis): LeanConsume {
+    const lean = new LeanConsume({
+      ...consumeTarget(b.options, commands),
+      script: CONSUME,
+      commandTimeoutMs: b.options.command_timeout_ms,
+      connectTimeoutMs: b.options.connect_timeout_ms,
+      failure: storeUnavailable,
+      log: b.log,
+    });
+    b.startsWith(() => lean.ready());
+    commands.on('ready', () => lean.follow());
+    return lean;
+  }
+
+  /** Stops measuring the clock and closes the consume connection (the store closes). */
   stop(): void {
     this.stopped = true;
+    this.lean?.close();
     clearInterval(this.clockTimer);
     clearTimeout(this.clockRetry);
   }
