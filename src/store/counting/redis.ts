@@ -13,7 +13,6 @@ import { RedisClock } from './redis-clock.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<ConsumeReply, Context>;
     fpgConsumeOne(...keysAndArgs: Array<string | number>): Result<ConsumeReply, Context>;
     fpgRefund(counter: string, days: string, day: string): Result<number, Context>;
     fpgPeriods(index: string, fromMs: number, toMs: number): Result<Array<string | number>, Context>;
@@ -28,12 +27,11 @@ declare module 'ioredis' {
   }
 }
 
-// CONSUME takes a variable number of keys (a batch), so its key count comes with each call. On a
-// Cluster a call carries one request: declared with its one key, that key is what ioredis'
-// autopipelining groups calls by (its slot's nodes). Undeclared, the first argument is the count,
-// calls of every slot shared one pipeline and the Cluster refused it (ioredis #2109).
+// Through ioredis, CONSUME runs on a Cluster only (elsewhere the store's consume connection sends
+// it, lean-consume.ts), where a call carries one request: declared with its one key, that key is
+// what ioredis' autopipelining groups calls by (its slot's nodes). Undeclared, the first argument
+// is the count, calls of every slot shared one pipeline and the Cluster refused it (ioredis #2109).
 const SCRIPTS = {
-  fpgConsume: { lua: CONSUME },
   fpgConsumeOne: { lua: CONSUME, numberOfKeys: CONSUME_KEYS },
   fpgRefund: { lua: REFUND, numberOfKeys: 2 },
   fpgPeriods: { lua: PERIODS, numberOfKeys: 1 },
@@ -66,7 +64,9 @@ export class RedisCounting implements CountingStore {
     b.define(SCRIPTS);
     const cluster = b.options.cluster !== undefined;
     this.clock = new RedisClock(b.options.command_timeout_ms);
-    // A Cluster keeps ioredis: one call per request, each on its slot's node (ioredis routes it).
+    // A Cluster keeps ioredis: one call per request, each on its slot's node (ioredis routes it by
+    // its key), where a connection of our own would have to follow the slots. Standalone and
+    // Sentinel (plain or TLS) consume on a connection of their own (lean-consume.ts).
     this.lean = 'nodes' in b.redis ? undefined : this.leanConnection(b, b.redis);
     const lean = this.lean;
     this.batcher = new ConsumeBatcher({
@@ -75,9 +75,8 @@ export class RedisCounting implements CountingStore {
         counter: b.counterKey(spec.accountId, spec.periodId),
         days: b.daysKey(spec.accountId, spec.periodId),
       }),
-      script: cluster
-        ? (_, keysAndArgs) => b.run(() => b.redis.fpgConsumeOne(...keysAndArgs))
-        : (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),
+      // Used on a Cluster only: elsewhere `lean`.
+      script: (_, keysAndArgs) => b.run(() => b.redis.fpgConsumeOne(...keysAndArgs)),
       ...(lean === undefined
         ? {}
         : { lean: { connection: lean, gate: () => b.currentGate(), failure: storeUnavailable } }),
