@@ -223,3 +223,27 @@ t.test('a script cache flushed under the connection: the one call Redis refused 
     'NOSCRIPT, one EVAL that loads it again, then EVALSHA',
   );
 });
+
+t.test('the connection logs in and selects the database the URL names, as the command connection does', async (t) => {
+  const server = await startRedis(t);
+  // Set once it runs: the helper's start waits for a PING without a password.
+  await server.cli('CONFIG', 'SET', 'requirepass', 's3cret');
+  const store = new RedisStore(
+    {
+      url: `redis://:s3cret@127.0.0.1:${server.port}/3`,
+      key_prefix: 'auth:',
+      command_timeout_ms: scaled(1000),
+      connect_timeout_ms: 2000,
+    },
+    log,
+  );
+  t.teardown(() => store.close());
+  const a = storedAccount({ label: 'auth' });
+  await store.accounts.createAccount(a);
+  const spec = consumeSpec(a);
+  t.same(await store.counting.consume(spec, DAY), { kind: 'ok', used: 1 });
+  const counter = `auth:{acct:${a.id}}:used:${spec.periodId}`;
+  t.equal((await server.cli('-a', 's3cret', '--no-auth-warning', '-n', '3', 'GET', counter)).trim(), '1', 'in db 3');
+  const clients = await server.cli('-a', 's3cret', '--no-auth-warning', 'CLIENT', 'LIST');
+  t.match(clients, /name=fuel-gateway-consume .*db=3/, 'named, on db 3');
+});

@@ -62,8 +62,8 @@ export class LeanConsume {
   private queue: Array<Pending | undefined> = [];
   private head = 0;
   private expired = 0;
-  /** Handshake replies still to come while connecting. */
-  private handshake = 0;
+  /** Handshake replies still to come while connecting, first first: whether an error reply is fatal. */
+  private handshake: boolean[] = [];
   private attempts = 0;
   private connectedTo = '';
   private down = false;
@@ -181,12 +181,20 @@ export class LeanConsume {
   /** AUTH, SELECT, a name for CLIENT LIST, and the script loaded: one write, answered in order. */
   private greet(socket: Socket): void {
     const { username, password, db, script } = this.o;
-    const commands = [command('CLIENT', 'SETNAME', 'fuel-gateway-consume'), command('SCRIPT', 'LOAD', script)];
-    if (db !== 0) commands.unshift(command('SELECT', String(db)));
-    if (password !== undefined)
-      commands.unshift(username === undefined ? command('AUTH', password) : command('AUTH', username, password));
-    this.handshake = commands.length;
-    socket.write(commands.join(''));
+    let out = '';
+    this.handshake = [];
+    if (password !== undefined) {
+      out += username === undefined ? command('AUTH', password) : command('AUTH', username, password);
+      this.handshake.push(true);
+    }
+    if (db !== 0) {
+      out += command('SELECT', String(db));
+      this.handshake.push(true);
+    }
+    // The name only helps CLIENT LIST: a user whose ACL refuses it still consumes.
+    out += command('CLIENT', 'SETNAME', 'fuel-gateway-consume') + command('SCRIPT', 'LOAD', script);
+    this.handshake.push(false, true);
+    socket.write(out);
   }
 
   private retry(err: Error | null): void {
@@ -230,8 +238,9 @@ export class LeanConsume {
   }
 
   private greeted(reply: RespValue): void {
-    if (reply instanceof RespError) throw reply;
-    if (--this.handshake > 0) return;
+    const fatal = this.handshake.shift();
+    if (reply instanceof RespError && fatal !== false) throw reply;
+    if (this.handshake.length > 0) return;
     if (reply !== this.sha) throw new Error(`SCRIPT LOAD answered ${String(reply)}, expected ${this.sha}`);
     clearTimeout(this.connectTimer);
     this.state = 'ready';
