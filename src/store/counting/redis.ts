@@ -2,7 +2,7 @@ import type { Cluster, Redis, Result } from 'ioredis';
 import { type ThresholdContext, thresholdEvent } from '../../events/event.js';
 import type { EventStore } from '../events/interface.js';
 import { type RedisBackend, storeUnavailable } from '../redis/backend.js';
-import { consumeTarget } from '../redis/connection.js';
+import { consumeTarget } from '../redis/consume-target.js';
 import { LeanConsume } from '../redis/lean-consume.js';
 import { dropReached } from './alerts.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
