@@ -1,6 +1,7 @@
 import { Agent, request } from 'node:http';
 import pino from 'pino';
 import t, { type Test } from 'tap';
+import { MAX_BATCH } from '../../src/store/counting/redis-batch.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { ConsumeSpec, StoredAccount } from '../../src/store/store.js';
 import { consumeSpec, storedAccount } from '../helpers/accounts.js';
@@ -123,69 +124,74 @@ t.test('a warm conditional request answered 304 costs Redis one read of the coun
   t.notOk(counts.incr ?? counts.evalsha ?? counts.incrby, 'no counting');
 });
 
-t.test('consumes issued in one event-loop turn reach Redis as one EVALSHA, each answered on its own', async (t) => {
-  const redis = await startRedis(t);
-  const store = new RedisStore(
-    { url: redis.url, key_prefix: 'batch:', command_timeout_ms: 500, connect_timeout_ms: 2000 },
-    pino({ level: 'silent' }),
-  );
-  t.teardown(() => store.close());
-  const accounts: StoredAccount[] = [];
-  for (let i = 0; i < 20; i++) {
-    const a = storedAccount({ status: i === 3 ? 'inactive' : 'active', label: 'batch' });
-    await store.accounts.createAccount(a);
-    accounts.push(a);
-  }
-  const spec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec =>
-    consumeSpec(a, { limit: 2, ...over });
-  // The script's first call on a connection is an EVAL that loads it; EVALSHA after that.
-  t.same(await store.counting.consume(spec(accounts[0] as StoredAccount, { periodId: 'warm-up' }), DAY), {
-    kind: 'ok',
-    used: 1,
-  });
-  await redis.cli('CONFIG', 'RESETSTAT');
-  const callsBefore = store.consumeCalls();
-  const first = accounts[0] as StoredAccount;
-  const results = await Promise.all([
-    ...accounts.map((a) => store.counting.consume(spec(a), DAY)),
-    // The same account three more times in the same batch, limit 2: counted in order.
-    store.counting.consume(spec(first), DAY),
-    store.counting.consume(spec(first), DAY),
-    store.counting.consume(spec(first, { revision: 7 }), DAY),
-  ]);
-  t.equal(store.consumeCalls() - callsBefore, 1, 'one script call');
-  t.same(
-    await commandCounts(redis.cli),
-    // 21 counted, of which one over the limit and taken back (DECR); 19 new counters get an
-    // expiry; the 19 first of a period mark their day (HGETALL finds no mark and no record; HSET
-    // the mark, HSET the account's hint) and write its record (HSET it, expire it, index it:
-    // ZREMRANGEBYSCORE, ZADD, ZRANGE, expiry); the 20th, of a marked day, writes nothing more.
-    {
-      evalsha: 1,
-      time: 1,
-      hmget: 23,
-      incr: 21,
-      decr: 1,
-      pexpireat: 19 * 3,
-      hgetall: 19,
-      hset: 19 * 3,
-      zremrangebyscore: 19,
-      zadd: 19,
-      zrange: 19,
-    },
-    'one EVALSHA carrying 23 requests',
-  );
-  t.same(
-    results.slice(0, 20),
-    accounts.map((_, i) => (i === 3 ? { kind: 'inactive' } : { kind: 'ok', used: 1 })),
-    'each request got its own answer',
-  );
-  t.same(
-    results.slice(20),
-    [{ kind: 'ok', used: 2 }, { kind: 'exhausted', used: 2 }, { kind: 'changed' }],
-    'independent checks, in order',
-  );
-});
+t.test(
+  'consumes issued in one event-loop turn reach Redis as one EVALSHA per MAX_BATCH, each answered on its own',
+  async (t) => {
+    const redis = await startRedis(t);
+    const store = new RedisStore(
+      { url: redis.url, key_prefix: 'batch:', command_timeout_ms: 500, connect_timeout_ms: 2000 },
+      pino({ level: 'silent' }),
+    );
+    t.teardown(() => store.close());
+    const accounts: StoredAccount[] = [];
+    for (let i = 0; i < 20; i++) {
+      const a = storedAccount({ status: i === 3 ? 'inactive' : 'active', label: 'batch' });
+      await store.accounts.createAccount(a);
+      accounts.push(a);
+    }
+    const spec = (a: StoredAccount, over: Partial<ConsumeSpec> = {}): ConsumeSpec =>
+      consumeSpec(a, { limit: 2, ...over });
+    // The script's first call on a connection is an EVAL that loads it; EVALSHA after that.
+    t.same(await store.counting.consume(spec(accounts[0] as StoredAccount, { periodId: 'warm-up' }), DAY), {
+      kind: 'ok',
+      used: 1,
+    });
+    await redis.cli('CONFIG', 'RESETSTAT');
+    const callsBefore = store.consumeCalls();
+    const first = accounts[0] as StoredAccount;
+    const results = await Promise.all([
+      ...accounts.map((a) => store.counting.consume(spec(a), DAY)),
+      // The same account three more times in the same batch, limit 2: counted in order.
+      store.counting.consume(spec(first), DAY),
+      store.counting.consume(spec(first), DAY),
+      store.counting.consume(spec(first, { revision: 7 }), DAY),
+    ]);
+    // 23 requests: a full batch sent as soon as it fills, the rest on the turn's flush.
+    const calls = Math.ceil(23 / MAX_BATCH);
+    t.equal(store.consumeCalls() - callsBefore, calls, `${calls} script calls`);
+    t.same(
+      await commandCounts(redis.cli),
+      // 21 counted, of which one over the limit and taken back (DECR); 19 new counters get an
+      // expiry; the 19 first of a period mark their day (HGETALL finds no mark and no record; HSET
+      // the mark, HSET the account's hint) and write its record (HSET it, expire it, index it:
+      // ZREMRANGEBYSCORE, ZADD, ZRANGE, expiry); the 20th, of a marked day, writes nothing more.
+      {
+        evalsha: calls,
+        time: calls,
+        hmget: 23,
+        incr: 21,
+        decr: 1,
+        pexpireat: 19 * 3,
+        hgetall: 19,
+        hset: 19 * 3,
+        zremrangebyscore: 19,
+        zadd: 19,
+        zrange: 19,
+      },
+      'EVALSHAs carrying 23 requests',
+    );
+    t.same(
+      results.slice(0, 20),
+      accounts.map((_, i) => (i === 3 ? { kind: 'inactive' } : { kind: 'ok', used: 1 })),
+      'each request got its own answer',
+    );
+    t.same(
+      results.slice(20),
+      [{ kind: 'ok', used: 2 }, { kind: 'exhausted', used: 2 }, { kind: 'changed' }],
+      'independent checks, in order',
+    );
+  },
+);
 
 t.test('concurrent metered requests cost at most one EVALSHA per batch', async (t) => {
   const redis = await startRedis(t);

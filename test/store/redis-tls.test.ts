@@ -4,8 +4,10 @@ import pino from 'pino';
 import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
+import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { freePort, startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
+import { DAY } from './contract/fixtures.js';
 
 /** A throwaway CA and a server certificate for 127.0.0.1 it signed. */
 function certificates(): { dir: string; ca: string } {
@@ -81,10 +83,22 @@ t.test('rediss:// connects over TLS, verifying the server against the configured
     { effective_date: '2026-01-07' },
     'stored: the change is numbered',
   );
+  const a = storedAccount({ label: 'tls' });
+  await store.accounts.createAccount(a);
+  t.same(
+    await store.counting.consume(consumeSpec(a), DAY),
+    { kind: 'ok', used: 1 },
+    'a consume, on the consume connection of its own, over TLS too',
+  );
 
   const untrusted = new RedisStore(options({}), log);
   t.teardown(() => untrusted.close());
   await t.rejects(untrusted.ping(), { code: 'STORE_UNAVAILABLE' }, 'a server the CA did not sign is refused');
+  await t.rejects(
+    untrusted.counting.consume(consumeSpec(a), DAY),
+    { code: 'STORE_UNAVAILABLE' },
+    'by the consume connection too',
+  );
 });
 
 t.test('tls_ca_file needs a rediss:// url', async (t) => {

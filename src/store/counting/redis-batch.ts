@@ -1,58 +1,37 @@
 import { storeCalls } from '../../telemetry/store-calls.js';
 import { decodeAccount, pairsToRecord } from '../redis/codec.js';
-import type { BurstState, ConsumeReceiver, ConsumeResult, ConsumeSpec, Threshold } from './interface.js';
-import {
-  ARG,
-  CONSUME_ARGS,
-  CONSUME_KEYS,
-  CONSUME_TAIL,
-  encodeBurst,
-  encodeNote,
-  encodeThresholds,
-  KEY,
-  recordMeta,
-  TAIL,
-} from './lua.js';
+import type { CallReceiver, LeanConsume } from '../redis/lean-consume.js';
+import { bulk, type RespValue } from '../redis/resp.js';
+import { type ConsumeKeys, type ConsumeReply, decode, notedOf, wire } from './consume-args.js';
+import type { ConsumeReceiver, ConsumeResult, ConsumeSpec } from './interface.js';
+import { CONSUME_ARGS, CONSUME_KEYS, CONSUME_TAIL, encodeNote, TAIL } from './lua.js';
 
-// Bounds how long one script call holds Redis (each request costs it a few microseconds).
-const MAX_BATCH = 512;
-const INACTIVE: ConsumeResult = Object.freeze({ kind: 'inactive' });
-const CHANGED: ConsumeResult = Object.freeze({ kind: 'changed' });
+export type { ConsumeKeys, ConsumeReply };
+
+// Requests per script call at most: a full batch is sent at once, the rest on setImmediate. Small
+// calls keep several in flight, so Redis runs one while the gateway parses the reply of another
+// and gathers the next (issue 43; docs/performance.md).
+export const MAX_BATCH = 16;
 
 /** Sends one CONSUME script call: KEYS then ARGV, as the script's contract (lua.ts) lays them out. */
 export type ConsumeScript = (numKeys: number, keysAndArgs: string[]) => Promise<ConsumeReply>;
 
-/** CONSUME's reply: integers, and the account's fields for a request that asked for them (lua.ts). */
-export type ConsumeReply = Array<number | string[]>;
-
-const NO_THRESHOLDS: readonly Threshold[] = [];
-
-/**
- * A spec's keys and arguments as the script lays them out (KEY and ARG, 0-based here), noted on
- * the spec by the batcher that built them. The thresholds shrink as they are reached: their
- * encoding is redone only when the spec's list was replaced.
- */
-class Noted {
-  encodedFrom: readonly Threshold[] | undefined = undefined;
-  constructor(
-    readonly batcher: ConsumeBatcher,
-    readonly keys: readonly string[],
-    readonly args: string[],
-  ) {}
-}
-
-/** The names of a request's keys: built once per spec (`Noted`), never per request. */
-export interface ConsumeKeys {
-  account: string;
-  counter: string;
-  days: string;
+/** The store's own consume connection (lean-consume.ts), and how its calls meet the store's rules. */
+export interface LeanScript {
+  connection: LeanConsume;
+  /** While the store starts, what calls wait for (backend.ts `currentGate`); null: nothing. */
+  gate: () => Promise<unknown> | null;
+  /** A failed start as the requests get it (STORE_UNAVAILABLE). */
+  failure: (err: unknown) => Error;
 }
 
 /** The parts of a ConsumeBatcher: its constructor's options. */
 export interface ConsumeBatcherOptions {
   /** The request's account hash (KEY.account), and its period's counter and days (ARG.counter, ARG.days). */
   keysOf: (spec: ConsumeSpec) => ConsumeKeys;
+  /** Through ioredis (Redis Cluster), or `lean`: through the store's own consume connection. */
   script: ConsumeScript;
+  lean?: LeanScript;
   /** One call per request (Redis Cluster: requests of different accounts live on different slots). */
   perRequest: boolean;
   onReceiverError: (err: unknown) => void;
@@ -82,6 +61,7 @@ export class ConsumeBatcher {
 
   private readonly keysOf: (spec: ConsumeSpec) => ConsumeKeys;
   private readonly script: ConsumeScript;
+  private readonly lean: LeanScript | undefined;
   private readonly perRequest: boolean;
   private readonly onReceiverError: (err: unknown) => void;
   private readonly deadline: () => number;
@@ -90,6 +70,7 @@ export class ConsumeBatcher {
   constructor(o: ConsumeBatcherOptions) {
     this.keysOf = o.keysOf;
     this.script = o.script;
+    this.lean = o.lean;
     this.perRequest = o.perRequest;
     this.onReceiverError = o.onReceiverError;
     this.deadline = o.deadline ?? (() => 0);
@@ -126,85 +107,79 @@ export class ConsumeBatcher {
   }
 
   private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[], day: string): void {
+    this.calls++;
+    // Traces on: a CLIENT span for the call when a sampled request it answers asks (store-calls.ts).
+    const batch = new Batch(this, specs, receivers, storeCalls.sentAt());
+    const lean = this.lean;
+    if (lean === undefined) this.sendStrings(batch, day);
+    else this.sendWire(lean, batch, day);
+  }
+
+  /** Through ioredis: the keys and arguments as strings. */
+  private sendStrings(batch: Batch, day: string): void {
+    const { specs } = batch;
     const n = specs.length;
     const argsAt = CONSUME_KEYS * n;
     const tailAt = argsAt + CONSUME_ARGS * n;
     const keysAndArgs = new Array<string>(tailAt + CONSUME_TAIL);
-    let notes = '';
     for (let i = 0; i < n; i++) {
-      const spec = specs[i] as ConsumeSpec;
-      const noted = this.notedOf(spec);
+      const noted = notedOf(specs[i] as ConsumeSpec, this, this.keysOf);
       for (let k = 0; k < CONSUME_KEYS; k++) keysAndArgs[CONSUME_KEYS * i + k] = noted.keys[k] as string;
       const at = argsAt + CONSUME_ARGS * i;
       for (let a = 0; a < CONSUME_ARGS; a++) keysAndArgs[at + a] = noted.args[a] as string;
-      if (spec.touch !== undefined || spec.load === true) {
-        // Sent once: the meter set them for this day (ConsumeSpec.touch) and this miss (.load).
-        notes = `${notes === '' ? '' : `${notes},`}${encodeNote(i, spec.load === true, spec.touch)}`;
-        spec.touch = undefined;
-        spec.load = undefined;
-      }
     }
-    keysAndArgs[tailAt + TAIL.notes - 1] = notes;
+    keysAndArgs[tailAt + TAIL.notes - 1] = notesOf(specs);
     keysAndArgs[tailAt + TAIL.day - 1] = day;
     keysAndArgs[tailAt + TAIL.deadline - 1] = String(this.deadline());
-    this.calls++;
-    // Traces on: a CLIENT span for the call when a sampled request it answers asks (store-calls.ts).
-    const sentAt = storeCalls.sentAt();
     this.script(argsAt, keysAndArgs).then(
-      (reply) => {
-        storeCalls.delivering('EVALSHA', n, sentAt);
-        try {
-          this.deliver(reply, specs, receivers);
-        } finally {
-          storeCalls.delivered(null);
-        }
-      },
-      (err: Error) => {
-        storeCalls.delivering('EVALSHA', n, sentAt);
-        for (const r of receivers) this.guard(r, err);
-        storeCalls.delivered(err);
-      },
+      (reply) => batch.replied(reply),
+      (err: Error) => batch.failed(err),
     );
   }
 
-  /**
-   * A request's keys and arguments as the script takes them, as strings: worked out once per
-   * spec, which the meter builds once per cached account and period, so a warm request builds
-   * no key and converts no number.
-   */
-  private notedOf(spec: ConsumeSpec): Noted {
-    const memo = spec.storeMemo;
-    const noted = memo instanceof Noted && memo.batcher === this ? memo : this.note(spec);
-    const pending = spec.alerts?.pending ?? NO_THRESHOLDS;
-    if (noted.encodedFrom !== pending) {
-      noted.encodedFrom = pending;
-      noted.args[ARG.alerts - 1] = encodeThresholds(pending);
+  /** Through the lean connection: RESP text, from each spec's wire strings, built once per spec. */
+  private sendWire(lean: LeanScript, batch: Batch, day: string): void {
+    const { specs } = batch;
+    const n = specs.length;
+    let keys = '';
+    let args = '';
+    for (let i = 0; i < n; i++) {
+      const noted = notedOf(specs[i] as ConsumeSpec, this, this.keysOf);
+      keys += noted.keysWire ?? wire(noted, 'keys');
+      args += noted.argsWire ?? wire(noted, 'args');
     }
-    return noted;
+    const tail: string[] = [];
+    tail[TAIL.notes - 1] = notesOf(specs);
+    tail[TAIL.day - 1] = day;
+    tail[TAIL.deadline - 1] = String(this.deadline());
+    let body = `${keys}${args}`;
+    for (const t of tail) body += bulk(t);
+    const numKeys = CONSUME_KEYS * n;
+    const argc = (CONSUME_KEYS + CONSUME_ARGS) * n + CONSUME_TAIL;
+    const gate = lean.gate();
+    if (gate === null) lean.connection.call(numKeys, argc, body, batch);
+    else
+      gate.then(
+        () => lean.connection.call(numKeys, argc, body, batch),
+        (err: unknown) => batch.failed(lean.failure(err)),
+      );
   }
 
-  private note(spec: ConsumeSpec): Noted {
-    const keys: string[] = [];
-    const names = this.keysOf(spec);
-    keys[KEY.account - 1] = names.account;
-    const r = spec.record;
-    const args: string[] = [];
-    args[ARG.revision - 1] = String(spec.revision);
-    args[ARG.counter - 1] = names.counter;
-    args[ARG.days - 1] = names.days;
-    args[ARG.record - 1] = `${spec.expireAtMs} ${spec.limit} ${recordMeta(
-      spec.periodId,
-      r?.kind ?? 'monthly',
-      r?.startMs ?? 0,
-      r?.endMs ?? spec.expireAtMs,
-      r?.plan ?? '',
-    )}`;
-    args[ARG.alerts - 1] = '';
-    args[ARG.cap - 1] = String(spec.cap ?? spec.limit);
-    args[ARG.burst - 1] = encodeBurst(spec.burst);
-    const noted = new Noted(this, keys, args);
-    spec.storeMemo = noted;
-    return noted;
+  /** Hands each request of a call its answer from the call's reply. */
+  delivered(reply: ConsumeReply, batch: Batch): void {
+    storeCalls.delivering('EVALSHA', batch.specs.length, batch.sentAt);
+    try {
+      this.deliver(reply, batch.specs, batch.receivers);
+    } finally {
+      storeCalls.delivered(null);
+    }
+  }
+
+  /** A failed call fails every request in it. */
+  failedAll(err: Error, batch: Batch): void {
+    storeCalls.delivering('EVALSHA', batch.specs.length, batch.sentAt);
+    for (const r of batch.receivers) this.guard(r, err);
+    storeCalls.delivered(err);
   }
 
   private deliver(reply: ConsumeReply, specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
@@ -242,32 +217,37 @@ export class ConsumeBatcher {
   }
 }
 
-/** One request's reply: its code and count, and with a burst limit the window's room and wait at `at`. */
-function decode(
-  code: number | string[] | undefined,
-  used: number | string[] | undefined,
-  burstReply: ConsumeReply | null,
-  at: number,
-): ConsumeResult | null {
-  if (typeof used !== 'number') return null;
-  let burst: BurstState | undefined;
-  if (burstReply !== null) {
-    const remaining = burstReply[at];
-    const resetMs = burstReply[at + 1];
-    if (typeof remaining !== 'number' || typeof resetMs !== 'number') return null;
-    burst = { remaining, resetMs };
+/**
+ * TAIL.notes (lua.ts encodeNote): what the meter set on a spec for this day (ConsumeSpec.touch)
+ * and this miss (.load), sent once, then cleared.
+ */
+function notesOf(specs: ConsumeSpec[]): string {
+  let notes = '';
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i] as ConsumeSpec;
+    if (spec.touch === undefined && spec.load !== true) continue;
+    notes = `${notes === '' ? '' : `${notes},`}${encodeNote(i, spec.load === true, spec.touch)}`;
+    spec.touch = undefined;
+    spec.load = undefined;
   }
-  switch (code) {
-    case 0:
-      return burst === undefined ? { kind: 'ok', used } : { kind: 'ok', used, burst };
-    case 1:
-      return burst === undefined ? { kind: 'exhausted', used } : { kind: 'exhausted', used, burst };
-    case 2:
-      return INACTIVE;
-    case 3:
-      return CHANGED;
-    case 4:
-      return burst === undefined ? null : { kind: 'burst', used, burst };
+  return notes;
+}
+
+/** One script call's requests, and where its outcome goes: one object per call, no promise. */
+class Batch implements CallReceiver {
+  constructor(
+    private readonly batcher: ConsumeBatcher,
+    readonly specs: ConsumeSpec[],
+    readonly receivers: ConsumeReceiver[],
+    readonly sentAt: number,
+  ) {}
+
+  replied(reply: RespValue): void {
+    if (Array.isArray(reply)) this.batcher.delivered(reply as ConsumeReply, this);
+    else this.failed(new Error(`unexpected reply from the consume script: ${String(reply)}`));
   }
-  return null;
+
+  failed(err: Error): void {
+    this.batcher.failedAll(err, this);
+  }
 }

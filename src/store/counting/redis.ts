@@ -1,7 +1,9 @@
 import type { Cluster, Redis, Result } from 'ioredis';
 import { type ThresholdContext, thresholdEvent } from '../../events/event.js';
 import type { EventStore } from '../events/interface.js';
-import type { RedisBackend } from '../redis/backend.js';
+import { type RedisBackend, storeUnavailable } from '../redis/backend.js';
+import { consumeTarget } from '../redis/consume-target.js';
+import { LeanConsume } from '../redis/lean-consume.js';
 import { dropReached } from './alerts.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
 import { REFUND } from './ledger-lua.js';
@@ -12,7 +14,6 @@ import { RedisClock } from './redis-clock.js';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    fpgConsume(numKeys: number, ...keysAndArgs: Array<string | number>): Result<ConsumeReply, Context>;
     fpgConsumeOne(...keysAndArgs: Array<string | number>): Result<ConsumeReply, Context>;
     fpgRefund(counter: string, days: string, day: string): Result<number, Context>;
     fpgPeriods(index: string, fromMs: number, toMs: number): Result<Array<string | number>, Context>;
@@ -27,12 +28,11 @@ declare module 'ioredis' {
   }
 }
 
-// CONSUME takes a variable number of keys (a batch), so its key count comes with each call. On a
-// Cluster a call carries one request: declared with its one key, that key is what ioredis'
-// autopipelining groups calls by (its slot's nodes). Undeclared, the first argument is the count,
-// calls of every slot shared one pipeline and the Cluster refused it (ioredis #2109).
+// Through ioredis, CONSUME runs on a Cluster only (elsewhere the store's consume connection sends
+// it, lean-consume.ts), where a call carries one request: declared with its one key, that key is
+// what ioredis' autopipelining groups calls by (its slot's nodes). Undeclared, the first argument
+// is the count, calls of every slot shared one pipeline and the Cluster refused it (ioredis #2109).
 const SCRIPTS = {
-  fpgConsume: { lua: CONSUME },
   fpgConsumeOne: { lua: CONSUME, numberOfKeys: CONSUME_KEYS },
   fpgRefund: { lua: REFUND, numberOfKeys: 2 },
   fpgPeriods: { lua: PERIODS, numberOfKeys: 1 },
@@ -55,6 +55,8 @@ export class RedisCounting implements CountingStore {
   private clockTimer: NodeJS.Timeout | undefined;
   private clockRetry: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The consume connection (not on a Cluster). */
+  private readonly lean: LeanConsume | undefined;
 
   constructor(
     private readonly b: RedisBackend,
@@ -63,15 +65,22 @@ export class RedisCounting implements CountingStore {
     b.define(SCRIPTS);
     const cluster = b.options.cluster !== undefined;
     this.clock = new RedisClock(b.options.command_timeout_ms);
+    // A Cluster keeps ioredis: one call per request, each on its slot's node (ioredis routes it by
+    // its key), where a connection of our own would have to follow the slots. Standalone and
+    // Sentinel (plain or TLS) consume on a connection of their own (lean-consume.ts).
+    this.lean = 'nodes' in b.redis ? undefined : this.leanConnection(b, b.redis);
+    const lean = this.lean;
     this.batcher = new ConsumeBatcher({
       keysOf: (spec) => ({
         account: b.accountKey(spec.accountId),
         counter: b.counterKey(spec.accountId, spec.periodId),
         days: b.daysKey(spec.accountId, spec.periodId),
       }),
-      script: cluster
-        ? (_, keysAndArgs) => b.run(() => b.redis.fpgConsumeOne(...keysAndArgs))
-        : (numKeys, keysAndArgs) => b.run(() => b.redis.fpgConsume(numKeys, ...keysAndArgs)),
+      // Used on a Cluster only: elsewhere `lean`.
+      script: (_, keysAndArgs) => b.run(() => b.redis.fpgConsumeOne(...keysAndArgs)),
+      ...(lean === undefined
+        ? {}
+        : { lean: { connection: lean, gate: () => b.currentGate(), failure: storeUnavailable } }),
       perRequest: cluster,
       onReceiverError: (err) => b.log.error({ err }, 'a metered request failed after its consume'),
       // Cluster nodes' clocks are not this connection's: no deadline there.
@@ -195,9 +204,28 @@ export class RedisCounting implements CountingStore {
     return entries.length;
   }
 
-  /** Stops measuring the clock (the store closes). */
+  /**
+   * The consume connection beside the command connection: the start waits for it, and on each
+   * reconnect of the command connection it follows it (Sentinel: the primary may have moved).
+   */
+  private leanConnection(b: RedisBackend, commands: Redis): LeanConsume {
+    const lean = new LeanConsume({
+      ...consumeTarget(b.options, commands),
+      script: CONSUME,
+      commandTimeoutMs: b.options.command_timeout_ms,
+      connectTimeoutMs: b.options.connect_timeout_ms,
+      failure: storeUnavailable,
+      log: b.log,
+    });
+    b.startsWith(() => lean.ready());
+    commands.on('ready', () => lean.follow());
+    return lean;
+  }
+
+  /** Stops measuring the clock and closes the consume connection (the store closes). */
   stop(): void {
     this.stopped = true;
+    this.lean?.close();
     clearInterval(this.clockTimer);
     clearTimeout(this.clockRetry);
   }

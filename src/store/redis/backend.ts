@@ -59,6 +59,8 @@ export class RedisBackend {
   private marker: string | null = null;
   /** When (wall clock) the loss was found, or null. */
   private lostAt: number | null = null;
+  /** What else the start waits for once the command connection is up (the consume connection). */
+  private readonly alsoReady: Array<() => Promise<void>> = [];
 
   constructor(
     readonly options: RedisStoreOptions,
@@ -101,13 +103,20 @@ export class RedisBackend {
           this.options.connect_timeout_ms,
         ).unref();
         this.redis.once('ready', () => {
-          void mastersConnected(this.redis).then(() => {
-            clearTimeout(timer);
-            resolve();
-          });
+          void mastersConnected(this.redis)
+            .then(() => Promise.all(this.alsoReady.map((ready) => ready())))
+            .then(() => {
+              clearTimeout(timer);
+              resolve();
+            });
         });
       }),
     );
+  }
+
+  /** The start holds calls until `ready` resolves too (it is asked once the command connection is up). */
+  startsWith(ready: () => Promise<void>): void {
+    this.alsoReady.push(ready);
   }
 
   accountKey(id: string): string {
@@ -201,8 +210,13 @@ export class RedisBackend {
 }
 
 function unavailable(err: unknown): never {
-  if (err instanceof GatewayError) throw err;
-  throw new GatewayError(
+  throw storeUnavailable(err);
+}
+
+/** A failure as the store's callers get it: STORE_UNAVAILABLE, unless it is already ours. */
+export function storeUnavailable(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError(
     'STORE_UNAVAILABLE',
     `Redis store unavailable: ${err instanceof Error ? err.message : String(err)}`,
   );

@@ -35,9 +35,6 @@ export function connect(o: RedisStoreOptions): Redis | Cluster {
     ...nodeOptions(o),
     enableOfflineQueue: false,
     enableAutoPipelining: true,
-    // Consumes come batched already (counting/redis-batch.ts): waiting a further turn for ioredis' own
-    // pipeline would only add latency. On a Cluster they go one per request, so they keep it.
-    autoPipeliningIgnoredCommands: ['fpgConsume'],
     retryStrategy: retryDelay,
     // A demoted primary answers READONLY on a live connection: reconnecting finds the new one
     // (through Sentinel, or a managed service's DNS name).

@@ -1,0 +1,279 @@
+import { createHash } from 'node:crypto';
+import { connect as netConnect, type Socket } from 'node:net';
+import { type ConnectionOptions, connect as tlsConnect } from 'node:tls';
+import type { Logger } from 'pino';
+import { retryDelay } from './connection.js';
+import { bulk, command, RespError, RespParser, type RespValue } from './resp.js';
+
+/** Where a call's outcome goes: exactly one of the two, once. */
+export interface CallReceiver {
+  replied(reply: RespValue): void;
+  failed(err: Error): void;
+}
+
+export interface LeanOptions {
+  script: string;
+  /** The server to connect to now, or null while unknown (Sentinel: the command connection is down). */
+  address: () => { host: string; port: number } | null;
+  /** TLS options (rediss://), or undefined for plain TCP. */
+  tls: ConnectionOptions | undefined;
+  username: string | undefined;
+  password: string | undefined;
+  db: number;
+  commandTimeoutMs: number;
+  connectTimeoutMs: number;
+  /** What a failed call's receiver is given (the store's STORE_UNAVAILABLE). */
+  failure: (err: Error) => Error;
+  log: Logger;
+}
+
+/** A call in flight. `done`: answered already (it timed out); its reply, when it comes, is dropped. */
+interface Pending {
+  receiver: CallReceiver;
+  numKeys: string;
+  argc: number;
+  body: string;
+  sentAt: number;
+  done: boolean;
+  retried: boolean;
+}
+
+type State = 'down' | 'connecting' | 'ready' | 'closed';
+
+/**
+ * One connection of its own for the consume script, beside the ioredis command connection: a
+ * call is one string written, its reply parsed from the socket's Buffers into plain values and
+ * handed to a receiver, with no promise, no command object and no argument conversion per call.
+ *
+ * Failure rules, as the ioredis path has them (connection.ts): no offline queue (while the
+ * connection is not ready a call fails at once), a call not answered within `commandTimeoutMs`
+ * fails, and no call is ever sent twice, since one whose reply was lost may have counted. The one
+ * exception is NOSCRIPT (Redis lost its script cache, e.g. SCRIPT FLUSH): Redis ran nothing, so
+ * that call is sent once more as EVAL, which also loads the script for the next ones. A timed-out
+ * call stays in the FIFO until its reply comes, so replies keep matching their calls; the consume
+ * script's deadline (redis-clock.ts) makes one Redis runs too late count nothing. A dropped
+ * connection fails every call in flight and reconnects with the command connection's backoff.
+ */
+export class LeanConsume {
+  private socket: Socket | null = null;
+  private state: State = 'down';
+  private readonly parser = new RespParser((reply) => this.onReply(reply));
+  /** Calls in flight, oldest first, from `head`; the first `expired` of them have timed out. */
+  private queue: Array<Pending | undefined> = [];
+  private head = 0;
+  private expired = 0;
+  /** Handshake replies still to come while connecting, first first: whether an error reply is fatal. */
+  private handshake: boolean[] = [];
+  private attempts = 0;
+  private connectedTo = '';
+  private down = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private connectTimer: NodeJS.Timeout | undefined;
+  private readonly ticker: NodeJS.Timeout;
+  private readonly sha: string;
+  private readonly evalsha: string;
+  private readonly eval: string;
+  private readyWaiters: Array<() => void> = [];
+
+  constructor(private readonly o: LeanOptions) {
+    this.sha = createHash('sha1').update(o.script).digest('hex');
+    this.evalsha = `${bulk('EVALSHA')}${bulk(this.sha)}`;
+    this.eval = `${bulk('EVAL')}${bulk(o.script)}`;
+    // Timeouts are checked a few times per timeout, not timed per call.
+    this.ticker = setInterval(() => this.expire(), Math.max(5, Math.min(50, o.commandTimeoutMs / 10))).unref();
+    this.connect();
+  }
+
+  /** Resolves once the connection is first ready (at once if it is). */
+  ready(): Promise<void> {
+    if (this.state === 'ready') return Promise.resolve();
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
+  /**
+   * Sends EVALSHA of the script: `body` is its keys then its arguments (`argc` of them in all,
+   * each a RESP bulk string), `numKeys` of them keys.
+   */
+  call(numKeys: number, argc: number, body: string, receiver: CallReceiver): void {
+    const socket = this.socket;
+    if (this.state !== 'ready' || socket === null) {
+      receiver.failed(this.o.failure(new Error(this.state === 'closed' ? 'Connection is closed.' : 'not connected')));
+      return;
+    }
+    const entry: Pending = {
+      receiver,
+      numKeys: bulk(String(numKeys)),
+      argc,
+      body,
+      sentAt: Date.now(),
+      done: false,
+      retried: false,
+    };
+    this.queue.push(entry);
+    socket.write(`*${argc + 3}\r\n${this.evalsha}${entry.numKeys}${body}`);
+  }
+
+  /**
+   * The command connection reached the server (again): if the server is now another one (a
+   * Sentinel failover), this connection moves there; its calls in flight fail.
+   */
+  follow(): void {
+    const now = this.o.address();
+    if (this.state === 'down' && this.socket === null) {
+      clearTimeout(this.retryTimer);
+      return this.connect();
+    }
+    if (this.state === 'ready' && now !== null && `${now.host}:${now.port}` !== this.connectedTo)
+      this.socket?.destroy(new Error(`the primary moved to ${now.host}:${now.port}`));
+  }
+
+  close(): void {
+    this.state = 'closed';
+    clearInterval(this.ticker);
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.connectTimer);
+    this.socket?.destroy();
+    this.failAll(new Error('Connection is closed.'));
+    for (const resolve of this.readyWaiters.splice(0)) resolve();
+  }
+
+  private connect(): void {
+    if (this.state === 'closed') return;
+    const to = this.o.address();
+    // Sentinel: until the command connection has found the primary; follow() starts it then.
+    if (to === null) return this.retry(null);
+    this.state = 'connecting';
+    this.connectedTo = `${to.host}:${to.port}`;
+    const socket =
+      this.o.tls === undefined
+        ? netConnect({ host: to.host, port: to.port })
+        : tlsConnect({ host: to.host, port: to.port, ...this.o.tls });
+    this.socket = socket;
+    socket.setNoDelay(true);
+    this.connectTimer = setTimeout(
+      () => socket.destroy(new Error(`not connected within ${this.o.connectTimeoutMs} ms`)),
+      this.o.connectTimeoutMs,
+    ).unref();
+    socket.once(this.o.tls === undefined ? 'connect' : 'secureConnect', () => this.greet(socket));
+    socket.on('data', (chunk: Buffer) => {
+      if (this.socket !== socket) return;
+      try {
+        this.parser.feed(chunk);
+      } catch (err) {
+        socket.destroy(err as Error);
+      }
+    });
+    socket.on('error', (err) => {
+      if (!this.down && this.state !== 'closed')
+        this.o.log.warn({ err, connection: 'consume' }, 'redis connection failed; retrying');
+      this.down = true;
+    });
+    socket.on('close', () => {
+      if (this.socket !== socket) return;
+      this.socket = null;
+      clearTimeout(this.connectTimer);
+      this.parser.reset();
+      this.failAll(new Error('Connection is closed.'));
+      if (this.state !== 'closed') this.retry(null);
+    });
+  }
+
+  /** AUTH, SELECT, a name for CLIENT LIST, and the script loaded: one write, answered in order. */
+  private greet(socket: Socket): void {
+    const { username, password, db, script } = this.o;
+    let out = '';
+    this.handshake = [];
+    if (password !== undefined) {
+      out += username === undefined ? command('AUTH', password) : command('AUTH', username, password);
+      this.handshake.push(true);
+    }
+    if (db !== 0) {
+      out += command('SELECT', String(db));
+      this.handshake.push(true);
+    }
+    // The name only helps CLIENT LIST: a user whose ACL refuses it still consumes.
+    out += command('CLIENT', 'SETNAME', 'fuel-gateway-consume') + command('SCRIPT', 'LOAD', script);
+    this.handshake.push(false, true);
+    socket.write(out);
+  }
+
+  private retry(err: Error | null): void {
+    this.state = 'down';
+    if (err !== null && !this.down)
+      this.o.log.warn({ err, connection: 'consume' }, 'redis connection failed; retrying');
+    if (err !== null) this.down = true;
+    this.retryTimer = setTimeout(() => this.connect(), retryDelay(++this.attempts)).unref();
+  }
+
+  private onReply(reply: RespValue): void {
+    if (this.state === 'connecting') return this.greeted(reply);
+    const entry = this.queue[this.head];
+    if (entry === undefined) throw new Error('a reply from Redis that no call asked for');
+    this.queue[this.head++] = undefined;
+    if (this.expired > 0) this.expired--;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    if (entry.done) return;
+    if (reply instanceof RespError) {
+      // NOSCRIPT: Redis ran nothing, so this (and only this) is safe to send again.
+      if (reply.message.startsWith('NOSCRIPT') && !entry.retried && this.socket !== null) {
+        entry.retried = true;
+        this.queue.push(entry);
+        this.socket.write(`*${entry.argc + 3}\r\n${this.eval}${entry.numKeys}${entry.body}`);
+        return;
+      }
+      entry.done = true;
+      entry.receiver.failed(this.o.failure(new Error(reply.message)));
+      // A demoted primary: the command connection reconnects to the new one, and so does this.
+      if (reply.message.startsWith('READONLY')) this.socket?.destroy();
+      return;
+    }
+    entry.done = true;
+    entry.receiver.replied(reply);
+  }
+
+  private greeted(reply: RespValue): void {
+    const fatal = this.handshake.shift();
+    if (reply instanceof RespError && fatal !== false) throw reply;
+    if (this.handshake.length > 0) return;
+    if (reply !== this.sha) throw new Error(`SCRIPT LOAD answered ${String(reply)}, expected ${this.sha}`);
+    clearTimeout(this.connectTimer);
+    this.state = 'ready';
+    this.attempts = 0;
+    if (this.down) this.o.log.info({ connection: 'consume' }, 'redis connection restored');
+    this.down = false;
+    for (const resolve of this.readyWaiters.splice(0)) resolve();
+  }
+
+  /** Fails the calls waiting longer than the timeout; they stay queued for their replies. */
+  private expire(): void {
+    const limit = Date.now() - this.o.commandTimeoutMs;
+    for (let i = this.head + this.expired; i < this.queue.length; i++) {
+      const entry = this.queue[i] as Pending;
+      if (!entry.done && entry.sentAt > limit) return;
+      this.expired++;
+      if (entry.done) continue;
+      entry.done = true;
+      entry.receiver.failed(this.o.failure(new Error('Command timed out')));
+    }
+  }
+
+  private failAll(err: Error): void {
+    const queue = this.queue;
+    const head = this.head;
+    this.queue = [];
+    this.head = 0;
+    this.expired = 0;
+    for (let i = head; i < queue.length; i++) {
+      const entry = queue[i] as Pending;
+      if (entry.done) continue;
+      entry.done = true;
+      entry.receiver.failed(this.o.failure(err));
+    }
+  }
+}
