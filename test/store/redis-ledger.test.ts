@@ -209,6 +209,41 @@ t.test(
   },
 );
 
+t.test(
+  'requests of one account in one call share its HMGET; two periods interleaved in it each count exact',
+  async (t) => {
+    const { store, a, ledger } = await setUp(t);
+    await store.counting.consume(periodSpec(a), '2026-11-23');
+    await raw.config('RESETSTAT');
+    // One turn, one call (MAX_BATCH is 16): the first reads the account, the other nine share it.
+    await Promise.all(Array.from({ length: 10 }, () => store.counting.consume(periodSpec(a), '2026-11-23')));
+    const { time: _, ...shared } = await commandCounts();
+    t.same(shared, { evalsha: 1, hmget: 1, incr: 10 });
+    // A second period of the same account, interleaved: each switch of period marks, which drops
+    // the shared copy, so each request sees the hint the one before it wrote.
+    const next: Partial<ConsumeSpec> = {
+      periodId: String(END),
+      record: { plan: 'starter', kind: 'monthly', startMs: END, endMs: END + 1 },
+    };
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => store.counting.consume(periodSpec(a, i % 2 === 0 ? {} : next), '2026-11-23')),
+    );
+    t.same(
+      results.map((r) => (r.kind === 'ok' ? r.used : r.kind)),
+      [12, 1, 13, 2, 14, 3, 15, 4],
+    );
+    const [records] = await store.counting.periodRecords([a.id], ...WIDE);
+    t.same(
+      records?.map((r) => [r.periodId, r.used, r.days]),
+      [
+        [String(START), 15, [['2026-11-23', 15]]],
+        [String(END), 4, [['2026-11-23', 4]]],
+      ],
+    );
+    t.ok(ledger);
+  },
+);
+
 t.test('a request at 23:59:59.999 on one gateway and at 00:00 on another count on their own days', async (t) => {
   const clocks = [new ManualClock(NOW), new ManualClock(NOW)];
   const gws = [];

@@ -137,6 +137,13 @@ export function encodeBurst(burst: { limit: number; windowMs: number } | undefin
  * the counter's name plus a suffix: the account's hash tag, so the same Cluster slot, and not
  * sent with every request since only a crossing touches them.
  *
+ * READ: requests of one account in one call share its HMGET, since nothing else runs between
+ * them: revision and status change only in other scripts, and a hint read stays true within the
+ * call (its requests share their day, so no later mark comes). `mark` drops the copy so that the
+ * next request sees the hint it wrote instead of marking again; a request with a burst limit
+ * reads its own, since its log changes with each admission. Worth it when a call holds an account
+ * more than once (a few busy accounts; docs/performance.md).
+ *
  * BURST (docs/plans.md): a sliding log. The account hash's BURST_FIELD holds the Redis times
  * (µs, STAMP digits each, oldest first) of its last admitted requests; a request skips the
  * entries that left the window (at least WINDOW old) and is admitted when fewer than LIMIT
@@ -170,6 +177,8 @@ for i, l, key in string.gmatch(ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.notes}], '(
   notes[tonumber(i)] = { l == '1', key ~= '' and key or nil }
 end
 local out = {}
+-- READ (see above): an account's fields as this call last read them, for its next request in it.
+local read = {}
 for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local k, a = ${CONSUME_KEYS} * i, ${CONSUME_ARGS} * i
   local account, counter, days = KEYS[k + ${KEY.account}], ARGV[a + ${ARG.counter}], ARGV[a + ${ARG.days}]
@@ -178,8 +187,14 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local revision, note, touch, load = ARGV[a + ${ARG.revision}], notes[i], nil, false
   if note then load, touch = note[1], note[2] end
   local state
-  if burst == '' then state = redis.call('HMGET', account, 'revision', 'status', '${HINT_DAY}', '${HINT_DAYS}')
-  else state = redis.call('HMGET', account, 'revision', 'status', '${HINT_DAY}', '${HINT_DAYS}', '${BURST_FIELD}') end
+  if burst ~= '' then state = redis.call('HMGET', account, 'revision', 'status', '${HINT_DAY}', '${HINT_DAYS}', '${BURST_FIELD}')
+  else
+    state = read[account]
+    if not state then
+      state = redis.call('HMGET', account, 'revision', 'status', '${HINT_DAY}', '${HINT_DAYS}')
+      read[account] = state
+    end
+  end
   if state[1] ~= revision then code = 3
   elseif state[2] ~= 'active' then code = 2
   else
@@ -212,9 +227,12 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
     end
     -- The ledger (ledger-lua.ts): nothing for a day and period already marked, unless the
     -- counter was just made (one that expired while the hint still named its days, say).
-    if code == 0 and (state[3] ~= day or state[4] ~= days or used == 1) and mark(account, days, day, used, state[3]) then
-      local expiry, limit, meta = record(ARGV[a + ${ARG.record}])
-      opened(account, days, limit, expiry, meta)
+    if code == 0 and (state[3] ~= day or state[4] ~= days or used == 1) then
+      read[account] = nil
+      if mark(account, days, day, used, state[3]) then
+        local expiry, limit, meta = record(ARGV[a + ${ARG.record}])
+        opened(account, days, limit, expiry, meta)
+      end
     end
     if touch and code == 0 then redis.call('HSET', account, 'lu:' .. touch, day) end
     -- ALERT (see above)
@@ -242,48 +260,4 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   if load and code ~= 2 and code ~= 3 then out[#out + 1] = redis.call('HGETALL', account) end
 end
 return out
-`;
-
-/**
- * The periods of one account that overlap [ARGV[1], ARGV[2]) (unix ms), with their counts.
- *
- * KEYS[1] the account's index of periods; the days and counter keys are named from it (same
- * hash tag, so same slot). Returns {period id, count, HGETALL of its days hash, ...} flattened as
- * {id1, used1, n1, field, value, ..., id2, ...} where n is the number of fields and values.
- */
-export const PERIODS = `
-local base = string.sub(KEYS[1], 1, -8)
-local from, to = tonumber(ARGV[1]), tonumber(ARGV[2])
-local out = {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local days = base .. 'days:' .. id
-  local span = redis.call('HMGET', days, 'start', 'end')
-  if span[1] and tonumber(span[1]) < to and tonumber(span[2]) > from then
-    local fields = redis.call('HGETALL', days)
-    out[#out + 1] = id
-    out[#out + 1] = tonumber(redis.call('GET', base .. 'used:' .. id) or 0)
-    out[#out + 1] = #fields
-    for _, f in ipairs(fields) do out[#out + 1] = f end
-  end
-end
-return out
-`;
-
-/**
- * Notes a change of plan or limit on a period's record: the plan and limit it had until then,
- * with the count at that moment, go to its `changes` (lines of `AT LIMIT USED PLAN`), and the
- * record takes the new ones and the end given: earlier when the change started another period,
- * later when an earlier period of the same id goes on under the new plan (operations.ts).
- * Nothing when the period has no record (no request counted in it).
- *
- * KEYS[1] the period's days hash, KEYS[2] its counter. ARGV: at (unix ms), plan, limit, end.
- */
-export const RECORD_CHANGE = `
-if redis.call('PTTL', KEYS[1]) < 0 then return 0 end
-local old = redis.call('HMGET', KEYS[1], 'plan', 'limit', 'end', 'changes')
-local used = redis.call('GET', KEYS[2]) or '0'
-local changes = (old[4] or '') .. ARGV[1] .. ' ' .. old[2] .. ' ' .. used .. ' ' .. old[1] .. '\\n'
-redis.call('HSET', KEYS[1], 'plan', ARGV[2], 'limit', ARGV[3], 'changes', changes)
-redis.call('HSET', KEYS[1], 'end', ARGV[4])
-return 1
 `;

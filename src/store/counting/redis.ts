@@ -7,8 +7,9 @@ import { LeanConsume } from '../redis/lean-consume.js';
 import { dropReached } from './alerts.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec, CountingStore, PeriodRecord } from './interface.js';
 import { REFUND } from './ledger-lua.js';
-import { CONSUME, CONSUME_KEYS, PERIODS, RECORD_CHANGE } from './lua.js';
+import { CONSUME, CONSUME_KEYS } from './lua.js';
 import { decodePeriods } from './period-records.js';
+import { PERIODS, RECORD_CHANGE } from './periods-lua.js';
 import { ConsumeBatcher, type ConsumeReply } from './redis-batch.js';
 import { RedisClock } from './redis-clock.js';
 
