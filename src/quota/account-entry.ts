@@ -23,15 +23,15 @@ export type EntryKey = Pick<StoredKey, 'id' | 'name' | 'expires_at' | 'last_used
 /**
  * A cached account, as one of its keys reaches it, with everything a request needs that stays
  * fixed until its period ends. Cached by key hash: each key of an account has its own entry.
+ * Its `usage` object's fragments (UsageFragments) are fields of its own: no object per account.
  */
-export interface AccountEntry {
+export interface AccountEntry extends UsageFragments {
   account: EntryAccount;
   /** The key the entry was found by: its own copy (its `last_used_on` is this process's view). */
   key: EntryKey;
   /** The key's expiry, scopes and allowlist, checked per request in process. */
   gate: KeyGate;
   allowance: Allowance;
-  usage: UsageFragments;
   /** The `RateLimit-Policy` header value of the allowance. */
   ratePolicy: string;
   /** What a consume for this account asks the store, built once with the entry. */
@@ -105,7 +105,7 @@ export const renewedEntry = (e: AccountEntry, now: number, o: EntryOptions): Acc
 
 function entryOf(account: EntryAccount, key: EntryKey, gate: KeyGate, now: number, o: EntryOptions): AccountEntry {
   const allowance = allowanceFor(account, o.plans, o.zone, now);
-  const usage = usageFragments(allowance);
+  const { usageHead, usageMid, usageTail } = usageFragments(allowance);
   // The usage tail holds the period's dates: the entry's period writes them out only when read.
   allowance.period = new LeanPeriod(allowance.period, o.zone);
   const spec = new EntrySpec(account.id, account.revision, allowance, o.retentionMs);
@@ -117,7 +117,9 @@ function entryOf(account: EntryAccount, key: EntryKey, gate: KeyGate, now: numbe
     key,
     gate,
     allowance,
-    usage,
+    usageHead,
+    usageMid,
+    usageTail,
     ratePolicy: ratePolicy(allowance),
     spec,
     idJson: JSON.stringify(account.id),
