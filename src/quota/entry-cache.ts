@@ -20,3 +20,21 @@ export function entryCache(maxEntries: number, onEvict: () => void): LRUCache<st
     },
   });
 }
+
+/** What the meter forgets of a key hash: its entry, its unknown mark, its lookup in flight. */
+interface KeyedByHash {
+  delete(keyHash: string): unknown;
+  clear(): void;
+}
+
+/**
+ * An account announcement: the entries of its keys go, and so do lookups in flight, which may
+ * have read the account before the change (later requests must not join them). '*':
+ * announcements may have been missed (the subscription was down), so nothing cached is trusted.
+ */
+export function forgetAnnounced(keyHashes: readonly string[] | '*', held: KeyedByHash[]): void {
+  for (const cache of held) {
+    if (keyHashes === '*') cache.clear();
+    else for (const h of keyHashes) cache.delete(h);
+  }
+}

@@ -13,7 +13,7 @@ import {
   refusal,
   renewedEntry,
 } from './account-entry.js';
-import { entryCache } from './entry-cache.js';
+import { entryCache, forgetAnnounced } from './entry-cache.js';
 import type { MeterOptions, MeterResult } from './meter-types.js';
 
 export type { AccountEntry, AnsweredAccount, HeldAccount } from './account-entry.js';
@@ -57,19 +57,7 @@ export class Meter {
     opts.coordination.subscribe((event) => {
       if (event.type !== 'account') return;
       this.generation++;
-      // '*': announcements may have been missed (the subscription was down), so trust nothing cached.
-      // Lookups in flight may have read the account before this change: later requests must not join them.
-      if (event.id === '*') {
-        this.accounts.clear();
-        this.unknown.clear();
-        this.loading.clear();
-      } else {
-        for (const h of event.keyHashes) {
-          this.accounts.delete(h);
-          this.unknown.delete(h);
-          this.loading.delete(h);
-        }
-      }
+      forgetAnnounced(event.id === '*' ? '*' : event.keyHashes, [this.accounts, this.unknown, this.loading]);
     });
   }
 
@@ -145,10 +133,9 @@ export class Meter {
   }
 
   /**
-   * What the record of a key keeps of the entry the cache dropped for room (no announcement or
-   * reload came since), while its period holds: the miss path a request may take instead of
-   * loading the account first. Judged as a warm entry is; a refusal it would give is not trusted
-   * (it may be long out of date) and the caller takes the slow path instead.
+   * What a key's record keeps of the entry the cache dropped for room, while its period holds: a
+   * miss counts from it instead of loading the account first. Judged as a warm entry is; a refusal
+   * it gives is not trusted (it may be out of date): the caller takes the slow path.
    */
   dropped(key: KnownKey<HeldAccount>): DroppedAccount | undefined {
     const held = key.cached;
@@ -156,10 +143,9 @@ export class Meter {
   }
 
   /**
-   * A request is about to count from a `dropped` copy: a miss. Its spec's `load` is set, so the
-   * store counts only if the account is still at the copy's revision (as exact as a warm count)
-   * and its reply carries the account (`revived`): the miss costs one round trip. Returns the
-   * announcements so far, for `revived`.
+   * A miss is about to count from a `dropped` copy: the store counts only at the copy's revision
+   * (as exact as a warm count) and its reply carries the account (spec `load`, then `revived`):
+   * one round trip. Returns the announcements so far, for `revived`.
    */
   reviving(held: DroppedAccount): number {
     this.misses++;
