@@ -99,6 +99,10 @@ export function accountEntry(account: StoredAccount, key: StoredKey, now: number
   return entryOf(kept, own, gateOf(key, o.keyWarningMs), now, o);
 }
 
+/** The entry again from what a key's record kept of it (`DroppedAccount`), in the period at `now`. */
+export const keptEntry = (d: DroppedAccount, now: number, o: EntryOptions): AccountEntry =>
+  entryOf(d.account, { ...d.key }, d.gate, now, o);
+
 /** The entry of the same account and key in the period at `now`, once the cached one's has ended. */
 export const renewedEntry = (e: AccountEntry, now: number, o: EntryOptions): AccountEntry =>
   entryOf(e.account, { ...e.key }, e.gate, now, o);

@@ -9,6 +9,7 @@ import {
   accountEntry,
   DroppedAccount,
   type HeldAccount,
+  keptEntry,
   type Refusal,
   refusal,
   renewedEntry,
@@ -155,18 +156,13 @@ export class Meter {
 
   /**
    * The entry of `known` in the period `held` was counted in, from the account the reply to a
-   * `reviving` count carried (at the revision counted); cached unless an announcement came meanwhile.
+   * `reviving` count carried, or without it from `held` (a request of the same spec in the call
+   * took the spec's `load`): both are at the revision counted. Cached unless an announcement came.
    */
-  revived(
-    known: KnownKey<HeldAccount>,
-    held: DroppedAccount,
-    account: StoredAccount,
-    generation: number,
-  ): AccountEntry {
-    const key = account.keys.find((k) => k.key_hash === known.hash);
-    if (key === undefined) throw new Error(`account ${account.id} came back without the key it was counted for`);
+  revived(known: KnownKey<HeldAccount>, held: DroppedAccount, account: StoredAccount | undefined, generation: number) {
+    const key = account?.keys.find((k) => k.key_hash === known.hash);
     const at = Math.min(this.opts.now(), held.allowance.period.endMs - 1);
-    const entry = accountEntry(account, key, at, this.opts);
+    const entry = account && key ? accountEntry(account, key, at, this.opts) : keptEntry(held, at, this.opts);
     if (generation === this.generation) this.hold(known, this.keep(known.hash, entry));
     return entry;
   }

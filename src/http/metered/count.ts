@@ -157,8 +157,7 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
   /** The entry a `dropped` count answers with: the account its reply carried, cached again. */
   private revived(dropped: DroppedAccount, account: StoredAccount | undefined): void {
     const { key } = this;
-    if (account === undefined || key === null)
-      throw new Error('a count from a dropped entry came back without its account');
+    if (key === null) throw new Error('a count from a dropped entry without its key');
     this.entry = this.x.services.meter.revived(key, dropped, account, this.generation);
     this.x.account = this.entry;
   }
