@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { posInt } from './fields.js';
 
 /**
- * Heap bytes one cached account costs a gateway, with room to spare: measured at 1.4 KiB
- * (`node --expose-gc bench/account-cache.mjs`, docs/performance.md), and a busy heap holds more
- * than what is live.
+ * Heap bytes one cached account costs a gateway, with room to spare: measured at 1.1 KiB with
+ * its key's record (`node --expose-gc bench/account-cache.mjs`, docs/performance.md), and a busy
+ * heap holds more than what is live.
  */
 export const CACHED_ACCOUNT_BYTES = 2048;
 /** At most this share of the heap's limit goes to cached accounts under `auto`. */

@@ -15,7 +15,7 @@ import type { StoreOutageLog } from '../log/outage.js';
 import type { Metrics, RouteMetrics } from '../metrics/gateway-metrics.js';
 import type { PriceBook } from '../prices/book.js';
 import type { Snapshot } from '../prices/snapshot.js';
-import type { AccountEntry, Meter } from '../quota/meter.js';
+import type { AnsweredAccount, HeldAccount, Meter } from '../quota/meter.js';
 import type { KeyScope } from '../store/store.js';
 import type { RequestSpan, Tracing } from '../telemetry/tracing.js';
 import type { TrustedProxies } from './client.js';
@@ -159,7 +159,7 @@ export interface ListenerCore {
   patterns: readonly RouteEntry[];
   /** The context of requests that match no route (404, 400). */
   unmatched: RouteContext;
-  keyHashes: KeyHashes<AccountEntry>;
+  keyHashes: KeyHashes<HeldAccount>;
   maxKeyLength: number;
   /** `server.max_headers`. */
   maxHeaders: number;
@@ -205,7 +205,7 @@ export interface Exchange {
   /** Its route's context: the listener's `unmatched` until the route is found. */
   route: RouteContext;
   /** The account the request is answered for, once the meter names it: the access log names it. */
-  account: AccountEntry | null;
+  account: AnsweredAccount | null;
   /** The client address, worked out at the first use (answer.ts `clientOf`). */
   address: string | null;
   /** The route's access-log URL, set once the request is known to be `PATH?api_key=K`. */

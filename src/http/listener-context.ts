@@ -46,6 +46,14 @@ export function storeError(l: ListenerCore, err: Error, cost: OutageCost): void 
   l.storeOutage.failed(err.message, cost);
 }
 
+/**
+ * Key records per cached entry. The records outlive the cache, so a key whose entry was dropped
+ * for room keeps what a consume needs (quota/account-entry.ts `DroppedAccount`) and its miss costs
+ * one round trip: the memo keeps at least half its size of the keys seen last (keys/key-hashes.ts),
+ * so a rotation over twice as many accounts as `max_entries` still finds every key's record.
+ */
+const KEY_RECORDS_PER_ENTRY = 4;
+
 /** The listener's two halves: the services its handlers use, and the core's own state. */
 export function buildListenerContext(deps: PublicDeps): { services: Services; core: ListenerCore } {
   const { config, routes: defs, deploymentTag, errors, metrics } = deps;
@@ -56,7 +64,7 @@ export function buildListenerContext(deps: PublicDeps): { services: Services; co
     routes,
     patterns,
     unmatched: { metrics: metrics.forRoute('unmatched'), plainKeyUrl: null, keyHeader: undefined, scope: 0 },
-    keyHashes: new KeyHashes(config.limits.account_cache.max_entries),
+    keyHashes: new KeyHashes(KEY_RECORDS_PER_ENTRY * config.limits.account_cache.max_entries),
     maxKeyLength: config.limits.max_key_length,
     maxHeaders: config.server.max_headers,
     access: config.log.access && deps.log.isLevelEnabled('info') ? new AccessLog(deps.log) : null,

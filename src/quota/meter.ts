@@ -4,10 +4,21 @@ import { ANY_SCOPE, type KeyRequest } from '../keys/gate.js';
 import type { KnownKey } from '../keys/key-hashes.js';
 import type { ConsumeReceiver, PeriodRecord, StoredAccount } from '../store/store.js';
 import { DayClock } from '../time/days.js';
-import { type AccountEntry, accountEntry, type Refusal, refusal, renewedEntry } from './account-entry.js';
+import {
+  type AccountEntry,
+  accountEntry,
+  DroppedAccount,
+  type HeldAccount,
+  keptEntry,
+  type Refusal,
+  refusal,
+  renewedEntry,
+} from './account-entry.js';
+import { entryCache, forgetAnnounced } from './entry-cache.js';
 import type { MeterOptions, MeterResult } from './meter-types.js';
 
-export type { AccountEntry } from './account-entry.js';
+export type { AccountEntry, AnsweredAccount, HeldAccount } from './account-entry.js';
+export { DroppedAccount } from './account-entry.js';
 
 export type { CountedResult, KeyRequest, MeterOptions, MeterResult } from './meter-types.js';
 
@@ -42,33 +53,12 @@ export class Meter {
   constructor(private readonly opts: MeterOptions) {
     this.days = new DayClock(opts.zone);
     this.keyAlone = { scope: ANY_SCOPE, now: opts.now, address: () => null };
-    // maxSize counts entries as `max` would, without allocating max_entries slots up front (auto: up to 1M).
-    this.accounts = new LRUCache({
-      maxSize: opts.cache.max_entries,
-      sizeCalculation: () => 1,
-      dispose: (entry, _hash, reason) => {
-        entry.live = false;
-        entry.evicted = reason === 'evict';
-        if (entry.evicted) this.evictions++;
-      },
-    });
+    this.accounts = entryCache(opts.cache.max_entries, () => this.evictions++);
     this.unknown = new LRUCache({ max: MAX_UNKNOWN, ttl: Math.max(1, opts.cache.negative_ttl_ms) });
     opts.coordination.subscribe((event) => {
       if (event.type !== 'account') return;
       this.generation++;
-      // '*': announcements may have been missed (the subscription was down), so trust nothing cached.
-      // Lookups in flight may have read the account before this change: later requests must not join them.
-      if (event.id === '*') {
-        this.accounts.clear();
-        this.unknown.clear();
-        this.loading.clear();
-      } else {
-        for (const h of event.keyHashes) {
-          this.accounts.delete(h);
-          this.unknown.delete(h);
-          this.loading.delete(h);
-        }
-      }
+      forgetAnnounced(event.id === '*' ? '*' : event.keyHashes, [this.accounts, this.unknown, this.loading]);
     });
   }
 
@@ -118,13 +108,14 @@ export class Meter {
    * may be reloaded once when evicted). Inactive entries expire after INACTIVE_TTL_MS, which only
    * the cache sees, so they are always looked up.
    */
-  warm(key: KnownKey<AccountEntry>): AccountEntry | undefined {
-    let entry = key.cached;
-    if (entry === null || !entry.live) {
-      const found = this.accounts.get(key.hash);
-      if (found === undefined) return undefined;
-      key.cached = found.account.status === 'active' ? found : null;
-      entry = found;
+  warm(key: KnownKey<HeldAccount>): AccountEntry | undefined {
+    const held = key.cached;
+    let entry = held instanceof DroppedAccount || !held?.live ? undefined : held;
+    if (entry === undefined) {
+      entry = this.accounts.get(key.hash);
+      if (entry === undefined) return undefined;
+      key.cached = null;
+      this.hold(key, entry);
     }
     if (this.opts.now() >= entry.allowance.period.endMs) return undefined;
     this.hits++;
@@ -136,49 +127,54 @@ export class Meter {
    * `forget` and goes the `consume` way, which reloads the account. Returns the ledger's day
    * it is counted on, for a refund (a caller that needs it before the reply passes it in).
    */
-  consumeInto(entry: AccountEntry, receiver: ConsumeReceiver, day = this.today()): string {
+  consumeInto(entry: Pick<AccountEntry, 'key' | 'spec'>, receiver: ConsumeReceiver, day = this.today()): string {
     if (entry.key.last_used_on !== day) this.touch(entry, day);
     this.opts.counting.consumeInto(entry.spec, day, receiver);
     return day;
   }
 
   /**
-   * The entry of a key that the cache dropped for room alone (an announcement or a reload would
-   * have marked it otherwise), while its period holds: the miss path a request may take instead
-   * of loading the account first (`reviveInto`). Judged as a warm entry is; a refusal it would
-   * give is not trusted (it may be long out of date) and the caller takes the slow path instead.
+   * What a key's record keeps of the entry the cache dropped for room, while its period holds: a
+   * miss counts from it instead of loading the account first. Judged as a warm entry is; a refusal
+   * it gives is not trusted (it may be out of date): the caller takes the slow path.
    */
-  dropped(key: KnownKey<AccountEntry>): AccountEntry | undefined {
-    const entry = key.cached;
-    if (entry === null || entry.live || !entry.evicted) return undefined;
-    return this.opts.now() < entry.allowance.period.endMs ? entry : undefined;
+  dropped(key: KnownKey<HeldAccount>): DroppedAccount | undefined {
+    const held = key.cached;
+    return held instanceof DroppedAccount && this.opts.now() < held.allowance.period.endMs ? held : undefined;
   }
 
   /**
-   * A request is about to count from a `dropped` entry: a miss. Its spec's `load` is set, so the store
-   * counts only if the account is still at the entry's revision (as exact as a warm count) and
-   * its reply carries the account (`revived`): the miss costs one round trip. Returns the
-   * announcements so far, for `revived`.
+   * A miss is about to count from a `dropped` copy: the store counts only at the copy's revision
+   * (as exact as a warm count) and its reply carries the account (spec `load`, then `revived`):
+   * one round trip. Returns the announcements so far, for `revived`.
    */
-  reviving(entry: AccountEntry): number {
+  reviving(held: DroppedAccount): number {
     this.misses++;
-    entry.spec.load = true;
+    held.spec.load = true;
     return this.generation;
   }
 
-  /** Caches the entry of `known` from the account the reply to a `reviving` count carried, unless an announcement came meanwhile. */
-  revived(known: KnownKey<AccountEntry>, account: StoredAccount, generation: number): void {
-    const key = account.keys.find((k) => k.key_hash === known.hash);
-    if (key === undefined || generation !== this.generation) return;
-    this.hold(known, this.keep(known.hash, accountEntry(account, key, this.opts.now(), this.opts)));
+  /**
+   * The entry of `known` in the period `held` was counted in, from the account the reply to a
+   * `reviving` count carried, or without it from `held` (a request of the same spec in the call
+   * took the spec's `load`): both are at the revision counted. Cached unless an announcement came.
+   */
+  revived(known: KnownKey<HeldAccount>, held: DroppedAccount, account: StoredAccount | undefined, generation: number) {
+    const key = account?.keys.find((k) => k.key_hash === known.hash);
+    const at = Math.min(this.opts.now(), held.allowance.period.endMs - 1);
+    const entry = account && key ? accountEntry(account, key, at, this.opts) : keptEntry(held, at, this.opts);
+    if (generation === this.generation) this.hold(known, this.keep(known.hash, entry));
+    return entry;
   }
 
   /**
    * Puts the entry the cache holds for a key on its record, as a warm request does: a key whose
    * every request misses (more accounts in use than the cache holds) then finds it `dropped`.
    */
-  hold(known: KnownKey<AccountEntry>, entry: AccountEntry): void {
-    if (entry.account.status === 'active' && this.accounts.peek(known.hash) === entry) known.cached = entry;
+  hold(known: KnownKey<HeldAccount>, entry: AccountEntry): void {
+    if (entry.account.status !== 'active' || this.accounts.peek(known.hash) !== entry) return;
+    known.cached = entry;
+    entry.holder = known;
   }
 
   /**
@@ -186,16 +182,16 @@ export class Meter {
    * same round trip): from then on this process's copy says it, so the key costs no more writes
    * that day. A copy reloaded from the store (another gateway noted it) asks no write either.
    */
-  private touch(entry: AccountEntry, day: string): void {
+  private touch(entry: Pick<AccountEntry, 'key' | 'spec'>, day: string): void {
     if (entry.key.last_used_on === day) return;
     entry.key.last_used_on = day;
     entry.spec.touch = entry.key.id;
   }
 
-  /** The store found `entry` (of `keyHash`) out of date: it leaves the cache, and no miss counts from it. */
-  forget(keyHash: string, entry?: AccountEntry | null): void {
+  /** The store found the copy of `keyHash` out of date: it leaves the cache, and no miss counts from what `known` keeps of it. */
+  forget(keyHash: string, known?: KnownKey<HeldAccount> | null): void {
     this.accounts.delete(keyHash);
-    if (entry) entry.evicted = false;
+    if (known && known.cached instanceof DroppedAccount) known.cached = null;
   }
 
   /** Authenticates and reports usage without counting (HEAD); `address` as for `consume`. */

@@ -17,7 +17,7 @@ export function thresholdsFor(limit: number, percents: readonly number[]): Thres
 const SHARED_MAX = 10_000;
 const shared = new Map<string, readonly Threshold[]>();
 
-function sharedThresholds(limit: number, percents: readonly number[]): readonly Threshold[] {
+export function sharedThresholds(limit: number, percents: readonly number[]): readonly Threshold[] {
   const key = `${limit}:${percents.join(',')}`;
   const known = shared.get(key);
   if (known !== undefined) return known;

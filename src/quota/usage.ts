@@ -25,12 +25,13 @@ export function usageObject(a: Allowance, used: number): Usage {
 
 /**
  * `usageObject` serialised once per account and period and split around its two per-request
- * numbers (requests_used, requests_remaining), so a request only concatenates.
+ * numbers (requests_used, requests_remaining), so a request only concatenates. A cached entry
+ * holds them as its own fields (quota/account-entry.ts): no object of their own per account.
  */
 export interface UsageFragments {
-  head: string;
-  mid: string;
-  tail: string;
+  usageHead: string;
+  usageMid: string;
+  usageTail: string;
 }
 
 /** Where the value of `key` starts and ends in `json` (values here contain no comma). */
@@ -66,14 +67,14 @@ export function usageFragments(a: Allowance): UsageFragments {
   const [remainingStart, remainingEnd] = valueAt(json, 'requests_remaining');
   // The head names the plan and the middle the limit: shared. The tail names the period: the account's own.
   return {
-    head: once(json.slice(0, usedStart)),
-    mid: once(json.slice(usedEnd, remainingStart)),
-    tail: ownCopy(json.slice(remainingEnd)),
+    usageHead: once(json.slice(0, usedStart)),
+    usageMid: once(json.slice(usedEnd, remainingStart)),
+    usageTail: ownCopy(json.slice(remainingEnd)),
   };
 }
 
 export function usageJson(f: UsageFragments, used: number, limit: number): string {
-  return f.head + used + f.mid + Math.max(0, limit - used) + f.tail;
+  return f.usageHead + used + f.usageMid + Math.max(0, limit - used) + f.usageTail;
 }
 
 /**

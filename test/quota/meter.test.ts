@@ -2,7 +2,7 @@ import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { createAccount } from '../../src/keys/accounts.js';
 import { hashKey } from '../../src/keys/key-generator.js';
-import { Meter } from '../../src/quota/meter.js';
+import { type AccountEntry, DroppedAccount, type HeldAccount, Meter } from '../../src/quota/meter.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import type { StoredAccount } from '../../src/store/store.js';
 import { storedKey } from '../helpers/accounts.js';
@@ -166,3 +166,63 @@ t.test('one usage object: the hot path splices exactly what the admin API serial
     );
   }
 });
+
+t.test(
+  "an entry dropped for room leaves its key's record a copy that makes the same entry again, with or without the account in the reply",
+  async (t) => {
+    const store = new MemoryStore(() => NOW, null);
+    const meter = new Meter({
+      accounts: store.accounts,
+      counting: store.counting,
+      coordination: store.coordination,
+      plans: config.plans,
+      zone: config.time_zone,
+      now: () => NOW,
+      cache: { ...config.limits.account_cache, max_entries: 1 },
+      retentionMs: 0,
+      keyWarningMs: 7 * 86_400_000,
+    });
+    const made = [];
+    for (let i = 0; i < 2; i++)
+      made.push(
+        await createAccount(
+          store.accounts,
+          config.plans,
+          { plan: 'starter', label: '', status: 'active', limit: null },
+          NOW,
+        ),
+      );
+    const known = made.map((m) => ({ hash: hashKey(m.api_key), cached: null as HeldAccount | null }));
+    const [first, second] = known as [(typeof known)[0], (typeof known)[0]];
+    t.equal(await meter.identify(first.hash), 'active');
+    const entry = meter.cached(first.hash) as AccountEntry;
+    meter.hold(first, entry);
+    t.equal(first.cached, entry, 'the record holds the cached entry');
+    t.equal(await meter.identify(second.hash), 'active', 'the second account takes the one entry');
+    const copy = meter.dropped(first);
+    t.ok(copy instanceof DroppedAccount, 'the record keeps a copy of the entry dropped for room');
+    const dropped = copy as DroppedAccount;
+    t.equal(dropped.idJson, entry.idJson);
+    t.equal(dropped.spec, entry.spec, 'the same spec: the store counts from it at its revision');
+    const same = (e: AccountEntry) => ({
+      usage: [e.usageHead, e.usageMid, e.usageTail],
+      policy: e.ratePolicy,
+      idJson: e.idJson,
+      account: e.account,
+      period: [e.allowance.period.id, e.allowance.period.startedAt, e.allowance.period.endsAt],
+    });
+    const stored = (await store.accounts.findByKeyHash(first.hash)) as StoredAccount;
+    const generation = meter.reviving(dropped);
+    t.same(same(meter.revived(first, dropped, undefined, generation)), same(entry), 'made again from the copy alone');
+    t.equal(first.cached, meter.cached(first.hash), 'and cached again on the record');
+    t.same(
+      same(meter.revived(first, dropped, stored, generation)),
+      same(entry),
+      'or from the account the reply carried',
+    );
+    t.equal(await meter.identify(second.hash), 'active');
+    t.ok(meter.dropped(first) instanceof DroppedAccount, 'dropped for room again');
+    meter.forget(first.hash, first);
+    t.equal(meter.dropped(first), undefined, 'forgotten (the store found it changed): no count from what it kept');
+  },
+);

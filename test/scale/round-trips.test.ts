@@ -104,6 +104,42 @@ t.test(
   },
 );
 
+t.test(
+  'a rotation over twice as many accounts as the cache holds (200,000 over the 100,000 of issue 43): every miss is one EVALSHA, counted exactly',
+  async (t) => {
+    const redis = await startRedis(t);
+    // Three entries, six accounts taken in turn: every request finds its account dropped for room.
+    const gw = await startGateway(t, {
+      store: { type: 'redis', redis: { url: redis.url } },
+      log: { access: false },
+      webhooks: { poll_interval_ms: 3_600_000 },
+      limits: { account_cache: { max_entries: 3 } },
+    });
+    const keys: string[] = [];
+    for (let i = 0; i < 6; i++)
+      keys.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string);
+    for (const key of keys) t.equal((await gw.get(`${SIMPLE}?api_key=${key}`)).status, 200, 'first sight loads it');
+    await clockMeasured(gw.app.store as RedisStore);
+    await redis.cli('CONFIG', 'RESETSTAT');
+    const rounds = 3;
+    for (let i = 0; i < rounds * keys.length; i++) {
+      const r = await gw.get(`${SIMPLE}?api_key=${keys[i % keys.length]}`);
+      t.equal(r.status, 200);
+      t.equal(
+        r.headers.get('x-ratelimit-remaining'),
+        String(2000 - 2 - Math.floor(i / keys.length)),
+        'counted exactly',
+      );
+    }
+    const n = rounds * keys.length;
+    t.same(
+      await commandCounts(redis.cli),
+      { evalsha: n, time: n, hmget: n, incr: n, hincrby: n, hgetall: n },
+      'no GET of the key hash, no HGETALL before the consume: each key record kept what a consume needs',
+    );
+  },
+);
+
 t.test('a warm conditional request answered 304 costs Redis one read of the counter, and counts nothing', async (t) => {
   const redis = await startRedis(t);
   const gw = await quietGateway(t, redis.url);

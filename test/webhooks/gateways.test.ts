@@ -97,13 +97,17 @@ t.test('two gateways, parallel requests past 80% and 100%: exactly one verified 
     [80, 80],
   ]);
   t.equal(new Set(got.map((g) => g.headers['webhook-id'])).size, 2, 'two distinct webhook-ids');
+  // The dates the answers show: a cached account's period writes them out only when read (quota/entry-spec.ts).
+  const answered = await fetch(`${a.base}/fuel-api/api/usage.php?api_key=${api_key}`);
+  const { usage } = (await answered.json()) as { usage: Record<string, string> };
   t.match(got[0]?.event.data, {
     account_id: account.id,
     plan: 'developer',
     request_limit: 100,
-    period_started_at: String,
-    period_ends_at: String,
+    period_started_at: usage['period_started_at'],
+    period_ends_at: usage['period_ends_at'],
   });
+  t.not(usage['period_started_at'], usage['period_ends_at']);
   const listed = await admin(b, 'GET', `/admin/webhooks/${ep.id}/deliveries`);
   t.equal(listed.deliveries.length, 3, 'the two, and the marker');
   t.ok(

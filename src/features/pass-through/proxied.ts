@@ -85,7 +85,7 @@ class Forwarded implements ForwardSpec {
     this.route = proxyRoute.name;
     this.path = target.path;
     this.search = target.search;
-    this.usage = counted ? usageJson(counted.entry.usage, counted.used, counted.entry.allowance.limit) : 'null';
+    this.usage = counted ? usageJson(counted.entry, counted.used, counted.entry.allowance.limit) : 'null';
     this.headers = this.rate(counted?.used ?? 0);
     this.requestIdJson = x.idJson;
     this.span = x.span;

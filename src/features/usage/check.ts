@@ -20,7 +20,7 @@ function answer(x: Exchange, { entry, used }: CountedResult): void {
   // The key that asked, after `usage`: a key's name may be any text, so its length is in bytes.
   const { id, name, expires_at } = entry.key;
   const key = JSON.stringify({ id, name, expires_at });
-  const body = `${HEAD}${usageJson(entry.usage, used, entry.allowance.limit)},"key":${key}}`;
+  const body = `${HEAD}${usageJson(entry, used, entry.allowance.limit)},"key":${key}}`;
   send(
     x,
     200,

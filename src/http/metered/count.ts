@@ -16,8 +16,15 @@ import { performance } from 'node:perf_hooks';
 import type { KnownKey } from '../../keys/key-hashes.js';
 import type { Snapshot } from '../../prices/snapshot.js';
 import { refusal } from '../../quota/account-entry.js';
-import type { AccountEntry, CountedResult, KeyRequest, MeterResult } from '../../quota/meter.js';
-import type { ConsumeReceiver, ConsumeResult } from '../../store/store.js';
+import type {
+  AccountEntry,
+  CountedResult,
+  DroppedAccount,
+  HeldAccount,
+  KeyRequest,
+  MeterResult,
+} from '../../quota/meter.js';
+import type { ConsumeReceiver, ConsumeResult, StoredAccount } from '../../store/store.js';
 import { clientOf, crashed } from '../answer.js';
 import { clientIp } from '../client.js';
 import type { Exchange, MeteredBody, MeteredRoute } from '../core-types.js';
@@ -45,7 +52,7 @@ const NO_BODY: MeteredBody = { contentType: '', head: '', tail: '', withUsage: f
  * (`KeyRequest`) and the receiver of its count (`ConsumeReceiver`).
  */
 export class MeteredRequest implements ConsumeReceiver, KeyRequest {
-  key: KnownKey<AccountEntry> | null = null;
+  key: KnownKey<HeldAccount> | null = null;
   keyHash = '';
   body: MeteredBody = NO_BODY;
   /** The price set the body was prepared from, for its ETag. */
@@ -62,9 +69,9 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
   day = '';
   /** When its store call began, for the store latency metric. */
   storeStart = 0;
-  /** `entry` is one the cache dropped: its count asks for the account (Meter `reviveInto`). */
-  revive = false;
-  /** The meter's announcements when a revive was sent (Meter `revived`). */
+  /** What the key's record keeps of an entry the cache dropped, counted from instead of `entry`: its reply brings the account (Meter `reviving`). */
+  dropped: DroppedAccount | null = null;
+  /** The meter's announcements when a `dropped` count was sent (Meter `revived`). */
   generation = 0;
 
   constructor(
@@ -106,14 +113,14 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
         case 'ok':
         case 'exhausted':
         case 'burst':
-          if (result.account !== undefined && this.key !== null)
-            this.x.services.meter.revived(this.key, result.account, this.generation);
+          if (this.dropped !== null) this.revived(this.dropped, result.account);
           return this.counted(result);
         case 'inactive':
           return keyRefused(this.x, 'inactive');
         case 'changed':
           // Our copy of the account is out of date: the meter reloads it and decides again.
-          this.x.services.meter.forget(this.keyHash, this.entry);
+          this.x.services.meter.forget(this.keyHash, this.key);
+          this.dropped = null;
           return this.slowly();
       }
     } catch (err) {
@@ -145,6 +152,14 @@ export class MeteredRequest implements ConsumeReceiver, KeyRequest {
     } catch (err) {
       crashed(this.x, err);
     }
+  }
+
+  /** The entry a `dropped` count answers with: the account its reply carried, cached again. */
+  private revived(dropped: DroppedAccount, account: StoredAccount | undefined): void {
+    const { key } = this;
+    if (key === null) throw new Error('a count from a dropped entry without its key');
+    this.entry = this.x.services.meter.revived(key, dropped, account, this.generation);
+    this.x.account = this.entry;
   }
 
   private counted(result: Counted): void {
@@ -182,8 +197,7 @@ export function admit(m: MeteredRequest): boolean {
       return false;
     }
     x.account = dropped;
-    m.entry = dropped;
-    m.revive = true;
+    m.dropped = dropped;
     return true;
   }
   x.account = entry;
@@ -199,10 +213,10 @@ export function admit(m: MeteredRequest): boolean {
 /** The warm count: the store's reply comes to the request itself (`consumed`, `failed`). */
 export function count(m: MeteredRequest): boolean {
   const { meter } = m.x.services;
-  const { entry } = m;
+  const entry = m.entry ?? m.dropped;
   if (entry === null) return false;
   m.storeStart = performance.now();
-  if (m.revive) m.generation = meter.reviving(entry);
+  if (m.dropped !== null) m.generation = meter.reviving(m.dropped);
   // A feature's count knows its day before the reply, which the memory store gives at once.
   if (m.then === null) {
     meter.consumeInto(entry, m);
@@ -218,7 +232,7 @@ export function count(m: MeteredRequest): boolean {
  * (or null: served unmetered), and a refusal is answered here. A cached account takes the warm
  * path, so a pass-through cache hit makes no promise for its count.
  */
-export function countThen(x: Exchange, key: KnownKey<AccountEntry>, then: CountedThen): void {
+export function countThen(x: Exchange, key: KnownKey<HeldAccount>, then: CountedThen): void {
   const m = new MeteredRequest(x, null, NO_TARGET, then);
   m.key = key;
   m.keyHash = key.hash;

@@ -4,7 +4,7 @@
  * accepted one goes on with its key.
  */
 import type { KnownKey } from '../../keys/key-hashes.js';
-import type { AccountEntry } from '../../quota/meter.js';
+import type { HeldAccount } from '../../quota/meter.js';
 import { clientOf, fail } from '../answer.js';
 import type { Exchange, ListenerCore } from '../core-types.js';
 import { headerValue, isPlainKeySearch, PLAIN_KEY_PARAM, readKey } from '../request.js';
@@ -24,7 +24,7 @@ export function takeKey(m: MeteredRequest): boolean {
  * The key a request carries, or null once the request has been refused for it (throttled
  * address, missing or malformed key). Every front door that takes a key starts here.
  */
-export function keyOf(x: Exchange, search: string): KnownKey<AccountEntry> | null {
+export function keyOf(x: Exchange, search: string): KnownKey<HeldAccount> | null {
   const { core } = x;
   const header = keyHeader(x);
   const plain = knownPlainKey(core, search, header);
@@ -64,11 +64,7 @@ function keyHeader(x: Exchange): string | undefined {
  * The common request, `?api_key=K` alone, with a key seen before: found with one lookup and no
  * parsing, since only well-formed keys are remembered (and those need no decoding).
  */
-function knownPlainKey(
-  l: ListenerCore,
-  search: string,
-  header: string | undefined,
-): KnownKey<AccountEntry> | undefined {
+function knownPlainKey(l: ListenerCore, search: string, header: string | undefined): KnownKey<HeldAccount> | undefined {
   if (!search.startsWith(PLAIN_KEY_PARAM)) return undefined;
   const key = search.slice(PLAIN_KEY_PARAM.length);
   return header === undefined || header === key ? l.keyHashes.seen(key) : undefined;
@@ -78,7 +74,7 @@ function readAndHash(
   l: ListenerCore,
   search: string,
   header: string | undefined,
-): KnownKey<AccountEntry> | 'missing' | 'malformed' {
+): KnownKey<HeldAccount> | 'missing' | 'malformed' {
   const input = readKey(search, header, l.maxKeyLength);
   if (input.kind !== 'key') return input.kind;
   return l.keyHashes.of(input.key) ?? 'malformed';

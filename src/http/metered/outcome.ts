@@ -147,7 +147,7 @@ export function answerCounted(
   if (m.notModified && etag !== null && (kind === 'ok' || !countNotModified))
     return send(x, 304, headers.notModified(etag, rate), '');
   if (kind === 'exhausted') return limited(x, entry, rate, now);
-  const usage = b.withUsage ? usageJson(entry.usage, used, entry.allowance.limit) : '';
+  const usage = b.withUsage ? usageJson(entry, used, entry.allowance.limit) : '';
   if (b.compressed !== null) return sendCoded(m, b.compressed, rate, usage);
   if (!b.withUsage) return send(x, 200, headers.counted200(b.contentType, b.bytes, rate, etag), b.head + b.tail);
   send(x, 200, headers.counted200(b.contentType, b.bytes + usage.length, rate, etag), b.head + usage + b.tail);
