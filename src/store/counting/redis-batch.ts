@@ -1,6 +1,7 @@
 import { storeCalls } from '../../telemetry/store-calls.js';
 import { decodeAccount, pairsToRecord } from '../redis/codec.js';
-import type { CallReceiver, LeanConsume } from '../redis/lean-consume.js';
+import type { CallReceiver } from '../redis/lean-calls.js';
+import type { LeanConsume } from '../redis/lean-consume.js';
 import { bulk, type RespValue } from '../redis/resp.js';
 import { type ConsumeKeys, type ConsumeReply, decode, notedOf, wire } from './consume-args.js';
 import type { ConsumeReceiver, ConsumeResult, ConsumeSpec } from './interface.js';

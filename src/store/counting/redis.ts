@@ -216,6 +216,7 @@ export class RedisCounting implements CountingStore {
       commandTimeoutMs: b.options.command_timeout_ms,
       connectTimeoutMs: b.options.connect_timeout_ms,
       failure: storeUnavailable,
+      commandsReady: () => commands.status === 'ready',
       log: b.log,
     });
     b.startsWith(() => lean.ready());

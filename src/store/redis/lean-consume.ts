@@ -3,13 +3,8 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { type ConnectionOptions, connect as tlsConnect } from 'node:tls';
 import type { Logger } from 'pino';
 import { retryDelay } from './connection.js';
+import { type CallReceiver, LeanCalls, type Pending } from './lean-calls.js';
 import { bulk, command, RespError, RespParser, type RespValue } from './resp.js';
-
-/** Where a call's outcome goes: exactly one of the two, once. */
-export interface CallReceiver {
-  replied(reply: RespValue): void;
-  failed(err: Error): void;
-}
 
 export interface LeanOptions {
   script: string;
@@ -24,18 +19,9 @@ export interface LeanOptions {
   connectTimeoutMs: number;
   /** What a failed call's receiver is given (the store's STORE_UNAVAILABLE). */
   failure: (err: Error) => Error;
+  /** Whether the command connection is ready: while it is not, this one waits for follow(). */
+  commandsReady: () => boolean;
   log: Logger;
-}
-
-/** A call in flight. `done`: answered already (it timed out); its reply, when it comes, is dropped. */
-interface Pending {
-  receiver: CallReceiver;
-  numKeys: string;
-  argc: number;
-  body: string;
-  sentAt: number;
-  done: boolean;
-  retried: boolean;
 }
 
 type State = 'down' | 'connecting' | 'ready' | 'closed';
@@ -46,22 +32,23 @@ type State = 'down' | 'connecting' | 'ready' | 'closed';
  * handed to a receiver, with no promise, no command object and no argument conversion per call.
  *
  * Failure rules, as the ioredis path has them (connection.ts): no offline queue (while the
- * connection is not ready a call fails at once), a call not answered within `commandTimeoutMs`
- * fails, and no call is ever sent twice, since one whose reply was lost may have counted. The one
+ * connection is down a call fails at once; while it is made again beside a command connection
+ * that is back, a call waits for it, within its timeout), a call not answered within
+ * `commandTimeoutMs` fails, and no call is ever sent twice, since one whose reply was lost may have counted. The one
  * exception is NOSCRIPT (Redis lost its script cache, e.g. SCRIPT FLUSH): Redis ran nothing, so
  * that call is sent once more as EVAL, which also loads the script for the next ones. A timed-out
  * call stays in the FIFO until its reply comes, so replies keep matching their calls; the consume
  * script's deadline (redis-clock.ts) makes one Redis runs too late count nothing. A dropped
- * connection fails every call in flight and reconnects with the command connection's backoff.
+ * connection fails every call in flight and reconnects with the command connection's backoff,
+ * and only while that connection is up: after an outage it follows the command connection back
+ * (follow()), so that the store comes back as one and its outage log ends once
+ * (test/http/store-outage-log.test.ts).
  */
 export class LeanConsume {
   private socket: Socket | null = null;
   private state: State = 'down';
   private readonly parser = new RespParser((reply) => this.onReply(reply));
-  /** Calls in flight, oldest first, from `head`; the first `expired` of them have timed out. */
-  private queue: Array<Pending | undefined> = [];
-  private head = 0;
-  private expired = 0;
+  private readonly calls: LeanCalls;
   /** Handshake replies still to come while connecting, first first: whether an error reply is fatal. */
   private handshake: boolean[] = [];
   private attempts = 0;
@@ -79,8 +66,12 @@ export class LeanConsume {
     this.sha = createHash('sha1').update(o.script).digest('hex');
     this.evalsha = `${bulk('EVALSHA')}${bulk(this.sha)}`;
     this.eval = `${bulk('EVAL')}${bulk(o.script)}`;
+    this.calls = new LeanCalls(o.failure);
     // Timeouts are checked a few times per timeout, not timed per call.
-    this.ticker = setInterval(() => this.expire(), Math.max(5, Math.min(50, o.commandTimeoutMs / 10))).unref();
+    this.ticker = setInterval(
+      () => this.calls.expire(Date.now() - o.commandTimeoutMs),
+      Math.max(5, Math.min(50, o.commandTimeoutMs / 10)),
+    ).unref();
     this.connect();
   }
 
@@ -96,7 +87,8 @@ export class LeanConsume {
    */
   call(numKeys: number, argc: number, body: string, receiver: CallReceiver): void {
     const socket = this.socket;
-    if (this.state !== 'ready' || socket === null) {
+    const connecting = this.state === 'connecting';
+    if ((this.state !== 'ready' && !connecting) || socket === null) {
       receiver.failed(this.o.failure(new Error(this.state === 'closed' ? 'Connection is closed.' : 'not connected')));
       return;
     }
@@ -109,8 +101,15 @@ export class LeanConsume {
       done: false,
       retried: false,
     };
-    this.queue.push(entry);
-    socket.write(`*${argc + 3}\r\n${this.evalsha}${entry.numKeys}${body}`);
+    // Reconnecting beside a command connection that is back: held for at most the timeout, so
+    // that the first requests after an outage do not fail on this connection alone.
+    if (connecting) this.calls.hold(entry);
+    else this.send(socket, entry);
+  }
+
+  private send(socket: Socket, entry: Pending): void {
+    this.calls.sent(entry);
+    socket.write(`*${entry.argc + 3}\r\n${this.evalsha}${entry.numKeys}${entry.body}`);
   }
 
   /**
@@ -133,7 +132,7 @@ export class LeanConsume {
     clearTimeout(this.retryTimer);
     clearTimeout(this.connectTimer);
     this.socket?.destroy();
-    this.failAll(new Error('Connection is closed.'));
+    this.calls.failAll(new Error('Connection is closed.'));
     for (const resolve of this.readyWaiters.splice(0)) resolve();
   }
 
@@ -173,7 +172,7 @@ export class LeanConsume {
       this.socket = null;
       clearTimeout(this.connectTimer);
       this.parser.reset();
-      this.failAll(new Error('Connection is closed.'));
+      this.calls.failAll(new Error('Connection is closed.'));
       if (this.state !== 'closed') this.retry(null);
     });
   }
@@ -199,31 +198,26 @@ export class LeanConsume {
 
   private retry(err: Error | null): void {
     this.state = 'down';
+    this.calls.failHeld(new Error('not connected'));
     if (err !== null && !this.down)
       this.o.log.warn({ err, connection: 'consume' }, 'redis connection failed; retrying');
     if (err !== null) this.down = true;
+    // While the command connection is down too, its return (follow()) starts the next attempt:
+    // back first on its own, this one would count requests the other cannot yet serve, and the
+    // store's outage would end and begin again.
+    if (!this.o.commandsReady()) return;
     this.retryTimer = setTimeout(() => this.connect(), retryDelay(++this.attempts)).unref();
   }
 
   private onReply(reply: RespValue): void {
     if (this.state === 'connecting') return this.greeted(reply);
-    const entry = this.queue[this.head];
-    if (entry === undefined) throw new Error('a reply from Redis that no call asked for');
-    this.queue[this.head++] = undefined;
-    if (this.expired > 0) this.expired--;
-    if (this.head === this.queue.length) {
-      this.queue.length = 0;
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
+    const entry = this.calls.answered();
     if (entry.done) return;
     if (reply instanceof RespError) {
       // NOSCRIPT: Redis ran nothing, so this (and only this) is safe to send again.
       if (reply.message.startsWith('NOSCRIPT') && !entry.retried && this.socket !== null) {
         entry.retried = true;
-        this.queue.push(entry);
+        this.calls.sent(entry);
         this.socket.write(`*${entry.argc + 3}\r\n${this.eval}${entry.numKeys}${entry.body}`);
         return;
       }
@@ -247,33 +241,7 @@ export class LeanConsume {
     this.attempts = 0;
     if (this.down) this.o.log.info({ connection: 'consume' }, 'redis connection restored');
     this.down = false;
+    for (const entry of this.calls.release()) if (this.socket !== null) this.send(this.socket, entry);
     for (const resolve of this.readyWaiters.splice(0)) resolve();
-  }
-
-  /** Fails the calls waiting longer than the timeout; they stay queued for their replies. */
-  private expire(): void {
-    const limit = Date.now() - this.o.commandTimeoutMs;
-    for (let i = this.head + this.expired; i < this.queue.length; i++) {
-      const entry = this.queue[i] as Pending;
-      if (!entry.done && entry.sentAt > limit) return;
-      this.expired++;
-      if (entry.done) continue;
-      entry.done = true;
-      entry.receiver.failed(this.o.failure(new Error('Command timed out')));
-    }
-  }
-
-  private failAll(err: Error): void {
-    const queue = this.queue;
-    const head = this.head;
-    this.queue = [];
-    this.head = 0;
-    this.expired = 0;
-    for (let i = head; i < queue.length; i++) {
-      const entry = queue[i] as Pending;
-      if (entry.done) continue;
-      entry.done = true;
-      entry.receiver.failed(this.o.failure(err));
-    }
   }
 }
