@@ -39,14 +39,15 @@ export const HINT_DAYS = 'ledger_days';
 export const DAYLESS = 'dayless_refunds';
 
 /**
- * `mark(account, days, day, used, hint)`: after a counted request (`used`: the counter after it)
- * of `day` whose day and period the hint did not name. Reads the days hash; returns whether it
- * has no record yet (the caller opens it). `hint`: the hinted day, or nil.
+ * Lua shared by MARK and REFUND: `read(days, day)` reads the days hash once and returns its mark
+ * for `day` (or nil), the later marks (field, value, …), the next mark's value (or nil), the sum
+ * of the old-layout fields, `day`'s old field, DAYLESS, and whether the period has a record;
+ * `shift(days, later, by)` moves the later marks by `by`.
  */
-export const MARK = `
-local function mark(account, days, day, used, hint)
+const DAYS = `
+local function read(days, day)
   local fields = redis.call('HGETALL', days)
-  local own, nextDay, nextMark, later, old, dayless, unopened = nil, nil, nil, {}, 0, 0, true
+  local own, nextDay, nextMark, later, old, oldDay, dayless, recorded = nil, nil, nil, {}, 0, 0, 0, false
   for j = 1, #fields, 2 do
     local f, v = fields[j], fields[j + 1]
     local c = string.byte(f)
@@ -58,25 +59,42 @@ local function mark(account, days, day, used, hint)
         later[#later + 1] = v
         if not nextDay or d < nextDay then nextDay, nextMark = d, v end
       end
-    elseif c and c >= 48 and c <= 57 then old = old + tonumber(v)
-    elseif f == 'start' then unopened = false
+    elseif c and c >= 48 and c <= 57 then
+      old = old + tonumber(v)
+      if f == day then oldDay = tonumber(v) end
+    elseif f == 'start' then recorded = true
     elseif f == '${DAYLESS}' then dayless = tonumber(v) end
   end
+  return own, later, nextMark, old, oldDay, dayless, recorded
+end
+local function shift(days, later, by, writes)
+  for j = 1, #later, 2 do
+    local v, s = string.match(later[j + 1], '^(%d+) (%d+)$')
+    writes[#writes + 1] = later[j]
+    writes[#writes + 1] = (tonumber(v) + by) .. ' ' .. s
+  end
+  if #writes > 0 then redis.call('HSET', days, unpack(writes)) end
+end
+`;
+
+/**
+ * `mark(account, days, day, used, hint)`: after a counted request (`used`: the counter after it)
+ * of `day` whose day and period the hint did not name. Reads the days hash; returns whether it
+ * has no record yet (the caller opens it). `hint`: the hinted day, or nil.
+ */
+export const MARK = `${DAYS}
+local function mark(account, days, day, used, hint)
+  local own, later, nextMark, old, _, dayless, recorded = read(days, day)
   local writes = {}
   if not own then
     writes[1] = '@' .. day
     writes[2] = nextMark or ((used - 1 + dayless) .. ' ' .. old)
   end
-  for j = 1, #later, 2 do
-    local v, s = string.match(later[j + 1], '^(%d+) (%d+)$')
-    writes[#writes + 1] = later[j]
-    writes[#writes + 1] = (tonumber(v) + 1) .. ' ' .. s
-  end
-  if #writes > 0 then redis.call('HSET', days, unpack(writes)) end
+  shift(days, later, 1, writes)
   if #later == 0 and (not hint or day >= hint) then
     redis.call('HSET', account, '${HINT_DAY}', day, '${HINT_DAYS}', days)
   end
-  return unopened
+  return not recorded
 end
 `;
 
@@ -88,28 +106,11 @@ end
  *
  * KEYS[1] counter of the period, KEYS[2] its days. ARGV[1] the day. Returns the count after.
  */
-export const REFUND = `
+export const REFUND = `${DAYS}
 local used = tonumber(redis.call('GET', KEYS[1]) or 0)
 if used <= 0 then return 0 end
-local fields = redis.call('HGETALL', KEYS[2])
 local day = ARGV[1]
-local own, nextDay, nextMark, later, old, oldDay, dayless = nil, nil, nil, {}, 0, 0, 0
-for j = 1, #fields, 2 do
-  local f, v = fields[j], fields[j + 1]
-  local c = string.byte(f)
-  if c == 64 then
-    local d = string.sub(f, 2)
-    if d == day then own = v
-    elseif d > day then
-      later[#later + 1] = f
-      later[#later + 1] = v
-      if not nextDay or d < nextDay then nextDay, nextMark = d, v end
-    end
-  elseif c and c >= 48 and c <= 57 then
-    old = old + tonumber(v)
-    if f == day then oldDay = tonumber(v) end
-  elseif f == '${DAYLESS}' then dayless = tonumber(v) end
-end
+local own, later, nextMark, old, oldDay, dayless = read(KEYS[2], day)
 local marked = 0
 if own then
   local v, s = string.match(own, '^(%d+) (%d+)$')
@@ -117,14 +118,7 @@ if own then
   if nextMark then nv, ns = string.match(nextMark, '^(%d+) (%d+)$') end
   marked = (tonumber(nv) - tonumber(v)) - (tonumber(ns) - tonumber(s))
 end
-if marked > 0 then
-  local writes = {}
-  for j = 1, #later, 2 do
-    local v, s = string.match(later[j + 1], '^(%d+) (%d+)$')
-    writes[#writes + 1] = later[j]
-    writes[#writes + 1] = (tonumber(v) - 1) .. ' ' .. s
-  end
-  if #writes > 0 then redis.call('HSET', KEYS[2], unpack(writes)) end
+if marked > 0 then shift(KEYS[2], later, -1, {})
 elseif oldDay > 0 then redis.call('HINCRBY', KEYS[2], day, -1)
 else redis.call('HINCRBY', KEYS[2], '${DAYLESS}', 1) end
 return redis.call('DECR', KEYS[1])

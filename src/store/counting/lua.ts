@@ -178,7 +178,7 @@ for i, l, key in string.gmatch(ARGV[#ARGV - ${CONSUME_TAIL} + ${TAIL.notes}], '(
 end
 local out = {}
 -- READ (see above): an account's fields as this call last read them, for its next request in it.
-local read = {}
+local seen = {}
 for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local k, a = ${CONSUME_KEYS} * i, ${CONSUME_ARGS} * i
   local account, counter, days = KEYS[k + ${KEY.account}], ARGV[a + ${ARG.counter}], ARGV[a + ${ARG.days}]
@@ -189,10 +189,10 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
   local state
   if burst ~= '' then state = redis.call('HMGET', account, 'revision', 'status', '${HINT_DAY}', '${HINT_DAYS}', '${BURST_FIELD}')
   else
-    state = read[account]
+    state = seen[account]
     if not state then
       state = redis.call('HMGET', account, 'revision', 'status', '${HINT_DAY}', '${HINT_DAYS}')
-      read[account] = state
+      seen[account] = state
     end
   end
   if state[1] ~= revision then code = 3
@@ -228,7 +228,7 @@ for i = 0, #KEYS / ${CONSUME_KEYS} - 1 do
     -- The ledger (ledger-lua.ts): nothing for a day and period already marked, unless the
     -- counter was just made (one that expired while the hint still named its days, say).
     if code == 0 and (state[3] ~= day or state[4] ~= days or used == 1) then
-      read[account] = nil
+      seen[account] = nil
       if mark(account, days, day, used, state[3]) then
         local expiry, limit, meta = record(ARGV[a + ${ARG.record}])
         opened(account, days, limit, expiry, meta)
