@@ -36,7 +36,7 @@ class HeldLookups extends MemoryStore {
 }
 
 const config = loadConfig({ env: {} });
-const meterFor = (store: MemoryStore) =>
+const meterFor = (store: MemoryStore, cache = config.limits.account_cache) =>
   new Meter({
     accounts: store.accounts,
     counting: store.counting,
@@ -44,7 +44,7 @@ const meterFor = (store: MemoryStore) =>
     plans: config.plans,
     zone: config.time_zone,
     now: () => NOW,
-    cache: config.limits.account_cache,
+    cache,
     retentionMs: 0,
     keyWarningMs: 7 * 86_400_000,
   });
@@ -171,17 +171,7 @@ t.test(
   "an entry dropped for room leaves its key's record a copy that makes the same entry again, with or without the account in the reply",
   async (t) => {
     const store = new MemoryStore(() => NOW, null);
-    const meter = new Meter({
-      accounts: store.accounts,
-      counting: store.counting,
-      coordination: store.coordination,
-      plans: config.plans,
-      zone: config.time_zone,
-      now: () => NOW,
-      cache: { ...config.limits.account_cache, max_entries: 1 },
-      retentionMs: 0,
-      keyWarningMs: 7 * 86_400_000,
-    });
+    const meter = meterFor(store, { ...config.limits.account_cache, max_entries: 1 });
     const made = [];
     for (let i = 0; i < 2; i++)
       made.push(
