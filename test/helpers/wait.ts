@@ -53,3 +53,10 @@ export async function waitFor(
   }
   return Date.now() - start;
 }
+
+/** A condition for `waitFor`: the store answers a ping. */
+export const answers = (store: { ping(): Promise<unknown> }) => (): Promise<boolean> =>
+  store.ping().then(
+    () => true,
+    () => false,
+  );

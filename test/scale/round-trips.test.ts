@@ -60,17 +60,21 @@ t.test('a warm metered request costs Redis exactly one command: the consume scri
   t.same(counts, { evalsha: 25, time: 25, hmget: 25, incr: 25 }, 'one EVALSHA per request and nothing else');
 });
 
+/** A gateway on Redis whose account cache holds `entries` accounts, and nothing else at work. */
+const smallCache = (t: Test, url: string, entries: number) =>
+  startGateway(t, {
+    store: { type: 'redis', redis: { url } },
+    log: { access: false },
+    webhooks: { poll_interval_ms: 3_600_000 },
+    limits: { account_cache: { max_entries: entries } },
+  });
+
 t.test(
   'a request for an account the cache dropped for room costs Redis one command: the consume script, whose reply caches it again',
   async (t) => {
     const redis = await startRedis(t);
     // One account cached: two keys taken in turn each find theirs dropped for the other.
-    const gw = await startGateway(t, {
-      store: { type: 'redis', redis: { url: redis.url } },
-      log: { access: false },
-      webhooks: { poll_interval_ms: 3_600_000 },
-      limits: { account_cache: { max_entries: 1 } },
-    });
+    const gw = await smallCache(t, redis.url, 1);
     const made = [];
     for (let i = 0; i < 2; i++) made.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body);
     const keys = made.map((a) => a.api_key as string);
@@ -109,12 +113,7 @@ t.test(
   async (t) => {
     const redis = await startRedis(t);
     // Three entries, six accounts taken in turn: every request finds its account dropped for room.
-    const gw = await startGateway(t, {
-      store: { type: 'redis', redis: { url: redis.url } },
-      log: { access: false },
-      webhooks: { poll_interval_ms: 3_600_000 },
-      limits: { account_cache: { max_entries: 3 } },
-    });
+    const gw = await smallCache(t, redis.url, 3);
     const keys: string[] = [];
     for (let i = 0; i < 6; i++)
       keys.push((await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' })).body.api_key as string);

@@ -5,7 +5,7 @@ import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { ConsumeSpec, StoredAccount, StoreEvent } from '../../src/store/store.js';
 import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { startRedis } from '../helpers/redis.js';
-import { scaled, waitFor } from '../helpers/wait.js';
+import { answers, scaled, waitFor } from '../helpers/wait.js';
 import { DAY, hashOf } from './contract/fixtures.js';
 
 const COMMAND_TIMEOUT_MS = 500;
@@ -54,15 +54,7 @@ t.test('while Redis is down every call rejects with STORE_UNAVAILABLE in under a
 t.test('when Redis is back the same store works again by itself, and caches are told to resync', async (t) => {
   events.length = 0;
   await server.start();
-  await waitFor(
-    'the store',
-    () =>
-      store.ping().then(
-        () => true,
-        () => false,
-      ),
-    5000,
-  );
+  await waitFor('the store', answers(store), 5000);
   const a = account();
   await store.accounts.createAccount(a);
   t.same(await store.counting.consume(spec(a), DAY), { kind: 'ok', used: 1 });
@@ -80,15 +72,7 @@ t.test('a stalled Redis fails a command within about command_timeout_ms', async 
   t.ok(unavailable, 'STORE_UNAVAILABLE');
   t.ok(ms >= COMMAND_TIMEOUT_MS - 50 && ms < COMMAND_TIMEOUT_MS + scaled(300), `rejected after ${ms} ms`);
   // The late reply to the abandoned command must not be taken for the answer to a later one.
-  await waitFor(
-    'the store',
-    () =>
-      store.ping().then(
-        () => true,
-        () => false,
-      ),
-    3000,
-  );
+  await waitFor('the store', answers(store), 3000);
   const a = account();
   await store.accounts.createAccount(a);
   t.same(await store.counting.consume(spec(a), DAY), { kind: 'ok', used: 1 });

@@ -8,7 +8,7 @@ import type { ConsumeSpec, StoredAccount } from '../../src/store/store.js';
 import { consumeSpec, storedAccount } from '../helpers/accounts.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
-import { scaled, sleep, waitFor } from '../helpers/wait.js';
+import { answers, scaled, sleep, waitFor } from '../helpers/wait.js';
 import { DAY } from './contract/fixtures.js';
 
 /**
@@ -187,15 +187,7 @@ t.test('a restarted Redis: the connection comes back by itself', async (t) => {
   await server.stop();
   await server.start();
   // Redis kept nothing: the account is made again, and the script loaded again by the reconnect.
-  await waitFor(
-    'the store',
-    () =>
-      store.ping().then(
-        () => true,
-        () => false,
-      ),
-    scaled(5000),
-  );
+  await waitFor('the store', answers(store), scaled(5000));
   await store.accounts.createAccount(a);
   await until(store, consumeSpec(a, { periodId: 'warm' }));
   t.same(await store.counting.consume(consumeSpec(a), DAY), { kind: 'ok', used: 1 });
