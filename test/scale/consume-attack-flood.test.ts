@@ -170,3 +170,68 @@ t.test(
     );
   },
 );
+
+t.test(
+  'an account changed on another gateway while its entry was dropped for room: the miss from the copy serves the change',
+  async (t) => {
+    const redis = await startRedis(t);
+    const file = redisConfig(
+      { url: redis.url },
+      {
+        demo_accounts: false,
+        limits: { account_cache: { max_entries: 100 }, invalid_key_throttle: { max_attempts: 1_000_000 } },
+      },
+    );
+    const config = loadConfig({ file, env: {} });
+    const store = new RedisStore({ ...config.store.redis, ...storeTimeouts() }, pino({ level: 'silent' }));
+    t.teardown(() => store.close());
+    const data = { plan: 'business', label: '', status: 'active', limit: 1_000_000 } as const;
+    const target = newAccount(config.plans, { ...data, limit: 5 }, Date.now());
+    const others = Array.from({ length: 400 }, () => newAccount(config.plans, data, Date.now()));
+    await store.accounts.seedAccounts([target.account, ...others.map((m) => m.account)]);
+    const [a, b] = (await Promise.all([gatewayProcess(t, file), gatewayProcess(t, file)])) as [
+      GatewayProcess,
+      GatewayProcess,
+    ];
+    const status = async (key: string): Promise<number> => {
+      const r = await fetch(`${a.base}${SIMPLE}?api_key=${key}`);
+      await r.arrayBuffer();
+      return r.status;
+    };
+    // Every other account once: the target's entry is dropped for room, its key record keeps the copy.
+    const evict = async (): Promise<void> => {
+      for (let i = 0; i < others.length; i += 20)
+        await Promise.all(others.slice(i, i + 20).map((m) => status(m.apiKey)));
+    };
+    const admin = (method: string, path: string, body?: unknown) =>
+      fetch(b.admin + path, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+    const id = target.account.id;
+
+    t.equal(await status(target.apiKey), 200, 'first request');
+    await evict();
+    t.equal((await admin('PATCH', `/admin/accounts/${id}`, { status: 'inactive' })).status, 200);
+    t.equal(await status(target.apiKey), 403, 'deactivated while dropped: refused');
+    t.equal((await admin('PATCH', `/admin/accounts/${id}`, { status: 'active' })).status, 200);
+    t.equal(await status(target.apiKey), 200, 'active again');
+    await evict();
+    t.equal((await admin('PATCH', `/admin/accounts/${id}`, { limit: 2 })).status, 200);
+    t.equal(await status(target.apiKey), 429, 'limit lowered below its use while dropped: refused');
+    t.equal((await admin('PATCH', `/admin/accounts/${id}`, { limit: 5 })).status, 200);
+    t.equal(await status(target.apiKey), 200, 'limit raised again');
+    await evict();
+    const rotated = await admin('POST', `/admin/accounts/${id}/rotate-key`);
+    t.equal(rotated.status, 200);
+    t.equal(await status(target.apiKey), 401, 'key rotated while dropped: the old key is refused');
+    const fresh = rotated.body.api_key as string;
+    t.equal(await status(fresh), 200, 'the new key serves');
+    const rows = await exported(file);
+    t.equal(rows.get(id) ?? 0, 4, 'the four 200s counted, nothing refused');
+    await evict();
+    t.equal((await admin('DELETE', `/admin/accounts/${id}`)).status, 200);
+    t.equal(await status(fresh), 401, 'deleted while dropped: refused');
+  },
+);
