@@ -49,7 +49,7 @@ t.test('two gateways 2 s apart across midnight under load and faults: each day e
     return ((await r.json()) as { api_key: string }).api_key;
   };
   const keys = [
-    await create({ plan: 'business', label: 'big' }),
+    await create({ plan: 'business', limit: 1_000_000, label: 'big' }),
     await create({ plan: 'starter', limit: 400, label: 'small' }),
   ];
   const certain = new Map<string, number>();
