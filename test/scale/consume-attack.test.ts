@@ -222,3 +222,12 @@ t.test('kill -9 of one gateway under load', (t) =>
     6,
   ),
 );
+
+t.test('SIGSTOP / SIGCONT of one gateway, past the command timeout, under load', (t) =>
+  attack(t, async (r) => {
+    const a = r.gateways[0] as GatewayProcess;
+    a.child.kill('SIGSTOP');
+    await sleep(scaled(1000));
+    a.child.kill('SIGCONT');
+  }),
+);
