@@ -239,3 +239,32 @@ t.test('the connection logs in and selects the database the URL names, as the co
   const clients = await server.cli('-a', 's3cret', '--no-auth-warning', 'CLIENT', 'LIST');
   t.match(clients, /name=fuel-gateway-consume .*db=3/, 'named, on db 3');
 });
+
+t.test(
+  'an event loop blocked past the timeout while the replies wait in the socket: the calls are answered from them, not failed',
+  async (t) => {
+    // A gateway stalled (CPU throttled, a long GC, SIGSTOP) with calls in flight: Redis counted
+    // them in time and their replies wait unread. Failing them at the timeout would answer 503 for
+    // requests Redis counted.
+    const server = await startRedis(t);
+    const store = new RedisStore(
+      { url: server.url, key_prefix: 'stall:', command_timeout_ms: COMMAND_TIMEOUT_MS, connect_timeout_ms: 2000 },
+      log,
+    );
+    t.teardown(() => store.close());
+    const a = storedAccount({ label: 'stall' });
+    await store.accounts.createAccount(a);
+    const spec = consumeSpec(a, { limit: 1_000_000 });
+    await waitFor("Redis' clock", () => store.clockKnown(), scaled(5000));
+    t.same(new Set(await burstOf(store, spec, 5)), new Set(['ok']));
+    // More than a batch (16): the first full batch is written at once, before the loop is held
+    // past its timeout while Redis answers it; the rest go after.
+    const stalled = burstOf(store, spec, 20);
+    const until = Date.now() + COMMAND_TIMEOUT_MS * 2;
+    while (Date.now() < until);
+    const kinds = await stalled;
+    const counted = (await store.counting.usage(a.id, spec.periodId)) - 5;
+    t.equal(kinds.filter((k) => k === 'ok').length, counted, 'as many answered ok as Redis counted');
+    t.same(new Set(kinds), new Set(['ok']), 'every call answered from its reply');
+  },
+);

@@ -239,7 +239,7 @@ export class RedisCounting implements CountingStore {
         .measure(() => this.b.redis.time())
         .catch(() => undefined)
         .then(() => {
-          if (!this.clock.known && !this.stopped && this.clockRetry === undefined)
+          if (!this.clock.precise && !this.stopped && this.clockRetry === undefined)
             this.clockRetry = setTimeout(() => {
               this.clockRetry = undefined;
               measure();

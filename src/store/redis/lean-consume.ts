@@ -67,11 +67,12 @@ export class LeanConsume {
     this.evalsha = `${bulk('EVALSHA')}${bulk(this.sha)}`;
     this.eval = `${bulk('EVAL')}${bulk(o.script)}`;
     this.calls = new LeanCalls(o.failure);
-    // Timeouts are checked a few times per timeout, not timed per call.
-    this.ticker = setInterval(
-      () => this.calls.expire(Date.now() - o.commandTimeoutMs),
-      Math.max(5, Math.min(50, o.commandTimeoutMs / 10)),
-    ).unref();
+    // Timeouts are checked a few times per timeout, not timed per call, and on setImmediate: after
+    // an event loop held past the timeout (CPU throttled, a long GC, SIGSTOP) the timers run
+    // first, and the poll phase between reads the replies already waiting in the socket. Checked
+    // in the timer itself, calls Redis counted in time were answered 503.
+    const expire = (): void => this.calls.expire(Date.now() - o.commandTimeoutMs);
+    this.ticker = setInterval(() => setImmediate(expire), Math.max(5, Math.min(50, o.commandTimeoutMs / 10))).unref();
     this.connect();
   }
 

@@ -1,0 +1,233 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import t, { type Test } from 'tap';
+import { loadConfig } from '../../src/config/load.js';
+import { createAccount } from '../../src/keys/accounts.js';
+import { allowanceFor } from '../../src/quota/allowance.js';
+import { RedisStore } from '../../src/store/redis/redis-store.js';
+import { dayOf } from '../../src/time/days.js';
+import { type GatewayProcess, gatewayProcess, redisConfig, runCli } from '../helpers/cli.js';
+import { type RedisServer, startRedis } from '../helpers/redis.js';
+import { scaled, sleep, waitFor } from '../helpers/wait.js';
+
+// Faults from outside under load on two gateway processes sharing one Redis: after each, every
+// account's counter equals the 200s it was answered (nothing a 503 was answered counts), the
+// limited account is never over its limit, the export's days sum to the counter, and both
+// gateways serve again within seconds.
+t.jobs = 1;
+
+const SIMPLE = '/fuel-api/api/simple-current.php';
+const ACCOUNTS = 8;
+const LIMIT = 150;
+
+interface Rig {
+  redis: RedisServer;
+  file: string;
+  gateways: GatewayProcess[];
+  keys: Array<{ id: string; key: string }>;
+  store: RedisStore;
+}
+
+async function rig(t: Test, redisArgs: string[] = []): Promise<Rig> {
+  const dir = mkdtempSync(join(tmpdir(), 'fpg-attack-'));
+  const redis = await startRedis(t, ['--appendonly', 'yes', '--dir', dir, ...redisArgs]);
+  const file = redisConfig(
+    { url: redis.url, command_timeout_ms: scaled(300) },
+    { limits: { invalid_key_throttle: { max_attempts: 1_000_000 } } },
+  );
+  const gateways = await Promise.all([gatewayProcess(t, file), gatewayProcess(t, file)]);
+  const config = loadConfig({ file, env: {} });
+  const store = new RedisStore(config.store.redis, pino({ level: 'silent' }));
+  t.teardown(() => store.close());
+  const keys: Rig['keys'] = [];
+  for (let i = 0; i < ACCOUNTS; i++) {
+    // The last account has a limit the load passes: never over it.
+    const limit = i === ACCOUNTS - 1 ? LIMIT : 1_000_000;
+    const { account, api_key } = await createAccount(
+      store.accounts,
+      config.plans,
+      { plan: 'business', label: `attack${i}`, status: 'active', limit },
+      Date.now(),
+    );
+    keys.push({ id: account.id, key: api_key });
+  }
+  return { redis, file, gateways, keys, store };
+}
+
+interface Load {
+  ok: number[];
+  statuses: Record<string, number>;
+  stop: () => Promise<void>;
+}
+
+/** `workers` loops each sending one request at a time, round the accounts and the gateways. */
+function load(r: Rig, workers = 6): Load {
+  const ok = r.keys.map(() => 0);
+  const statuses: Record<string, number> = {};
+  let running = true;
+  let n = 0;
+  const loop = async (): Promise<void> => {
+    while (running) {
+      const i = n++;
+      const k = i % r.keys.length;
+      const gw = r.gateways[i % r.gateways.length] as GatewayProcess;
+      let status = 'error';
+      try {
+        const res = await fetch(`${gw.base}${SIMPLE}?api_key=${r.keys[k]?.key}`, {
+          signal: AbortSignal.timeout(scaled(3000)),
+        });
+        await res.arrayBuffer();
+        status = String(res.status);
+        if (res.status === 200) ok[k] = (ok[k] ?? 0) + 1;
+      } catch {
+        await sleep(20);
+      }
+      statuses[status] = (statuses[status] ?? 0) + 1;
+    }
+  };
+  const loops = Array.from({ length: workers }, loop);
+  return {
+    ok,
+    statuses,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** Both gateways answer 200 again within a few seconds. */
+async function serving(t: Test, r: Rig, l: Load): Promise<void> {
+  for (const gw of r.gateways)
+    await waitFor(
+      'the gateway to serve again',
+      async () => {
+        const status = (await fetch(`${gw.base}${SIMPLE}?api_key=${r.keys[0]?.key}`)).status;
+        if (status === 200) l.ok[0] = (l.ok[0] ?? 0) + 1;
+        return status === 200;
+      },
+      scaled(5000),
+    );
+  t.pass('both gateways serve again');
+}
+
+/** Counters equal the 200s (within `slack` more, for answers lost with a killed gateway). */
+async function exact(t: Test, r: Rig, l: Load, slack = 0): Promise<void> {
+  const config = loadConfig({ file: r.file, env: {} });
+  const today = dayOf(Date.now(), config.time_zone);
+  const exported = await runCli(['usage', 'export', '--from', today, '--to', today, '--config', r.file]);
+  t.equal(exported.code, 0, exported.stderr);
+  const rows = new Map<string, number>();
+  for (const line of exported.stdout.trim().split('\r\n').slice(1)) {
+    const cells = line.split(',');
+    rows.set(cells[0] as string, Number(cells[cells.length - 1]));
+  }
+  for (const [i, { id }] of r.keys.entries()) {
+    const account = await r.store.accounts.getAccount(id);
+    if (!account) throw new Error('no account');
+    const { period } = allowanceFor(account, config.plans, config.time_zone, Date.now());
+    const counter = await r.store.counting.usage(id, period.id);
+    const answered = l.ok[i] ?? 0;
+    if (slack === 0) t.equal(counter, answered, `account ${i}: counter = its 200s`);
+    else
+      t.ok(counter >= answered && counter <= answered + slack, `account ${i}: ${counter} within ${answered}+${slack}`);
+    if (i === r.keys.length - 1) t.ok(counter <= LIMIT, `the limited account is not over its limit (${counter})`);
+    t.equal(rows.get(id) ?? 0, counter, `account ${i}: export day = counter`);
+  }
+  t.comment(JSON.stringify(l.statuses));
+}
+
+async function attack(t: Test, fault: (r: Rig) => Promise<void>, redisArgs: string[] = [], slack = 0): Promise<void> {
+  const r = await rig(t, redisArgs);
+  const l = load(r);
+  await sleep(scaled(800));
+  await fault(r);
+  await sleep(scaled(800));
+  await serving(t, r, l);
+  await sleep(scaled(300));
+  await l.stop();
+  await exact(t, r, l, slack);
+}
+
+const consumeClient = async (r: Rig): Promise<string[]> =>
+  (await r.redis.cli('CLIENT', 'LIST'))
+    .split('\n')
+    .filter((line) => / name=fuel-gateway-consume /.test(line))
+    .map((line) => /id=(\d+)/.exec(line)?.[1] as string);
+
+t.test('kill -9 of Redis and a restart from its AOF under load', (t) =>
+  attack(t, async (r) => {
+    await r.redis.stop();
+    await sleep(scaled(500));
+    await r.redis.start();
+  }),
+);
+
+t.test('SIGSTOP / SIGCONT of Redis under load', (t) =>
+  attack(t, async (r) => {
+    r.redis.pause();
+    await sleep(scaled(1500));
+    r.redis.resume();
+  }),
+);
+
+t.test('CLIENT KILL of both consume connections under load', (t) =>
+  attack(t, async (r) => {
+    const ids = await consumeClient(r);
+    t.ok(ids.length >= 2, 'each gateway has its consume connection, named (and the test store its own)');
+    for (const id of ids) await r.redis.cli('CLIENT', 'KILL', 'ID', id);
+    await sleep(scaled(200));
+    for (const id of await consumeClient(r)) await r.redis.cli('CLIENT', 'KILL', 'ID', id);
+  }),
+);
+
+t.test('SCRIPT FLUSH under load, three times', (t) =>
+  attack(t, async (r) => {
+    for (let i = 0; i < 3; i++) {
+      await r.redis.cli('SCRIPT', 'FLUSH');
+      await sleep(scaled(150));
+    }
+  }),
+);
+
+t.test('maxmemory tiny under load: OOM errors from the script', (t) =>
+  attack(t, async (r) => {
+    await r.redis.cli('CONFIG', 'SET', 'maxmemory', '1');
+    await sleep(scaled(800));
+    await r.redis.cli('CONFIG', 'SET', 'maxmemory', '0');
+  }),
+);
+
+t.test('DEBUG SLEEP past the command timeout under load', (t) =>
+  attack(
+    t,
+    async (r) => {
+      await r.redis.cli('DEBUG', 'SLEEP', String(scaled(600) / 1000));
+    },
+    ['--enable-debug-command', 'local'],
+  ),
+);
+
+t.test('kill -9 of one gateway under load', (t) =>
+  attack(
+    t,
+    async (r) => {
+      const [a, b] = r.gateways as [GatewayProcess, GatewayProcess];
+      await a.stop('SIGKILL');
+      r.gateways = [b];
+    },
+    [],
+    6,
+  ),
+);
+
+t.test('SIGSTOP / SIGCONT of one gateway, past the command timeout, under load', (t) =>
+  attack(t, async (r) => {
+    const a = r.gateways[0] as GatewayProcess;
+    a.child.kill('SIGSTOP');
+    await sleep(scaled(1000));
+    a.child.kill('SIGCONT');
+  }),
+);
