@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { FAILURE_STATUS, isGatewayError } from '../../failures.js';
 import type { Exchange } from '../../http/core-types.js';
 import type { ErrorKind } from '../../http/error-kinds.js';
-import { crashed, send } from '../../http/metered/pipeline.js';
+import { crashed, readBody as readRequestBody, send } from '../../http/metered/pipeline.js';
 
 /**
  * Every portal answer: never cached, never framed, nothing run or loaded but our own script and
@@ -75,21 +75,9 @@ const MAX_BODY = 16 * 1024;
  * The body as text (JSON or a form), or null when it passes 16 KiB. The rest is left unread (the
  * answer then closes the connection).
  */
-export function readText(x: Exchange): Promise<string | null> {
-  const { req } = x;
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_BODY) return void chunks.push(c);
-      req.removeAllListeners('data');
-      req.pause();
-      resolve(null);
-    });
-    req.on('error', reject);
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-  });
+export async function readText(x: Exchange): Promise<string | null> {
+  const body = await readRequestBody(x.req, MAX_BODY);
+  return body === null ? null : body.toString('utf8');
 }
 
 /** A JSON or form body as an object (forms for the pages that work without script); null: unreadable. */
