@@ -6,6 +6,8 @@
  */
 // Types only: `--help` loads the table without zod (input.ts loads the schemas and applies them).
 import type { z } from 'zod';
+import type { Config } from '../config/config-schema.js';
+import type { InvalidKind } from './input.js';
 import type * as Schemas from './input-schemas.js';
 import type { Operations } from './operations.js';
 
@@ -42,6 +44,8 @@ export interface InputSchema<B, Q> {
   params?: z.ZodType<Record<string, string>>;
   /** The body may name a plan: an unknown one is named beside the schema's problems (it cannot know the configured plans). */
   plan?: true;
+  /** The error kind of a bad body, when not BAD_REQUEST (a price set is PRICE_SET_INVALID). */
+  invalid?: InvalidKind;
 }
 
 /** An admin operation: its route, its success status, the body it reads, its input's schemas, and the call. */
@@ -53,10 +57,11 @@ export interface AdminOperation<B = unknown, Q = RawQuery> {
   /** A JSON body it requires, or reads when the request has one (none read is `{}` to its schema). */
   body?: 'json' | 'optional';
   /**
-   * Its input's schemas, named from input-schemas.ts (`(s) => ({ body: s.createKeyInput })`);
-   * without them the body and query come as given, and the operation checks what it reads.
+   * Its input's schemas, named from input-schemas.ts (`(s) => ({ body: s.createKeyInput })`),
+   * some made for the configuration (a time zone); without them the body and query come as
+   * given, and the operation checks what it reads.
    */
-  schema?(schemas: typeof Schemas): InputSchema<B, Q>;
+  schema?(schemas: typeof Schemas, config: Config): InputSchema<B, Q>;
   run(ops: Operations, input: CommandInput<B, Q>): Promise<unknown> | unknown;
 }
 

@@ -24,28 +24,36 @@ export const purgeInput = z
   });
 export type PurgeInput = z.infer<typeof purgeInput>;
 
-/** Validates external input at the edge: a bad body is a 400 naming each field. */
-export function parse<T extends z.ZodType>(
-  schema: T,
-  body: unknown,
-  code: 'BAD_REQUEST' | 'PRICE_SET_INVALID' = 'BAD_REQUEST',
-): z.infer<T> {
+/** The error kinds a bad input is answered with: BAD_REQUEST, unless its entry names another. */
+export type InvalidKind = 'BAD_REQUEST' | 'PRICE_SET_INVALID';
+
+/**
+ * Validates external input at the edge: a bad body is a 400 naming each field. Its message is
+ * the problems, or the one an issue carries as `params.answer` (a configured message).
+ */
+export function parse<T extends z.ZodType>(schema: T, body: unknown, code: InvalidKind = 'BAD_REQUEST'): z.infer<T> {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
-  fail(code, problemsOf(r.error));
+  const lines = problemsOf(r.error);
+  const answer = r.error.issues.map((i) => (i.code === 'custom' ? i.params?.answer : undefined)).find(Boolean);
+  throw new GatewayError(code, typeof answer === 'string' ? answer : lines.join('; '), lines);
 }
 
-function fail(code: 'BAD_REQUEST' | 'PRICE_SET_INVALID', lines: string[]): never {
-  throw new GatewayError(code, lines.join('; '), lines);
-}
-
-/** One line per field; an unknown field or parameter is named on its own line, as the field. */
+/**
+ * One line per field; an unknown field or parameter is named on its own line, as the field. A
+ * union's problems are those of its branch of the input's shape (an array's for an array).
+ */
 function problemsOf(error: z.ZodError): string[] {
-  return error.issues.flatMap((i) =>
-    i.code === 'unrecognized_keys'
-      ? i.keys.map((k) => `${[...i.path, k].join('.')}: unknown field or parameter`)
-      : describeIssues(new z.ZodError([i])),
-  );
+  return error.issues.flatMap((i) => {
+    if (i.code === 'unrecognized_keys')
+      return i.keys.map((k) => `${[...i.path, k].join('.')}: unknown field or parameter`);
+    if (i.code === 'invalid_union' && i.errors.length > 0) {
+      const shaped = i.errors.find((e) => !e.some((b) => b.code === 'invalid_type' && b.path.length === 0));
+      const branch = (shaped ?? i.errors[0] ?? []).map((b) => ({ ...b, path: [...i.path, ...b.path] }));
+      return problemsOf(new z.ZodError(branch));
+    }
+    return describeIssues(new z.ZodError([i]));
+  });
 }
 
 /**
@@ -60,6 +68,6 @@ export function accountInput<T extends z.ZodType>(schema: T, body: unknown, plan
       ? [`plan: unknown plan "${plan}" (known: ${Object.keys(plans).join(', ')})`]
       : [];
   const lines = [...unknownPlan, ...(r.success ? [] : problemsOf(r.error))];
-  if (lines.length > 0 || !r.success) fail('BAD_REQUEST', lines);
+  if (lines.length > 0 || !r.success) throw new GatewayError('BAD_REQUEST', lines.join('; '), lines);
   return r.data;
 }

@@ -22,6 +22,8 @@ import { WebhookOperations } from './webhook-routes.js';
  * one implementation of each. Each class names the store concerns it uses.
  */
 export interface Operations {
+  /** The configuration they run under: their entries' schemas read it (plans, time zone, messages). */
+  config: Config;
   accounts: AccountOperations;
   keys: KeyOperations;
   /** Leak reports (the public secret-scanning route hands them here). */
@@ -86,6 +88,7 @@ export function buildOperations(o: OperationsOptions): Operations {
     keys,
   });
   return {
+    config,
     accounts,
     keys,
     leaks,

@@ -1,12 +1,11 @@
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../failures.js';
 import type { PriceBook } from '../prices/book.js';
-import { parsePriceHistory } from '../prices/price-file.js';
-import { type PriceSet, priceSetDocument } from '../prices/price-set-schema.js';
+import { withUpdatedAt } from '../prices/price-file.js';
+import type { PriceSet, PriceSetDocument, PublishInput } from '../prices/price-set-schema.js';
 import type { PriceStore } from '../store/store.js';
 import { formatInZone } from '../time/zone.js';
 import type { Audit } from './audit.js';
-import { parse } from './input.js';
 
 type PriceStatus = 'current' | 'scheduled' | 'past';
 
@@ -41,12 +40,13 @@ export class PriceOperations {
   }
 
   /**
-   * Validates and stores a price set (replacing one of the same date), or a history document
-   * (an array of sets, like the shipped file) in one store call with one announcement, so no
-   * instance serves one of its sets as current on the way. Every instance reloads.
+   * Stores a price set (replacing one of the same date), or a history document (an array of
+   * sets, like the shipped file) in one store call with one announcement, so no instance serves
+   * one of its sets as current on the way. Every instance reloads. The entry's schema
+   * (`publishInput`) has checked it.
    */
   publishPrices(
-    body: unknown,
+    body: PublishInput,
     from: string,
   ): Promise<
     { status: PriceStatus; price_set: PriceSet } | { published: Array<{ effective_date: string; status: PriceStatus }> }
@@ -87,8 +87,7 @@ export class PriceOperations {
     return { history: this.book.view().history };
   }
 
-  private async publishSet(body: unknown, from: string): Promise<{ status: PriceStatus; price_set: PriceSet }> {
-    const doc = parse(priceSetDocument, body, 'PRICE_SET_INVALID');
+  private async publishSet(doc: PriceSetDocument, from: string): Promise<{ status: PriceStatus; price_set: PriceSet }> {
     const updatedAt = doc.updated_at ?? formatInZone(this.clock.now(), this.zone).slice(0, 19).replace('T', ' ');
     const set: PriceSet = { ...doc, updated_at: updatedAt };
     await this.book.publish(set);
@@ -98,11 +97,10 @@ export class PriceOperations {
 
   /** Sets without `updated_at` get their effective time, as when the shipped file is loaded. */
   private async publishHistory(
-    body: unknown[],
+    body: PriceSetDocument[],
     from: string,
   ): Promise<{ published: Array<{ effective_date: string; status: PriceStatus }> }> {
-    if (body.length === 0) throw new GatewayError('PRICE_SET_INVALID', '(document): expected at least one price set');
-    const sets = parsePriceHistory(body);
+    const sets = withUpdatedAt(body);
     await this.book.publishMany(sets);
     const dates = sets.map((s) => s.effective_date);
     this.audit({ action: 'prices.publish', effective_dates: dates, from });

@@ -11,7 +11,7 @@ import type { Operations } from './operations.js';
  * query. An operation reading no body is given `{}` (a rotation's default grace).
  */
 export function runOperation(ops: Operations, operation: AdminOperation<unknown, unknown>, raw: RawInput): unknown {
-  return operation.run(ops, checkedInput(operation, raw, ops.accounts.plans));
+  return operation.run(ops, checkedInput(operation, raw, ops.config));
 }
 
 /** The path's parameters checked against the entry's schema, by the names the path gives them. */
@@ -25,10 +25,10 @@ function checkedIds(path: string, params: InputSchema<unknown, unknown>['params'
 function checkedInput(
   { schema: named, body: reads, path }: AdminOperation<unknown, unknown>,
   raw: RawInput,
-  plans: Config['plans'],
+  config: Config,
 ): CommandInput<unknown, unknown> {
   if (named === undefined) return raw;
-  const schema = named(schemas);
+  const schema = named(schemas, config);
   const body = reads === 'optional' ? (raw.body ?? {}) : raw.body;
   return {
     ...raw,
@@ -39,7 +39,7 @@ function checkedInput(
       schema.body === undefined
         ? raw.body
         : schema.plan
-          ? accountInput(schema.body, body, plans)
-          : parse(schema.body, body),
+          ? accountInput(schema.body, body, config.plans)
+          : parse(schema.body, body, schema.invalid),
   };
 }

@@ -18,13 +18,14 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
     args: ['FILE'],
     help: 'prices publish FILE      (one set, or a history: an array of sets)',
     input: ({ args: [file] }) => ({ body: readJsonFile(need(file, 'price-set file')) }),
-    operation: {
+    operation: operation({
       method: 'PUT',
       path: '/admin/prices',
       status: 201,
       body: 'json',
+      schema: (s) => ({ body: s.publishInput, invalid: 'PRICE_SET_INVALID' }),
       run: (ops, i) => ops.prices.publishPrices(i.body, i.from),
-    },
+    }),
   },
   {
     words: ['prices', 'cancel'],
@@ -62,6 +63,7 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
       method: 'GET',
       path: '/admin/usage',
       status: 200,
+      schema: (s, config) => ({ query: s.exportInput(config.time_zone, config.messages.invalid_range) }),
       run: (ops, i) => ops.usage.usageExport('days', i.query),
     }),
   },
@@ -74,6 +76,7 @@ export const SERVICE_COMMANDS: readonly OperatorCommand[] = [
       method: 'GET',
       path: '/admin/usage/periods',
       status: 200,
+      schema: (s, config) => ({ query: s.exportInput(config.time_zone, config.messages.invalid_range) }),
       run: (ops, i) => ops.usage.usageExport('periods', i.query),
     }),
   },

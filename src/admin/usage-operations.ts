@@ -3,7 +3,7 @@ import { GatewayError } from '../failures.js';
 import type { AccountStore, CountingStore } from '../store/store.js';
 import type { ExportedAccount } from './export-accounts.js';
 import { type UsageExport, usageExport } from './usage-export.js';
-import { exportQuery } from './usage-query.js';
+import type { ExportQuery } from './usage-query.js';
 
 export interface UsageOperationsDeps {
   /**
@@ -31,12 +31,11 @@ export class UsageOperations {
   }
 
   /**
-   * Daily rows (`days`) or period rows: validated and the account looked up here, so a bad query
-   * is a 400 and an unknown account a 404 before anything is written; the rows are written by
-   * the caller.
+   * Daily rows (`days`) or period rows, for a query the entry's schema (`exportInput`) has
+   * checked: the account is looked up here, so an unknown one is a 404 before anything is
+   * written; the rows are written by the caller.
    */
-  async usageExport(kind: 'days' | 'periods', query: Record<string, string | string[]>): Promise<UsageExport> {
-    const q = exportQuery(query, this.config.time_zone, this.config.messages.invalid_range);
+  async usageExport(kind: 'days' | 'periods', q: ExportQuery): Promise<UsageExport> {
     let only: ExportedAccount | null = null;
     if (q.account !== null) {
       const live = await this.accounts.getAccount(q.account);

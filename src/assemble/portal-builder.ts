@@ -12,7 +12,7 @@ import {
 } from '../features/portal/index.js';
 import { createAccountInput } from '../keys/accounts.js';
 import type { Store } from '../store/store.js';
-import { addDays, dayOf } from '../time/days.js';
+import { addDays, type DayRange, dayOf, dayRange } from '../time/days.js';
 import { portalPlanDeps } from './portal-billing.js';
 
 export interface PortalOptions {
@@ -46,12 +46,14 @@ function portalDeps(o: PortalOptions): PortalDeps {
   const { config, ops, clock } = o;
   const { url, from } = config.portal.smtp;
   const zone = config.time_zone;
-  const range = (days: number) => {
+  const range = (days: number): DayRange => {
     const to = dayOf(clock.now(), zone);
-    return { from: addDays(to, 1 - days), to };
+    const r = dayRange(addDays(to, 1 - days), to, zone);
+    if (r === null) throw new RangeError(`the last ${days} days are not an export range`);
+    return r;
   };
   const exported = async (accountId: string, days: number, format: 'csv' | 'json'): Promise<string> => {
-    const e = await ops.usage.usageExport('days', { account: accountId, ...range(days), format });
+    const e = await ops.usage.usageExport('days', { range: range(days), account: accountId, format });
     return collect((sink) => e.writeTo(sink));
   };
   return {

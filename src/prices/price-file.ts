@@ -2,7 +2,7 @@ import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import type { Logger } from 'pino';
 import { GatewayError } from '../failures.js';
 import type { PriceStore } from '../store/store.js';
-import { describeIssues, type PriceSet, priceHistoryDocument } from './price-set-schema.js';
+import { describeIssues, type PriceSet, type PriceSetDocument, priceHistoryDocument } from './price-set-schema.js';
 
 /**
  * Reads a price-history file: a JSON array of price-set documents (see `parsePriceHistory`).
@@ -18,8 +18,7 @@ export function readPriceFile(file: string): PriceSet[] {
 }
 
 /**
- * Validates a price-history document (the shipped file, or many sets published at once): each
- * date once. A set without `updated_at` gets its effective time (the shipped research data
+ * Validates a price-history file's document: each date once. A set without `updated_at` gets its effective time (the shipped research data
  * records no announcement times). Problems are named with `prefix` (the file) and the field.
  */
 export function parsePriceHistory(raw: unknown, prefix = ''): PriceSet[] {
@@ -28,14 +27,12 @@ export function parsePriceHistory(raw: unknown, prefix = ''): PriceSet[] {
     const lines = describeIssues(parsed.error, prefix);
     throw new GatewayError('PRICE_SET_INVALID', lines.join('\n'), lines);
   }
-  const dates = new Set<string>();
-  for (const s of parsed.data) {
-    if (dates.has(s.effective_date))
-      throw new GatewayError('PRICE_SET_INVALID', `${prefix}effective_date ${s.effective_date} appears twice`);
-    dates.add(s.effective_date);
-  }
-  return parsed.data.map((s) => ({ ...s, updated_at: s.updated_at ?? `${s.effective_date} 00:01:00` }));
+  return withUpdatedAt(parsed.data);
 }
+
+/** A history's sets, each without `updated_at` given its effective time. */
+export const withUpdatedAt = (sets: PriceSetDocument[]): PriceSet[] =>
+  sets.map((s) => ({ ...s, updated_at: s.updated_at ?? `${s.effective_date} 00:01:00` }));
 
 /**
  * Reads several price-history files (one per source range) as one history: a date in two files

@@ -43,9 +43,23 @@ export const priceSetDocument = z.strictObject({
   inland: region,
 });
 
-export const priceHistoryDocument = z.array(priceSetDocument);
+/** Sets of distinct dates: which of two sets of one date would win is nobody's decision. */
+export const priceHistoryDocument = z.array(priceSetDocument).superRefine((sets, ctx) => {
+  const dates = new Set<string>();
+  for (const { effective_date: d } of sets) {
+    if (dates.has(d)) ctx.addIssue({ code: 'custom', message: `effective_date ${d} appears twice` });
+    dates.add(d);
+  }
+});
+
+/** What `PUT /admin/prices` and `prices publish` take: one set, or a history of at least one. */
+export const publishInput = z.union([
+  priceSetDocument,
+  priceHistoryDocument.check(z.minLength(1, 'expected at least one price set')),
+]);
 
 export type PriceSetDocument = z.infer<typeof priceSetDocument>;
+export type PublishInput = z.infer<typeof publishInput>;
 export type RegionPrices = z.infer<typeof region>;
 
 /**

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
 import { startGateway } from '../helpers/gateway.js';
+import { priceSet } from '../helpers/prices.js';
 import { rawRequest } from '../helpers/raw.js';
 
 // Each admin 400 and the field(s) its problems must name.
@@ -87,3 +88,49 @@ t.test('a label with a control character is refused, naming label, and nothing c
     'no account was made and the label is unchanged',
   );
 });
+
+t.test(
+  'a price set, a history and neither are each refused as PRICE_SET_INVALID, naming the fields of their own shape',
+  async (t) => {
+    const gw = await startGateway(t);
+    const good = priceSet('2030-01-01', '25.00');
+    const cases: Array<[string, unknown, RegExp[]]> = [
+      ['a set with a bad price', { ...good, coastal: { ...good.coastal, petrol_95: -1 } }, [/^coastal\.petrol_95: /]],
+      ['a history with one bad set', [good, { ...good, effective_date: '2030-02-30' }], [/^1\.effective_date: /]],
+      ['a history with a date twice', [good, good], [/^\(document\): effective_date 2030-01-01 appears twice$/]],
+      ['an empty history', [], [/^\(document\): expected at least one price set$/]],
+      ['neither a set nor a history', 'prices', [/^\(document\): .*expected object/]],
+    ];
+    for (const [what, body, expected] of cases) {
+      const r = await adminCall(gw, 'PUT', '/admin/prices', body);
+      t.equal(r.status, 400, what);
+      t.equal(r.body.code, 'PRICE_SET_INVALID', what);
+      t.equal(r.body.problems?.length, expected.length, `${what}: ${JSON.stringify(r.body.problems)}`);
+      expected.forEach((re, i) => t.match(r.body.problems?.[i], re, what));
+    }
+    t.equal((await adminCall(gw, 'GET', '/admin/prices')).body.scheduled.length, 0, 'nothing was stored');
+  },
+);
+
+t.test(
+  "a usage export's bad range is the configured message with each field's problem, a bad option names itself",
+  async (t) => {
+    const gw = await startGateway(t);
+    const range = await adminCall(
+      gw,
+      'GET',
+      '/admin/usage?from=2026-03-01&from=2026-03-02&to=2026-03-01&format=csv&format=json',
+    );
+    t.equal(range.status, 400);
+    t.equal(range.body.message, 'Invalid date range.');
+    t.same(range.body.problems, ['from: expected one date YYYY-MM-DD, given once', 'format: given more than once']);
+    const format = await adminCall(
+      gw,
+      'GET',
+      '/admin/usage/periods?from=2026-03-01&to=2026-03-01&format=xml&colour=red',
+    );
+    t.equal(format.status, 400);
+    t.match(format.body.problems, [/^format: /, /^colour: unknown field or parameter$/]);
+    t.equal(format.body.message, format.body.problems.join('; '));
+  },
+);

@@ -24,7 +24,7 @@ import { retentionMs } from '../../src/quota/retention.js';
 import { MemoryStore } from '../../src/store/memory/memory-store.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
 import type { Store } from '../../src/store/store.js';
-import { dayOf } from '../../src/time/days.js';
+import { dayOf, dayRange } from '../../src/time/days.js';
 import { ManualClock } from '../helpers/clock.js';
 import { startRedis } from '../helpers/redis.js';
 import { scaled } from '../helpers/wait.js';
@@ -222,11 +222,9 @@ async function run(clients: Clients, clock: ManualClock, plan: Step[]): Promise<
     removeListener: () => undefined,
     destroyed: false,
   };
-  const exp = await usage.usageExport('days', {
-    from: dayOf(START, ZONE),
-    to: dayOf(clock.now(), ZONE),
-    format: 'json',
-  });
+  const range = dayRange(dayOf(START, ZONE), dayOf(clock.now(), ZONE), ZONE);
+  if (range === null) throw new Error('the run spans no export range');
+  const exp = await usage.usageExport('days', { range, account: null, format: 'json' });
   await exp.writeTo(sink);
   const rows = (JSON.parse(text) as { rows: Array<{ account_id: string; date: string; requests: number }> }).rows;
   const exported = rows.map((r) => [`${r.account_id} ${r.date}`, r.requests] as const);
