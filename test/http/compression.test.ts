@@ -1,7 +1,11 @@
 import { request } from 'node:http';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
+import pino from 'pino';
 import t from 'tap';
+import { PublicPage } from '../../src/features/page/page.js';
 import { negotiate } from '../../src/http/encoding.js';
+import type { OpenApiDocument } from '../../src/http/openapi.js';
+import { buildSnapshot } from '../../src/prices/snapshot.js';
 import { ManualClock } from '../helpers/clock.js';
 import { NOW } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
@@ -217,3 +221,46 @@ t.test('from a raw socket: repeated and odd Accept-Encoding fields, HEAD', async
   t.ok(head.endsWith('\r\n\r\n'), 'HEAD: no body');
   t.match(head, /\r\ncontent-length: \d+\r\n/i);
 });
+
+t.test(
+  "the page's fast bytes come at once, its most compressed (brotli 10) once its set has been in effect a while, and stay",
+  async (t) => {
+    const lines: string[] = [];
+    const bestAfterMs = scaled(400);
+    const document = () => ({ info: { description: 'The API.' }, paths: {} }) as unknown as OpenApiDocument;
+    const page = new PublicPage({
+      document,
+      zone: 'Africa/Johannesburg',
+      maxAgeDays: 60,
+      log: pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }),
+      bestAfterMs,
+    });
+    const set = { ...priceSet('2026-11-04', '21.87'), updated_at: '2026-11-03 12:00:00' };
+    const snap = buildSnapshot([set], { set, effectiveMs: NOW }, 'DMRE');
+    const prepared = Date.now();
+    page.prepare(snap, NOW);
+    const br = () => page.render(snap, '"fresh"').br?.body ?? null;
+    await waitFor('the fast bytes', () => br() !== null, scaled(5000));
+    const fast = br() as Buffer;
+    const html = page.render(snap, '"fresh"').identity.body;
+    t.same(brotliDecompressSync(fast), html, 'the fast bytes are the page');
+    t.ok(Date.now() - prepared < bestAfterMs, 'the fast bytes come before the best are due');
+    await waitFor('the most compressed bytes', () => (br()?.length ?? 0) < fast.length, bestAfterMs + scaled(10_000));
+    const q10 = brotliCompressSync(html, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 10, [constants.BROTLI_PARAM_SIZE_HINT]: html.length },
+    });
+    t.same(br(), q10, `brotli 10: ${fast.length} → ${q10.length} bytes`);
+    t.match(lines.join(''), /"effort":"fast".*"effort":"max"/s, 'the log tells each step');
+    // Another gateway of the process, with the same page, gets the best bytes straight away.
+    const other = new PublicPage({
+      document,
+      zone: 'Africa/Johannesburg',
+      maxAgeDays: 60,
+      log: pino({ level: 'silent' }),
+      bestAfterMs: 3_600_000,
+    });
+    other.prepare(snap, NOW);
+    await waitFor('the best bytes, made once', () => other.render(snap, '"fresh"').br !== null, scaled(5000));
+    t.same(other.render(snap, '"fresh"').br?.body, q10, 'not compressed again, nor fast first');
+  },
+);

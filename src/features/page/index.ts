@@ -34,7 +34,7 @@ export function pageRoutes(config: Config, document: () => OpenApiDocument, book
     'It changes only with the price set or a restart.',
   );
   if (!config.page.enabled) return [{ path: '/', route: null, openapi }];
-  const page = new PublicPage(document, config.time_zone, config.prices.max_age_days, log);
+  const page = new PublicPage({ document, zone: config.time_zone, maxAgeDays: config.prices.max_age_days, log });
   // Off this call, since the page shows the document of routes still being gathered, and off any
   // request whose snapshot() found a set's time come.
   book.watch((snap, now) => setImmediate(() => page.prepare(snap, now)));
