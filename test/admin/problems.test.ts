@@ -106,7 +106,7 @@ t.test(
       t.equal(r.status, 400, what);
       t.equal(r.body.code, 'PRICE_SET_INVALID', what);
       t.equal(r.body.problems?.length, expected.length, `${what}: ${JSON.stringify(r.body.problems)}`);
-      expected.forEach((re, i) => t.match(r.body.problems?.[i], re, what));
+      for (const [i, re] of expected.entries()) t.match(r.body.problems?.[i], re, what);
     }
     t.equal((await adminCall(gw, 'GET', '/admin/prices')).body.scheduled.length, 0, 'nothing was stored');
   },
