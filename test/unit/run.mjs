@@ -1,13 +1,16 @@
 // `npm run test:unit`: the quick inner loop. The listed files need no child process and no Redis
-// (memory store, real HTTP on loopback). Each runs as its own node process through the suite's
-// esbuild loader (test/loader), without tap's runner and its coverage, which are `npm test`'s job.
+// (memory store, real HTTP on loopback). They run through the suite's esbuild loader
+// (test/loader), without tap's runner and its coverage, which are `npm test`'s job, a few files
+// to a node process (batch.mjs): a file's own process cost about 1 s of CPU before its first test
+// (node, tap, the loader's thread, the app's modules), most of what a small file costs.
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 const LOADER = new URL('../loader/register.mjs', import.meta.url).href;
-// Each file's last time, so that the longest start first, as jest orders its files: a 30 s file
-// started last would hold the run 30 s after every other worker is idle.
+const BATCH = new URL('./batch.mjs', import.meta.url).pathname;
+// Each file's last time, so that batches are balanced and the longest start first, as jest orders
+// its files: a 30 s batch started last would hold the run 30 s after every other worker is idle.
 const TIMES = new URL('../../node_modules/.cache/fpg-unit-times.json', import.meta.url);
 const files = readFileSync(new URL('./files.txt', import.meta.url), 'utf8')
   .split('\n')
@@ -21,52 +24,82 @@ const lastTimes = (() => {
   }
 })();
 const only = process.argv.slice(2);
-const queue = (only.length > 0 ? files.filter((f) => only.some((o) => f.includes(o))) : [...files]).sort(
-  (a, b) => (lastTimes[b] ?? Number.POSITIVE_INFINITY) - (lastTimes[a] ?? Number.POSITIVE_INFINITY),
-);
+const chosen = only.length > 0 ? files.filter((f) => only.some((o) => f.includes(o))) : files;
+// Three processes a core: most of a file's time is waiting on timers and loopback I/O.
+const WORKERS = Math.max(4, availableParallelism() * 3);
+// Two batches a worker, so that a worker whose batches ran fast takes another one.
+const batches = Array.from({ length: Math.min(chosen.length, WORKERS * 2) }, () => ({ files: [], ms: 0 }));
+const timeOf = (f) => lastTimes[f] ?? 10_000;
+for (const file of [...chosen].sort((a, b) => timeOf(b) - timeOf(a))) {
+  const lightest = batches.reduce((a, b) => (b.ms < a.ms ? b : a));
+  lightest.files.push(file);
+  lightest.ms += timeOf(file);
+}
+const queue = batches.filter((b) => b.files.length > 0).sort((a, b) => b.ms - a.ms);
 const started = Date.now();
 const failed = [];
 const times = { ...lastTimes };
-let asserts = 0;
+let points = 0;
 
-function run(file) {
-  return new Promise((done) => {
-    const t0 = Date.now();
-    const child = spawn(process.execPath, ['--import', LOADER, file], {
-      env: { ...process.env, TAP_TIMEOUT: process.env.TAP_TIMEOUT ?? '120' },
+/** The output of each file of a batch: its tests' lines end with its `# fpg-file` comment. */
+function perFile(out) {
+  const done = new Map();
+  let from = 0;
+  for (const m of out.matchAll(/^# fpg-file (\S+) (\d+)$/gm)) {
+    done.set(m[1], { out: out.slice(from, m.index), ms: Number(m[2]) });
+    from = (m.index ?? 0) + m[0].length;
+  }
+  return { done, rest: out.slice(from) };
+}
+
+function run(batch) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', LOADER, BATCH], {
+      env: {
+        ...process.env,
+        FPG_UNIT_FILES: batch.files.join('\n'),
+        // The batch is one tap root: its timeout covers its files.
+        TAP_TIMEOUT: process.env.TAP_TIMEOUT ?? String(120 * batch.files.length),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     child.on('close', (code) => {
-      const total = /# \{ total: (\d+), pass: (\d+)/.exec(out);
-      if (total) asserts += Number(total[1]);
-      if (code !== 0) failed.push({ file, out });
-      times[file] = Date.now() - t0;
-      process.stdout.write(
-        `${code === 0 ? 'ok' : 'FAIL'} ${file}${total ? ` (${total[1]})` : ''} ${(times[file] / 1000).toFixed(1)} s\n`,
-      );
-      done();
+      // Assertions and tests alike (tap's summary of a batch counts only part of them).
+      points += out.match(/^\s*ok \d+ /gm)?.length ?? 0;
+      const { done, rest } = perFile(out);
+      const before = failed.length;
+      for (const file of batch.files) {
+        const mine = done.get(file);
+        // A file fails with a top-level `not ok`; one that never finished, with its batch.
+        const ok = mine !== undefined && !/^not ok /m.test(mine.out);
+        if (mine) times[file] = mine.ms;
+        if (!ok) failed.push({ file, out: mine ? mine.out : `${rest}\n(exit ${code})` });
+        const ms = mine ? ` ${(mine.ms / 1000).toFixed(1)} s` : '';
+        process.stdout.write(`${ok ? 'ok' : 'FAIL'} ${file}${ms}\n`);
+      }
+      // Every file passed, yet the process failed (a teardown at its end): the batch fails.
+      if (code !== 0 && failed.length === before) failed.push({ file: batch.files.join(' '), out });
+      resolve();
     });
   });
 }
 
 async function worker() {
-  for (let f = queue.shift(); f !== undefined; f = queue.shift()) await run(f);
+  for (let b = queue.shift(); b !== undefined; b = queue.shift()) await run(b);
 }
-// Three files a core: most of a file's time is waiting on timers and loopback I/O (the list's
-// files take 350 s of wall time and 135 s of CPU one after another).
-await Promise.all(Array.from({ length: Math.max(4, availableParallelism() * 3) }, worker));
+await Promise.all(Array.from({ length: WORKERS }, worker));
 for (const { file, out } of failed) process.stdout.write(`\n==== ${file}\n${out}`);
 try {
   mkdirSync(new URL('.', TIMES), { recursive: true });
   writeFileSync(TIMES, JSON.stringify(times));
 } catch {
-  // Only the order of the next run depends on it.
+  // Only the batches of the next run depend on it.
 }
 const secs = ((Date.now() - started) / 1000).toFixed(1);
 process.stdout.write(
-  `\n${failed.length === 0 ? 'passed' : `${failed.length} file(s) failed`}: ${asserts} assertions in ${secs} s\n`,
+  `\n${failed.length === 0 ? 'passed' : `${failed.length} file(s) failed`}: ${points} test points passed in ${secs} s\n`,
 );
 process.exitCode = failed.length === 0 ? 0 : 1;
