@@ -4,41 +4,25 @@
 // to a node process (batch.mjs): a file's own process cost about 1 s of CPU before its first test
 // (node, tap, the loader's thread, the app's modules), most of what a small file costs.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { balance, lastTimes, TIMES, unitFiles } from './files.mjs';
 
 const LOADER = new URL('../loader/register.mjs', import.meta.url).href;
 const BATCH = new URL('./batch.mjs', import.meta.url).pathname;
-// Each file's last time, so that batches are balanced and the longest start first, as jest orders
-// its files: a 30 s batch started last would hold the run 30 s after every other worker is idle.
-const TIMES = new URL('../../node_modules/.cache/fpg-unit-times.json', import.meta.url);
-const files = readFileSync(new URL('./files.txt', import.meta.url), 'utf8')
-  .split('\n')
-  .map((l) => l.trim())
-  .filter((l) => l !== '' && !l.startsWith('#'));
-const lastTimes = (() => {
-  try {
-    return JSON.parse(readFileSync(TIMES, 'utf8'));
-  } catch {
-    return {};
-  }
-})();
 const only = process.argv.slice(2);
+const files = unitFiles();
 const chosen = only.length > 0 ? files.filter((f) => only.some((o) => f.includes(o))) : files;
 // Three processes a core: most of a file's time is waiting on timers and loopback I/O.
 const WORKERS = Math.max(4, availableParallelism() * 3);
-// Two batches a worker, so that a worker whose batches ran fast takes another one.
-const batches = Array.from({ length: Math.min(chosen.length, WORKERS * 2) }, () => ({ files: [], ms: 0 }));
-const timeOf = (f) => lastTimes[f] ?? 10_000;
-for (const file of [...chosen].sort((a, b) => timeOf(b) - timeOf(a))) {
-  const lightest = batches.reduce((a, b) => (b.ms < a.ms ? b : a));
-  lightest.files.push(file);
-  lightest.ms += timeOf(file);
-}
-const queue = batches.filter((b) => b.files.length > 0).sort((a, b) => b.ms - a.ms);
+// Two batches a worker, so that a worker whose batches ran fast takes another one. Balanced by
+// the files' last times, the longest batch first, as jest orders its files: a 30 s batch
+// started last would hold the run 30 s after every other worker is idle.
+const previous = lastTimes();
+const queue = balance(chosen, WORKERS * 2, previous);
 const started = Date.now();
 const failed = [];
-const times = { ...lastTimes };
+const times = { ...previous };
 let points = 0;
 
 /** The output of each file of a batch: its tests' lines end with its `# fpg-file` comment. */
@@ -58,8 +42,7 @@ function run(batch) {
       env: {
         ...process.env,
         FPG_UNIT_FILES: batch.files.join('\n'),
-        // The batch is one tap root: its timeout covers its files.
-        TAP_TIMEOUT: process.env.TAP_TIMEOUT ?? String(120 * batch.files.length),
+        TAP_TIMEOUT: process.env.TAP_TIMEOUT ?? '120',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

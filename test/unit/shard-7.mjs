@@ -1,0 +1,4 @@
+// The unit files' share 7 of 8 in `npm test` (see shards.mjs).
+import { runShard } from './shards.mjs';
+
+await runShard(7);
