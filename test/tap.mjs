@@ -1,5 +1,6 @@
 // `npm test`'s tap run: every test file, with the unit files (test/unit/files.txt) in eight
-// processes (test/unit/shards.mjs) instead of one each. `npx tap FILE` still runs one file alone.
+// processes (test/unit/shards.mjs) instead of one each. Given files (`npm test -- FILE`), tap runs
+// those, each alone, as `npx tap FILE` does.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,8 @@ const own = readdirSync(new URL('.', import.meta.url), { recursive: true, encodi
   .sort();
 const shards = Array.from({ length: SHARDS }, (_, i) => `test/unit/shard-${i + 1}.mjs`);
 const tap = fileURLToPath(new URL('../node_modules/.bin/tap', import.meta.url));
-const { status, signal } = spawnSync(tap, [...shards, ...own], {
+const given = process.argv.slice(2);
+const { status, signal } = spawnSync(tap, given.length > 0 ? given : [...shards, ...own], {
   cwd: root,
   stdio: 'inherit',
   // Shared out once here, for all eight shards alike.
