@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
 import type { Member, Passkey, Store } from '../../../src/store/store.js';
-import { sleep } from '../../helpers/wait.js';
+import { scaled, sleep } from '../../helpers/wait.js';
 
 let seq = 0;
 /** A fresh address (and account id), unique across the processes that share one Redis. */
@@ -197,17 +197,20 @@ export function portalContract(t: Test, make: () => Promise<Store>): void {
     const [idle, busy, address] = [hash(), hash(), email()];
     const s = { email: address, account_id: 'acct_1', csrf_token: 'c' };
     await portal.startSession(idle, s, { idleMs: 100, absoluteMs: 60_000 });
-    // Uses 300 ms apart keep a session of 600 ms idle time alive (a slow Cluster round trip has
-    // 300 ms of room), until its 1200 ms are up.
-    const life = { idleMs: 600, absoluteMs: 1200 };
-    await portal.startSession(busy, s, life);
+    // Uses 300 ms apart keep a session alive until its absolute end, which ends it however often
+    // it is used. Its bounds are scaled: beside other work, a 300 ms sleep took over a second.
+    const life = { idleMs: scaled(600), absoluteMs: scaled(1200) };
+    const { started_ms: begun } = await portal.startSession(busy, s, life);
     await sleep(250);
     t.equal(await portal.useSession(idle, { idleMs: 100, absoluteMs: 60_000 }), null, 'idle too long');
-    for (let i = 0; i < 3; i++) {
+    let uses = 0;
+    // Up to a margin before the end, for a slow round trip (a Cluster's) to land before it.
+    for (; Date.now() < begun + life.absoluteMs - scaled(300); uses++) {
       t.not(await portal.useSession(busy, life), null, 'used within its idle time');
       await sleep(300);
     }
-    await sleep(300);
+    t.ok(uses >= 3, `used ${uses} times before its absolute end`);
+    await sleep(Math.max(0, begun + life.absoluteMs + 50 - Date.now()));
     t.equal(await portal.useSession(busy, life), null, 'past its absolute end');
   });
 
