@@ -46,7 +46,18 @@ const idle: Rig[] = [];
 
 async function rig(): Promise<Rig> {
   const dir = mkdtempSync(join(tmpdir(), 'fpg-attack-'));
-  const redis = await startRedis(t, ['--appendonly', 'yes', '--dir', dir, '--enable-debug-command', 'local']);
+  // `always`: with the default `everysec`, Redis answers for writes it has not written out while
+  // a busy disk holds its fsync, and a kill -9 loses them (5 accounts 1 short beside the bench).
+  const redis = await startRedis(t, [
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'always',
+    '--dir',
+    dir,
+    '--enable-debug-command',
+    'local',
+  ]);
   const file = redisConfig(
     { url: redis.url, command_timeout_ms: scaled(300) },
     { limits: { invalid_key_throttle: { max_attempts: 1_000_000 } } },
