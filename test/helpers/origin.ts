@@ -32,10 +32,12 @@ export interface TestOrigin {
   /**
    * How /origin/cacheable… answers (for the pass-through cache): its Cache-Control (null: none),
    * a delay, a status, extra headers, CSV instead of JSON, padding bytes, and the ETag's version.
+   * `held`: answers wait for it too (a test releases them once what it waits for has happened).
    */
   cacheable: {
     control: string | null;
     delayMs: number;
+    held?: Promise<void>;
     status: number;
     extra: Record<string, string>;
     csv: boolean;
@@ -268,6 +270,7 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
   async function cacheable(url: URL, headers: IncomingHttpHeaders, res: ServerResponse): Promise<void> {
     const c = origin.cacheable;
     if (c.delayMs > 0) await sleep(c.delayMs);
+    await c.held;
     if (url.searchParams.get('api_key') !== origin.key)
       return json(res, 401, { success: false, message: 'Invalid API key.' });
     if (c.status >= 400) return json(res, c.status, { success: false, message: 'Database unavailable.' });

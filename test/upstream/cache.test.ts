@@ -86,9 +86,14 @@ t.test(
   '200 concurrent requests for one uncached URL reach the origin once; each is answered and counted',
   async (t) => {
     const { origin, gw, key, accountId } = await setup(t);
-    // Long enough for all 200 to arrive while the origin is still answering, however busy the machine.
-    origin.cacheable.delayMs = scaled(1000);
-    const answers = await Promise.all(Array.from({ length: 200 }, () => get(gw, '/origin/cacheable?month=3', key)));
+    // The origin answers once every request has been counted, so all 200 arrive while it is
+    // still answering, however busy the machine (a fixed 3 s let fewer than 100 in at load 10).
+    let release = (): void => undefined;
+    origin.cacheable.held = new Promise<void>((r) => (release = r));
+    const asked = Promise.all(Array.from({ length: 200 }, () => get(gw, '/origin/cacheable?month=3', key)));
+    await waitFor('the 200 requests counted, waiting on the origin', async () => (await counted(gw, accountId)) >= 200);
+    release();
+    const answers = await asked;
     t.equal(origin.cacheableHits(), 1, 'the origin was asked once');
     t.ok(
       answers.every((a) => a.status === 200 && a.body.success === true && a.body.n === 1),
