@@ -208,7 +208,8 @@ t.test('a receiver that never answers times out, and the API does not slow down 
   t.comment(
     `API median ${median(before).toFixed(2)} ms before, ${median(during).toFixed(2)} ms while 5 deliveries hang`,
   );
-  t.ok(median(during) < median(before) * 3 + 5, 'the median does not move beyond noise');
+  // The slack is scaled: beside the bench the load moves between the two samples by itself.
+  t.ok(median(during) < median(before) * 3 + scaled(5), 'the median does not move beyond noise');
   t.ok((during.at(-1) as number) < scaled(500), 'no request waits for a delivery');
   await waitFor(
     'timeouts recorded',
