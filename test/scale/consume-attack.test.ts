@@ -153,7 +153,7 @@ async function serving(t: Test, r: Rig, l: Load): Promise<void> {
   t.pass('both gateways serve again');
 }
 
-/** Counters equal the 200s (within `slack` more, for answers lost with a killed gateway). */
+/** Counters equal the 200s (within `slack` more, for answers lost with a killed gateway or connection). */
 async function exact(t: Test, r: Rig, l: Load, slack = 0): Promise<void> {
   const config = loadConfig({ file: r.file, env: {} });
   const today = dayOf(Date.now(), config.time_zone);
@@ -202,12 +202,18 @@ const consumeClient = async (r: Rig): Promise<string[]> =>
     .filter((line) => / name=fuel-gateway-consume /.test(line))
     .map((line) => /id=(\d+)/.exec(line)?.[1] as string);
 
+// Never under the 200s (the AOF holds every count answered); over them by at most the requests
+// in flight at the kill, whose replies died with Redis after it ran them (one per load worker).
 t.test('kill -9 of Redis and a restart from its AOF under load', (t) =>
-  attack(t, async (r) => {
-    await r.redis.stop();
-    await sleep(scaled(500));
-    await r.redis.start();
-  }),
+  attack(
+    t,
+    async (r) => {
+      await r.redis.stop();
+      await sleep(scaled(500));
+      await r.redis.start();
+    },
+    6,
+  ),
 );
 
 t.test('SIGSTOP / SIGCONT of Redis under load', (t) =>
@@ -218,14 +224,22 @@ t.test('SIGSTOP / SIGCONT of Redis under load', (t) =>
   }),
 );
 
+// A call Redis ran whose reply the kill dropped is counted and answered 503: the one loss
+// inherent to a networked counter (docs/stores.md). So counters may pass the 200s by the requests
+// in flight at a kill, at most one per load worker at each of the two; seen beside the bench at
+// load 11 (95 against 94).
 t.test('CLIENT KILL of both consume connections under load', (t) =>
-  attack(t, async (r) => {
-    const ids = await consumeClient(r);
-    t.ok(ids.length >= 2, 'each gateway has its consume connection, named (and the test store its own)');
-    for (const id of ids) await r.redis.cli('CLIENT', 'KILL', 'ID', id);
-    await sleep(scaled(200));
-    for (const id of await consumeClient(r)) await r.redis.cli('CLIENT', 'KILL', 'ID', id);
-  }),
+  attack(
+    t,
+    async (r) => {
+      const ids = await consumeClient(r);
+      t.ok(ids.length >= 2, 'each gateway has its consume connection, named (and the test store its own)');
+      for (const id of ids) await r.redis.cli('CLIENT', 'KILL', 'ID', id);
+      await sleep(scaled(200));
+      for (const id of await consumeClient(r)) await r.redis.cli('CLIENT', 'KILL', 'ID', id);
+    },
+    12,
+  ),
 );
 
 t.test('SCRIPT FLUSH under load, three times', (t) =>
