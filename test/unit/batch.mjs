@@ -27,6 +27,11 @@ export async function runFiles(files) {
   // on the loader's thread without holding the event loop: held open until the last file is done.
   const hold = setInterval(() => undefined, 1 << 30);
   for (const file of files) {
+    // A root already ended would run none of this file's tests and still pass: fail loudly.
+    if (t.results) {
+      process.stderr.write(`tap's root test ended before ${file} ran\n`);
+      process.exit(1);
+    }
     const t0 = Date.now();
     t.jobs = 1;
     started = [];

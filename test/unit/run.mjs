@@ -56,8 +56,8 @@ function run(batch) {
       const before = failed.length;
       for (const file of batch.files) {
         const mine = done.get(file);
-        // A file fails with a top-level `not ok`; one that never finished, with its batch.
-        const ok = mine !== undefined && !/^not ok /m.test(mine.out);
+        // A file fails with a top-level `not ok`, or with no test at all (its tests never ran).
+        const ok = mine !== undefined && /^ok \d+ /m.test(mine.out) && !/^not ok /m.test(mine.out);
         if (mine) times[file] = mine.ms;
         if (!ok) failed.push({ file, out: mine ? mine.out : `${rest}\n(exit ${code})` });
         const ms = mine ? ` ${(mine.ms / 1000).toFixed(1)} s` : '';
