@@ -3,24 +3,8 @@
  * the deleted ones whose period records are still kept (their usage history outlives them until
  * retention), merged.
  */
-import { isGatewayError } from '../failures.js';
+import { patiently } from '../store/patiently.js';
 import type { AccountPage, AccountStore, StoredAccount } from '../store/store.js';
-
-// An export reads for minutes, with each read bounded by the store's command timeout: a read
-// that times out (a busy or failing-over Redis) is tried again, since reading twice is harmless.
-const ATTEMPTS = 4;
-const RETRY_MS = 250;
-
-export async function patiently<T>(read: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await read();
-    } catch (err) {
-      if (attempt >= ATTEMPTS || !isGatewayError(err, 'STORE_UNAVAILABLE')) throw err;
-      await new Promise((r) => setTimeout(r, RETRY_MS * attempt));
-    }
-  }
-}
 
 /** An account to export; a deleted one has records but no period in progress. */
 export interface ExportedAccount {

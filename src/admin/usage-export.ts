@@ -7,10 +7,11 @@
 import type { Config } from '../config/config-schema.js';
 import { allowanceFor } from '../quota/allowance.js';
 import { dayTotals } from '../quota/day-totals.js';
+import { patiently } from '../store/patiently.js';
 import type { AccountStore, CountingStore, PeriodRecord, StoredAccount } from '../store/store.js';
 import type { DayRange } from '../time/days.js';
 import { formatInZone } from '../time/zone.js';
-import { accountPages, type ExportedAccount, patiently } from './export-accounts.js';
+import { accountPages, type ExportedAccount } from './export-accounts.js';
 import type { ExportQuery } from './usage-query.js';
 
 // Accounts per page: the ledger reads of one page go to the store as one pipelined batch.

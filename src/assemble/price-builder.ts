@@ -4,6 +4,7 @@ import { type Config, priceFiles } from '../config/config-schema.js';
 import { bookOptions, PriceBook } from '../prices/book.js';
 import { loadPriceFiles, watchPriceFile } from '../prices/price-file.js';
 import { warnWhenStale } from '../prices/staleness.js';
+import { patiently } from '../store/patiently.js';
 import type { Store } from '../store/store.js';
 import { PriceEvents } from '../webhooks/price-events.js';
 import type { Cleanups } from './cleanups.js';
@@ -25,7 +26,8 @@ export async function buildPrices(o: PricesOptions): Promise<{ book: PriceBook; 
     const added = await loadPriceFiles(store.prices, priceFiles(config), false);
     log.info({ files: priceFiles(config), added }, 'price files loaded into the store');
   };
-  await seed();
+  // A start on a loaded host may see a call outlast a short command timeout: both are harmless twice.
+  await patiently(seed);
   const priceEvents = new PriceEvents({
     store: store.events,
     defaultSource: config.prices.source_name,
@@ -35,7 +37,7 @@ export async function buildPrices(o: PricesOptions): Promise<{ book: PriceBook; 
   });
   const book = new PriceBook({ store, options: bookOptions(config), clock, log, seed, events: priceEvents });
   cleanups.push(() => book.close());
-  await book.load();
+  await patiently(() => book.load());
   cleanups.push(warnWhenStale(book, config.prices.max_age_days, clock.now, log));
   // In front of an origin the file only fills the history: edits must not replace the origin's sets.
   // A shared store is managed from outside this process (admin API, CLI): the file only seeds it.
