@@ -143,18 +143,21 @@ t.test('while the store is still opening at start, the bound listeners answer 50
   t.equal((await gw.get('/healthz')).status, 200, 'served once the start is done');
 });
 
-t.test('a start rides out a Redis that holds its writes for a second: its first store calls are tried again', async (t) => {
-  const redis = await startRedis(t);
-  // Connected and ready, but every write waits: the start's seed of the price history times out
-  // (200 ms) twice before the pause ends. Once was enough to end the process, found on a busy host.
-  await redis.cli('CLIENT', 'PAUSE', '1000', 'WRITE');
-  const started = Date.now();
-  const gw = await startGateway(t, {
-    demo_accounts: false,
-    store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 200 } },
-  });
-  t.ok(Date.now() - started >= 700, `the start waited for the pause (${Date.now() - started} ms)`);
-  const { history } = (await adminCall(gw, 'GET', '/admin/prices/history')).body as { history: unknown[] };
-  t.ok(Array.isArray(history) && history.length > 100, `the history was seeded (${history.length} sets)`);
-  t.equal((await gw.get('/fuel-api/api/simple-current.php?api_key=nope')).status, 401, 'and it serves');
-});
+t.test(
+  'a start rides out a Redis that holds its writes for a second: its first store calls are tried again',
+  async (t) => {
+    const redis = await startRedis(t);
+    // Connected and ready, but every write waits: the start's seed of the price history times out
+    // (200 ms) twice before the pause ends. Once was enough to end the process, found on a busy host.
+    await redis.cli('CLIENT', 'PAUSE', '1000', 'WRITE');
+    const started = Date.now();
+    const gw = await startGateway(t, {
+      demo_accounts: false,
+      store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 200 } },
+    });
+    t.ok(Date.now() - started >= 700, `the start waited for the pause (${Date.now() - started} ms)`);
+    const { history } = (await adminCall(gw, 'GET', '/admin/prices/history')).body as { history: unknown[] };
+    t.ok(Array.isArray(history) && history.length > 100, `the history was seeded (${history.length} sets)`);
+    t.equal((await gw.get('/fuel-api/api/simple-current.php?api_key=nope')).status, 401, 'and it serves');
+  },
+);

@@ -3,7 +3,7 @@
 // costs): `npm run test:unit` (run.mjs) starts a few such processes, and `npm test` runs the unit
 // files in eight (shard-*.mjs). A file's tests are all done before the next file is imported,
 // and each file starts with tap's default of one test at a time (a file's `t.jobs = 3` is its
-// own). Each file's time is told in a `# fpg-file FILE MS` comment.
+// own). Each file's time and CPU are told in a `# fpg-file FILE MS CPU_MS` comment.
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 
@@ -33,6 +33,7 @@ export async function runFiles(files) {
       process.exit(1);
     }
     const t0 = Date.now();
+    const cpu0 = process.cpuUsage();
     t.jobs = 1;
     started = [];
     try {
@@ -46,7 +47,8 @@ export async function runFiles(files) {
         .then(fn)
         .catch((error) => test(`${file}: its clean-up`, async (tt) => tt.error(error)));
     teardowns = [];
-    t.comment(`fpg-file ${file} ${Date.now() - t0}`);
+    const cpu = process.cpuUsage(cpu0);
+    t.comment(`fpg-file ${file} ${Date.now() - t0} ${Math.round((cpu.user + cpu.system) / 1000)}`);
   }
   clearInterval(hold);
 }

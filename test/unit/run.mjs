@@ -29,8 +29,8 @@ let points = 0;
 function perFile(out) {
   const done = new Map();
   let from = 0;
-  for (const m of out.matchAll(/^# fpg-file (\S+) (\d+)$/gm)) {
-    done.set(m[1], { out: out.slice(from, m.index), ms: Number(m[2]) });
+  for (const m of out.matchAll(/^# fpg-file (\S+) (\d+) (\d+)$/gm)) {
+    done.set(m[1], { out: out.slice(from, m.index), ms: Number(m[2]), cpuMs: Number(m[3]) });
     from = (m.index ?? 0) + m[0].length;
   }
   return { done, rest: out.slice(from) };
@@ -60,7 +60,7 @@ function run(batch) {
         const ok = mine !== undefined && /^ok \d+ /m.test(mine.out) && !/^not ok /m.test(mine.out);
         if (mine) times[file] = mine.ms;
         if (!ok) failed.push({ file, out: mine ? mine.out : `${rest}\n(exit ${code})` });
-        const ms = mine ? ` ${(mine.ms / 1000).toFixed(1)} s` : '';
+        const ms = mine ? ` ${(mine.ms / 1000).toFixed(1)} s (CPU ${(mine.cpuMs / 1000).toFixed(1)} s)` : '';
         process.stdout.write(`${ok ? 'ok' : 'FAIL'} ${file}${ms}\n`);
       }
       // Every file passed, yet the process failed (a teardown at its end): the batch fails.

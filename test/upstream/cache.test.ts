@@ -10,7 +10,7 @@ import { newAccount } from '../helpers/fixtures.js';
 import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startOrigin, type TestOrigin } from '../helpers/origin.js';
 import { counted } from '../helpers/usage.js';
-import { scaled, waitFor } from '../helpers/wait.js';
+import { scaled, sleep, waitFor } from '../helpers/wait.js';
 
 // Its tests share nothing and spend most of their time waiting: they run 3 at a time.
 t.jobs = 3;
@@ -219,8 +219,14 @@ t.test('origin failing: an entry within stale_if_error_s is served and counted, 
 t.test('a failing coalesced request gives each waiter the error the origin gave, none counted', async (t) => {
   const { origin, gw, key, accountId } = await setup(t);
   origin.cacheable.status = 503;
-  origin.cacheable.delayMs = scaled(1000); // all 20 reach the gateway within the flight, however busy the machine
-  const answers = await Promise.all(Array.from({ length: 20 }, () => get(gw, '/origin/cacheable/down', key)));
+  // The origin answers once all 20 are counted: they all wait on its one flight, however busy the
+  // machine (a fixed 3 s delay let one in after the flight, beside the bench at load 10).
+  let release = (): void => undefined;
+  origin.cacheable.held = new Promise<void>((r) => (release = r));
+  const asking = Promise.all(Array.from({ length: 20 }, () => get(gw, '/origin/cacheable/down', key)));
+  await waitFor('the 20 requests counted, waiting on the origin', async () => (await counted(gw, accountId)) >= 20);
+  release();
+  const answers = await asking;
   t.equal(origin.cacheableHits(), 1, 'one origin request');
   t.ok(
     answers.every((a) => a.status === 503 && a.body.message === 'Database unavailable.'),
@@ -445,22 +451,30 @@ t.test('nothing a client sends besides the path and the query reaches the shared
 
 t.test('a client that leaves while it waits is given back; a purge during a flight keeps its answer out', async (t) => {
   const { origin, gw, key, accountId } = await setup(t);
-  origin.cacheable.delayMs = 800;
+  // The origin answers once both are counted and one has left: on a loaded machine a fixed
+  // 200 ms abort and 800 ms answer left the gateway too little time to read the leaving.
+  let release = (): void => undefined;
+  origin.cacheable.held = new Promise<void>((r) => (release = r));
   const waiting = get(gw, '/origin/cacheable/leave', key);
   const abort = new AbortController();
   const leaving = get(gw, '/origin/cacheable/leave', key, { signal: abort.signal }).catch(() => null);
-  setTimeout(() => abort.abort(), 200);
+  await waitFor('both counted, waiting on one flight', async () => (await counted(gw, accountId)) === 2);
+  abort.abort();
   await leaving;
+  // The time the gateway has to read the client's leaving from its socket.
+  await sleep(scaled(300));
+  release();
   const ok = await waiting;
   t.equal(ok.status, 200);
   await waitFor('the one who left given back', async () => (await counted(gw, accountId)) === 1, 5000);
   t.pass('only the answered request stays counted');
 
+  origin.cacheable.held = new Promise<void>((r) => (release = r));
   const during = get(gw, '/origin/cacheable/purged', key);
   await waitFor('the flight', () => origin.lastCacheableHeaders !== null && origin.cacheableHits() === 2);
   t.equal((await adminCall(gw, 'DELETE', '/admin/cache?all=true')).status, 200);
+  release();
   t.equal((await during).status, 200, 'the waiting client is answered');
-  origin.cacheable.delayMs = 0;
   t.equal((await get(gw, '/origin/cacheable/purged', key)).xCache, 'MISS', 'but the answer was not stored');
 });
 

@@ -129,6 +129,19 @@ interface Compressed {
  */
 const compressions = new Map<string, Compressed>();
 
+/** The history chart by snapshot tag, for the process, as the compressed bytes above. */
+const charts = new Map<string, string>();
+
+function chartOf(snap: Snapshot): string {
+  let chart = charts.get(snap.tag);
+  if (chart === undefined) {
+    chart = historyHtml(snap.history.map((e) => e.set));
+    charts.set(snap.tag, chart);
+    for (const key of charts.keys()) if (charts.size > KEPT) charts.delete(key);
+  }
+  return chart;
+}
+
 function compressed(html: string): Compressed {
   let made = compressions.get(html);
   if (!made) {
@@ -248,7 +261,7 @@ export class PublicPage {
       '<header><h1>South African fuel prices</h1><p>Official regional reference prices in Rand per litre: ' +
       'pump prices for petrol, wholesale list prices for diesel. An API for fleet, logistics, ERP and analytics integrations.</p></header><main>' +
       `<section id="current"><h2>Current prices</h2>${stale ? staleNotice(snap, this.o.maxAgeDays) : ''}${pricesTable(snap)}</section>` +
-      `<section id="history"><h2>History</h2>${historyHtml(snap.history.map((e) => e.set))}` +
+      `<section id="history"><h2>History</h2>${chartOf(snap)}` +
       '<p class="note">Coastal: solid lines, filled markers. Inland: dashed lines, hollow markers. Hover over the chart, ' +
       'or focus it and use the arrow keys, to read a month. A gap: no confirmed official price for that product and region.</p></section>' +
       `<section id="usage" data-zone="${esc(this.o.zone)}"><h2>Check your usage</h2>${USAGE_BOX}</section>` +

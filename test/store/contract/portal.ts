@@ -198,8 +198,9 @@ export function portalContract(t: Test, make: () => Promise<Store>): void {
     const s = { email: address, account_id: 'acct_1', csrf_token: 'c' };
     await portal.startSession(idle, s, { idleMs: 100, absoluteMs: 60_000 });
     // Uses 300 ms apart keep a session alive until its absolute end, which ends it however often
-    // it is used. Its bounds are scaled: beside other work, a 300 ms sleep took over a second.
-    const life = { idleMs: scaled(600), absoluteMs: scaled(1200) };
+    // it is used. Its bounds are scaled: beside other work, a 300 ms sleep took over a second, and
+    // the time between its idle and absolute ends leaves room for several uses at that pace.
+    const life = { idleMs: scaled(600), absoluteMs: scaled(2000) };
     const { started_ms: begun } = await portal.startSession(busy, s, life);
     await sleep(250);
     t.equal(await portal.useSession(idle, { idleMs: 100, absoluteMs: 60_000 }), null, 'idle too long');
