@@ -37,7 +37,8 @@ export function enqueueInMemory(data: MemoryData, event: OutboxEvent, only?: str
       last_status: null,
       last_error: null,
       next_attempt_ms: now,
-      created_ms: now,
+      // The event's, as on Redis: the outbox's oldest age counts from when the event happened.
+      created_ms: event.created_ms,
       log: [],
       holder: null,
       due_ms: now,
