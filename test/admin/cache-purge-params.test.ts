@@ -1,6 +1,6 @@
 import t from 'tap';
 import { adminCall } from '../helpers/admin.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, storeTimeouts } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
 
 t.test('a purge with a mistyped parameter is refused, naming it, and purges nothing', async (t) => {
@@ -32,7 +32,7 @@ t.test('cache purge from the CLI takes --all or --path, never neither', async (t
   const { join } = await import('node:path');
   const redis = await startRedis(t);
   const config = join(t.testdir(), 'redis.yaml');
-  writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } } }));
+  writeFileSync(config, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } } }));
   const none = await runCli(['cache', 'purge', '--config', config]);
   t.equal(none.code, 2, 'no flag purges nothing: a usage error');
   t.match(none.stderr, /^cache purge: .*--all.*--path/, "the CLI's own options are named");

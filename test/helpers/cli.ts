@@ -133,7 +133,11 @@ export interface Served {
 /** A config file of its own per child, so no two share the memory store's file (or the project's). */
 export function privateConfig(settings: Record<string, unknown> = {}): string {
   const file = join(tempDir('fpg-serve-'), 'gateway.yaml');
-  writeFileSync(file, JSON.stringify({ store: { memory: { file: 'memory-store.json' } }, ...settings }));
+  const store = (settings['store'] ?? { memory: { file: 'memory-store.json' } }) as { redis?: Record<string, unknown> };
+  // On Redis, the busy machine's timeouts unless the test sets its own: beside the bench, an admin
+  // call outlasted the default 500 ms and a test's set-up got a 503.
+  const redis = store.redis && { ...storeTimeouts(), ...store.redis };
+  writeFileSync(file, JSON.stringify({ ...settings, store: redis ? { ...store, redis } : store }));
   return file;
 }
 

@@ -82,9 +82,12 @@ t.test(
     const began = outage.filter((l) => l.msg.startsWith('store outage began'));
     const ended = outage.filter((l) => l.msg === 'store outage ended');
     t.equal(ended.length, began.length, `each of the ${began.length} outages logged has one end line`);
-    // The outage under test: the one whose end line came after Redis was back.
+    // The outage under test: the one whose end line came after Redis was back. Its end line is
+    // written a second or more after its `outage_ms` ends (log/outage.ts STORE_SETTLE_MS), so its began
+    // line is the last one at least `outage_ms` before the end line.
     const last = ended.at(-1) as Line & { outage_ms: number };
-    const span = outage.filter((l) => l.time >= last.time - last.outage_ms && l.time <= last.time);
+    const opened = began.filter((l) => l.time <= last.time - last.outage_ms).at(-1);
+    const span = outage.filter((l) => l.time >= (opened?.time ?? last.time) && l.time <= last.time);
     const summaries = span.filter((l) => l.msg === 'store outage goes on');
     t.ok(last.outage_ms >= SUMMARY_MS, `the outage under test lasted ${last.outage_ms} ms (Redis was down for more)`);
     t.equal(span.filter((l) => l.msg.startsWith('store outage began')).length, 1, 'one line when it begins');

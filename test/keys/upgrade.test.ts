@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { hashKey } from '../../src/keys/key-generator.js';
 import { adminCall } from '../helpers/admin.js';
-import { CHILD_ARGS, endAtExit, ROOT } from '../helpers/cli.js';
+import { CHILD_ARGS, endAtExit, ROOT, storeTimeouts } from '../helpers/cli.js';
 import { startGateway } from '../helpers/gateway.js';
 import { freePort, startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -75,7 +75,7 @@ async function previousGateway(
   writeFileSync(
     prevConfig,
     JSON.stringify({
-      store: { type: 'redis', redis: { url } },
+      store: { type: 'redis', redis: { url, ...storeTimeouts() } },
       listen: { public: { host: '127.0.0.1', port }, admin: { host: '127.0.0.1', port: await freePort() } },
       prices: { watch_file: false },
       demo_accounts: false,
@@ -101,7 +101,8 @@ t.test('accounts written by the previous release keep their key, as their defaul
   const config = join(dir, 'redis.json');
   writeFileSync(
     config,
-    JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } }),
+    // The busy machine's timeouts: at the default 1 s, its CLI failed to connect beside the bench.
+    JSON.stringify({ store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } }, log: { access: false } }),
   );
   const made = (await previousCli(dir, config, ['accounts', 'create', '--plan', 'starter'])) as {
     account: { id: string };

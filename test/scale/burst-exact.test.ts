@@ -8,7 +8,7 @@ import { createAccount } from '../../src/keys/accounts.js';
 import { allowanceFor } from '../../src/quota/allowance.js';
 import { BURST_FIELD } from '../../src/store/counting/lua.js';
 import { RedisStore } from '../../src/store/redis/redis-store.js';
-import { type GatewayProcess, gatewayProcess, redisConfig, runCli } from '../helpers/cli.js';
+import { type GatewayProcess, gatewayProcess, redisConfig, runCli, storeTimeouts } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
@@ -111,7 +111,10 @@ t.test(
 t.test('accounts set-burst ID N/S|none sets and clears the burst limit on a running gateway', async (t) => {
   const redis = await startRedis(t);
   const file = join(tempDir('fpg-burst-cli-'), 'gateway.yaml');
-  writeFileSync(file, JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } }));
+  writeFileSync(
+    file,
+    JSON.stringify({ store: { type: 'redis', redis: { url: redis.url, ...storeTimeouts() } }, log: { access: false } }),
+  );
   const cli = async (...args: string[]) => {
     const r = await runCli([...args, '--config', file]);
     return { ...r, json: r.code === 0 ? (JSON.parse(r.stdout) as any) : null };
