@@ -160,7 +160,17 @@ t.test(
     await sleep(200);
     const signalled = Date.now();
     const exit = gw.stop('SIGTERM');
-    await gw.waitFor(/"msg":"shutting down"/, 2000);
+    // The drain has begun once the listener refuses new connections: seen at once, where its log
+    // line can take a second to be flushed, and the request on the wire has a second (the grace).
+    const refuses = (): Promise<boolean> =>
+      new Promise((resolve) => {
+        const probe = connect(port, '127.0.0.1', () => {
+          probe.destroy();
+          resolve(false);
+        });
+        probe.on('error', () => resolve(true));
+      });
+    await waitFor('the listener to refuse new connections', refuses, 2000);
     busy.write('\r\n');
     const out = await busyAnswer;
     t.match(out, /^HTTP\/1\.1 200 /, 'the request on the wire was answered');
