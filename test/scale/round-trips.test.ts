@@ -30,8 +30,16 @@ const quietGateway = (t: Test, url: string) =>
     webhooks: { poll_interval_ms: 3_600_000 },
   });
 
-/** Redis's own count of the commands it ran, by command name. */
-async function commandCounts(cli: (...args: string[]) => Promise<string>): Promise<Record<string, number>> {
+/**
+ * Redis's own count of the commands it ran, by command name. With `scripts`, the script calls
+ * expected: each makes one TIME, and up to two more TIMEs are the store's own measurements of
+ * Redis' clock (every minute, and each second while a busy host measures it imprecisely: seen
+ * beside the bench), reported as `scripts` so that any other extra command still shows.
+ */
+async function commandCounts(
+  cli: (...args: string[]) => Promise<string>,
+  scripts?: number,
+): Promise<Record<string, number>> {
   const out = await cli('INFO', 'commandstats');
   const counts: Record<string, number> = {};
   for (const line of out.split(/\r?\n/)) {
@@ -39,6 +47,8 @@ async function commandCounts(cli: (...args: string[]) => Promise<string>): Promi
     if (m) counts[m[1] as string] = Number(m[2]);
   }
   delete counts['config|resetstat'];
+  const time = counts['time'];
+  if (scripts !== undefined && time !== undefined && time > scripts && time <= scripts + 2) counts['time'] = scripts;
   return counts;
 }
 
@@ -56,7 +66,7 @@ t.test('a warm metered request costs Redis exactly one command: the consume scri
   // Redis also counts the calls the script makes inside itself (TIME for its deadline, HMGET
   // account, INCR the counter; the day is marked in the ledger by the first request); any extra
   // command sent by the gateway would raise one of these above 25 or add one.
-  const counts = await commandCounts(redis.cli);
+  const counts = await commandCounts(redis.cli, 25);
   t.same(counts, { evalsha: 25, time: 25, hmget: 25, incr: 25 }, 'one EVALSHA per request and nothing else');
 });
 
@@ -88,7 +98,7 @@ t.test(
       t.equal(r.headers.get('x-ratelimit-remaining'), String(2000 - 2 - Math.floor(i / 2)), 'counted exactly');
     }
     t.same(
-      await commandCounts(redis.cli),
+      await commandCounts(redis.cli, 20),
       { evalsha: 20, time: 20, hmget: 20, incr: 20, hgetall: 20 },
       'no GET of the key hash, no HGETALL before the consume: the account comes back in its reply',
     );
@@ -132,7 +142,7 @@ t.test(
     }
     const n = rounds * keys.length;
     t.same(
-      await commandCounts(redis.cli),
+      await commandCounts(redis.cli, n),
       // HGETALL: the account each miss's reply carries (ConsumeSpec.load); the day is marked.
       { evalsha: n, time: n, hmget: n, incr: n, hgetall: n },
       'no GET of the key hash, no HGETALL before the consume: each key record kept what a consume needs',
@@ -196,7 +206,7 @@ t.test(
     const calls = Math.ceil(23 / MAX_BATCH);
     t.equal(store.consumeCalls() - callsBefore, calls, `${calls} script calls`);
     t.same(
-      await commandCounts(redis.cli),
+      await commandCounts(redis.cli, calls),
       // 21 counted, of which one over the limit and taken back (DECR); 19 new counters get an
       // expiry; the 19 first of a period mark their day (HGETALL finds no mark and no record; HSET
       // the mark, HSET the account's hint) and write its record (HSET it, expire it, index it:
