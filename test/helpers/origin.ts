@@ -46,6 +46,8 @@ export interface TestOrigin {
   };
   /** Requests to /origin/cacheable… received, and of those, answered 304; the last one's headers. */
   cacheableHits(): number;
+  /** Holds /origin/cacheable… answers (`cacheable.held`) until the returned function is called. */
+  holdCacheable(): () => void;
   lastCacheableHeaders: IncomingHttpHeaders | null;
   notModified: number;
   /** Connections open right now, and ever opened. */
@@ -132,6 +134,11 @@ export async function startOrigin(t: TestContext, key = 'origin-service-key-123'
     polls: () => origin.seen.filter((r) => r.path === '/fuel-api/api/current.php').length,
     cacheable: { control: 'max-age=60', delayMs: 0, status: 200, extra: {}, csv: false, padBytes: 0, version: 1 },
     cacheableHits: () => cacheableHits,
+    holdCacheable: () => {
+      let release = (): void => undefined;
+      origin.cacheable.held = new Promise<void>((r) => (release = r));
+      return () => release();
+    },
     lastCacheableHeaders: null,
     notModified: 0,
     setPrice(p, date) {

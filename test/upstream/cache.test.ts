@@ -88,8 +88,7 @@ t.test(
     const { origin, gw, key, accountId } = await setup(t);
     // The origin answers once every request has been counted, so all 200 arrive while it is
     // still answering, however busy the machine (a fixed 3 s let fewer than 100 in at load 10).
-    let release = (): void => undefined;
-    origin.cacheable.held = new Promise<void>((r) => (release = r));
+    const release = origin.holdCacheable();
     const asked = Promise.all(Array.from({ length: 200 }, () => get(gw, '/origin/cacheable?month=3', key)));
     await waitFor('the 200 requests counted, waiting on the origin', async () => (await counted(gw, accountId)) >= 200);
     release();
@@ -221,8 +220,7 @@ t.test('a failing coalesced request gives each waiter the error the origin gave,
   origin.cacheable.status = 503;
   // The origin answers once all 20 are counted: they all wait on its one flight, however busy the
   // machine (a fixed 3 s delay let one in after the flight, beside the bench at load 10).
-  let release = (): void => undefined;
-  origin.cacheable.held = new Promise<void>((r) => (release = r));
+  const release = origin.holdCacheable();
   const asking = Promise.all(Array.from({ length: 20 }, () => get(gw, '/origin/cacheable/down', key)));
   await waitFor('the 20 requests counted, waiting on the origin', async () => (await counted(gw, accountId)) >= 20);
   release();
@@ -453,8 +451,7 @@ t.test('a client that leaves while it waits is given back; a purge during a flig
   const { origin, gw, key, accountId } = await setup(t);
   // The origin answers once both are counted and one has left: on a loaded machine a fixed
   // 200 ms abort and 800 ms answer left the gateway too little time to read the leaving.
-  let release = (): void => undefined;
-  origin.cacheable.held = new Promise<void>((r) => (release = r));
+  let release = origin.holdCacheable();
   const waiting = get(gw, '/origin/cacheable/leave', key);
   const abort = new AbortController();
   const leaving = get(gw, '/origin/cacheable/leave', key, { signal: abort.signal }).catch(() => null);
@@ -469,7 +466,7 @@ t.test('a client that leaves while it waits is given back; a purge during a flig
   await waitFor('the one who left given back', async () => (await counted(gw, accountId)) === 1, 5000);
   t.pass('only the answered request stays counted');
 
-  origin.cacheable.held = new Promise<void>((r) => (release = r));
+  release = origin.holdCacheable();
   const during = get(gw, '/origin/cacheable/purged', key);
   await waitFor('the flight', () => origin.lastCacheableHeaders !== null && origin.cacheableHits() === 2);
   t.equal((await adminCall(gw, 'DELETE', '/admin/cache?all=true')).status, 200);
