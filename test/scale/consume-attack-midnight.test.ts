@@ -66,21 +66,24 @@ t.test('two gateways 2 s apart across midnight under load and faults: each day e
   let n = 0;
   const http = getter();
   t.teardown(http.close);
+  const send = async (g: number, key: string): Promise<number> => {
+    const sentDay = dayAt(g);
+    const r = await http.get(`${(gateways[g] as GatewayProcess).base}/fuel-api/api/simple-current.php`, {
+      'X-API-Key': key,
+    });
+    const answeredDay = dayAt(g);
+    statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+    if (r.status === 200) {
+      total++;
+      if (sentDay === answeredDay) certain.set(sentDay, (certain.get(sentDay) ?? 0) + 1);
+      else ambiguous++;
+    }
+    return r.status;
+  };
   const worker = async (): Promise<void> => {
     while (Date.now() < endAt) {
       const i = n++;
-      const g = i % 2;
-      const sentDay = dayAt(g);
-      const r = await http.get(`${(gateways[g] as GatewayProcess).base}/fuel-api/api/simple-current.php`, {
-        'X-API-Key': keys[Math.floor(i / 2) % 2] as string,
-      });
-      const answeredDay = dayAt(g);
-      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-      if (r.status === 200) {
-        total++;
-        if (sentDay === answeredDay) certain.set(sentDay, (certain.get(sentDay) ?? 0) + 1);
-        else ambiguous++;
-      }
+      await send(i % 2, keys[Math.floor(i / 2) % 2] as string);
       await sleep(PACE_MS);
     }
   };
@@ -95,6 +98,10 @@ t.test('two gateways 2 s apart across midnight under load and faults: each day e
     await redis.cli('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes').catch(() => '');
   }
   await load;
+  // A busy machine may not have brought the small account to its limit in the window (352 of 400
+  // beside the bench): it is then brought there on both gateways, after both midnights, so that
+  // the limit is proved to hold over what the faults left behind.
+  for (let i = 0; (statuses[429] ?? 0) === 0 && i < 1000; i++) await send(i % 2, keys[1] as string);
   t.comment(
     `statuses ${JSON.stringify(statuses)}; per day ${JSON.stringify(Object.fromEntries(certain))}; ambiguous ${ambiguous}`,
   );
