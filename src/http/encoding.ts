@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, crc32, deflateRawSync, gzip, gzipSync } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
 
 export type Coding = 'br' | 'gzip' | 'identity';
 
@@ -48,8 +49,7 @@ const paying = (body: Buffer, gz: Buffer, br: Buffer): Encoded => ({
  * in-process gateways, an app restarted in place) compress the same document and assets once,
  * which was a third of a start's CPU.
  */
-const made = new Map<string, Encoded>();
-const KEPT = 64;
+const made = new LRUCache<string, Encoded>({ max: 64 });
 
 export function encode(body: Buffer, effort: Effort): Encoded {
   if (body.length < MIN_COMPRESS_BYTES) return NONE;
@@ -59,7 +59,6 @@ export function encode(body: Buffer, effort: Effort): Encoded {
   if (!encoded) {
     encoded = encodeNow(body, effort);
     made.set(digest, encoded);
-    for (const key of made.keys()) if (made.size > KEPT) made.delete(key);
   }
   return encoded;
 }

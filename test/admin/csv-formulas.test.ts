@@ -97,11 +97,7 @@ t.test(
   },
   async (t) => {
     const redis = await startRedis(t);
-    const gw = await startGateway(
-      t,
-      { store: { type: 'redis', redis: { url: redis.url } } },
-      { clock: new ManualClock(NOW) },
-    );
+    const gw = await startGateway(t, { store: redis.store }, { clock: new ManualClock(NOW) });
     const ids: string[] = [];
     for (const label of [...HOSTILE, 'Acme, "Fleet"', ...PLANTED.map((_, i) => `planted ${i}`)]) {
       const made = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter', label });

@@ -186,7 +186,7 @@ for (const storeName of ['memory', 'redis'] as const) {
   t.test(
     `${storeName} store: thresholds are worked out against the new total, and one already raised is not raised again`,
     async (t) => {
-      const store = storeName === 'redis' ? { type: 'redis', redis: { url: (await startRedis(t)).url } } : {};
+      const store = storeName === 'redis' ? (await startRedis(t)).store : {};
       const gw = await startGateway(t, {
         store,
         demo_accounts: false,
@@ -283,7 +283,7 @@ t.test(
 
 t.test('a grant readmits a used-up account on another gateway sharing the Redis, within a second', async (t) => {
   const redis = await startRedis(t);
-  const store = { type: 'redis', redis: { url: redis.url } };
+  const store = redis.store;
   const a = await startGateway(t, { store, demo_accounts: false });
   const b = await startGateway(t, { store, demo_accounts: false });
   const { account, api_key: key } = await newAccount(a, { plan: 'starter', limit: 2 }, Date.now());

@@ -9,7 +9,7 @@ import { startSmtp } from '../helpers/smtp.js';
 const smtp = await startSmtp(t);
 const redis = await startRedis(t);
 const gw = await startGateway(t, {
-  store: { type: 'redis', redis: { url: redis.url } },
+  store: redis.store,
   portal: { smtp: { url: smtp.url } },
   limits: { invalid_key_throttle: { max_attempts: 1000 } },
 });

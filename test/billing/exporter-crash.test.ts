@@ -18,7 +18,7 @@ t.test(
     // The first send is taken by the receiver, whose answer never comes: the gateway dies waiting.
     stripe.modes.push({ status: 200, thenHang: true });
     const config = privateConfig({
-      store: { type: 'redis', redis: { url: redis.url } },
+      store: redis.store,
       log: { access: false },
       webhooks: { allow_private_addresses: true },
       billing: {

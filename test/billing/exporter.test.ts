@@ -65,8 +65,7 @@ for (const kind of ['memory', 'redis'] as const) {
   t.test(
     `${kind} store: each account's requests reach Stripe and the CloudEvents ingest exactly once, and match the ledger`,
     async (t) => {
-      const store =
-        kind === 'redis' ? { type: 'redis', redis: { url: (await startRedis(t)).url } } : { type: 'memory' };
+      const store = kind === 'redis' ? (await startRedis(t)).store : { type: 'memory' };
       const { gw, stripe, ce } = await setup(t, store);
       const a = await account(gw, { stripe_customer: 'cus_Aaaa1' });
       const b = await account(gw, { stripe_customer: 'cus_Bbbb2', billing_subject: 'fleet-b' });
@@ -106,7 +105,7 @@ t.test(
   'a receiver answering 500 and then 200 gets the same events again, unchanged, and counts them once',
   async (t) => {
     const redis = await startRedis(t);
-    const { gw, stripe } = await setup(t, { type: 'redis', redis: { url: redis.url } });
+    const { gw, stripe } = await setup(t, redis.store);
     stripe.modes.push({ status: 500, retryAfter: '1' }, { status: 500, retryAfter: '1' });
     const a = await account(gw, { stripe_customer: 'cus_Retry1' });
     await requests(gw, a.key, 6);
@@ -122,7 +121,7 @@ t.test(
 
 t.test('a receiver that takes an event and never answers: the resend after the timeout is dropped by it', async (t) => {
   const redis = await startRedis(t);
-  const { gw, stripe } = await setup(t, { type: 'redis', redis: { url: redis.url } }, 1000);
+  const { gw, stripe } = await setup(t, redis.store, 1000);
   stripe.modes.push({ status: 200, thenHang: true }, 'hang');
   const a = await account(gw, { stripe_customer: 'cus_Hang1' });
   await requests(gw, a.key, 4);

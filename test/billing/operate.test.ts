@@ -13,7 +13,7 @@ t.test('the CLI sets external ids, lists the events a billing system refused, an
   t.teardown(() => stripe.close());
   stripe.modes.push({ status: 402, body: '{"error":{"message":"customer has no subscription"}}' });
   const config = privateConfig({
-    store: { type: 'redis', redis: { url: redis.url } },
+    store: redis.store,
     log: { access: false },
     webhooks: { allow_private_addresses: true },
     billing: {

@@ -41,7 +41,7 @@ t.test(
     const ce = await startCloudEventsReceiver(CE_TOKEN);
     t.teardown(() => Promise.all([stripe.close(), ce.close()]));
     const gw = await startGateway(t, {
-      store: { type: 'redis', redis: { url: redis.url } },
+      store: redis.store,
       log: { access: false },
       // The receivers are on loopback, which the exporters reach only when private addresses are allowed.
       webhooks: { allow_private_addresses: true },

@@ -42,7 +42,7 @@ async function inboxDepth(where: string): Promise<number> {
 
 for (const kind of ['memory', 'redis'] as const) {
   t.test(`${kind}: events answered 200 by a gateway killed -9 at once are applied after the restart`, async (t) => {
-    const store = kind === 'redis' ? { type: 'redis', redis: { url: (await startRedis(t)).url } } : undefined;
+    const store = kind === 'redis' ? (await startRedis(t)).store : undefined;
     const config = privateConfig({ ...(store ? { store } : {}), log: { access: false }, billing });
     const first = await gatewayProcess(t, config, env);
     const ids: string[] = [];

@@ -122,7 +122,7 @@ t.test(
 
 t.test('SIGTERM under load on Redis: the same', async (t) => {
   const redis = await startRedis(t);
-  const { file } = configFile({ store: { type: 'redis', redis: { url: redis.url } } });
+  const { file } = configFile({ store: redis.store });
   const config = loadConfig({ file, env: {} });
   const store = new RedisStore(config.store.redis, pino({ level: 'silent' }));
   t.teardown(() => store.close());
@@ -137,7 +137,7 @@ t.test(
   'SIGTERM on Redis: a request on the wire is answered with Connection: close, an idle socket is closed, exit 0 in time',
   async (t) => {
     const redis = await startRedis(t);
-    const { file } = configFile({ store: { type: 'redis', redis: { url: redis.url } } });
+    const { file } = configFile({ store: redis.store });
     const gw = await gatewayProcess(t, file);
     const port = Number(new URL(gw.base).port);
     const open = (): Promise<Socket> =>

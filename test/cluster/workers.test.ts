@@ -14,7 +14,7 @@ async function workersGateway(t: Test, workers: number): Promise<GatewayProcess>
   const redis = await startRedis(t);
   const file = privateConfig({
     server: { workers },
-    store: { type: 'redis', redis: { url: redis.url } },
+    store: redis.store,
     log: { access: false },
   });
   const gw = await gatewayProcess(t, file);
@@ -114,7 +114,7 @@ t.test(
     const redis = await startRedis(t);
     const file = privateConfig({
       server: { workers: 2 },
-      store: { type: 'redis', redis: { url: redis.url } },
+      store: redis.store,
       log: { access: true },
     });
     const gw = await gatewayProcess(t, file);

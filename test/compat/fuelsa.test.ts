@@ -112,7 +112,7 @@ t.test(
   'counted against the same allowance as current.php, key in key, X-API-Key or api_key (Redis store)',
   async (t) => {
     const redis = await startRedis(t);
-    const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url } } });
+    const gw = await startGateway(t, { store: redis.store });
     const { api_key: key } = await newAccount(gw, { plan: 'starter', limit: 5 }, Date.now());
     const { api_key: inactive } = await newAccount(gw, { plan: 'starter', status: 'inactive' }, Date.now());
     t.equal(remaining(await gw.get(`${OURS}?api_key=${key}`)), '4');
@@ -181,7 +181,7 @@ t.test('the ETag is current.php’s; If-None-Match answers 304 with the rate fie
 t.test('requests to the FuelSA routes raise usage.threshold webhooks like current.php (Redis store)', async (t) => {
   const redis = await startRedis(t);
   const gw = await startGateway(t, {
-    store: { type: 'redis', redis: { url: redis.url } },
+    store: redis.store,
     webhooks: { allow_private_addresses: true, allow_http: true, poll_interval_ms: 50, retry_delays_ms: [100] },
   });
   const receiver = await startReceiver(t);

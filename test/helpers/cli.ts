@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { runCommandLine } from '../../src/cli/run.js';
 import type { TestContext } from './context.js';
+import { storeTimeouts } from './redis.js';
 import { tempDir } from './tmp.js';
 import { scaled, waitFor as until } from './wait.js';
 
@@ -141,14 +142,7 @@ export function privateConfig(settings: Record<string, unknown> = {}): string {
   return file;
 }
 
-/**
- * The store's timeouts stretched for a busy machine: CLIs run in-process start side by side in
- * one event loop, and a connection the default 1 s allows can take longer there.
- */
-export const storeTimeouts = (): Record<string, number> => ({
-  command_timeout_ms: scaled(500),
-  connect_timeout_ms: scaled(2000),
-});
+export { storeTimeouts } from './redis.js';
 
 /**
  * A config file for gateway processes sharing one Redis (`redis`: url or cluster nodes, and any

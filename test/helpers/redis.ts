@@ -5,11 +5,23 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { TestContext } from './context.js';
 import { tempDir } from './tmp.js';
-import { waitFor } from './wait.js';
+import { scaled, waitFor } from './wait.js';
+
+/**
+ * The store's timeouts stretched for a busy machine: CLIs run in-process start side by side in
+ * one event loop, and a connection the default 1 s allows can take longer there (a CLI beside the
+ * bench: "not connected within 1000 ms").
+ */
+export const storeTimeouts = (): { command_timeout_ms: number; connect_timeout_ms: number } => ({
+  command_timeout_ms: scaled(500),
+  connect_timeout_ms: scaled(2000),
+});
 
 export interface RedisServer {
   port: number;
   url: string;
+  /** The store setting for a gateway or CLI on this server, with `storeTimeouts`. */
+  store: { type: 'redis'; redis: { url: string; command_timeout_ms: number; connect_timeout_ms: number } };
   /** Kills the server (SIGKILL, like a crash) and waits for it to exit. */
   stop(): Promise<void>;
   /** Starts it again on the same port (empty: nothing is persisted). */
@@ -108,6 +120,7 @@ async function spawnOn(t: TestContext, argsFor: (port: number) => string[], port
   const server: RedisServer = {
     port,
     url: `redis://127.0.0.1:${port}`,
+    store: { type: 'redis', redis: { url: `redis://127.0.0.1:${port}`, ...storeTimeouts() } },
     async start() {
       const proc = spawn('redis-server', argsFor(port), { stdio: ['ignore', 'pipe', 'pipe'] });
       child = proc;

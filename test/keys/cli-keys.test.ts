@@ -10,10 +10,7 @@ const SIMPLE = '/fuel-api/api/simple-current.php';
 t.test('keys create, list, update, rotate and revoke from the CLI act on a running gateway', async (t) => {
   const redis = await startRedis(t);
   const config = join(tempDir('fpg-keys-cli-'), 'redis.json');
-  writeFileSync(
-    config,
-    JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } }),
-  );
+  writeFileSync(config, JSON.stringify({ store: redis.store, log: { access: false } }));
   const cli = async (...args: string[]): Promise<{ code: number | null; stderr: string; json: any }> => {
     const r = await runCli([...args, '--config', config]);
     return { code: r.code, stderr: r.stderr, json: r.code === 0 ? JSON.parse(r.stdout) : null };

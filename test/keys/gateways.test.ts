@@ -13,7 +13,7 @@ const SIMPLE = '/fuel-api/api/simple-current.php';
 
 t.test('a revoke, a scope change and an allowlist reach a second gateway within a second', async (t) => {
   const redis = await startRedis(t);
-  const settings = { store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } };
+  const settings = { store: redis.store, log: { access: false } };
   const one = await startGateway(t, settings);
   const two = await startGateway(t, settings);
   const created = await adminCall(one, 'POST', '/admin/accounts', { plan: 'starter' });

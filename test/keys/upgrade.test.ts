@@ -117,7 +117,7 @@ t.test('accounts written by the previous release keep their key, as their defaul
   t.ok(await raw.hexists(accountKey(made.account.id), 'key_hash'), 'the store is in the previous layout');
   t.notOk(await raw.hexists(accountKey(made.account.id), 'keys'));
 
-  const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url } } });
+  const gw = await startGateway(t, { store: redis.store });
   const status = async (key: string): Promise<number> => (await gw.get(`${SIMPLE}?api_key=${key}`)).status;
   t.equal(await status(made.api_key), 200, 'the key works');
   t.equal(await status(rotated.api_key), 200, 'so does one rotated by the previous release');
@@ -176,7 +176,7 @@ t.test('accounts written by the previous release keep their key, as their defaul
 t.test('a gateway of the previous release beside this one serves no key this one refuses', async (t) => {
   const redis = await startRedis(t);
   const dir = buildPrevious();
-  const gw = await startGateway(t, { store: { type: 'redis', redis: { url: redis.url } } });
+  const gw = await startGateway(t, { store: redis.store });
   const made = await adminCall(gw, 'POST', '/admin/accounts', { plan: 'starter' });
   const id = made.body.account.id as string;
   const first = made.body.api_key as string;

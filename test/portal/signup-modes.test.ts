@@ -25,7 +25,7 @@ t.test(
   async (t) => {
     const redis = await startRedis(t);
     const gw = await startGateway(t, {
-      store: { type: 'redis', redis: { url: redis.url } },
+      store: redis.store,
       portal: { signup: 'approval', signup_plan: 'starter', smtp: { url: smtp.url } },
       limits,
     });

@@ -64,7 +64,7 @@ const total = (d: Record<string, number>): number =>
 async function gatewayOn(t: Parameters<typeof startRedis>[0], maxAttempts: number) {
   const redis = await startRedis(t);
   const gw = await startGateway(t, {
-    store: { type: 'redis', redis: { url: redis.url } },
+    store: redis.store,
     log: { access: false },
     demo_accounts: false,
     limits: {

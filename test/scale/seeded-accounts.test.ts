@@ -46,7 +46,7 @@ t.test('accounts seeded in bulk (the bench) are served by a gateway exactly as a
   t.equal(created.code, 0, 'the CLI creates an account');
   const cliKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
 
-  const config = loadConfig({ env: {}, overrides: { store: { type: 'redis', redis: { url: redis.url } } } });
+  const config = loadConfig({ env: {}, overrides: { store: redis.store } });
   const store = new RedisStore({ ...config.store.redis, ...storeTimeouts() }, pino({ level: 'silent' }));
   t.teardown(() => store.close());
   const data = { plan: 'starter', label: '', status: 'active', limit: null } as const;
@@ -94,7 +94,7 @@ t.test('accounts seeded in bulk (the bench) are served by a gateway exactly as a
 
 t.test('seeding stops at an account whose key hash is taken, and writes nothing of it', async (t) => {
   const redis = await startRedis(t);
-  const config = loadConfig({ env: {}, overrides: { store: { type: 'redis', redis: { url: redis.url } } } });
+  const config = loadConfig({ env: {}, overrides: { store: redis.store } });
   const store = new RedisStore({ ...config.store.redis, ...storeTimeouts() }, pino({ level: 'silent' }));
   t.teardown(() => store.close());
   const data = { plan: 'starter', label: '', status: 'active', limit: null } as const;

@@ -285,7 +285,7 @@ t.test(
   async (t) => {
     const redis = await startRedis(t);
     const settings = {
-      store: { type: 'redis', redis: { url: redis.url } },
+      store: redis.store,
       log: { access: false },
       limits: { invalid_key_throttle: { max_attempts: 4, window_s: 60, block_s: 30 } },
     };

@@ -200,7 +200,7 @@ t.test('reports out of bounds are refused with the error table, and only POST is
 
 t.test('on Redis, a leak report on one gateway stops the key on another within a second', async (t) => {
   const redis = await startRedis(t);
-  const store = { store: { type: 'redis', redis: { url: redis.url } } };
+  const store = { store: redis.store };
   const { github, gw, erp } = await setup(t, store);
   const other = await startGateway(t, {
     demo_accounts: false,

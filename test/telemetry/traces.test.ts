@@ -43,7 +43,7 @@ t.test(
   async (t) => {
     const redis = await startRedis(t);
     const { receiver, origin, gw, key, accountId } = await setup(t, {
-      store: { type: 'redis', redis: { url: redis.url } },
+      store: redis.store,
       server: { trusted_proxies: ['127.0.0.1'] },
     });
     // The first request of a key reads its account; the second takes the warm path.
@@ -149,11 +149,7 @@ t.test("an untrusted client's traceparent starts a new trace linked to it, and c
 
 t.test('unsampled requests export nothing, not even the Redis calls that counted them', async (t) => {
   const redis = await startRedis(t);
-  const { receiver, gw, key } = await setup(
-    t,
-    { store: { type: 'redis', redis: { url: redis.url } }, server: { trusted_proxies: ['127.0.0.1'] } },
-    0,
-  );
+  const { receiver, gw, key } = await setup(t, { store: redis.store, server: { trusted_proxies: ['127.0.0.1'] } }, 0);
   await Promise.all(Array.from({ length: 30 }, async () => (await gw.get(`${SIMPLE}?api_key=${key}`)).arrayBuffer()));
   // A trusted proxy's sampled trace last: once its spans are in, anything sent before them is too.
   const marker = `${'c'.repeat(31)}d`;

@@ -85,12 +85,18 @@ async function get(gw: TestGateway, path: string, key: string, init?: RequestIni
 t.test(
   '200 concurrent requests for one uncached URL reach the origin once; each is answered and counted',
   async (t) => {
-    const { origin, gw, key, accountId } = await setup(t);
     // The origin answers once every request has been counted, so all 200 arrive while it is
     // still answering, however busy the machine (a fixed 3 s let fewer than 100 in at load 10).
+    // The wait is then the test's, not the origin's: beside the bench (load 17) the 200 took over
+    // the usual 18 s timeout to arrive, and the held request failed 504 with every waiter.
+    const { origin, gw, key, accountId } = await setup(t, {}, { timeout_ms: scaled(60_000) });
     const release = origin.holdCacheable();
     const asked = Promise.all(Array.from({ length: 200 }, () => get(gw, '/origin/cacheable?month=3', key)));
-    await waitFor('the 200 requests counted, waiting on the origin', async () => (await counted(gw, accountId)) >= 200);
+    await waitFor(
+      'the 200 requests counted, waiting on the origin',
+      async () => (await counted(gw, accountId)) >= 200,
+      40_000,
+    );
     release();
     const answers = await asked;
     t.equal(origin.cacheableHits(), 1, 'the origin was asked once');
@@ -158,24 +164,29 @@ t.test(
 t.test(
   'with the origin slowed to 3 s, clients are answered at once from stale and the entry refreshed once',
   async (t) => {
-    const { origin, gw, key } = await setup(t, { stale_while_revalidate_s: 60 });
+    // The held refresh outlasts any wait for the 50 below: a gateway that made them wait fails here.
+    const { origin, gw, key } = await setup(t, { stale_while_revalidate_s: 60 }, { timeout_ms: scaled(60_000) });
     origin.cacheable.control = 'max-age=1';
     t.equal((await get(gw, '/origin/cacheable/swr', key)).xCache, 'MISS');
     await waitFor('past its freshness', async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'STALE');
     // That STALE answer started a background refresh at full speed; wait for it, then slow the origin.
     await waitFor('the first refresh', async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'HIT');
     const before = origin.cacheableHits();
-    origin.cacheable.delayMs = scaled(3000);
+    // The refresh is held until the 50 are answered: "at once" is "without waiting for the origin",
+    // which no time bound proves on a busy machine (50 answers took 8 s beside the bench).
+    const release = origin.holdCacheable();
     origin.cacheable.version++;
     await waitFor('stale again', async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'STALE', 5000);
-    const answers = await Promise.all(Array.from({ length: 50 }, () => get(gw, '/origin/cacheable/swr', key)));
-    const slowest = Math.max(...answers.map((a) => a.ms));
+    const answers = await Promise.race([
+      Promise.all(Array.from({ length: 50 }, () => get(gw, '/origin/cacheable/swr', key))),
+      sleep(scaled(20_000)).then(() => [] as Got[]),
+    ]);
     t.ok(
-      answers.every((a) => a.status === 200 && a.xCache === 'STALE'),
-      'every client answered from stale while the origin takes 3 s',
+      answers.length === 50 && answers.every((a) => a.status === 200 && a.xCache === 'STALE'),
+      'every client answered from stale while the origin holds the refresh',
     );
-    t.ok(slowest < scaled(2500), `the slowest of 50 answered in ${slowest} ms (the origin takes ${scaled(3000)})`);
     t.equal(origin.cacheableHits(), before + 1, 'one background refresh for all of them');
+    release();
     await waitFor(
       'the refreshed entry',
       async () => (await get(gw, '/origin/cacheable/swr', key)).xCache === 'HIT',
@@ -490,17 +501,17 @@ t.test('a coalesced request the origin answers too slowly is a 504 for each wait
   // Scaled: the ten requests must reach one flight before it times out, and at load 12 they
   // arrived over more than 400 ms (a second flight, two origin hits).
   const { origin, gw, key, accountId } = await setup(t, {}, { timeout_ms: scaled(400) });
-  origin.cacheable.delayMs = scaled(2000);
+  // Held until every waiter is answered: they were answered at the timeout, not when the origin finished.
+  const release = origin.holdCacheable();
+  t.teardown(release);
   const answers = await Promise.all(Array.from({ length: 10 }, () => get(gw, '/origin/cacheable/slow', key)));
   t.same(
     answers.map((a) => a.status),
     Array(10).fill(504),
-  );
-  t.ok(
-    answers.every((a) => a.ms < scaled(1900)),
-    'answered at the timeout, not when the origin finished',
+    'each waiter answered 504 while the origin still held its answer',
   );
   t.equal(origin.cacheableHits(), 1);
+  release();
   await waitFor('refunds', async () => (await counted(gw, accountId)) === 0, 3000);
   t.pass('none counted');
 });

@@ -14,7 +14,7 @@ t.test('webhooks add|list|test|deliveries|rotate-secret|remove run against the s
   writeFileSync(
     config,
     JSON.stringify({
-      store: { type: 'redis', redis: { url: redis.url } },
+      store: redis.store,
       log: { access: false },
       webhooks: { allow_private_addresses: true, allow_http: true, poll_interval_ms: 100 },
     }),

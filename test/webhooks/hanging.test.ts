@@ -96,7 +96,7 @@ t.test('64 hanging receivers do not delay a healthy one (Redis store)', async (t
     webhooks: WEBHOOKS,
     demo_accounts: false,
     log: { access: false },
-    store: { type: 'redis', redis: { url: redis.url } },
+    store: redis.store,
   });
   await scenario(t, gw, 64);
 });

@@ -191,7 +191,7 @@ t.test(
   'on Redis, key.expiring is told once across gateways, also when another gateway takes the check over',
   async (t) => {
     const redis = await startRedis(t);
-    const store = { store: { type: 'redis', redis: { url: redis.url } } };
+    const store = { store: redis.store };
     const settings = { demo_accounts: false, webhooks: FAST, ...store };
     const clocks = [new ManualClock(NOW), new ManualClock(NOW)];
     const first = await startGateway(t, settings, { clock: clocks[0] });
@@ -225,13 +225,10 @@ t.test(
     const gw = await startGateway(t, {
       demo_accounts: false,
       webhooks: FAST,
-      store: { type: 'redis', redis: { url: redis.url } },
+      store: redis.store,
     });
     const config = join(tempDir('fpg-key-events-cli-'), 'redis.json');
-    writeFileSync(
-      config,
-      JSON.stringify({ store: { type: 'redis', redis: { url: redis.url } }, log: { access: false } }),
-    );
+    writeFileSync(config, JSON.stringify({ store: redis.store, log: { access: false } }));
     const cli = async (...args: string[]) => {
       const r = await runCli([...args, '--config', config]);
       t.equal(r.code, 0, r.stderr);

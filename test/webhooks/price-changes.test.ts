@@ -112,5 +112,5 @@ t.test(
 
 t.test('Redis, three gateway processes: one event per change, whichever gateway makes it', async (t) => {
   const redis = await startRedis(t);
-  await scenario(t, await gateways(t, { type: 'redis', redis: { url: redis.url } }, 3));
+  await scenario(t, await gateways(t, redis.store, 3));
 });

@@ -4,6 +4,7 @@
  * script and style are files of the same origin, so the CSP allows nothing inline.
  */
 
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { type Encoded, encodeAsync } from '../../http/encoding.js';
 import { EntityTags } from '../../http/etag.js';
@@ -127,17 +128,16 @@ interface Compressed {
  * By their HTML, for the process: gateways that share one (the tests' in-process gateways, an
  * app restarted in place) compress the same page once.
  */
-const compressions = new Map<string, Compressed>();
+const compressions = new LRUCache<string, Compressed>({ max: KEPT });
 
 /** The history chart by snapshot tag, for the process, as the compressed bytes above. */
-const charts = new Map<string, string>();
+const charts = new LRUCache<string, string>({ max: KEPT });
 
 function chartOf(snap: Snapshot): string {
   let chart = charts.get(snap.tag);
   if (chart === undefined) {
     chart = historyHtml(snap.history.map((e) => e.set));
     charts.set(snap.tag, chart);
-    for (const key of charts.keys()) if (charts.size > KEPT) charts.delete(key);
   }
   return chart;
 }
@@ -148,7 +148,6 @@ function compressed(html: string): Compressed {
     made = { fast: encodeAsync(Buffer.from(html), 'fast') };
     made.fast.catch(() => compressions.delete(html));
     compressions.set(html, made);
-    for (const key of compressions.keys()) if (compressions.size > KEPT) compressions.delete(key);
   }
   return made;
 }
@@ -176,7 +175,7 @@ export interface PublicPageOptions {
 
 export class PublicPage {
   /** By snapshot tag: a reload that rebuilds the same prices (a store announcement) reuses the page. */
-  private readonly pages = new Map<string, Pages>();
+  private readonly pages = new LRUCache<string, Pages>({ max: KEPT });
   private docsHtml: string | null = null;
 
   private readonly bestAfterMs: number;
@@ -219,7 +218,6 @@ export class PublicPage {
     if (!pages) {
       pages = {};
       this.pages.set(snap.tag, pages);
-      for (const tag of this.pages.keys()) if (this.pages.size > KEPT) this.pages.delete(tag);
     }
     const known = stale ? pages.stale : pages.fresh;
     if (known) return known;
