@@ -67,11 +67,16 @@ export class LeanConsume {
     this.evalsha = `${bulk('EVALSHA')}${bulk(this.sha)}`;
     this.eval = `${bulk('EVAL')}${bulk(o.script)}`;
     this.calls = new LeanCalls(o.failure);
-    // Timeouts are checked a few times per timeout, not timed per call, and on setImmediate: after
-    // an event loop held past the timeout (CPU throttled, a long GC, SIGSTOP) the timers run
-    // first, and the poll phase between reads the replies already waiting in the socket. Checked
-    // in the timer itself, calls Redis counted in time were answered 503.
-    const expire = (): void => this.calls.expire(Date.now() - o.commandTimeoutMs);
+    // Timeouts are checked a few times per timeout, not timed per call, and a call is failed only
+    // after a poll phase that began after its timeout: the replies already waiting in the socket
+    // then are read first. Checked in the timer itself, after an event loop held past the timeout
+    // (CPU throttled, a long GC, SIGSTOP), calls Redis counted in time were answered 503; checked
+    // in the same turn's check phase, so were replies that came while its poll phase was busy
+    // (test/store/redis-lean-busy.test.ts): the moment is taken in one turn, applied in the next.
+    const expire = (): void => {
+      const limit = Date.now() - o.commandTimeoutMs;
+      setImmediate(() => this.calls.expire(limit));
+    };
     this.ticker = setInterval(() => setImmediate(expire), Math.max(5, Math.min(50, o.commandTimeoutMs / 10))).unref();
     this.connect();
   }
