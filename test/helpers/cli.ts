@@ -210,8 +210,10 @@ export async function gatewayProcess(
   env: NodeJS.ProcessEnv = {},
 ): Promise<GatewayProcess> {
   const served = serve(t, ['--config', configFile], env);
+  // 40 s, scaled: beside the bench (load 17) three gateways starting at once had not logged a
+  // line after 60 s; a start costs ~1.7 s of CPU under coverage.
   const portOf = async (msg: string): Promise<number> => {
-    const [line] = await served.waitFor(new RegExp(`^\\{.*"msg":"${msg}".*$`, 'm'));
+    const [line] = await served.waitFor(new RegExp(`^\\{.*"msg":"${msg}".*$`, 'm'), 40_000);
     return (JSON.parse(line) as { address: { port: number } }).address.port;
   };
   const publicPort = await portOf('public listener ready');

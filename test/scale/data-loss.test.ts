@@ -20,7 +20,7 @@ t.test(
   async (t) => {
     const redis = await startRedis(t);
     const settings = {
-      store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: 300 } },
+      store: { type: 'redis', redis: { url: redis.url, command_timeout_ms: scaled(300) } },
       log: { access: false },
     };
     const gateways = [await startGateway(t, settings), await startGateway(t, settings)];

@@ -10,6 +10,9 @@ import { startGateway, type TestGateway } from '../helpers/gateway.js';
 import { startCluster, startRedis } from '../helpers/redis.js';
 import { scaled, waitFor } from '../helpers/wait.js';
 
+// Beside the bench (load 17) its three tests, each with gateways on a Redis or a Cluster, took over tap's 240 s.
+t.setTimeout(480_000);
+
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const FULL = '/fuel-api/api/current.php';
 const TRIAL_LIMIT = '{"success":false,"message":"Trial API request limit reached."}';
@@ -77,7 +80,10 @@ t.test('three gateways on one Redis admit exactly 100 of 600 concurrent requests
 
 t.test('the same holds on a three-primary Redis Cluster', async (t) => {
   const cluster = await startCluster(t);
-  await exactlyOnce(t, configFile({ cluster: { nodes: cluster.nodes } }));
+  // A Cluster's consumes carry no deadline (its nodes keep their own clocks): a call that outlasts
+  // the timeout may count and be answered 503 (docs/stores.md), which 600 at once beside the bench
+  // (load 17) did at 1.5 s. What is proved here is the limit's atomicity, so the timeout is ample.
+  await exactlyOnce(t, configFile({ cluster: { nodes: cluster.nodes }, command_timeout_ms: scaled(3000) }));
 });
 
 t.test(

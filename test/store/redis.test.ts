@@ -28,7 +28,7 @@ const options = (prefix = nextPrefix()) => ({
   key_prefix: prefix,
   // Generous on a busy machine (a listing of 5000 entries timed out at 500 ms); no test here stalls Redis.
   command_timeout_ms: scaled(500),
-  connect_timeout_ms: 2000,
+  connect_timeout_ms: scaled(2000),
 });
 const open = (t: Test, prefix?: string): RedisStore => {
   const store = new RedisStore(options(prefix), log);
