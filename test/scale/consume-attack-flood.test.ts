@@ -11,6 +11,7 @@ import { type GatewayProcess, gatewayProcess, redisConfig, runCli, storeTimeouts
 import { getter } from '../helpers/get.js';
 import { rawRequest } from '../helpers/raw.js';
 import { type RedisServer, startRedis } from '../helpers/redis.js';
+import { scaled } from '../helpers/wait.js';
 
 // Attacks from outside on the consume path of gateway processes: raw pipelined requests, and a
 // small account cache under accounts rotating and a flood of made-up well-formed keys.
