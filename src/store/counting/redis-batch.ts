@@ -40,6 +40,8 @@ export interface ConsumeBatcherOptions {
   deadline?: () => number;
   /** A reply reached a threshold of the spec's alerts (the script raised it, or found it raised). */
   onReached?: (spec: ConsumeSpec, used: number) => void;
+  /** A request answered 503 (its call timed out) that Redis counted after all, on `day`: to give back. */
+  onLate?: (spec: ConsumeSpec, day: string) => void;
 }
 
 /**
@@ -67,6 +69,7 @@ export class ConsumeBatcher {
   private readonly onReceiverError: (err: unknown) => void;
   private readonly deadline: () => number;
   private readonly onReached: (spec: ConsumeSpec, used: number) => void;
+  private readonly onLate: (spec: ConsumeSpec, day: string) => void;
 
   constructor(o: ConsumeBatcherOptions) {
     this.keysOf = o.keysOf;
@@ -76,6 +79,7 @@ export class ConsumeBatcher {
     this.onReceiverError = o.onReceiverError;
     this.deadline = o.deadline ?? (() => 0);
     this.onReached = o.onReached ?? (() => undefined);
+    this.onLate = o.onLate ?? (() => undefined);
   }
 
   add(spec: ConsumeSpec, day: string, receiver: ConsumeReceiver): void {
@@ -110,7 +114,7 @@ export class ConsumeBatcher {
   private send(specs: ConsumeSpec[], receivers: ConsumeReceiver[], day: string): void {
     this.calls++;
     // Traces on: a CLIENT span for the call when a sampled request it answers asks (store-calls.ts).
-    const batch = new Batch(this, specs, receivers, storeCalls.sentAt());
+    const batch = new Batch(this, specs, receivers, storeCalls.sentAt(), day);
     const lean = this.lean;
     if (lean === undefined) this.sendStrings(batch, day);
     else this.sendWire(lean, batch, day);
@@ -184,27 +188,21 @@ export class ConsumeBatcher {
   }
 
   private deliver(reply: ConsumeReply, specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
-    let at = 0;
-    for (let i = 0; i < receivers.length; i++) {
+    eachResult(reply, specs, (spec, result, i, code) => {
       const receiver = receivers[i] as ConsumeReceiver;
-      const spec = specs[i] as ConsumeSpec;
-      const code = reply[at];
-      const result = decode(code, reply[at + 1], spec.burst === undefined ? null : reply, at + 2);
-      at += spec.burst === undefined ? 2 : 4;
-      const fields = reply[at];
-      // The account, asked for by ConsumeSpec.load: the only item of a reply that is not an integer.
-      if (Array.isArray(fields)) {
-        at++;
-        const account = decodeAccount(pairsToRecord(fields));
-        if (result !== null && result.kind !== 'inactive' && result.kind !== 'changed' && account !== null)
-          result.account = account;
-      }
       this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(code)}`));
       // After the answer: moving the crossing to the outbox is no part of the request.
       const alerts = spec.alerts;
       if (alerts !== undefined && result !== null && 'used' in result && result.used >= alerts.next)
         this.onReached(spec, result.used);
-    }
+    });
+  }
+
+  /** A call answered 503 at its timeout that Redis ran after all: the requests it counted go back. */
+  late(reply: ConsumeReply, batch: Batch): void {
+    eachResult(reply, batch.specs, (spec, result) => {
+      if (result?.kind === 'ok') this.onLate(spec, batch.day);
+    });
   }
 
   /** A receiver that throws must not keep the others of its batch from their answers. */
@@ -215,6 +213,30 @@ export class ConsumeBatcher {
     } catch (err) {
       this.onReceiverError(err);
     }
+  }
+}
+
+/** Each request's result in a call's reply, in order (null: a reply the script cannot have sent). */
+function eachResult(
+  reply: ConsumeReply,
+  specs: ConsumeSpec[],
+  visit: (spec: ConsumeSpec, result: ConsumeResult | null, i: number, code: unknown) => void,
+): void {
+  let at = 0;
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i] as ConsumeSpec;
+    const code = reply[at];
+    const result = decode(code, reply[at + 1], spec.burst === undefined ? null : reply, at + 2);
+    at += spec.burst === undefined ? 2 : 4;
+    const fields = reply[at];
+    // The account, asked for by ConsumeSpec.load: the only item of a reply that is not an integer.
+    if (Array.isArray(fields)) {
+      at++;
+      const account = decodeAccount(pairsToRecord(fields));
+      if (result !== null && result.kind !== 'inactive' && result.kind !== 'changed' && account !== null)
+        result.account = account;
+    }
+    visit(spec, result, i, code);
   }
 }
 
@@ -241,6 +263,7 @@ class Batch implements CallReceiver {
     readonly specs: ConsumeSpec[],
     readonly receivers: ConsumeReceiver[],
     readonly sentAt: number,
+    readonly day: string,
   ) {}
 
   replied(reply: RespValue): void {
@@ -250,5 +273,9 @@ class Batch implements CallReceiver {
 
   failed(err: Error): void {
     this.batcher.failedAll(err, this);
+  }
+
+  late(reply: RespValue): void {
+    if (Array.isArray(reply)) this.batcher.late(reply as ConsumeReply, this);
   }
 }

@@ -87,6 +87,7 @@ export class RedisCounting implements CountingStore {
       // Cluster nodes' clocks are not this connection's: no deadline there.
       ...(cluster ? {} : { deadline: () => this.clock.deadline() }),
       onReached: (spec, used) => this.reachedThreshold(spec, used),
+      onLate: (spec, day) => this.giveBackLate(spec, day),
     });
     if (!cluster) this.keepClock();
   }
@@ -170,6 +171,23 @@ export class RedisCounting implements CountingStore {
       } while (cursor !== '0');
     }
     return found;
+  }
+
+  /**
+   * A request answered 503 whose call Redis ran after all (its reply came after the timeout): given
+   * back, so that the counter holds only what was served. A give-back that fails is logged: the
+   * one count it leaves is the networked counter's window (docs/stores.md).
+   */
+  private giveBackLate(spec: ConsumeSpec, day: string): void {
+    const { accountId, periodId } = spec;
+    this.refund(accountId, periodId, day).then(
+      () => this.b.log.debug({ account_id: accountId }, 'a request answered 503 that Redis counted late: given back'),
+      (err: unknown) =>
+        this.b.log.warn(
+          { err, account_id: accountId },
+          'a request answered 503 that Redis counted late: not given back',
+        ),
+    );
   }
 
   /**

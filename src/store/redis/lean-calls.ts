@@ -4,6 +4,8 @@ import type { RespValue } from './resp.js';
 export interface CallReceiver {
   replied(reply: RespValue): void;
   failed(err: Error): void;
+  /** The reply to a call already failed (it timed out): what Redis did anyway, to be undone. */
+  late(reply: RespValue): void;
 }
 
 /** A call of the consume connection. `done`: answered already (it timed out); a reply to it is dropped. */

@@ -218,7 +218,12 @@ export class LeanConsume {
   private onReply(reply: RespValue): void {
     if (this.state === 'connecting') return this.greeted(reply);
     const entry = this.calls.answered();
-    if (entry.done) return;
+    if (entry.done) {
+      // Timed out and answered 503, then run after all: Redis writes a reply once the rest of its
+      // backlog has run, which a thawing Redis (every call held in the stall) makes late.
+      if (!(reply instanceof RespError)) entry.receiver.late(reply);
+      return;
+    }
     if (reply instanceof RespError) {
       // NOSCRIPT: Redis ran nothing, so this (and only this) is safe to send again.
       if (reply.message.startsWith('NOSCRIPT') && !entry.retried && this.socket !== null) {
