@@ -10,7 +10,7 @@ import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { gatewayProcess } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const REQUEST_TIMEOUT_MS = 4000;
@@ -133,6 +133,17 @@ t.test('SIGTERM under load on Redis: the same', async (t) => {
   });
 });
 
+/** Bytes waiting unread in the receive queue of the loopback connection from `remotePort` to `localPort`. */
+function unread(localPort: number, remotePort: number): number | null {
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 5) continue;
+    const port = (address: string | undefined): number => Number.parseInt(address?.split(':')[1] ?? '', 16);
+    if (port(f[1]) === localPort && port(f[2]) === remotePort) return Number.parseInt(f[4]?.split(':')[1] ?? '', 16);
+  }
+  return null;
+}
+
 t.test(
   'SIGTERM on Redis: a request on the wire is answered with Connection: close, an idle socket is closed, exit 0 in time',
   async (t) => {
@@ -156,8 +167,10 @@ t.test(
     const busy = await open();
     const busyAnswer = answer(busy);
     busy.write('GET /healthz HTTP/1.1\r\nHost: a\r\n');
-    // Time for the head to reach the gateway, so a request is on the wire: the child shows nothing to wait on.
-    await sleep(200);
+    // A request is on the wire once the gateway has read its start (read and parsed in one
+    // callback): its socket's receive queue is then empty. A fixed 200 ms was too short beside the
+    // bench (load 12), and the gateway closed the socket as idle.
+    await waitFor('the gateway to read the head', () => unread(port, busy.localPort as number) === 0, 5000);
     const signalled = Date.now();
     const exit = gw.stop('SIGTERM');
     // The drain has begun once the listener refuses new connections: seen at once, where its log
