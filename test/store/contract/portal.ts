@@ -202,15 +202,31 @@ export function portalContract(t: Test, make: () => Promise<Store>): void {
     // use failed with 600 ms and 2 s scaled, beside the bench at load 12), and
     // the time between its idle and absolute ends leaves room for several uses at that pace.
     const life = { idleMs: scaled(1000), absoluteMs: scaled(3000) };
-    const { started_ms: begun } = await portal.startSession(busy, s, life);
     await sleep(250);
     t.equal(await portal.useSession(idle, { idleMs: 100, absoluteMs: 60_000 }), null, 'idle too long');
-    let lastUse = begun;
-    // Up to a margin before the end, for a slow round trip (a Cluster's) to land before it.
-    while (Date.now() < begun + life.absoluteMs - scaled(500)) {
-      t.not(await portal.useSession(busy, life), null, 'used within its idle time');
-      lastUse = Date.now();
-      await sleep(300);
+    // A use is judged only when it certainly came within the idle time of the one before (from
+    // the start of that one to the end of this): a unit batch's event loop, held by another file,
+    // once let 3 s pass between two uses. Then the session is started again, at most twice.
+    let begun = 0;
+    let lastUse = 0;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      ({ started_ms: begun } = await portal.startSession(busy, s, life));
+      let lastStart = begun;
+      let held = false;
+      // Up to a margin before the end, for a slow round trip (a Cluster's) to land before it.
+      while (Date.now() < begun + life.absoluteMs - scaled(500)) {
+        const start = Date.now();
+        const used = await portal.useSession(busy, life);
+        if (Date.now() - lastStart >= life.idleMs) {
+          held = true;
+          break;
+        }
+        t.not(used, null, 'used within its idle time');
+        [lastStart, lastUse] = [start, Date.now()];
+        await sleep(300);
+      }
+      if (!held) break;
+      t.comment('the loop was held past the idle time: started again');
     }
     t.ok(lastUse > begun + life.idleMs, 'its uses kept it past its idle time');
     await sleep(Math.max(0, begun + life.absoluteMs + 50 - Date.now()));
