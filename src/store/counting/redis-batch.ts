@@ -188,21 +188,43 @@ export class ConsumeBatcher {
   }
 
   private deliver(reply: ConsumeReply, specs: ConsumeSpec[], receivers: ConsumeReceiver[]): void {
-    eachResult(reply, specs, (spec, result, i, code) => {
+    let at = 0;
+    for (let i = 0; i < receivers.length; i++) {
       const receiver = receivers[i] as ConsumeReceiver;
+      const spec = specs[i] as ConsumeSpec;
+      const code = reply[at];
+      const result = decode(code, reply[at + 1], spec.burst === undefined ? null : reply, at + 2);
+      at += spec.burst === undefined ? 2 : 4;
+      const fields = reply[at];
+      // The account, asked for by ConsumeSpec.load: the only item of a reply that is not an integer.
+      if (Array.isArray(fields)) {
+        at++;
+        const account = decodeAccount(pairsToRecord(fields));
+        if (result !== null && result.kind !== 'inactive' && result.kind !== 'changed' && account !== null)
+          result.account = account;
+      }
       this.guard(receiver, result ?? new Error(`unexpected reply from the consume script: ${String(code)}`));
       // After the answer: moving the crossing to the outbox is no part of the request.
       const alerts = spec.alerts;
       if (alerts !== undefined && result !== null && 'used' in result && result.used >= alerts.next)
         this.onReached(spec, result.used);
-    });
+    }
   }
 
-  /** A call answered 503 at its timeout that Redis ran after all: the requests it counted go back. */
+  /**
+   * A call answered 503 at its timeout that Redis ran after all: the requests it counted go back.
+   * Read as any reply, with receivers of its own (this path is rare: the hot one allocates nothing).
+   */
   late(reply: ConsumeReply, batch: Batch): void {
-    eachResult(reply, batch.specs, (spec, result) => {
-      if (result?.kind === 'ok') this.onLate(spec, batch.day);
-    });
+    const giveBack = batch.specs.map(
+      (spec): ConsumeReceiver => ({
+        consumed: (result) => {
+          if (result.kind === 'ok') this.onLate(spec, batch.day);
+        },
+        failed: () => undefined,
+      }),
+    );
+    this.deliver(reply, batch.specs, giveBack);
   }
 
   /** A receiver that throws must not keep the others of its batch from their answers. */
@@ -213,30 +235,6 @@ export class ConsumeBatcher {
     } catch (err) {
       this.onReceiverError(err);
     }
-  }
-}
-
-/** Each request's result in a call's reply, in order (null: a reply the script cannot have sent). */
-function eachResult(
-  reply: ConsumeReply,
-  specs: ConsumeSpec[],
-  visit: (spec: ConsumeSpec, result: ConsumeResult | null, i: number, code: unknown) => void,
-): void {
-  let at = 0;
-  for (let i = 0; i < specs.length; i++) {
-    const spec = specs[i] as ConsumeSpec;
-    const code = reply[at];
-    const result = decode(code, reply[at + 1], spec.burst === undefined ? null : reply, at + 2);
-    at += spec.burst === undefined ? 2 : 4;
-    const fields = reply[at];
-    // The account, asked for by ConsumeSpec.load: the only item of a reply that is not an integer.
-    if (Array.isArray(fields)) {
-      at++;
-      const account = decodeAccount(pairsToRecord(fields));
-      if (result !== null && result.kind !== 'inactive' && result.kind !== 'changed' && account !== null)
-        result.account = account;
-    }
-    visit(spec, result, i, code);
   }
 }
 
