@@ -23,22 +23,30 @@ export interface Getter {
  */
 export function getter(): Getter {
   const agent = new Agent({ keepAlive: true });
-  return {
-    get: (url, headers = {}, timeoutMs = 20_000) =>
-      new Promise<Got>((resolve, reject) => {
-        const req = request(url, { agent, headers, timeout: timeoutMs }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', reject);
-          res.on('close', () => {
-            if (!res.complete) reject(new Error(`${url}: the connection closed mid-answer`));
-          });
+  const get = (url: string, headers: Record<string, string>, timeoutMs: number, retry: boolean): Promise<Got> =>
+    new Promise<Got>((resolve, reject) => {
+      const req = request(url, { agent, headers, timeout: timeoutMs }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+        res.on('close', () => {
+          if (!res.complete) reject(new Error(`${url}: the connection closed mid-answer`));
         });
-        req.on('timeout', () => req.destroy(new Error(`no answer from ${url} within ${timeoutMs} ms`)));
-        req.on('error', reject);
-        req.end();
-      }),
+      });
+      req.on('timeout', () => req.destroy(new Error(`no answer from ${url} within ${timeoutMs} ms`)));
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the server closed as idle just as this request went out on it (on a
+        // busy machine the close comes late): once more on a new socket, as Node's docs advise
+        // (http, request.reusedSocket). A gateway killed instead refuses the new connection, and
+        // the request rejects as before.
+        if (retry && req.reusedSocket && err.code === 'ECONNRESET') resolve(get(url, headers, timeoutMs, false));
+        else reject(err);
+      });
+      req.end();
+    });
+  return {
+    get: (url, headers = {}, timeoutMs = 20_000) => get(url, headers, timeoutMs, true),
     close: () => agent.destroy(),
   };
 }

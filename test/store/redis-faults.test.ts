@@ -98,3 +98,25 @@ t.test('a store created while Redis is down fails fast and connects once Redis i
   );
   t.pass('connected');
 });
+
+t.test('a data-loss check that times out on a busy Redis is tried again until it can tell', async (t) => {
+  const lines: string[] = [];
+  const seen = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) });
+  const s = new RedisStore({ ...options, key_prefix: 'loss:', command_timeout_ms: 200 }, seen);
+  t.teardown(() => s.close());
+  // The check's SET and GET go out on the connection's 'ready', before any later ping.
+  await waitFor('the store', answers(s), 5000);
+  await waitFor('the marker', async () => (await server.cli('GET', 'loss:marker')).trim() !== '', 3000);
+  await s.ping();
+  // The data is lost while writes are held: the check on the reconnect times out.
+  await server.cli('DEL', 'loss:marker');
+  await server.cli('CLIENT', 'PAUSE', String(scaled(2000)), 'WRITE');
+  await server.cli('CLIENT', 'KILL', 'TYPE', 'normal');
+  await waitFor('a marker check that failed', async () => lines.some((l) => l.includes('could not check')), 5000);
+  await waitFor('the loss found', async () => s.msSinceDataLoss() !== null, scaled(10_000));
+  t.ok(
+    lines.some((l) => l.includes('redis lost its data')),
+    'the loss is logged',
+  );
+  t.equal(lines.filter((l) => l.includes('could not check')).length, 1, 'the failing checks logged once');
+});

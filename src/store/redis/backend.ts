@@ -7,6 +7,9 @@ import { connect, mastersConnected, type RedisStoreOptions } from './connection.
 /** A concern's scripts, as ioredis' defineCommand takes them. */
 export type Scripts = Record<string, { lua: string; numberOfKeys?: number }>;
 
+/** How soon a marker check that failed on a ready connection is tried again. */
+const MARKER_RETRY_MS = 1_000;
+
 /**
  * What the Redis implementations of the six store concerns (accounts, counting, prices,
  * coordination, events, billing) share: one command connection, the key layout, the
@@ -59,6 +62,8 @@ export class RedisBackend {
   private marker: string | null = null;
   /** When (wall clock) the loss was found, or null. */
   private lostAt: number | null = null;
+  /** The last marker check failed (logged once until one succeeds). */
+  private markerUnchecked = false;
   /** What else the start waits for once the command connection is up (the consume connection). */
   private readonly alsoReady: Array<() => Promise<void>> = [];
 
@@ -202,9 +207,17 @@ export class RedisBackend {
         );
       }
       this.marker ??= found;
+      this.markerUnchecked = false;
     } catch (err) {
       // A store closed while the check was in flight (a CLI command refused after it connected) has nothing to warn of.
-      if (!this.closed) this.log.warn({ err }, 'could not check the redis data marker');
+      if (this.closed) return;
+      if (!this.markerUnchecked) this.log.warn({ err }, 'could not check the redis data marker; trying again');
+      this.markerUnchecked = true;
+      // A check that timed out on a busy Redis would otherwise wait for the next reconnect, and a
+      // loss found then or never. A connection that drops checks again on its next 'ready'.
+      setTimeout(() => {
+        if (!this.closed && this.redis.status === 'ready') void this.checkMarker();
+      }, MARKER_RETRY_MS).unref();
     }
   }
 }
