@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { gatewayProcess } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 
 // Its tests share nothing and spend most of their time waiting: they run 2 at a time.
 t.jobs = 2;
@@ -17,7 +18,8 @@ interface Listed {
 t.test(
   'every start on the same memory-store file prints a curl line that works, for the same demo account',
   async (t) => {
-    const dir = t.testdir();
+    // Not t.testdir(): tap removes that before the teardown that stops the gateway writing there.
+    const dir = tempDir('fpg-demo-restart-');
     const config = join(dir, 'gateway.yaml');
     writeFileSync(config, JSON.stringify({ store: { memory: { file: 'state.json' } }, log: { access: false } }));
     const seen: Array<{ developer: string; count: number; key: string }> = [];
@@ -64,7 +66,8 @@ const status = async (base: string, key: string): Promise<number> => {
 t.test(
   "a later start replaces only the gateway's demo key, audits each change, and tops up a used-up trial",
   async (t) => {
-    const dir = t.testdir();
+    // Not t.testdir(): tap removes that before the teardown that stops the gateway writing there.
+    const dir = tempDir('fpg-demo-restart-');
     const config = join(dir, 'gateway.yaml');
     writeFileSync(config, JSON.stringify({ store: { memory: { file: 'state.json' } }, log: { access: false } }));
 
