@@ -90,7 +90,13 @@ t.test("the origin poller's new set raises prices.published, once", async (t) =>
   const changed = receiver
     .verified(ep.secret)
     .filter((g) => (g.event.data['inland'] as { petrol_95?: string })?.petrol_95 === '31.23');
-  t.equal(changed.length, 1, 'one prices.published for the new set, none for the polls that found it unchanged');
+  // Events, not deliveries: one answered past the 1 s timeout on a busy machine is sent again,
+  // with the same id (at least once).
+  t.equal(
+    new Set(changed.map((g) => g.headers['webhook-id'])).size,
+    1,
+    'one prices.published for the new set, none for the polls that found it unchanged',
+  );
   t.equal(changed[0]?.event.type, 'prices.published');
 });
 
