@@ -10,7 +10,7 @@ import { RedisStore } from '../../src/store/redis/redis-store.js';
 import { gatewayProcess } from '../helpers/cli.js';
 import { startRedis } from '../helpers/redis.js';
 import { tempDir } from '../helpers/tmp.js';
-import { waitFor } from '../helpers/wait.js';
+import { scaled, waitFor } from '../helpers/wait.js';
 
 const SIMPLE = '/fuel-api/api/simple-current.php';
 const REQUEST_TIMEOUT_MS = 4000;
@@ -73,7 +73,10 @@ async function drain(t: Test, config: string, counted: (accountId: string) => Pr
   stop.now = true;
   const tally = await running;
   t.equal(code, 0, 'exits 0');
-  t.ok(took < REQUEST_TIMEOUT_MS, `exited ${took} ms after SIGTERM (request_timeout_ms ${REQUEST_TIMEOUT_MS})`);
+  // The drain's bound is request_timeout_ms; past it, a busy machine's signal delivery and process
+  // exit (beside the bench at load 11, 5,955 ms in all).
+  const bound = REQUEST_TIMEOUT_MS + scaled(1000);
+  t.ok(took < bound, `exited ${took} ms after SIGTERM (request_timeout_ms ${REQUEST_TIMEOUT_MS}, bound ${bound})`);
   t.equal(tally.cut, 0, 'no answer was cut off');
   // Requests sent once the gateway had begun to drain (its log line's time, not the signal's: a
   // busy process may take a while to see it) must each close their connection.
@@ -191,6 +194,9 @@ t.test(
     t.equal(await idleClosed, '', 'the idle socket was closed without an answer');
     t.equal(await exit, 0, 'exit 0');
     const took = Date.now() - signalled;
-    t.ok(took < REQUEST_TIMEOUT_MS, `exited ${took} ms after SIGTERM (request_timeout_ms ${REQUEST_TIMEOUT_MS})`);
+    // The drain's bound is request_timeout_ms; past it, a busy machine's signal delivery and process
+    // exit (beside the bench at load 11, 5,955 ms in all).
+    const bound = REQUEST_TIMEOUT_MS + scaled(1000);
+    t.ok(took < bound, `exited ${took} ms after SIGTERM (request_timeout_ms ${REQUEST_TIMEOUT_MS}, bound ${bound})`);
   },
 );
