@@ -8,7 +8,7 @@ export interface CallReceiver {
   late(reply: RespValue): void;
 }
 
-/** A call of the consume connection. `done`: answered already (it timed out); a reply to it is dropped. */
+/** A call of the consume connection. `done`: answered already (it timed out); a reply to it goes to `late`. */
 export interface Pending {
   receiver: CallReceiver;
   numKeys: string;
