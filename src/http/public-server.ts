@@ -172,7 +172,10 @@ export function close(server: Server, graceMs = 0, deadlineMs = graceMs): Promis
       for (const s of sockets.get(server) ?? []) if (!(s as HttpSocket)._httpMessage) s.destroy();
     };
     const deadline = setTimeout(() => server.closeAllConnections(), Math.max(graceMs, deadlineMs)).unref();
-    if (graceMs > 0) setTimeout(sweep, graceMs).unref();
+    // After the poll phase that follows the grace's timer: an event loop held past the grace (a
+    // busy machine) runs timers before it reads the sockets, and a request that reached one in
+    // time would be lost with its idle-looking connection.
+    if (graceMs > 0) setTimeout(() => setImmediate(sweep), graceMs).unref();
     else sweep();
   });
 }
