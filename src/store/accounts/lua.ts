@@ -73,10 +73,12 @@ export const DELETE_ACCOUNT = `${KEY_HASHES}
 local fields = redis.call('HGETALL', KEYS[1])
 if #fields == 0 then return false end
 local hashes = key_hashes(KEYS[1])
-local keep = redis.call('PTTL', KEYS[2])
+-- The index's absolute expiry (Redis 7.0), not PTTL then PEXPIRE: a millisecond that turns
+-- between those two would keep the fields past the records they name.
+local keep = redis.call('PEXPIRETIME', KEYS[2])
 if keep > 0 then
   redis.call('RENAME', KEYS[1], KEYS[3])
-  redis.call('PEXPIRE', KEYS[3], keep)
+  redis.call('PEXPIREAT', KEYS[3], keep)
 else
   redis.call('DEL', KEYS[1])
 end
