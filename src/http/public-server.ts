@@ -20,7 +20,8 @@ const REASONS: Record<number, string> = {
 export const LINGER_MS = 1000;
 
 // `_httpMessage` is the response Node has given the socket: the oldest one not yet written.
-type HttpSocket = Socket & { _httpMessage?: ServerResponse | null };
+// `parser.incoming` is the last request whose head the socket's parser completed.
+type HttpSocket = Socket & { _httpMessage?: ServerResponse | null; parser?: { incoming?: unknown } | null };
 
 // The open sockets of each listener, for the drain to close those with no answer pending.
 const sockets = new WeakMap<Server, Set<Socket>>();
@@ -34,8 +35,23 @@ const refused = new WeakSet<Socket>();
  * closes the socket within LINGER_MS whatever the client does: a half-closed socket whose client
  * never closes would hold a descriptor for ever (slowloris).
  */
-function onClientError(err: NodeJS.ErrnoException, socket: HttpSocket, errors: ParserErrors, waitMs: number): void {
+function onClientError(
+  err: NodeJS.ErrnoException,
+  socket: HttpSocket,
+  errors: ParserErrors,
+  waitMs: number,
+  read = false,
+): void {
   if (refused.has(socket)) return;
+  // Node looks for late heads on a timer, and timers run before the sockets are read: an event loop
+  // held past the timeout (a busy machine) would refuse a head that is already in the socket. Read
+  // it first; a head completed meanwhile is a request, answered as any other.
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !read) {
+    const last = socket.parser?.incoming;
+    return void setImmediate(() => {
+      if (!socket.destroyed && socket.parser?.incoming === last) onClientError(err, socket, errors, waitMs, true);
+    });
+  }
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
   // A connection that has answered before may still be reading the unread body of that request:
   // a 408 written now would be taken as the answer to the client's next request. Just close it.
