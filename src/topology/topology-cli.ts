@@ -6,10 +6,12 @@ import { PROJECT_ROOT } from '../config/load.js';
 import { Topology } from './topology.js';
 
 const USAGE = `usage: npm run topology -- [--gateways N] [--port P] [--gateway-port B] [--host H] [--state-dir DIR]
-                             [--tls-cert PEM [--tls-port P]]   (--port or --tls-port 0 picks a free one)
+                             [--tls-cert PEM [--tls-port P]] [--gateway-config FILE]
+                             (--port or --tls-port 0 picks a free one)
 --gateway-port B (1024-65000, default 9101) is the first gateway's port: the others take the next
 free ones, their admin listeners from B+100, Redis from B+200: offsets of B, so B is never 0.
-Runs Redis, N gateways (deploy/gateway.yaml) and HAProxy (deploy/haproxy.cfg) on this machine.
+Runs Redis, N gateways (deploy/gateway.yaml, or --gateway-config FILE in its place) and HAProxy
+(deploy/haproxy.cfg) on this machine.
 Prints one JSON line when ready. SIGHUP: rolling restart of the gateways. SIGTERM: stop all.`;
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -21,6 +23,7 @@ const optionsSchema = z.strictObject({
   'state-dir': z.string().min(1).default(resolve(PROJECT_ROOT, 'data/local/topology')),
   'tls-cert': z.string().min(1).optional(),
   'tls-port': port.optional(),
+  'gateway-config': z.string().min(1).optional(),
 });
 
 function options(argv: string[]): z.infer<typeof optionsSchema> {
@@ -34,6 +37,7 @@ function options(argv: string[]): z.infer<typeof optionsSchema> {
       'state-dir': { type: 'string' },
       'tls-cert': { type: 'string' },
       'tls-port': { type: 'string' },
+      'gateway-config': { type: 'string' },
     },
     strict: true,
   });
@@ -43,7 +47,7 @@ function options(argv: string[]): z.infer<typeof optionsSchema> {
   const o = parsed.data;
   if (o['tls-port'] !== undefined && o['tls-cert'] === undefined) throw new Error('--tls-port needs --tls-cert');
   // Checked here: HAProxy would only say so in its log, and the start would wait out its timeout.
-  if (o['tls-cert'] !== undefined) accessSync(o['tls-cert'], constants.R_OK);
+  for (const file of [o['tls-cert'], o['gateway-config']]) if (file !== undefined) accessSync(file, constants.R_OK);
   return o;
 }
 
@@ -65,6 +69,7 @@ async function main(argv: string[]): Promise<void> {
     stateDir: resolve(o['state-dir']),
     tlsCert: o['tls-cert'] === undefined ? undefined : resolve(o['tls-cert']),
     tlsPort: o['tls-port'],
+    gatewayConfig: o['gateway-config'] === undefined ? undefined : resolve(o['gateway-config']),
     emit,
   });
   let stopping = false;

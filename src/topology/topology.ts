@@ -23,6 +23,8 @@ export interface TopologyOptions {
   /** A PEM (certificate and key): the balancer also serves TLS on `tlsPort`. */
   tlsCert?: string | undefined;
   tlsPort?: number | undefined;
+  /** The gateways' settings file, in place of deploy/gateway.yaml. */
+  gatewayConfig?: string | undefined;
   /** One JSON object per line on stdout. */
   emit: (event: Record<string, unknown>) => void;
 }
@@ -208,7 +210,7 @@ export class Topology {
     const adminPort = await freePort(this.o.basePort + 100 + i);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      FUEL_GATEWAY_CONFIG: GATEWAY_CONFIG,
+      FUEL_GATEWAY_CONFIG: this.o.gatewayConfig ?? GATEWAY_CONFIG,
       HOST: '127.0.0.1',
       PORT: String(port),
       ADMIN_HOST: '127.0.0.1',

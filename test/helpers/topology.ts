@@ -155,6 +155,8 @@ export interface Load {
   errors: number;
   sent: number;
   ok(): number;
+  /** The first body of each status other than 200: what a failed assertion on statuses shows. */
+  bodies: Map<number, string>;
 }
 
 /**
@@ -173,14 +175,19 @@ export async function load(
     errors: 0,
     sent: 0,
     ok: () => result.statuses.get(200) ?? 0,
+    bodies: new Map(),
   };
   let done = false;
   void opts.until?.then(() => (done = true));
   const one = (): Promise<void> =>
     new Promise((resolve) => {
       const req = request(url, { agent, headers: { 'x-api-key': key, ...opts.headers }, timeout: 20_000 }, (res) => {
-        res.resume();
+        const status = res.statusCode ?? 0;
+        let body = '';
+        if (status === 200 || result.bodies.has(status)) res.resume();
+        else res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => {
+          if (body !== '') result.bodies.set(status, body);
           result.statuses.set(res.statusCode ?? 0, (result.statuses.get(res.statusCode ?? 0) ?? 0) + 1);
           resolve();
         });

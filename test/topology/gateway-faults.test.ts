@@ -1,17 +1,33 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
+import { parse } from 'yaml';
+import { ROOT, storeTimeouts } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
 import { load, SIMPLE, servedLines, sleep, startTopology, until } from '../helpers/topology.js';
 import { scaled } from '../helpers/wait.js';
 
 // A gateway killed, and all of them restarted one at a time, while clients keep sending.
-const topo = await startTopology(t);
+// The shipped gateway settings, with the suite's store timeouts and a plan of the test's own: the
+// claim is about kills and restarts, and beside the bench a new gateway's store call outlasted the
+// shipped 500 ms (a 503 in a rolling restart). The plan shows that the runner used this file.
+const gatewayConfig = join(tempDir('fpg-faults-'), 'gateway.json');
+writeFileSync(
+  gatewayConfig,
+  JSON.stringify({
+    ...(parse(readFileSync(join(ROOT, 'deploy/gateway.yaml'), 'utf8')) as Record<string, unknown>),
+    store: { redis: storeTimeouts() },
+    plans: { faults: { limit: 1_000_000, period: 'monthly' } },
+  }),
+);
+const topo = await startTopology(t, ['--gateway-config', gatewayConfig]);
 const { ready } = topo;
 const CONNECTIONS = 8;
 
 t.test(
   'a gateway killed under load (kill -9): nothing counted twice, few errors, and back in rotation within 5 s',
   async (t) => {
-    const { id, key } = await topo.account('enterprise', 1_000_000);
+    const { id, key } = await topo.account('faults');
     const victim = ready.gateways[1] as (typeof ready.gateways)[number];
     let stopLoad!: () => void;
     const until$ = new Promise<void>((r) => (stopLoad = r));
@@ -66,7 +82,7 @@ t.test(
 );
 
 t.test('a rolling restart (SIGHUP) under load: every request answered 200, and counted == answered', async (t) => {
-  const { id, key } = await topo.account('enterprise', 1_000_000);
+  const { id, key } = await topo.account('faults');
   let stopLoad!: () => void;
   const until$ = new Promise<void>((r) => (stopLoad = r));
   const running = load(`${ready.public}${SIMPLE}`, key, CONNECTIONS, { until: until$, pauseMs: 5 });
@@ -86,7 +102,7 @@ t.test('a rolling restart (SIGHUP) under load: every request answered 200, and c
   );
   for (const [i, g] of ready.gateways.entries()) t.not(rolled[i]?.['pid'], g.pid, `gateway ${i + 1} is a new process`);
   t.ok(result.ok() > 300, `load went on (${result.ok()} answered)`);
-  t.same([...result.statuses.keys()], [200], 'every answer was 200');
+  t.same([...result.statuses.keys()], [200], `every answer was 200 ${JSON.stringify([...result.bodies])}`);
   t.equal(result.errors, 0, 'no request went unanswered');
   t.equal(await topo.used(id), result.ok(), 'counted == answered');
 });

@@ -41,3 +41,10 @@ t.test(
     }
   },
 );
+
+t.test('a --gateway-config the runner cannot read stops it before anything starts, naming the file', async (t) => {
+  const r = run(['--gateway-config', '/nonexistent/gateway.yaml']);
+  t.equal(r.status, 2);
+  t.match(r.stderr, /ENOENT[^\n]*\/nonexistent\/gateway\.yaml/);
+  t.match(run(['--help']).stdout, /--gateway-config FILE/, 'the usage names the option');
+});
