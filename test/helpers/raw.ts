@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 
 /** Sends raw bytes to a port and returns the whole answer: for requests fetch() refuses to send. */
 export function rawRequest(port: number, data: string, timeoutMs = 5000): Promise<string> {
@@ -76,4 +76,34 @@ export function downloadPart(
     socket.on('close', finish);
     socket.write(data);
   });
+}
+
+/** Everything a server sends on `socket` until it closes it, and whether it has. */
+export function received(socket: Socket): { text: () => string; closed: () => boolean } {
+  let text = '';
+  let closed = false;
+  socket.on('data', (d: Buffer) => {
+    text += d.toString('latin1');
+  });
+  socket.on('error', () => {});
+  socket.on('close', () => {
+    closed = true;
+  });
+  return { text: () => text, closed: () => closed };
+}
+
+/**
+ * Writes `data` on `socket` (into the peer's socket buffer at once when both ends are in this
+ * process), then holds the event loop for `ms` after its poll phase, as a busy machine holds a
+ * server's: on the next turn the server's timers run before it reads what was written.
+ */
+export function writeThenHoldLoop(socket: Socket, data: string, ms: number): Promise<void> {
+  return new Promise((resolve) =>
+    setImmediate(() => {
+      socket.write(data);
+      const until = Date.now() + ms;
+      while (Date.now() < until);
+      resolve();
+    }),
+  );
 }

@@ -1,26 +1,13 @@
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { close, createListener, listen } from '../../src/http/public-server.js';
+import { received, writeThenHoldLoop } from '../helpers/raw.js';
 import { waitFor } from '../helpers/wait.js';
 
 const GRACE_MS = 300;
 const HEAD = 'GET / HTTP/1.1\r\nHost: x\r\n\r\n';
 const answer = { status: 400, body: '{}', length: 2 };
-
-/** Everything the listener sends on `socket` until it closes it. */
-function received(socket: Socket): { text: () => string; closed: () => boolean } {
-  let text = '';
-  let closed = false;
-  socket.on('data', (d: Buffer) => {
-    text += d.toString('latin1');
-  });
-  socket.on('error', () => {});
-  socket.on('close', () => {
-    closed = true;
-  });
-  return { text: () => text, closed: () => closed };
-}
 
 t.test(
   'a request that reached an open connection within the drain grace is answered, even when the event loop was held past the grace',
@@ -46,18 +33,8 @@ t.test(
     // listener's socket buffer at once: both ends are in this process). Then the loop is held
     // past the grace, as a busy machine holds it, after its poll phase: the next turn finds the
     // grace's timer due, and timers run before the sockets are read.
-    await new Promise<void>((resolve) =>
-      setTimeout(
-        () =>
-          setImmediate(() => {
-            socket.write(HEAD);
-            const until = Date.now() + GRACE_MS * 2;
-            while (Date.now() < until);
-            resolve();
-          }),
-        GRACE_MS / 3,
-      ),
-    );
+    await new Promise((r) => setTimeout(r, GRACE_MS / 3));
+    await writeThenHoldLoop(socket, HEAD, GRACE_MS * 2);
     await closing;
     await waitFor('the listener to close the connection', got.closed);
     t.match(

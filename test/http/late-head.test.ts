@@ -3,6 +3,7 @@ import t from 'tap';
 import { loadConfig } from '../../src/config/load.js';
 import { createListener, listen } from '../../src/http/public-server.js';
 import type { TestContext } from '../helpers/context.js';
+import { received, writeThenHoldLoop } from '../helpers/raw.js';
 import { waitFor } from '../helpers/wait.js';
 
 const HEADERS_TIMEOUT_MS = 300;
@@ -22,29 +23,12 @@ async function listener(t: TestContext): Promise<number> {
 }
 
 /** A connection to `port` and everything the listener sends on it until it closes it. */
-async function client(
-  t: TestContext,
-  port: number,
-): Promise<{ socket: Socket; text: () => string; closed: () => boolean }> {
+async function client(t: TestContext, port: number): Promise<{ socket: Socket } & ReturnType<typeof received>> {
   const socket = connect(port, '127.0.0.1');
   t.teardown(() => socket.destroy());
-  let text = '';
-  let closed = false;
-  socket.on('data', (d: Buffer) => {
-    text += d.toString('latin1');
-  });
-  socket.on('error', () => {});
-  socket.on('close', () => {
-    closed = true;
-  });
+  const got = received(socket);
   await new Promise((r) => socket.once('connect', r));
-  return { socket, text: () => text, closed: () => closed };
-}
-
-/** Holds this process' event loop for `ms`, as a busy machine holds a gateway's. */
-function holdLoop(ms: number): void {
-  const until = Date.now() + ms;
-  while (Date.now() < until);
+  return { socket, ...got };
 }
 
 t.test(
@@ -58,13 +42,7 @@ t.test(
     // ...and ends well within it: into the listener's socket buffer at once, as both ends are in
     // this process. Then the loop is held past the timeout and Node's check of late heads (a timer,
     // every HEADERS_TIMEOUT_MS here) is due before the poll phase reads the rest.
-    await new Promise<void>((resolve) =>
-      setImmediate(() => {
-        c.socket.write('Host: x\r\n\r\n');
-        holdLoop(HEADERS_TIMEOUT_MS * 4);
-        resolve();
-      }),
-    );
+    await writeThenHoldLoop(c.socket, 'Host: x\r\n\r\n', HEADERS_TIMEOUT_MS * 4);
     await waitFor('an answer', () => /\r\n\r\n/.test(c.text()));
     t.match(c.text(), /^HTTP\/1\.1 200 /, 'answered, not refused as too slow');
   },
@@ -80,13 +58,7 @@ t.test('a head that is still unfinished after the headers timeout gets 408 and i
   const d = await client(t, port);
   d.socket.write('GET / HTTP/1.1\r\n');
   await new Promise((r) => setTimeout(r, HEADERS_TIMEOUT_MS / 3));
-  await new Promise<void>((resolve) =>
-    setImmediate(() => {
-      d.socket.write('Host: x\r\n');
-      holdLoop(HEADERS_TIMEOUT_MS * 4);
-      resolve();
-    }),
-  );
+  await writeThenHoldLoop(d.socket, 'Host: x\r\n', HEADERS_TIMEOUT_MS * 4);
   await waitFor('the listener to close the second connection', d.closed);
   t.match(d.text(), /^HTTP\/1\.1 408 /);
 });
